@@ -1,0 +1,80 @@
+"""commscope against a bare MPI loop, built with the same MPI, measured in the same run.
+
+Prints two ratios (targets in parentheses):
+  latency   = commscope 8 B ping-pong half round trip / bare loop's   (<= 1.02)
+  bandwidth = commscope 1 MiB bw rate / bare loop's                   (>= 0.98)
+Launches alternate between the two so that drift on this shared machine hits both;
+each side's figure is the median over its launches.
+
+usage: python bench/overhead.py [--mpi PREFIX] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from commscope.build import native_binary
+from commscope.launcher import launch
+from commscope.mpi import find_mpi
+
+HERE = Path(__file__).resolve().parent
+MIB = 1 << 20
+
+
+def build_bare(mpi, out: Path) -> Path:
+    subprocess.run([str(mpi.mpicc), "-O2", "-o", str(out), str(HERE / "bare.c")], check=True)
+    return out
+
+
+def bare(mpi, binary, kernel, nbytes, iters) -> float:
+    how = launch(mpi, 2, binary, [kernel, str(nbytes), str(iters)])
+    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def commscope(mpi, kernel, nbytes, db) -> float:
+    done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
+                           str(nbytes), "--min-time", "1", "--json", "--db", str(db),
+                           "--mpi", str(mpi.mpicc)],
+                          capture_output=True, text=True, check=True)
+    (case,) = json.loads(done.stdout)
+    return case["median_s"] if kernel == "pingpong" else nbytes / (case["bandwidth_MBps"] * 1e6)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpi")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    mpi = find_mpi(args.mpi)
+    native_binary(mpi)
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = build_bare(mpi, Path(tmp) / "bare")
+        db = Path(tmp) / "bench.db"
+        ours = {"pingpong": [], "bw": []}
+        theirs = {"pingpong": [], "bw": []}
+        for _ in range(args.rounds):
+            # Half round trip; bw as seconds per MiB message (time per window slot).
+            theirs["pingpong"].append(bare(mpi, binary, "pingpong", 8, 200000) / 2)
+            ours["pingpong"].append(commscope(mpi, "pingpong", 8, db))
+            theirs["bw"].append(bare(mpi, binary, "bw", MIB, 300) / 64)
+            ours["bw"].append(commscope(mpi, "bw", MIB, db))
+    lat = statistics.median(ours["pingpong"]) / statistics.median(theirs["pingpong"])
+    bw = statistics.median(theirs["bw"]) / statistics.median(ours["bw"])
+    print(f"MPI: {mpi.version_text.splitlines()[0]}  ({args.rounds} alternating launches each)")
+    print(f"8 B half round trip   commscope {statistics.median(ours['pingpong']) * 1e6:.3f} us"
+          f"  bare {statistics.median(theirs['pingpong']) * 1e6:.3f} us")
+    print(f"1 MiB bw              commscope {MIB / statistics.median(ours['bw']) / 1e6:,.0f} MB/s"
+          f"  bare {MIB / statistics.median(theirs['bw']) / 1e6:,.0f} MB/s")
+    print(f"latency ratio   {lat:.3f}  (target <= 1.02)")
+    print(f"bandwidth ratio {bw:.3f}  (target >= 0.98)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+/* What a kernel is. A kernel defines one iteration of a measurement and
+ * nothing else: the timing loop (timing.c) owns warm-up, batching,
+ * synchronisation and the timer, as google/benchmark keeps timing out of
+ * user code. Kernels are data listed in kernels/list.h, as ReproMPI keeps
+ * its operations in a table. */
+#ifndef COMMSCOPE_KERNEL_H
+#define COMMSCOPE_KERNEL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+
+struct config;
+
+/* Whose clock defines a sample (docs/native.md, "Records"): rank 0's, or
+ * the per-sample maximum over the ranks taking part. */
+enum timed_by { TIMED_BY_ORIGIN, TIMED_BY_MAX };
+
+/* One case (kernel, send mode, size) as a kernel sees it. The timing loop
+ * fills it in; setup sets window and state; run_once reads iteration. */
+struct kcase {
+    const struct config *cfg;
+    MPI_Comm comm;
+    int rank;            /* in comm */
+    int ranks;           /* ranks taking part: 0 .. ranks-1 */
+    enum send_mode mode; /* SEND_STANDARD for kernels without modes */
+    size_t bytes;        /* payload per message */
+    bool validate;       /* --validate */
+    int window;          /* messages in flight per iteration; 0: none */
+    uint64_t iteration;  /* numbers every run_once of the case, warm-up too */
+    void *state;         /* the kernel's own, from setup to teardown */
+};
+
+struct kernel {
+    const char *name;
+    const char *description;
+    int min_ranks; /* ranks beyond these idle in the loop's barriers */
+    unsigned modes; /* SEND_MODE_BITs accepted; 0: takes no send modes */
+    enum timed_by timed_by;
+    const char *const *params; /* --param keys, NULL-terminated; NULL: none */
+    /* Why this case cannot run on this MPI library, or NULL. Called on every
+     * rank and must depend only on the case, so all ranks agree without
+     * communicating. A NULL function: every case runs. */
+    const char *(*unsupported)(const struct kcase *c);
+    void (*setup)(struct kcase *c);
+    void (*run_once)(struct kcase *c);
+    void (*teardown)(struct kcase *c);
+};
+
+const struct kernel *kernel_find(const char *name);
+const struct kernel *kernel_at(size_t index); /* NULL past the last */
+
+/* Page-aligned, pre-faulted (every page written) so that neither page
+ * faults nor first-touch placement land in a timed iteration. At least one
+ * page, so size 0 still yields a valid buffer. Dies on failure. */
+void *buffer_alloc(size_t bytes);
+void buffer_free(void *buffer);
+
+/* A point-to-point case's messages: the datatype for c->bytes, a send
+ * buffer (if the rank sends payload) and `slots` distinct receive buffers,
+ * each page-aligned; send and receive never share memory. */
+struct p2p {
+    struct msg_type type;
+    void *send_buf;
+    unsigned char *recv_bufs;
+    size_t stride;
+};
+void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots);
+void *p2p_recv_buf(const struct p2p *b, int slot);
+void p2p_free(struct p2p *b);
+
+/* --window, limited so that W receive buffers of c->bytes stay within
+ * 1 GiB (at least one message): the window bw and bibw use. */
+int window_limited(const struct kcase *c);
+
+/* --validate (docs/native.md): the sender fills its payload for this
+ * iteration before each send; the receiver checks every byte. Both do
+ * nothing without --validate. */
+void payload_fill(const struct kcase *c, void *buf);
+void payload_check(const struct kcase *c, const void *buf, int source_rank);
+
+#endif

@@ -1,0 +1,58 @@
+/* bibw: ranks 0 and 1 each post W receives into W distinct buffers and W
+ * sends of n bytes to the other, then wait for all (OSU osu_bibw,
+ * docs/native.md "Kernels"); the sample is the slower rank's. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "kernel.h"
+
+enum { TAG_DATA = 1 };
+
+struct bibw {
+    struct p2p msg;
+    MPI_Request *reqs; /* W receives, then W sends */
+};
+
+static void bibw_setup(struct kcase *c)
+{
+    struct bibw *s = xcalloc(1, sizeof *s);
+    c->window = window_limited(c);
+    /* As in osu_bibw, each rank sends the same buffer W times. */
+    p2p_init(&s->msg, c, true, c->window);
+    s->reqs = xcalloc(2 * (size_t)c->window, sizeof *s->reqs);
+    c->state = s;
+}
+
+static void bibw_run_once(struct kcase *c)
+{
+    struct bibw *s = c->state;
+    int peer = 1 - c->rank, w = c->window;
+    payload_fill(c, s->msg.send_buf);
+    for (int i = 0; i < w; i++)
+        msg_irecv(p2p_recv_buf(&s->msg, i), &s->msg.type, peer, TAG_DATA,
+                  c->comm, &s->reqs[i]);
+    for (int i = 0; i < w; i++)
+        msg_isend(s->msg.send_buf, &s->msg.type, peer, TAG_DATA, c->comm,
+                  &s->reqs[w + i]);
+    CHECK_MPI(MPI_Waitall(2 * w, s->reqs, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < w; i++)
+        payload_check(c, p2p_recv_buf(&s->msg, i), peer);
+}
+
+static void bibw_teardown(struct kcase *c)
+{
+    struct bibw *s = c->state;
+    p2p_free(&s->msg);
+    free(s->reqs);
+    free(s);
+}
+
+const struct kernel kernel_bibw = {
+    .name = "bibw",
+    .description = "ranks 0 and 1 both stream W messages; bandwidth 2*W*n/t",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .setup = bibw_setup,
+    .run_once = bibw_run_once,
+    .teardown = bibw_teardown,
+};

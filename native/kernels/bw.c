@@ -1,0 +1,67 @@
+/* bw: rank 0 keeps W messages of n bytes in flight to rank 1, which posts
+ * W receives into W distinct buffers and answers with a 1-byte
+ * acknowledgement once all arrived (OSU osu_bw, docs/native.md "Kernels").
+ * The acknowledgement makes rank 0's clock cover delivery, not just the
+ * local completion of its sends. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "kernel.h"
+
+enum { TAG_DATA = 1, TAG_ACK };
+
+struct bw {
+    struct p2p msg;
+    MPI_Request *reqs;
+    unsigned char ack;
+};
+
+static void bw_setup(struct kcase *c)
+{
+    struct bw *s = xcalloc(1, sizeof *s);
+    c->window = window_limited(c);
+    /* As in osu_bw, the sender sends the same buffer W times. */
+    p2p_init(&s->msg, c, c->rank == 0, c->rank == 1 ? c->window : 0);
+    s->reqs = xcalloc((size_t)c->window, sizeof *s->reqs);
+    c->state = s;
+}
+
+static void bw_run_once(struct kcase *c)
+{
+    struct bw *s = c->state;
+    if (c->rank == 0) {
+        payload_fill(c, s->msg.send_buf);
+        for (int i = 0; i < c->window; i++)
+            msg_isend(s->msg.send_buf, &s->msg.type, 1, TAG_DATA, c->comm,
+                      &s->reqs[i]);
+        CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
+        CHECK_MPI(MPI_Recv(&s->ack, 1, MPI_BYTE, 1, TAG_ACK, c->comm,
+                           MPI_STATUS_IGNORE));
+        return;
+    }
+    for (int i = 0; i < c->window; i++)
+        msg_irecv(p2p_recv_buf(&s->msg, i), &s->msg.type, 0, TAG_DATA, c->comm,
+                  &s->reqs[i]);
+    CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < c->window; i++)
+        payload_check(c, p2p_recv_buf(&s->msg, i), 0);
+    CHECK_MPI(MPI_Send(&s->ack, 1, MPI_BYTE, 0, TAG_ACK, c->comm));
+}
+
+static void bw_teardown(struct kcase *c)
+{
+    struct bw *s = c->state;
+    p2p_free(&s->msg);
+    free(s->reqs);
+    free(s);
+}
+
+const struct kernel kernel_bw = {
+    .name = "bw",
+    .description = "rank 0 streams W messages to rank 1; bandwidth W*n/t",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_ORIGIN,
+    .setup = bw_setup,
+    .run_once = bw_run_once,
+    .teardown = bw_teardown,
+};

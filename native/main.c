@@ -1,0 +1,66 @@
+/* commscope-native: runs one kernel over its send modes and message sizes
+ * and writes JSON Lines records to stdout (docs/native.md). */
+#include <mpi.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "context.h"
+#include "jsonl.h"
+#include "kernel.h"
+#include "options.h"
+#include "records.h"
+#include "timing.h"
+
+int main(int argc, char **argv)
+{
+    CHECK_MPI(MPI_Init(&argc, &argv));
+    /* Errors come back to CHECK_MPI instead of ending the job inside the
+     * library, so each one is reported as an error record first. */
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int rank, ranks;
+    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ranks));
+
+    struct config parsed;
+    char error[512];
+    enum options_result result =
+        options_parse(argc, argv, &parsed, error, sizeof error);
+    if (result == OPTIONS_OK && !parsed.info && ranks < parsed.kernel->min_ranks) {
+        snprintf(error, sizeof error,
+                 "commscope-native: kernel %s needs at least %d ranks, "
+                 "this run has %d",
+                 parsed.kernel->name, parsed.kernel->min_ranks, ranks);
+        options_free(&parsed);
+        result = OPTIONS_BAD;
+    }
+    if (result != OPTIONS_OK) {
+        if (rank == 0 && result == OPTIONS_HELP)
+            options_print_help(stdout);
+        else if (rank == 0)
+            fprintf(stderr, "%s\n", error);
+        CHECK_MPI(MPI_Finalize());
+        return result == OPTIONS_HELP ? 0 : 2;
+    }
+    const struct config cfg = parsed;
+    /* Launchers relay stdout slowly for long lines (Open MPI's takes seconds
+     * for a few MB in one line): rank 0 writes its records to a file. */
+    if (rank == 0 && cfg.output) {
+        FILE *out = fopen(cfg.output, "a");
+        if (!out)
+            die("commscope-native: cannot open --output %s", cfg.output);
+        jsonl_output(out);
+    }
+
+    struct timer_info timer = timer_calibrate(MPI_COMM_WORLD);
+    context_write(&cfg, &timer, argc, argv, MPI_COMM_WORLD);
+    long long cases = 0;
+    for (size_t m = 0; m < cfg.modes.n; m++)
+        for (size_t s = 0; s < cfg.sizes.n; s++)
+            cases += timing_run_case(&cfg, &timer, cfg.modes.v[m],
+                                     cfg.sizes.v[s], MPI_COMM_WORLD);
+    if (rank == 0)
+        record_end(cases);
+    options_free(&cfg);
+    CHECK_MPI(MPI_Finalize());
+    return 0;
+}

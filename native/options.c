@@ -1,0 +1,356 @@
+#include "options.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+
+enum opt_type {
+    OPT_KERNEL,
+    OPT_MODES,
+    OPT_SIZES,
+    OPT_COUNT,
+    OPT_SECONDS,
+    OPT_FLAG,
+    OPT_PARAM,
+    OPT_PATH
+};
+
+/* Shown in --help after the option name. */
+static const char *const type_labels[] = {
+    [OPT_KERNEL] = "NAME", [OPT_MODES] = "LIST",    [OPT_SIZES] = "LIST",
+    [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FLAG] = "",
+    [OPT_PARAM] = "KEY=VALUE", [OPT_PATH] = "PATH",
+};
+
+struct option_spec {
+    const char *name; /* without the leading "--" */
+    enum opt_type type;
+    const char *def; /* parsed like a given value; NULL: none */
+    bool required;
+    long long min; /* OPT_COUNT only */
+    const char *help;
+    size_t offset; /* of the field in struct config */
+};
+
+#define FIELD(f) offsetof(struct config, f)
+
+/* Every option, declared once; docs/native.md has the same table. */
+static const struct option_spec specs[] = {
+    {"kernel", OPT_KERNEL, NULL, true, 0, "kernel to run (listed below)",
+     FIELD(kernel)},
+    {"modes", OPT_MODES, "standard", false, 0,
+     "send modes, comma-separated, for kernels that take them", FIELD(modes)},
+    {"sizes", OPT_SIZES, NULL, true, 0,
+     "message sizes in bytes, comma-separated", FIELD(sizes)},
+    {"iters", OPT_COUNT, "0", false, 0,
+     "timed samples per case (0: --min-time decides)", FIELD(iters)},
+    {"min-time", OPT_SECONDS, "0.2", false, 0, "timed seconds per case",
+     FIELD(min_time_s)},
+    {"min-samples", OPT_COUNT, "10", false, 1,
+     "fewest samples when --min-time decides", FIELD(min_samples)},
+    {"max-samples", OPT_COUNT, "100000", false, 1,
+     "most samples when --min-time decides", FIELD(max_samples)},
+    {"window", OPT_COUNT, "64", false, 1,
+     "messages in flight per iteration for bw and bibw", FIELD(window)},
+    {"validate", OPT_FLAG, NULL, false, 0,
+     "receivers check every payload byte, every iteration", FIELD(validate)},
+    {"param", OPT_PARAM, NULL, false, 0,
+     "kernel-specific parameter, repeatable", FIELD(params)},
+    {"output", OPT_PATH, NULL, false, 0,
+     "rank 0 writes records to this file instead of stdout", FIELD(output)},
+    {"info", OPT_FLAG, NULL, false, 0,
+     "write only the context record (no kernel is run)", FIELD(info)},
+};
+#define SPEC_COUNT (sizeof specs / sizeof specs[0])
+
+/* Sizes stop well below any overflow of window or page arithmetic. */
+#define MAX_BYTES ((unsigned long long)1 << 50)
+
+static bool bad(char *error, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool bad(char *error, size_t len, const char *fmt, ...)
+{
+    int n = snprintf(error, len, "commscope-native: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error + n, len - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* Decimal digits only, so "-1", "+1", "1e3" and "" are refused. */
+static bool parse_digits(const char *s, size_t len, unsigned long long max,
+                         unsigned long long *out)
+{
+    unsigned long long v = 0;
+    if (len == 0)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+static size_t count_items(const char *text)
+{
+    size_t n = 1;
+    for (const char *p = text; *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+static bool parse_modes(const char *text, struct mode_list *out, char *error,
+                        size_t len)
+{
+    size_t n = count_items(text);
+    enum send_mode *v = calloc(n, sizeof *v);
+    if (!v)
+        return bad(error, len, "out of memory");
+    const char *item = text;
+    for (size_t i = 0; i < n; i++) {
+        size_t item_len = strcspn(item, ",");
+        int found = -1;
+        for (int m = 0; m < SEND_MODE_COUNT; m++)
+            if (strlen(send_mode_names[m]) == item_len &&
+                strncmp(send_mode_names[m], item, item_len) == 0)
+                found = m;
+        if (found < 0) {
+            free(v);
+            return bad(error, len, "--modes: unknown send mode '%.*s'",
+                       (int)item_len, item);
+        }
+        v[i] = (enum send_mode)found;
+        item += item_len + 1;
+    }
+    free(out->v);
+    *out = (struct mode_list){v, n};
+    return true;
+}
+
+static bool parse_sizes(const char *text, struct size_list *out, char *error,
+                        size_t len)
+{
+    size_t n = count_items(text);
+    size_t *v = calloc(n, sizeof *v);
+    if (!v)
+        return bad(error, len, "out of memory");
+    const char *item = text;
+    for (size_t i = 0; i < n; i++) {
+        size_t item_len = strcspn(item, ",");
+        unsigned long long bytes;
+        if (!parse_digits(item, item_len, MAX_BYTES, &bytes)) {
+            free(v);
+            return bad(error, len,
+                       "--sizes: '%.*s' is not a byte count from 0 to %llu",
+                       (int)item_len, item, MAX_BYTES);
+        }
+        v[i] = (size_t)bytes;
+        item += item_len + 1;
+    }
+    free(out->v);
+    *out = (struct size_list){v, n};
+    return true;
+}
+
+static bool parse_param(const char *text, struct param_list *out, char *error,
+                        size_t len)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return bad(error, len, "--param: '%s' is not KEY=VALUE", text);
+    struct param *v = realloc(out->v, (out->n + 1) * sizeof *v);
+    if (!v)
+        return bad(error, len, "out of memory");
+    out->v = v;
+    char *key = strdup(text);
+    if (!key)
+        return bad(error, len, "out of memory");
+    key[eq - text] = '\0';
+    v[out->n++] = (struct param){key, key + (eq - text) + 1};
+    return true;
+}
+
+static bool parse_value(const struct option_spec *o, const char *text,
+                        struct config *cfg, char *error, size_t len)
+{
+    void *field = (char *)cfg + o->offset;
+    unsigned long long count;
+    char *end;
+    switch (o->type) {
+    case OPT_KERNEL:
+        *(const struct kernel **)field = kernel_find(text);
+        if (!*(const struct kernel **)field)
+            return bad(error, len, "--kernel: unknown kernel '%s' (see --help)",
+                       text);
+        return true;
+    case OPT_MODES:
+        return parse_modes(text, field, error, len);
+    case OPT_SIZES:
+        return parse_sizes(text, field, error, len);
+    case OPT_COUNT:
+        /* INT_MAX: sample counts travel as MPI int counts. */
+        if (!parse_digits(text, strlen(text), INT_MAX, &count) ||
+            (long long)count < o->min)
+            return bad(error, len, "--%s: '%s' is not an integer from %lld to %d",
+                       o->name, text, o->min, INT_MAX);
+        *(long long *)field = (long long)count;
+        return true;
+    case OPT_SECONDS:
+        *(double *)field = strtod(text, &end);
+        if (end == text || *end || !isfinite(*(double *)field) ||
+            *(double *)field <= 0)
+            return bad(error, len, "--%s: '%s' is not a positive number of seconds",
+                       o->name, text);
+        return true;
+    case OPT_FLAG: /* value is NULL */
+        *(bool *)field = true;
+        return true;
+    case OPT_PARAM:
+        return parse_param(text, field, error, len);
+    case OPT_PATH:
+        *(const char **)field = text;
+        return true;
+    }
+    return bad(error, len, "--%s: unhandled option type", o->name);
+}
+
+static const struct option_spec *find_spec(const char *name, size_t len)
+{
+    for (size_t i = 0; i < SPEC_COUNT; i++)
+        if (strlen(specs[i].name) == len && strncmp(specs[i].name, name, len) == 0)
+            return &specs[i];
+    return NULL;
+}
+
+/* Rules that tie options to the chosen kernel. */
+static bool check_config(const struct config *cfg, bool modes_given,
+                         char *error, size_t len)
+{
+    const struct kernel *k = cfg->kernel;
+    if (cfg->max_samples < cfg->min_samples)
+        return bad(error, len, "--max-samples %lld is below --min-samples %lld",
+                   cfg->max_samples, cfg->min_samples);
+    if (modes_given && k->modes == 0)
+        return bad(error, len, "--modes: kernel %s takes no send modes",
+                   k->name);
+    for (size_t i = 0; i < cfg->modes.n; i++)
+        if (k->modes && !(k->modes & SEND_MODE_BIT(cfg->modes.v[i])))
+            return bad(error, len, "--modes: kernel %s has no send mode %s",
+                       k->name, send_mode_names[cfg->modes.v[i]]);
+    for (size_t i = 0; i < cfg->params.n; i++) {
+        bool known = false;
+        for (const char *const *p = k->params; p && *p; p++)
+            known |= strcmp(*p, cfg->params.v[i].key) == 0;
+        if (!known)
+            return bad(error, len, "--param: kernel %s has no parameter '%s'",
+                       k->name, cfg->params.v[i].key);
+    }
+    return true;
+}
+
+static bool parse_args(int argc, char **argv, struct config *cfg,
+                       bool *help, char *error, size_t len)
+{
+    bool given[SPEC_COUNT] = {false}, modes_given = false;
+    for (size_t i = 0; i < SPEC_COUNT; i++)
+        if (specs[i].def && !parse_value(&specs[i], specs[i].def, cfg, error, len))
+            return false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            *help = true;
+            return true;
+        }
+        if (strncmp(arg, "--", 2) != 0)
+            return bad(error, len, "unexpected argument '%s' (see --help)", arg);
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+        const struct option_spec *o = find_spec(name, name_len);
+        if (!o)
+            return bad(error, len, "unknown option --%.*s (see --help)",
+                       (int)name_len, name);
+        const char *value = eq ? eq + 1 : NULL;
+        if (o->type == OPT_FLAG && value)
+            return bad(error, len, "--%s takes no value", o->name);
+        if (o->type != OPT_FLAG && !value) {
+            if (i + 1 >= argc)
+                return bad(error, len, "--%s needs a value", o->name);
+            value = argv[++i];
+        }
+        if (!parse_value(o, value, cfg, error, len))
+            return false;
+        given[o - specs] = true;
+        modes_given |= o->type == OPT_MODES;
+    }
+    if (cfg->info)
+        return true; /* nothing is measured, so nothing else is required */
+    for (size_t i = 0; i < SPEC_COUNT; i++)
+        if (specs[i].required && !given[i])
+            return bad(error, len, "--%s is required", specs[i].name);
+    return check_config(cfg, modes_given, error, len);
+}
+
+enum options_result options_parse(int argc, char **argv, struct config *out,
+                                  char *error, size_t error_len)
+{
+    struct config cfg = {0};
+    bool help = false;
+    if (!parse_args(argc, argv, &cfg, &help, error, error_len)) {
+        options_free(&cfg);
+        return OPTIONS_BAD;
+    }
+    if (help) {
+        options_free(&cfg);
+        return OPTIONS_HELP;
+    }
+    *out = cfg;
+    return OPTIONS_OK;
+}
+
+void options_print_help(FILE *f)
+{
+    fputs("usage: commscope-native --kernel NAME --sizes LIST [options]\n\n"
+          "options:\n", f);
+    for (size_t i = 0; i < SPEC_COUNT; i++) {
+        const struct option_spec *o = &specs[i];
+        char usage[64];
+        snprintf(usage, sizeof usage, "--%s %s", o->name, type_labels[o->type]);
+        fprintf(f, "  %-24s %s", usage, o->help);
+        if (o->def)
+            fprintf(f, " [%s]", o->def);
+        fputc('\n', f);
+    }
+    fputs("\nkernels:\n", f);
+    for (size_t i = 0; kernel_at(i); i++) {
+        const struct kernel *k = kernel_at(i);
+        fprintf(f, "  %-10s %s (%d ranks", k->name, k->description,
+                k->min_ranks);
+        for (int m = 0, first = 1; m < SEND_MODE_COUNT; m++)
+            if (k->modes & SEND_MODE_BIT(m)) {
+                fprintf(f, "%s%s", first ? "; modes " : ",", send_mode_names[m]);
+                first = 0;
+            }
+        fputs(")\n", f);
+    }
+}
+
+void options_free(const struct config *cfg)
+{
+    free(cfg->modes.v);
+    free(cfg->sizes.v);
+    for (size_t i = 0; i < cfg->params.n; i++)
+        free((char *)cfg->params.v[i].key);
+    free(cfg->params.v);
+}

@@ -1,0 +1,55 @@
+/* The command line (docs/native.md, "Command line"), parsed once into a
+ * config that nothing changes afterwards. */
+#ifndef COMMSCOPE_OPTIONS_H
+#define COMMSCOPE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "msg.h"
+
+struct kernel;
+
+struct mode_list {
+    enum send_mode *v;
+    size_t n;
+};
+
+struct size_list {
+    size_t *v;
+    size_t n;
+};
+
+struct param {
+    const char *key, *value;
+};
+
+struct param_list {
+    struct param *v;
+    size_t n;
+};
+
+struct config {
+    const struct kernel *kernel;
+    struct mode_list modes; /* "standard" for kernels without modes */
+    struct size_list sizes; /* bytes */
+    long long iters;        /* 0: --min-time decides */
+    double min_time_s;
+    long long min_samples, max_samples;
+    long long window;
+    bool validate;
+    bool info;          /* context record only */
+    const char *output; /* rank 0's records file; NULL: stdout */
+    struct param_list params;
+};
+
+enum options_result { OPTIONS_OK, OPTIONS_HELP, OPTIONS_BAD };
+
+/* Pure: no MPI. On OPTIONS_BAD, error holds one line for stderr. */
+enum options_result options_parse(int argc, char **argv, struct config *out,
+                                  char *error, size_t error_len);
+void options_print_help(FILE *f);
+void options_free(const struct config *cfg);
+
+#endif

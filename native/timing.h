@@ -1,0 +1,25 @@
+/* The one timing loop (docs/native.md, "One timing loop"). */
+#ifndef COMMSCOPE_TIMING_H
+#define COMMSCOPE_TIMING_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "msg.h"
+
+struct config;
+
+struct timer_info {
+    double wtick_s, resolution_s, overhead_s;
+};
+
+/* Collective. Every rank gets the same values: the maximum over ranks. */
+struct timer_info timer_calibrate(MPI_Comm comm);
+
+/* Collective: runs one case of cfg->kernel and, on rank 0, writes its
+ * case_start and then its case or skip record. True if measured. */
+bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
+                     enum send_mode mode, size_t bytes, MPI_Comm comm);
+
+#endif

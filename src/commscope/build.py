@@ -1,0 +1,78 @@
+"""Build the native binary with the MPI's own compiler wrapper, cached per MPI.
+
+The cache key is the wrapper's resolved path and the launcher's version text,
+so two MPIs never share a binary; inside, a hash of the native sources decides
+whether to rebuild.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from . import __version__
+from .mpi import Mpi
+
+BINARY = "commscope-native"
+CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE")
+
+
+class BuildError(Exception):
+    """The native core did not compile: a defect in commscope or the MPI, not user input."""
+
+
+def native_sources_dir() -> Path:
+    """native/ of a source checkout (editable install), else the copy in the wheel."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parents[1] / "native", here / "native"):
+        if (candidate / "main.c").is_file():
+            return candidate
+    raise BuildError(f"native sources not found beside {here}")
+
+
+def _sources(src: Path) -> list[Path]:
+    return sorted(p for p in src.rglob("*") if p.suffix in (".c", ".h"))
+
+
+def _cache_root() -> Path:
+    if os.environ.get("COMMSCOPE_CACHE"):
+        return Path(os.environ["COMMSCOPE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "commscope"
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:16]
+
+
+def native_binary(mpi: Mpi) -> Path:
+    """Path of an up-to-date native binary for this MPI, compiling it if needed."""
+    src = native_sources_dir()
+    files = _sources(src)
+    source_hash = _digest(__version__.encode(), *(f.read_bytes() for f in files),
+                          *(str(f.relative_to(src)).encode() for f in files))
+    mpi_key = _digest(str(mpi.mpicc.resolve()).encode(), mpi.version_text.encode())
+    out_dir = _cache_root() / mpi_key
+    binary = out_dir / BINARY
+    stamp = out_dir / "build.json"
+    if binary.is_file() and stamp.is_file():
+        if json.loads(stamp.read_text()).get("source_hash") == source_hash:
+            return binary
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f"{BINARY}.{os.getpid()}.tmp"
+    cmd = [str(mpi.mpicc), *CFLAGS, f'-DCOMMSCOPE_VERSION="{__version__}"', f"-I{src}",
+           *(str(f) for f in files if f.suffix == ".c"), "-o", str(tmp), "-lm"]
+    done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BuildError(f"building the native core with {mpi.mpicc} failed:\n{done.stderr}")
+    os.replace(tmp, binary)  # atomic: a concurrent run never sees a half-written binary
+    stamp.write_text(json.dumps({"source_hash": source_hash, "mpicc": str(mpi.mpicc),
+                                 "mpi": mpi.version_text.splitlines()[0], "command": cmd}))
+    return binary

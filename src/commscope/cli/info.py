@@ -1,0 +1,64 @@
+"""`commscope info`: the MPI found, the native binary, the timer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+
+from ..build import native_binary
+from ..launcher import launch
+from ..mpi import find_mpi
+from .common import add_mpi, print_json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("info", help="show the MPI, native binary and timer in use")
+    add_mpi(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def context_record(mpi, binary) -> dict:
+    """The native context record of a one-rank launch: library, placement, timer."""
+    how = launch(mpi, 1, binary, ["--info"])
+    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    for line in done.stdout.splitlines():
+        if line.startswith("{") and '"context"' in line:
+            return json.loads(line)
+    raise RuntimeError(f"{binary} --info gave no context record:\n{done.stderr}")
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    mpi = find_mpi(args.mpi)
+    binary = native_binary(mpi)
+    ctx = context_record(mpi, binary)
+    facts = {
+        "mpi_library": ctx["mpi_library"],
+        "mpi_version": ctx["mpi_library_version"],
+        "mpi_standard": ctx["mpi_standard"],
+        "large_count": ctx["large_count"],
+        "found_by": mpi.found_by,
+        "mpicc": str(mpi.mpicc),
+        "launcher": str(mpi.launcher),
+        "native_binary": str(binary),
+        "compiler": ctx["compiler"],
+        "timer": ctx["timer"],
+        "host": ctx["hosts"][0],
+    }
+    if args.json:
+        print_json(facts)
+        return 0
+    t = facts["timer"]
+    print(f"MPI          {facts['mpi_library']} ({facts['mpi_version'].splitlines()[0]})")
+    print(f"standard     MPI {facts['mpi_standard']}, large-count calls: "
+          f"{'yes' if facts['large_count'] else 'no (derived datatypes over 2 GiB)'}")
+    print(f"found by     {facts['found_by']}")
+    print(f"mpicc        {facts['mpicc']}")
+    print(f"launcher     {facts['launcher']}")
+    print(f"binary       {facts['native_binary']}")
+    print(f"compiler     {facts['compiler']}")
+    print(f"timer        {t['name']}: tick {t['wtick_s']:.3g} s, resolution "
+          f"{t['resolution_s']:.3g} s, overhead {t['overhead_s']:.3g} s per read")
+    return 0

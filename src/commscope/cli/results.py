@@ -1,0 +1,76 @@
+"""`commscope results list | show RUN | export RUN --csv|--json`."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from ..store import Store
+from ..summary import case_summary
+from ..views.table import render
+from .common import add_db, print_json
+
+FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "n", "median_s",
+          "ci_low_s", "ci_high_s", "p05_s", "p95_s", "mean_s", "stddev_s", "outliers",
+          "bandwidth_MBps", "validated")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("results", help="list, show and export stored runs")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
+    add_db(actions.add_parser("list", help="one line per run"))
+    show = actions.add_parser("show", help="the summary table of one run")
+    show.add_argument("run_id", type=int, metavar="RUN")
+    add_db(show)
+    export = actions.add_parser("export", help="a run's summaries and raw samples")
+    export.add_argument("run_id", type=int, metavar="RUN")
+    add_db(export)
+    fmt = export.add_mutually_exclusive_group(required=True)
+    fmt.add_argument("--csv", action="store_true", help="one summary row per case")
+    fmt.add_argument("--json", action="store_true",
+                     help="the run, its context and every case with raw samples")
+    p.set_defaults(func=run)
+
+
+def _existing(path: str) -> Store:
+    if not Path(path).is_file():
+        raise UserError(f"--db {path}: no such results file; run `commscope run` first "
+                        "or point --db at one")
+    return Store(path)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    store = _existing(args.db)
+    if args.action == "list":
+        print(f"{'run':>4}  {'started (UTC)':25}  {'status':11}  {'kernel':9}  {'ranks':>5}  "
+              f"{'cases':>5}  MPI")
+        for r in store.runs():
+            lib = (r["mpi_version"] or "").splitlines()[0].split(",")[0] if r["mpi_version"] else "-"
+            print(f"{r['id']:>4}  {r['started_utc']:25}  {r['status']:11}  {r['kernel']:9}  "
+                  f"{r['ranks']:>5}  {r['n_cases']:>5}  {lib}")
+        return 0
+    run_row = store.run(args.run_id)
+    cases = store.cases(args.run_id)
+    summaries = [case_summary(c) for c in cases]
+    if args.action == "show":
+        print(f"run {run_row['id']}: {run_row['kernel']} on {run_row['ranks']} ranks, "
+              f"{run_row['status']}, started {run_row['started_utc']}")
+        if run_row["message"]:
+            print(run_row["message"])
+        print(render(summaries))
+    elif args.csv:
+        out = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n")
+        out.writeheader()
+        out.writerows(summaries)
+    else:
+        print_json({
+            "run": {k: run_row[k] for k in run_row.keys() if k not in ("context", "command")},
+            "command": json.loads(run_row["command"]),
+            "context": json.loads(run_row["context"]) if run_row["context"] else None,
+            "cases": [dict(s, samples_s=c.samples.tolist()) for s, c in zip(summaries, cases)],
+        })
+    return 0

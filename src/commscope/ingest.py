@@ -1,0 +1,63 @@
+"""Read the native JSON Lines stream and commit each record as it arrives."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Callable
+
+from .sizes import format_bytes
+from .store import Store
+
+
+def case_label(rec: dict) -> str:
+    mode = f" {rec['send_mode']}" if rec.get("send_mode") else ""
+    return f"{rec['kernel']}{mode} {format_bytes(rec['bytes'])}"
+
+
+class Ingest:
+    """One run's records into the store; remembers what was in flight."""
+
+    def __init__(self, store: Store, run_id: int, on_case: Callable[[dict], None] | None = None):
+        self.store = store
+        self.run_id = run_id
+        self.on_case = on_case
+        self.context: dict | None = None
+        self.in_flight: dict | None = None
+        self.case_ids: list[int] = []
+        self.skips: list[dict] = []
+        self.errors: list[dict] = []
+        self.ended = False
+
+    def feed(self, line: str) -> None:
+        if not line.startswith("{"):
+            sys.stderr.write(line)  # the MPI library's own chatter: pass it on untouched
+            return
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            sys.stderr.write(line)  # a record cut by a dying rank: nothing to keep
+            return
+        kind = rec.get("type")
+        if kind == "context":
+            self.context = rec
+            self.store.set_context(self.run_id, rec)
+        elif kind == "case_start":
+            self.in_flight = rec
+            self.store.set_in_flight(self.run_id, rec)
+        elif kind == "case":
+            self.case_ids.append(self.store.add_case(self.run_id, rec))
+            self.in_flight = None
+            self.store.set_in_flight(self.run_id, None)
+            if self.on_case:
+                self.on_case(rec)
+        elif kind == "skip":
+            self.skips.append(rec)
+            self.store.add_skip(self.run_id, rec)
+            self.in_flight = None
+            if self.on_case:
+                self.on_case(rec)
+        elif kind == "error":
+            self.errors.append(rec)
+        elif kind == "end":
+            self.ended = True

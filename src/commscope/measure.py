@@ -1,0 +1,189 @@
+"""Run one measurement plan: build, launch, ingest; every case committed as it lands."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from .build import native_binary
+from .errors import UserError
+from .ingest import Ingest, case_label
+from .kernels import Kernel
+from .launcher import launch
+from .mpi import Mpi
+from .progress import Progress
+from .sizes import format_bytes
+from .store import Store
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernel: Kernel
+    ranks: int
+    modes: list[str | None]
+    sizes: list[int]
+    iters: int | None
+    min_time: float
+    window: int
+    validate: bool
+
+    @property
+    def cases(self) -> int:
+        return len(self.modes) * len(self.sizes)
+
+    def native_args(self) -> list[str]:
+        args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
+                "--window", str(self.window)]
+        if self.modes != [None]:
+            args += ["--modes", ",".join(self.modes)]
+        args += ["--iters", str(self.iters)] if self.iters else ["--min-time", repr(self.min_time)]
+        if self.validate:
+            args.append("--validate")
+        return args
+
+
+def available_memory() -> int:
+    """MemAvailable of this host in bytes (Linux), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(plan: Plan) -> None:
+    """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
+    largest = max(plan.sizes)
+    per_rank = plan.kernel.bytes_per_rank(largest, plan.window)
+    need = per_rank * min(plan.ranks, plan.kernel.min_ranks)  # idle ranks allocate nothing
+    have = available_memory()
+    if have is not None and need > have:
+        raise UserError(
+            f"--sizes: {format_bytes(largest)} messages need {per_rank / 2**30:.1f} GiB per "
+            f"rank for {plan.kernel.name}, {need / 2**30:.1f} GiB on this host, but only "
+            f"{have / 2**30:.1f} GiB is available; lower the largest size")
+
+
+@dataclass
+class Outcome:
+    run_id: int
+    status: str  # complete, interrupted or failed
+    message: str | None
+    ingest: Ingest
+    oversubscribed: bool
+
+
+def _drain(stream, lines) -> None:
+    for line in stream:
+        lines.append(line)
+
+
+def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest) -> int:
+    """Feed each whole line of the records file as it is written, until the job ends."""
+    partial = ""
+    with open(path, "a+") as records:  # created here, so it exists before rank 0 opens it
+        records.seek(0)
+        while True:
+            exited = proc.poll() is not None  # read once more after exit: nothing is missed
+            for line in records.readlines():
+                partial += line
+                if partial.endswith("\n"):
+                    ingest.feed(partial)
+                    partial = ""
+            if exited:
+                return proc.returncode
+            time.sleep(0.02)
+
+
+def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str]) -> Outcome:
+    binary = native_binary(mpi)
+    with tempfile.TemporaryDirectory(prefix="commscope-") as tmp:
+        # Rank 0 writes records to a file: launchers relay long stdout lines slowly.
+        # Other ranks' error records still come on stdout.
+        records = Path(tmp, "records.jsonl")
+        how = launch(mpi, plan.ranks, binary, plan.native_args() + ["--output", str(records)])
+        run_id = store.begin_run(command, plan.kernel.name, plan.ranks, how.oversubscribed)
+        progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
+        ingest = Ingest(store, run_id, on_case=lambda rec: progress.advance(case_label(rec)))
+        stdout_lines: list[str] = []
+        stderr_tail: deque[str] = deque(maxlen=20)
+        # Own session: Ctrl-C reaches only us, and we end the whole MPI job deliberately.
+        proc = subprocess.Popen(how.argv, env=how.env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        readers = [threading.Thread(target=_drain, args=(proc.stdout, stdout_lines), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stderr, stderr_tail), daemon=True)]
+        for r in readers:
+            r.start()
+        try:
+            code = _follow(records, proc, ingest)
+        except KeyboardInterrupt:
+            _stop(proc)
+            progress.close()
+            message = _stopped_message("interrupted", ingest)
+            store.finish_run(run_id, "interrupted", message)
+            return Outcome(run_id, "interrupted", message, ingest, how.oversubscribed)
+        for r in readers:
+            r.join(timeout=5)
+        for line in stdout_lines:
+            ingest.feed(line)
+    progress.close()
+    if code == 0 and ingest.ended and not ingest.errors:
+        store.finish_run(run_id, "complete")
+        return Outcome(run_id, "complete", None, ingest, how.oversubscribed)
+    if ingest.errors:
+        e = ingest.errors[0]
+        reason = f"rank {e.get('rank')} reported: {e.get('message')}"
+    else:
+        last = "".join(stderr_tail).strip().splitlines()[-3:]
+        reason = f"MPI job exited with code {code}" + (": " + " | ".join(last) if last else "")
+    message = _stopped_message("failed", ingest) + "; " + reason
+    store.finish_run(run_id, "failed", message)
+    return Outcome(run_id, "failed", message, ingest, how.oversubscribed)
+
+
+def _session(sid: int) -> list[int]:
+    """Processes of a session; launchers put ranks in process groups of their own."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3]) == sid:
+                members.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return members
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """End the launcher and every rank it started.
+
+    The launcher gets SIGTERM first, so it can end its job cleanly; whatever of
+    the job's session is left after 5 s gets SIGKILL.
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=5)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    for pid in _session(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def _stopped_message(status: str, ingest: Ingest) -> str:
+    kept = len(ingest.case_ids)
+    flight = f"; {case_label(ingest.in_flight)} was in flight" if ingest.in_flight else ""
+    return f"{status}: {kept} finished case{'s' * (kept != 1)} kept{flight}"

@@ -1,0 +1,34 @@
+"""The terminal table: one row per case."""
+
+from __future__ import annotations
+
+from ..sizes import format_bytes
+
+HEADER = ("kernel", "mode", "size", "n", "median us", "95% CI us", "p5 us", "p95 us", "MB/s")
+FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
+          "slot (bw, bibw); MB/s with MB = 10^6 bytes")
+
+
+def _us(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.3f}"
+
+
+def _row(s: dict) -> tuple[str, ...]:
+    if s["ci_low_s"] is None:
+        ci = "n<6"
+    else:
+        ci = f"{_us(s['ci_low_s'])}-{_us(s['ci_high_s'])}"
+    bw = s["bandwidth_MBps"]
+    return (s["kernel"], s["send_mode"] or "-", format_bytes(s["bytes"]), str(s["n"]),
+            _us(s["median_s"]), ci, _us(s["p05_s"]), _us(s["p95_s"]),
+            "-" if bw != bw or s["bytes"] == 0 else f"{bw:,.1f}")
+
+
+def render(summaries: list[dict]) -> str:
+    rows = [HEADER] + [_row(s) for s in summaries]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    left = {0, 1}  # names read left-aligned, numbers right-aligned
+    lines = ["  ".join(c.ljust(w) if i in left else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines + [FOOTER])

@@ -1,0 +1,44 @@
+"""Derived metrics follow each kernel's documented definition (docs/native.md)."""
+
+import pytest
+
+from commscope.errors import UserError
+from commscope.kernels import effective_window, kernel, modes_for
+
+
+def test_pingpong_latency_is_half_round_trip_and_bandwidth_per_direction():
+    k = kernel("pingpong")
+    assert k.latency_s(4e-6, None) == 2e-6
+    assert k.bandwidth_Bps(4e-6, 1000, None) == pytest.approx(5e8)
+
+
+def test_bw_and_bibw_count_every_message_in_the_window():
+    assert kernel("bw").bandwidth_Bps(1e-3, 1 << 20, 64) == pytest.approx(64 * (1 << 20) / 1e-3)
+    assert kernel("bibw").bandwidth_Bps(1e-3, 1 << 20, 64) == pytest.approx(2 * 64 * (1 << 20) / 1e-3)
+    assert kernel("bw").latency_s(64e-6, 64) == pytest.approx(1e-6)
+
+
+def test_pingping_sample_is_one_exchange():
+    k = kernel("pingping")
+    assert k.latency_s(3e-6, None) == 3e-6
+    assert k.bandwidth_Bps(2e-6, 8, None) == pytest.approx(4e6)
+
+
+def test_window_shrinks_to_keep_receiver_buffers_within_a_gibibyte():
+    assert effective_window(64, 1 << 20) == 64
+    assert effective_window(64, 1 << 25) == 32
+    assert effective_window(64, 3 << 30) == 1
+    assert kernel("bw").bytes_per_rank(1 << 25, 64) == 33 << 25
+
+
+def test_modes():
+    pp = kernel("pingpong")
+    assert modes_for(pp, None) == ["standard"]
+    assert modes_for(pp, "ready, buffered,ready") == ["ready", "buffered"]
+    assert len(modes_for(pp, "all")) == 6
+    with pytest.raises(UserError, match="unknown send mode 'fast'"):
+        modes_for(pp, "standard,fast")
+    with pytest.raises(UserError, match="no send modes"):
+        modes_for(kernel("bw"), "standard")
+    with pytest.raises(UserError, match="unknown kernel 'pong'"):
+        kernel("pong")

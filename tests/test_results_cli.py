@@ -1,0 +1,65 @@
+"""`commscope results` and `commscope info` on a real run."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import commscope
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.fixture(scope="module")
+def stored_run(tmp_path_factory):
+    db = tmp_path_factory.mktemp("results") / "r.db"
+    done = commscope("run", "pingpong", "--modes", "standard,ready", "--sizes", "8,1K",
+                     "--iters", "12", "--db", db)
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_list(stored_run):
+    out = commscope("results", "list", "--db", stored_run).stdout.splitlines()
+    assert out[0].split()[:3] == ["run", "started", "(UTC)"]
+    fields = out[1].split()
+    assert fields[0] == "1" and "complete" in fields and "pingpong" in fields
+    assert fields[fields.index("pingpong") + 1:fields.index("pingpong") + 3] == ["2", "4"]
+
+
+def test_show_and_csv_agree(stored_run):
+    show = commscope("results", "show", "1", "--db", stored_run).stdout
+    assert "ready" in show and "MB = 10^6 bytes" in show
+    rows = list(csv.DictReader(io.StringIO(
+        commscope("results", "export", "1", "--csv", "--db", stored_run).stdout)))
+    assert [(r["send_mode"], r["bytes"], r["n"]) for r in rows] == [
+        ("standard", "8", "12"), ("standard", "1024", "12"), ("ready", "8", "12"),
+        ("ready", "1024", "12")]
+    median_us = f"{float(rows[0]['median_s']) * 1e6:.3f}"
+    assert median_us in show
+
+
+def test_json_export_has_context_and_raw_samples(stored_run):
+    data = json.loads(commscope("results", "export", "1", "--json", "--db", stored_run).stdout)
+    assert data["run"]["status"] == "complete"
+    assert data["command"][:3] == ["commscope", "run", "pingpong"]
+    ctx = data["context"]
+    assert ctx["mpi_library"] == "Open MPI" and ctx["ranks"] == 2
+    assert [p["rank"] for p in ctx["placement"]] == [0, 1]
+    assert ctx["timer"]["overhead_s"] > 0
+    case = data["cases"][0]
+    assert len(case["samples_s"]) == case["n"] == 12
+    # The median reported is the half round trip: half the median raw sample.
+    raw = sorted(case["samples_s"])
+    assert case["median_s"] == pytest.approx((raw[5] + raw[6]) / 4, rel=1e-12)
+
+
+def test_info_json(mpi_prefix):
+    done = commscope("info", "--json", "--mpi", mpi_prefix)
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert facts["mpi_library"] in ("Open MPI", "MPICH")
+    assert facts["mpicc"] == str(mpi_prefix / "bin" / "mpicc")
+    assert facts["launcher"].startswith(str(mpi_prefix / "bin"))
+    assert 0 < facts["timer"]["resolution_s"] < 1e-3

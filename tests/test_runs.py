@@ -1,0 +1,85 @@
+"""Real 2-rank runs of every kernel and send mode, validated, on Open MPI and MPICH."""
+
+import json
+import sqlite3
+
+import pytest
+
+from commscope.kernels import SEND_MODES
+from conftest import commscope
+
+pytestmark = pytest.mark.mpi
+
+SIZES = [0, 1, 8, 1024, 65536, 1 << 20]  # 1 MiB is past every eager limit here
+SIZE_SPEC = ",".join(map(str, SIZES))
+
+
+def run_json(mpi_prefix, db, *args):
+    done = commscope("run", *args, "--mpi", mpi_prefix, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return json.loads(done.stdout)
+
+
+def check_case(c, iters):
+    for key in ("kernel", "send_mode", "bytes", "ranks", "n", "median_s", "ci_low_s",
+                "ci_high_s", "p05_s", "p95_s", "bandwidth_MBps"):
+        assert key in c
+    assert c["ranks"] == 2 and c["n"] == iters and c["validated"] is True
+    assert 0 < c["median_s"] < 0.5
+    assert c["p05_s"] <= c["median_s"] <= c["p95_s"]
+    assert c["ci_low_s"] <= c["median_s"] <= c["ci_high_s"]
+
+
+def test_pingpong_in_every_send_mode(mpi_prefix, db):
+    cases = run_json(mpi_prefix, db, "pingpong", "--modes", "all", "--sizes", SIZE_SPEC,
+                     "--validate", "--iters", "8")
+    assert [(c["send_mode"], c["bytes"]) for c in cases] == [
+        (m, b) for m in SEND_MODES for b in SIZES]
+    for c in cases:
+        check_case(c, 8)
+        if c["bytes"]:  # bandwidth of a ping-pong: bytes over the half round trip
+            assert c["bandwidth_MBps"] == pytest.approx(c["bytes"] / c["median_s"] / 1e6, rel=1e-9)
+
+
+@pytest.mark.parametrize("name, directions", [("pingping", 1), ("bw", 1), ("bibw", 2)])
+def test_two_rank_kernels(mpi_prefix, db, name, directions):
+    cases = run_json(mpi_prefix, db, name, "--sizes", SIZE_SPEC, "--validate", "--iters", "8",
+                     "--window", "16")
+    assert [c["bytes"] for c in cases] == SIZES
+    for c in cases:
+        check_case(c, 8)
+        assert c["send_mode"] is None
+        if name != "pingping":
+            assert c["window"] == 16
+        if c["bytes"]:
+            # median_s is the time per message; the rate counts both directions for bibw.
+            assert c["bandwidth_MBps"] == pytest.approx(
+                directions * c["bytes"] / c["median_s"] / 1e6, rel=1e-9)
+
+
+def test_message_larger_than_2_gib(mpi_prefix, db):
+    size = (1 << 31) + 4096  # past INT_MAX: large-count calls or derived datatypes
+    (case,) = run_json(mpi_prefix, db, "pingpong", "--sizes", size, "--validate", "--iters", "1")
+    assert case["bytes"] == size and case["n"] == 1
+    assert case["ci_low_s"] is None  # one sample: no interval, and none is invented
+    con = sqlite3.connect(db)
+    context = json.loads(con.execute("SELECT context FROM runs").fetchone()[0])
+    assert context["large_count"] == (context["mpi_library"] == "MPICH")
+
+
+def test_min_time_sets_the_sample_count(mpi_prefix, db):
+    (case,) = run_json(mpi_prefix, db, "pingpong", "--sizes", "8", "--min-time", "0.05")
+    # 8 B round trips take microseconds: 50 ms of samples is far more than the floor of 10.
+    assert case["n"] > 10
+    assert case["median_s"] < 1e-3
+
+
+def test_table_states_units_and_context(db):
+    done = commscope("run", "pingpong", "--sizes", "8,4K", "--iters", "10", "--db", db)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "median us" in out and "95% CI us" in out and "MB = 10^6 bytes" in out
+    assert "Open MPI" in out
+    rows = [l for l in out.splitlines() if l.startswith("pingpong")]
+    assert [r.split()[2:4] for r in rows] == [["8", "B"], ["4", "KiB"]]

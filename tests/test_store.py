@@ -1,0 +1,108 @@
+"""The results store: round trip, schema marks, and refusing files that are not ours."""
+
+import hashlib
+import sqlite3
+
+import numpy as np
+import pytest
+
+from commscope.errors import UserError
+from commscope.store import APPLICATION_ID, SCHEMA_VERSION, Store
+
+
+def _record(samples, ranks=2):
+    return {"kernel": "pingpong", "send_mode": "ready", "bytes": 1 << 31, "ranks": ranks,
+            "window": None, "batch": 3, "warmup_iterations": 17, "validated": True,
+            "timed_by": "origin", "samples_s": samples,
+            "rank_samples_s": [samples, [s * 0.5 for s in samples]]}
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_round_trip_keeps_raw_samples_exactly(db):
+    samples = [1.25e-6, 3.0e-7, 9.87654321e-5, 1e-9]
+    store = Store(db)
+    run = store.begin_run(["commscope", "run", "pingpong"], "pingpong", 2, False)
+    store.set_context(run, {"mpi_library": "MPICH", "mpi_library_version": "MPICH Version: 5"})
+    case_id = store.add_case(run, _record(samples))
+    store.finish_run(run, "complete")
+    store.close()
+
+    again = Store(db)
+    (case,) = again.cases(run)
+    assert case.id == case_id
+    assert (case.kernel, case.send_mode, case.bytes, case.window) == ("pingpong", "ready", 1 << 31, None)
+    assert (case.batch, case.warmup_iterations, case.validated) == (3, 17, True)
+    assert case.samples.tolist() == samples  # bit-exact float64
+    assert again.rank_samples(case_id).tolist() == [samples, [s * 0.5 for s in samples]]
+    row = again.run(run)
+    assert row["status"] == "complete" and row["mpi_library"] == "MPICH"
+    assert row["finished_utc"] is not None
+
+
+def test_new_store_is_marked_with_schema_and_application(db):
+    Store(db).close()
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_each_case_is_committed_before_the_run_ends(db):
+    store = Store(db)
+    run = store.begin_run(["x"], "bw", 2, False)
+    store.set_in_flight(run, {"kernel": "bw", "send_mode": None, "bytes": 8})
+    store.add_case(run, _record([1e-6] * 3))
+    # A second connection sees the case although the run is still 'running'.
+    other = sqlite3.connect(db)
+    assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 1
+    assert other.execute("SELECT status FROM runs").fetchone()[0] == "running"
+
+
+def test_foreign_sqlite_file_is_refused_untouched(db):
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE orders (id INTEGER)")
+    con.commit()
+    con.close()
+    before = _digest(db)
+    with pytest.raises(UserError, match="did not write"):
+        Store(db)
+    assert _digest(db) == before
+
+
+def test_non_sqlite_file_is_refused_untouched(db):
+    db.write_text("name,latency\nfoo,1\n" * 100)
+    before = _digest(db)
+    with pytest.raises(UserError, match="not a commscope results file"):
+        Store(db)
+    assert _digest(db) == before
+
+
+def test_newer_schema_is_refused(db):
+    Store(db).close()
+    con = sqlite3.connect(db)
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    con.commit()
+    con.close()
+    with pytest.raises(UserError, match=f"schema {SCHEMA_VERSION + 1}"):
+        Store(db)
+
+
+def test_unusable_paths_name_the_flag(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        Store(tmp_path / "missing" / "r.db")
+    with pytest.raises(UserError, match="is a directory"):
+        Store(tmp_path)
+
+
+def test_unknown_run_is_a_user_error(db):
+    with pytest.raises(UserError, match="no run 7"):
+        Store(db).run(7)
+
+
+def test_rank_samples_shape(db):
+    store = Store(db)
+    run = store.begin_run(["x"], "pingpong", 2, False)
+    cid = store.add_case(run, _record(list(np.linspace(1, 2, 5))))
+    assert store.rank_samples(cid).shape == (2, 5)
