@@ -27,8 +27,9 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed $(MPICH)/.installed
 	COMMSCOPE_TEST_MPICH=$(abspath $(MPICH)) $(BIN)/pytest -q
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/overhead.py --mpi $(abspath $(MPICH))
 
 clean:
 	rm -rf $(VENV) $(MPICH) commscope.db

@@ -84,6 +84,7 @@ static void write_timer(struct jsonl *j, const struct timer_info *timer)
     jsonl_num(j, "wtick_s", timer->wtick_s);
     jsonl_num(j, "resolution_s", timer->resolution_s);
     jsonl_num(j, "overhead_s", timer->overhead_s);
+    jsonl_num(j, "barrier_s", timer->barrier_s);
     jsonl_close(j, '}');
 }
 

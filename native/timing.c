@@ -15,17 +15,19 @@
 #include "records.h"
 
 #define CALIBRATION_READS 100000
+#define CALIBRATION_BARRIERS 1000
 #define PROBE_MIN_S 1e-3
 #define PROBE_MAX_ITERATIONS ((uint64_t)1 << 20)
-/* Each sample spans at least this many times the timer's cost, so reading
- * the clock is at most 1% of what is measured. */
+/* Each sample spans at least this many times the cost of reading the clock
+ * and of the barrier that starts it, so neither the reads nor the ranks'
+ * uneven exit from the barrier is more than 1% of what is measured. */
 #define TIMER_COST_FACTOR 100.0
 /* Bounds the integer conversion only; reached by a kernel doing nothing. */
 #define MAX_BATCH 1073741824.0
 
 struct timer_info timer_calibrate(MPI_Comm comm)
 {
-    double local[2], agreed[2];
+    double local[3], agreed[3];
     double start = MPI_Wtime();
     for (int i = 0; i < CALIBRATION_READS; i++)
         (void)MPI_Wtime();
@@ -41,12 +43,19 @@ struct timer_info timer_calibrate(MPI_Comm comm)
         previous = now;
     }
     local[1] = resolution;
+
+    CHECK_MPI(MPI_Barrier(comm));
+    start = MPI_Wtime();
+    for (int i = 0; i < CALIBRATION_BARRIERS; i++)
+        CHECK_MPI(MPI_Barrier(comm));
+    local[2] = (MPI_Wtime() - start) / CALIBRATION_BARRIERS;
     /* Batch sizes follow from these, and all ranks must run the same
      * number of iterations: every rank takes the worst rank's values. */
-    CHECK_MPI(MPI_Allreduce(local, agreed, 2, MPI_DOUBLE, MPI_MAX, comm));
+    CHECK_MPI(MPI_Allreduce(local, agreed, 3, MPI_DOUBLE, MPI_MAX, comm));
     return (struct timer_info){.wtick_s = MPI_Wtick(),
                                .overhead_s = agreed[0],
-                               .resolution_s = agreed[1]};
+                               .resolution_s = agreed[1],
+                               .barrier_s = agreed[2]};
 }
 
 /* n iterations between two timer reads, started by a barrier; this rank's
@@ -96,7 +105,8 @@ static double probe(const struct kernel *k, struct kcase *c, bool active,
 
 static long long batch_size(const struct timer_info *timer, double t_iter)
 {
-    double cost = fmax(timer->overhead_s, timer->resolution_s);
+    double cost = fmax(fmax(timer->overhead_s, timer->resolution_s),
+                       timer->barrier_s);
     double batch = ceil(TIMER_COST_FACTOR * cost / t_iter);
     return (long long)fmin(fmax(batch, 1.0), MAX_BATCH);
 }

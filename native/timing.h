@@ -12,6 +12,7 @@ struct config;
 
 struct timer_info {
     double wtick_s, resolution_s, overhead_s;
+    double barrier_s; /* one MPI_Barrier: the per-sample synchronisation cost */
 };
 
 /* Collective. Every rank gets the same values: the maximum over ranks. */

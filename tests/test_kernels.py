@@ -42,3 +42,17 @@ def test_modes():
         modes_for(kernel("bw"), "standard")
     with pytest.raises(UserError, match="unknown kernel 'pong'"):
         kernel("pong")
+
+
+def test_table_says_when_a_ci_is_missing_and_when_outliers_are_kept():
+    from commscope.views.table import render
+
+    base = {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "n": 4,
+            "median_s": 1e-6, "ci_low_s": None, "ci_high_s": None, "p05_s": 9e-7,
+            "p95_s": 2e-6, "bandwidth_MBps": 8.0, "outliers": 0}
+    text = render([base, dict(base, bytes=1024, n=100, ci_low_s=9e-7, ci_high_s=1.1e-6,
+                              outliers=3)])
+    lines = text.splitlines()
+    assert lines[2].split()[4:7] == ["4", "1.000", "n<6"]
+    assert "1 case(s) have fewer than 6 samples" in text
+    assert "most: 3 of 100 at 1 KiB" in text

@@ -1,6 +1,7 @@
 """Real 2-rank runs of every kernel and send mode, validated, on Open MPI and MPICH."""
 
 import json
+import os
 import sqlite3
 
 import pytest
@@ -83,3 +84,17 @@ def test_table_states_units_and_context(db):
     assert "Open MPI" in out
     rows = [l for l in out.splitlines() if l.startswith("pingpong")]
     assert [r.split()[2:4] for r in rows] == [["8", "B"], ["4", "KiB"]]
+
+
+def test_more_ranks_than_cores_is_marked_oversubscribed(mpi_prefix, db):
+    ranks = len(os.sched_getaffinity(0)) + 1
+    done = commscope("run", "pingpong", "--np", ranks, "--sizes", "8", "--iters", "20",
+                     "--mpi", mpi_prefix, "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "oversubscribed" in done.stderr
+    con = sqlite3.connect(db)
+    oversubscribed, context = con.execute("SELECT oversubscribed, context FROM runs").fetchone()
+    assert oversubscribed == 1
+    assert json.loads(context)["ranks"] == ranks
+    # Ranks past the kernel's two idle: the case is a 2-rank case.
+    assert con.execute("SELECT ranks FROM cases").fetchone()[0] == 2

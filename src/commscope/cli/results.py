@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..store import Store
 from ..summary import case_summary
-from ..views.table import render
+from ..views.table import library_label, render
 from .common import add_db, print_json
 
 FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "n", "median_s",
@@ -49,9 +49,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{'run':>4}  {'started (UTC)':25}  {'status':11}  {'kernel':9}  {'ranks':>5}  "
               f"{'cases':>5}  MPI")
         for r in store.runs():
-            lib = (r["mpi_version"] or "").splitlines()[0].split(",")[0] if r["mpi_version"] else "-"
+            note = "  (oversubscribed)" if r["oversubscribed"] else ""
             print(f"{r['id']:>4}  {r['started_utc']:25}  {r['status']:11}  {r['kernel']:9}  "
-                  f"{r['ranks']:>5}  {r['n_cases']:>5}  {lib}")
+                  f"{r['ranks']:>5}  {r['n_cases']:>5}  {library_label(r['mpi_version'])}{note}")
         return 0
     run_row = store.run(args.run_id)
     cases = store.cases(args.run_id)
@@ -59,6 +59,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.action == "show":
         print(f"run {run_row['id']}: {run_row['kernel']} on {run_row['ranks']} ranks, "
               f"{run_row['status']}, started {run_row['started_utc']}")
+        if run_row["context"]:
+            print(_provenance(json.loads(run_row["context"]), bool(run_row["oversubscribed"])))
         if run_row["message"]:
             print(run_row["message"])
         print(render(summaries))
@@ -74,3 +76,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             "cases": [dict(s, samples_s=c.samples.tolist()) for s, c in zip(summaries, cases)],
         })
     return 0
+
+
+def _provenance(ctx: dict, oversubscribed: bool) -> str:
+    placement = ", ".join(f"{p['rank']}@{p['host']}:cpu{p['cpu']}" for p in ctx["placement"])
+    t = ctx["timer"]
+    return (f"MPI: {library_label(ctx['mpi_library_version'])} (MPI {ctx['mpi_standard']})\n"
+            f"ranks: {ctx['ranks']}{' oversubscribed' if oversubscribed else ''}; "
+            f"placement: {placement}\n"
+            f"timer: {t['name']}, resolution {t['resolution_s']:.3g} s, "
+            f"overhead {t['overhead_s']:.3g} s; compiler {ctx['compiler']}")

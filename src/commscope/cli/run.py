@@ -12,7 +12,7 @@ from ..mpi import find_mpi
 from ..sizes import parse_sizes
 from ..store import Store
 from ..summary import case_summary
-from ..views.table import render
+from ..views.table import library_label, render
 from .common import add_db, add_mpi, print_json
 
 DEFAULT_SIZES = "0:4MiB"
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         print_json(summaries)
     elif summaries:
         print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, "
-              f"{_library(outcome.ingest.context)}, results in {args.db}")
+              f"{library_label((outcome.ingest.context or {}).get('mpi_library_version'))}, "
+              f"results in {args.db}")
         print(render(summaries))
     for skip in outcome.ingest.skips:
         print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "
@@ -82,9 +83,3 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"commscope: run {outcome.run_id} {outcome.message}", file=sys.stderr)
         return 130 if outcome.status == "interrupted" else 1
     return 0
-
-
-def _library(context: dict | None) -> str:
-    if not context:
-        return "MPI unknown"
-    return context.get("mpi_library_version", "").splitlines()[0].split(",")[0]

@@ -9,6 +9,13 @@ FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time pe
           "slot (bw, bibw); MB/s with MB = 10^6 bytes")
 
 
+def library_label(version_text: str | None) -> str:
+    """The first phrase of MPI_Get_library_version's text: "Open MPI v5.0.11", "MPICH Version: 5.0.2"."""
+    if not version_text:
+        return "MPI unknown"
+    return " ".join(version_text.splitlines()[0].split(",")[0].split())
+
+
 def _us(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.3f}"
 
@@ -24,6 +31,21 @@ def _row(s: dict) -> tuple[str, ...]:
             "-" if bw != bw or s["bytes"] == 0 else f"{bw:,.1f}")
 
 
+def _notes(summaries: list[dict]) -> list[str]:
+    notes = []
+    few = [s for s in summaries if s["ci_low_s"] is None]
+    if few:
+        notes.append(f"{len(few)} case(s) have fewer than 6 samples, too few for a 95% CI of "
+                     "the median; raise --iters or --min-time")
+    flagged = [s for s in summaries if s["outliers"]]
+    if flagged:
+        worst = max(flagged, key=lambda s: s["outliers"] / s["n"])
+        notes.append(f"{len(flagged)} case(s) have outliers (modified z-score > 3.5, kept in "
+                     f"every figure); most: {worst['outliers']} of {worst['n']} at "
+                     f"{format_bytes(worst['bytes'])}")
+    return notes
+
+
 def render(summaries: list[dict]) -> str:
     rows = [HEADER] + [_row(s) for s in summaries]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
@@ -31,4 +53,4 @@ def render(summaries: list[dict]) -> str:
     lines = ["  ".join(c.ljust(w) if i in left else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines + [FOOTER])
+    return "\n".join(lines + [FOOTER] + _notes(summaries))
