@@ -84,6 +84,16 @@ int window_limited(const struct kcase *c)
     return window < 1 ? 1 : (int)window;
 }
 
+const char *kcase_param(const struct kcase *c, const char *key,
+                        const char *fallback)
+{
+    const char *value = fallback;
+    for (size_t i = 0; i < c->cfg->params.n; i++)
+        if (strcmp(c->cfg->params.v[i].key, key) == 0)
+            value = c->cfg->params.v[i].value; /* the last one given wins */
+    return value;
+}
+
 void payload_fill(const struct kcase *c, void *buf)
 {
     if (c->validate)

@@ -14,6 +14,8 @@
 #include "msg.h"
 
 struct config;
+struct jsonl;
+struct phases;
 
 /* Whose clock defines a sample (docs/native.md, "Records"): rank 0's, or
  * the per-sample maximum over the ranks taking part. */
@@ -32,12 +34,16 @@ struct kcase {
     int window;          /* messages in flight per iteration; 0: none */
     uint64_t iteration;  /* numbers every run_once of the case, warm-up too */
     void *state;         /* the kernel's own, from setup to teardown */
+    struct phases *phases; /* the loop's, for timing_phase_end; NULL: none */
 };
 
 struct kernel {
     const char *name;
     const char *description;
-    int min_ranks; /* ranks beyond these idle in the loop's barriers */
+    int min_ranks;
+    /* Ranks taking part: 0 .. max_ranks-1; the others idle in the loop's
+     * barriers. 0: every rank of the job takes part. */
+    int max_ranks;
     unsigned modes; /* SEND_MODE_BITs accepted; 0: takes no send modes */
     enum timed_by timed_by;
     const char *const *params; /* --param keys, NULL-terminated; NULL: none */
@@ -48,7 +54,18 @@ struct kernel {
     void (*setup)(struct kcase *c);
     void (*run_once)(struct kcase *c);
     void (*teardown)(struct kcase *c);
+    /* Names of the phases of one iteration that run_once ends with
+     * timing_phase_end, NULL-terminated; NULL: not split into phases. */
+    const char *const *phases;
+    /* Extra fields for the case record. Collective, called on every rank
+     * after the samples and before teardown; j is the open case record on
+     * rank 0 and NULL elsewhere. NULL: nothing to add. */
+    void (*report)(struct kcase *c, struct jsonl *j);
 };
+
+/* The value of --param KEY, or fallback when not given. */
+const char *kcase_param(const struct kcase *c, const char *key,
+                        const char *fallback);
 
 const struct kernel *kernel_find(const char *name);
 const struct kernel *kernel_at(size_t index); /* NULL past the last */

@@ -36,27 +36,36 @@ static void samples(struct jsonl *j, const char *key, const double *s, int n)
     jsonl_close(j, ']');
 }
 
-void record_case(const struct case_record *r)
+void record_rank_lists(struct jsonl *j, const char *key, const double *values,
+                       int ranks, int n)
 {
-    struct jsonl j;
-    jsonl_begin(&j, "case");
-    case_fields(&j, r->kernel, r->send_mode, r->bytes);
-    jsonl_int(&j, "ranks", r->ranks);
+    jsonl_open(j, key, '[');
+    for (int rank = 0; rank < ranks; rank++)
+        samples(j, NULL, values + (size_t)rank * (size_t)n, n);
+    jsonl_close(j, ']');
+}
+
+void record_case_open(struct jsonl *j, const struct case_record *r)
+{
+    jsonl_begin(j, "case");
+    case_fields(j, r->kernel, r->send_mode, r->bytes);
+    jsonl_int(j, "ranks", r->ranks);
     if (r->window)
-        jsonl_int(&j, "window", r->window);
+        jsonl_int(j, "window", r->window);
     else
-        jsonl_null(&j, "window");
-    jsonl_int(&j, "batch", r->batch);
-    jsonl_uint(&j, "warmup_iterations", r->warmup_iterations);
-    jsonl_bool(&j, "validated", r->validated);
-    jsonl_str(&j, "timed_by", r->timed_by == TIMED_BY_MAX ? "max" : "origin");
-    samples(&j, "samples_s", r->samples_s, r->samples);
-    jsonl_open(&j, "rank_samples_s", '[');
-    for (int rank = 0; rank < r->ranks; rank++)
-        samples(&j, NULL, r->rank_samples_s + (size_t)rank * (size_t)r->samples,
-                r->samples);
-    jsonl_close(&j, ']');
-    jsonl_end(&j);
+        jsonl_null(j, "window");
+    jsonl_int(j, "batch", r->batch);
+    jsonl_uint(j, "warmup_iterations", r->warmup_iterations);
+    jsonl_bool(j, "validated", r->validated);
+    jsonl_str(j, "timed_by", r->timed_by == TIMED_BY_MAX ? "max" : "origin");
+    samples(j, "samples_s", r->samples_s, r->samples);
+    record_rank_lists(j, "rank_samples_s", r->rank_samples_s, r->ranks,
+                      r->samples);
+}
+
+void record_case_close(struct jsonl *j)
+{
+    jsonl_end(j);
 }
 
 void record_end(long long cases)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jsonl.h"
 #include "kernel.h"
 
 struct case_record {
@@ -28,7 +29,13 @@ void record_case_start(const char *kernel, const char *send_mode,
                        size_t bytes);
 void record_skip(const char *kernel, const char *send_mode, size_t bytes,
                  const char *reason);
-void record_case(const struct case_record *r);
+/* Writes the case record's fields and leaves it open for more (kernel
+ * reports, phases); record_case_close ends and writes it. */
+void record_case_open(struct jsonl *j, const struct case_record *r);
+void record_case_close(struct jsonl *j);
+/* A list of per-rank lists: values[rank * n + i]. */
+void record_rank_lists(struct jsonl *j, const char *key, const double *values,
+                       int ranks, int n);
 void record_end(long long cases);
 
 #endif

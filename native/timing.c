@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "jsonl.h"
 #include "kernel.h"
 #include "options.h"
 #include "records.h"
@@ -58,6 +59,21 @@ struct timer_info timer_calibrate(MPI_Comm comm)
                                .barrier_s = agreed[2]};
 }
 
+/* Per-phase time of the current sample, for kernels with phases. */
+struct phases {
+    int count;
+    double mark;  /* clock at the last phase end, or the sample's start */
+    double *acc;  /* [count] seconds in each phase during this sample */
+};
+
+void timing_phase_end(struct kcase *c, int phase)
+{
+    struct phases *p = c->phases;
+    double now = MPI_Wtime();
+    p->acc[phase] += now - p->mark;
+    p->mark = now;
+}
+
 /* n iterations between two timer reads, started by a barrier; this rank's
  * elapsed seconds. Idle ranks only take part in the barrier. */
 static double timed_run(const struct kernel *k, struct kcase *c, bool active,
@@ -65,6 +81,11 @@ static double timed_run(const struct kernel *k, struct kcase *c, bool active,
 {
     CHECK_MPI(MPI_Barrier(c->comm));
     double start = MPI_Wtime();
+    if (c->phases) {
+        c->phases->mark = start;
+        for (int i = 0; i < c->phases->count; i++)
+            c->phases->acc[i] = 0;
+    }
     if (active) {
         for (uint64_t i = 0; i < n; i++) {
             k->run_once(c);
@@ -121,32 +142,58 @@ static int sample_count(const struct config *cfg, double t_iter,
                      (double)cfg->max_samples);
 }
 
-/* Gathers every rank's samples to rank 0, which writes the case record.
- * samples_s is the kernel's sample: rank 0's, or the per-sample maximum
- * over the ranks taking part. */
-static void gather_and_record(const struct kernel *k, const struct kcase *c,
-                              struct case_record *r, const double *mine)
+/* n values from every rank to rank 0 (NULL elsewhere): [world][n]. */
+static double *gather(const struct kcase *c, const double *mine, int n)
 {
-    int world, n = r->samples;
+    int world;
     CHECK_MPI(MPI_Comm_size(c->comm, &world));
     double *all = c->rank == 0 ? xcalloc((size_t)world * (size_t)n,
                                          sizeof *all)
                                : NULL;
     CHECK_MPI(MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, c->comm));
-    if (c->rank != 0)
-        return;
-    int compared = k->timed_by == TIMED_BY_MAX ? c->ranks : 1;
-    double *per_sample = xcalloc((size_t)n, sizeof *per_sample);
-    for (int i = 0; i < n; i++) {
-        per_sample[i] = all[i];
-        for (int rank = 1; rank < compared; rank++)
-            per_sample[i] = fmax(per_sample[i], all[(size_t)rank * n + i]);
+    return all;
+}
+
+/* Gathers every rank's samples (and phases) to rank 0, which writes the case
+ * record; the kernel's report adds its fields. samples_s is the kernel's
+ * sample: rank 0's, or the per-sample maximum over the ranks taking part. */
+static void gather_and_record(const struct kernel *k, struct kcase *c,
+                              struct case_record *r, const double *mine,
+                              const double *phase_samples)
+{
+    int n = r->samples;
+    double *all = gather(c, mine, n);
+    struct jsonl j;
+    if (c->rank == 0) {
+        int compared = k->timed_by == TIMED_BY_MAX ? c->ranks : 1;
+        double *per_sample = xcalloc((size_t)n, sizeof *per_sample);
+        for (int i = 0; i < n; i++) {
+            per_sample[i] = all[i];
+            for (int rank = 1; rank < compared; rank++)
+                per_sample[i] = fmax(per_sample[i], all[(size_t)rank * n + i]);
+        }
+        r->samples_s = per_sample;
+        r->rank_samples_s = all;
+        record_case_open(&j, r);
+        free(per_sample);
+        free(all);
     }
-    r->samples_s = per_sample;
-    r->rank_samples_s = all;
-    record_case(r);
-    free(per_sample);
-    free(all);
+    if (c->phases) {
+        if (c->rank == 0)
+            jsonl_open(&j, "phase_samples_s", '{');
+        for (int p = 0; p < c->phases->count; p++) {
+            double *phase = gather(c, phase_samples + (size_t)p * (size_t)n, n);
+            if (c->rank == 0)
+                record_rank_lists(&j, k->phases[p], phase, c->ranks, n);
+            free(phase);
+        }
+        if (c->rank == 0)
+            jsonl_close(&j, '}');
+    }
+    if (k->report)
+        k->report(c, c->rank == 0 ? &j : NULL);
+    if (c->rank == 0)
+        record_case_close(&j);
 }
 
 bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
@@ -154,10 +201,20 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
 {
     const struct kernel *k = cfg->kernel;
     const char *mode_name = k->modes ? send_mode_names[mode] : NULL;
-    struct kcase c = {.cfg = cfg, .comm = comm, .ranks = k->min_ranks,
+    int world;
+    CHECK_MPI(MPI_Comm_size(comm, &world));
+    struct kcase c = {.cfg = cfg, .comm = comm,
+                      .ranks = k->max_ranks ? k->max_ranks : world,
                       .mode = mode, .bytes = bytes,
                       .validate = cfg->validate};
     CHECK_MPI(MPI_Comm_rank(comm, &c.rank));
+    struct phases phases = {0};
+    if (k->phases) {
+        while (k->phases[phases.count])
+            phases.count++;
+        phases.acc = xcalloc((size_t)phases.count, sizeof *phases.acc);
+        c.phases = &phases;
+    }
     bool active = c.rank < c.ranks;
 
     check_case_begin(k->name, mode_name, bytes);
@@ -178,18 +235,26 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     long long batch = batch_size(timer, t_iter);
     int n = sample_count(cfg, t_iter, batch);
     double *samples = xcalloc((size_t)n, sizeof *samples);
-    for (int i = 0; i < n; i++)
+    double *phase_samples = xcalloc((size_t)phases.count * (size_t)n,
+                                    sizeof *phase_samples);
+    for (int i = 0; i < n; i++) {
         samples[i] = timed_run(k, &c, active, (uint64_t)batch) / (double)batch;
-    if (active)
-        k->teardown(&c);
+        for (int p = 0; p < phases.count; p++)
+            phase_samples[(size_t)p * (size_t)n + (size_t)i] =
+                phases.acc[p] / (double)batch;
+    }
 
     struct case_record r = {
         .kernel = k->name, .send_mode = mode_name, .bytes = bytes,
         .ranks = c.ranks, .window = c.window, .batch = batch,
         .warmup_iterations = warmup, .validated = cfg->validate,
         .timed_by = k->timed_by, .samples = n};
-    gather_and_record(k, &c, &r, samples);
+    gather_and_record(k, &c, &r, samples, phase_samples);
+    if (active)
+        k->teardown(&c);
     free(samples);
+    free(phase_samples);
+    free(phases.acc);
     check_case_end();
     return true;
 }

@@ -9,6 +9,7 @@
 #include "msg.h"
 
 struct config;
+struct kcase;
 
 struct timer_info {
     double wtick_s, resolution_s, overhead_s;
@@ -17,6 +18,11 @@ struct timer_info {
 
 /* Collective. Every rank gets the same values: the maximum over ranks. */
 struct timer_info timer_calibrate(MPI_Comm comm);
+
+/* Called by a kernel's run_once at the end of phase `phase` (an index into
+ * its phases list): the loop reads the clock and adds the time since the
+ * previous mark (or the sample's start) to that phase. */
+void timing_phase_end(struct kcase *c, int phase);
 
 /* Collective: runs one case of cfg->kernel and, on rank 0, writes its
  * case_start and then its case or skip record. True if measured. */

@@ -51,6 +51,7 @@ const struct kernel kernel_bibw = {
     .name = "bibw",
     .description = "ranks 0 and 1 both stream W messages; bandwidth 2*W*n/t",
     .min_ranks = 2,
+    .max_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .setup = bibw_setup,
     .run_once = bibw_run_once,

@@ -60,6 +60,7 @@ const struct kernel kernel_bw = {
     .name = "bw",
     .description = "rank 0 streams W messages to rank 1; bandwidth W*n/t",
     .min_ranks = 2,
+    .max_ranks = 2,
     .timed_by = TIMED_BY_ORIGIN,
     .setup = bw_setup,
     .run_once = bw_run_once,

@@ -38,6 +38,7 @@ const struct kernel kernel_pingping = {
     .name = "pingping",
     .description = "ranks 0 and 1 send to each other at once; latency t",
     .min_ranks = 2,
+    .max_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .setup = pingping_setup,
     .run_once = pingping_run_once,

@@ -138,6 +138,7 @@ const struct kernel kernel_pingpong = {
     .name = "pingpong",
     .description = "rank 0 sends, rank 1 sends back; latency t/2",
     .min_ranks = 2,
+    .max_ranks = 2,
     .modes = SEND_MODE_BIT(SEND_STANDARD) | SEND_MODE_BIT(SEND_SYNCHRONOUS) |
              SEND_MODE_BIT(SEND_BUFFERED) | SEND_MODE_BIT(SEND_READY) |
              SEND_MODE_BIT(SEND_NONBLOCKING) | SEND_MODE_BIT(SEND_SENDRECV),
