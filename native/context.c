@@ -11,6 +11,7 @@
 #include "jsonl.h"
 #include "kernel.h"
 #include "msg.h"
+#include "mpit.h"
 #include "options.h"
 #include "timing.h"
 
@@ -33,8 +34,29 @@ static void library_name(const char *version, char *out, size_t len)
     snprintf(out, len, "%.*s", (int)strcspn(version, " \t\n"), version);
 }
 
+/* This process's CPU affinity as a cpulist ("0-3,8"): where it is bound. */
+static void affinity_list(char *out, size_t len)
+{
+    cpu_set_t set;
+    out[0] = '\0';
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    size_t used = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && used + 16 < len; cpu++) {
+        if (!CPU_ISSET(cpu, &set))
+            continue;
+        int last = cpu;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            last++;
+        used += (size_t)snprintf(out + used, len - used, "%s%d", used ? "," : "", cpu);
+        if (last > cpu)
+            used += (size_t)snprintf(out + used, len - used, "-%d", last);
+        cpu = last;
+    }
+}
+
 static void write_placement(struct jsonl *j, const char *hosts,
-                            const int *cpus, int ranks)
+                            const int *cpus, const char *bindings, int ranks)
 {
     /* Distinct hosts in rank order of first appearance. */
     jsonl_open(j, "hosts", '[');
@@ -55,6 +77,7 @@ static void write_placement(struct jsonl *j, const char *hosts,
             jsonl_int(j, "cpu", cpus[r]);
         else
             jsonl_null(j, "cpu");
+        jsonl_str(j, "binding", bindings + r * HOST_CHARS);
         jsonl_close(j, '}');
     }
     jsonl_close(j, ']');
@@ -98,9 +121,14 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     if (gethostname(host, HOST_CHARS - 1) != 0)
         snprintf(host, sizeof host, "unknown");
     int cpu = sched_getcpu();
+    char binding[HOST_CHARS];
+    affinity_list(binding, sizeof binding);
     char *hosts = rank == 0 ? xcalloc((size_t)ranks, HOST_CHARS) : NULL;
+    char *bindings = rank == 0 ? xcalloc((size_t)ranks, HOST_CHARS) : NULL;
     int *cpus = rank == 0 ? xcalloc((size_t)ranks, sizeof *cpus) : NULL;
     CHECK_MPI(MPI_Gather(host, HOST_CHARS, MPI_CHAR, hosts, HOST_CHARS,
+                         MPI_CHAR, 0, comm));
+    CHECK_MPI(MPI_Gather(binding, HOST_CHARS, MPI_CHAR, bindings, HOST_CHARS,
                          MPI_CHAR, 0, comm));
     CHECK_MPI(MPI_Gather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, comm));
     if (rank != 0)
@@ -117,7 +145,8 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     jsonl_str(&j, "commscope_version", COMMSCOPE_VERSION);
     write_library(&j);
     jsonl_int(&j, "ranks", ranks);
-    write_placement(&j, hosts, cpus, ranks);
+    write_placement(&j, hosts, cpus, bindings, ranks);
+    mpit_write_transport(&j);
     write_timer(&j, timer);
     jsonl_str(&j, "compiler", __VERSION__);
     jsonl_open(&j, "argv", '[');
@@ -128,5 +157,6 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     jsonl_str(&j, "kernel", cfg->kernel ? cfg->kernel->name : NULL);
     jsonl_end(&j);
     free(hosts);
+    free(bindings);
     free(cpus);
 }

@@ -1,5 +1,6 @@
 #include "kernel.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,6 +93,24 @@ const char *kcase_param(const struct kcase *c, const char *key,
         if (strcmp(c->cfg->params.v[i].key, key) == 0)
             value = c->cfg->params.v[i].value; /* the last one given wins */
     return value;
+}
+
+int kcase_param_choice(const struct kcase *c, const char *key,
+                       const char *const *values)
+{
+    const char *value = kcase_param(c, key, values[0]);
+    for (int i = 0; values[i]; i++)
+        if (strcmp(values[i], value) == 0)
+            return i;
+    char accepted[256] = "";
+    size_t used = 0;
+    for (int i = 0; values[i] && used < sizeof accepted; i++) {
+        int n = snprintf(accepted + used, sizeof accepted - used, "%s%s",
+                         i ? ", " : "", values[i]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    die("--param %s=%s: kernel %s accepts %s", key, value,
+        c->cfg->kernel->name, accepted);
 }
 
 void payload_fill(const struct kcase *c, void *buf)

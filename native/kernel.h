@@ -66,6 +66,11 @@ struct kernel {
 /* The value of --param KEY, or fallback when not given. */
 const char *kcase_param(const struct kcase *c, const char *key,
                         const char *fallback);
+/* --param KEY as an index into values (NULL-terminated); values[0] when
+ * not given. Any other value dies with a message naming the key and the
+ * accepted values. */
+int kcase_param_choice(const struct kcase *c, const char *key,
+                       const char *const *values);
 
 const struct kernel *kernel_find(const char *name);
 const struct kernel *kernel_at(size_t index); /* NULL past the last */

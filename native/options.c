@@ -17,14 +17,19 @@ enum opt_type {
     OPT_SECONDS,
     OPT_FLAG,
     OPT_PARAM,
-    OPT_PATH
+    OPT_PATH,
+    OPT_SYNC
 };
+
+const char *const sync_method_names[SYNC_METHOD_COUNT] = {
+    [SYNC_BARRIER] = "barrier", [SYNC_WINDOW] = "window"};
 
 /* Shown in --help after the option name. */
 static const char *const type_labels[] = {
     [OPT_KERNEL] = "NAME", [OPT_MODES] = "LIST",    [OPT_SIZES] = "LIST",
     [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FLAG] = "",
     [OPT_PARAM] = "KEY=VALUE", [OPT_PATH] = "PATH",
+    [OPT_SYNC] = "barrier|window",
 };
 
 struct option_spec {
@@ -57,6 +62,10 @@ static const struct option_spec specs[] = {
      "most samples when --min-time decides", FIELD(max_samples)},
     {"window", OPT_COUNT, "64", false, 1,
      "messages in flight per iteration for bw and bibw", FIELD(window)},
+    {"sync", OPT_SYNC, "barrier", false, 0,
+     "start samples after a barrier, or at agreed times on synchronised "
+     "clocks",
+     FIELD(sync)},
     {"validate", OPT_FLAG, NULL, false, 0,
      "receivers check every payload byte, every iteration", FIELD(validate)},
     {"param", OPT_PARAM, NULL, false, 0,
@@ -222,6 +231,14 @@ static bool parse_value(const struct option_spec *o, const char *text,
     case OPT_PATH:
         *(const char **)field = text;
         return true;
+    case OPT_SYNC:
+        for (int m = 0; m < SYNC_METHOD_COUNT; m++) {
+            if (strcmp(text, sync_method_names[m]) == 0) {
+                *(enum sync_method *)field = (enum sync_method)m;
+                return true;
+            }
+        }
+        return bad(error, len, "--sync: '%s' is not barrier or window", text);
     }
     return bad(error, len, "--%s: unhandled option type", o->name);
 }

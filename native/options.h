@@ -21,6 +21,11 @@ struct size_list {
     size_t n;
 };
 
+/* How the timing loop starts a sample (docs/native.md, "One timing loop");
+ * the names are the --sync values. */
+enum sync_method { SYNC_BARRIER, SYNC_WINDOW, SYNC_METHOD_COUNT };
+extern const char *const sync_method_names[SYNC_METHOD_COUNT];
+
 struct param {
     const char *key, *value;
 };
@@ -38,6 +43,7 @@ struct config {
     double min_time_s;
     long long min_samples, max_samples;
     long long window;
+    enum sync_method sync;
     bool validate;
     bool info;          /* context record only */
     const char *output; /* rank 0's records file; NULL: stdout */

@@ -1,15 +1,18 @@
 /* The one timing loop (docs/native.md, "One timing loop"). Kernels supply
  * run_once; only this file reads the timer, so every kernel is measured the
- * same way: a probe that doubles as warm-up, batches sized against the
- * timer's cost, barrier-started samples, per-rank samples gathered to
- * rank 0. */
+ * same way: a probe that doubles as warm-up, then samples started either
+ * by a barrier (batches sized against the timer's cost) or, with --sync
+ * window, one call each at start times agreed on synchronised clocks;
+ * per-rank samples gathered to rank 0. */
 #include "timing.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "check.h"
+#include "clocksync.h"
 #include "jsonl.h"
 #include "kernel.h"
 #include "options.h"
@@ -25,6 +28,16 @@
 #define TIMER_COST_FACTOR 100.0
 /* Bounds the integer conversion only; reached by a kernel doing nothing. */
 #define MAX_BATCH 1073741824.0
+/* --sync window: a window is WINDOW_FACTOR probe iterations, at least
+ * WINDOW_MIN_S, so that one call, the ranks' clock error and the loop's
+ * bookkeeping fit in it. Windows come in rounds of ROUND_S (at least one
+ * window), each started at a newly agreed time: a rank descheduled for
+ * milliseconds makes the rest of its round late, not every later sample. */
+#define WINDOW_FACTOR 4.0
+#define WINDOW_MIN_S 10e-6
+#define ROUND_S 1e-3
+#define ROUND_LEAD_BARRIERS 4.0
+#define IDLE_NAP_S 1e-3
 
 struct timer_info timer_calibrate(MPI_Comm comm)
 {
@@ -74,6 +87,15 @@ void timing_phase_end(struct kcase *c, int phase)
     p->mark = now;
 }
 
+static void phases_start(struct phases *p, double start)
+{
+    if (!p)
+        return;
+    p->mark = start;
+    for (int i = 0; i < p->count; i++)
+        p->acc[i] = 0;
+}
+
 /* n iterations between two timer reads, started by a barrier; this rank's
  * elapsed seconds. Idle ranks only take part in the barrier. */
 static double timed_run(const struct kernel *k, struct kcase *c, bool active,
@@ -81,11 +103,7 @@ static double timed_run(const struct kernel *k, struct kcase *c, bool active,
 {
     CHECK_MPI(MPI_Barrier(c->comm));
     double start = MPI_Wtime();
-    if (c->phases) {
-        c->phases->mark = start;
-        for (int i = 0; i < c->phases->count; i++)
-            c->phases->acc[i] = 0;
-    }
+    phases_start(c->phases, start);
     if (active) {
         for (uint64_t i = 0; i < n; i++) {
             k->run_once(c);
@@ -132,14 +150,149 @@ static long long batch_size(const struct timer_info *timer, double t_iter)
     return (long long)fmin(fmax(batch, 1.0), MAX_BATCH);
 }
 
-static int sample_count(const struct config *cfg, double t_iter,
-                        long long batch)
+/* --iters, or enough samples of sample_s each to fill --min-time. */
+static int sample_count(const struct config *cfg, double sample_s)
 {
     if (cfg->iters > 0)
         return (int)cfg->iters;
-    double n = ceil(cfg->min_time_s / ((double)batch * t_iter));
+    double n = ceil(cfg->min_time_s / sample_s);
     return (int)fmin(fmax(n, (double)cfg->min_samples),
                      (double)cfg->max_samples);
+}
+
+/* How a case's samples were taken, for its record. */
+struct sampling {
+    enum sync_method sync;
+    long long batch;
+    int n;
+    /* --sync window only: */
+    MPI_Comm active;      /* the ranks taking part; MPI_COMM_NULL elsewhere */
+    struct clock_sync clocks;
+    double window_s;
+    unsigned char *late;  /* [n] on rank 0: some rank started sample i late */
+};
+
+/* --sync barrier: each sample is `batch` iterations after a barrier, in
+ * seconds per iteration. */
+static void barrier_samples(const struct kernel *k, struct kcase *c,
+                            bool active, const struct sampling *s,
+                            double *samples, double *phase_samples)
+{
+    int n = s->n;
+    for (int i = 0; i < n; i++) {
+        samples[i] = timed_run(k, c, active, (uint64_t)s->batch) /
+                     (double)s->batch;
+        for (int p = 0; c->phases && p < c->phases->count; p++)
+            phase_samples[(size_t)p * (size_t)n + (size_t)i] =
+                c->phases->acc[p] / (double)s->batch;
+    }
+}
+
+/* Rank 0 sizes the window from the probe and announces it with the sample
+ * count, so every rank runs the same number of calls. */
+static void window_plan(const struct config *cfg, const struct kcase *c,
+                        double t_iter, struct sampling *s)
+{
+    double plan[2];
+    if (c->rank == 0) {
+        plan[0] = fmax(WINDOW_FACTOR * t_iter, WINDOW_MIN_S);
+        plan[1] = sample_count(cfg, plan[0]);
+    }
+    CHECK_MPI(MPI_Bcast(plan, 2, MPI_DOUBLE, 0, c->comm));
+    s->window_s = plan[0];
+    s->n = (int)plan[1];
+}
+
+/* The start of a round, on rank 0's clock: the latest rank's clock
+ * reading, plus time for the allreduce's result to reach every rank and
+ * for the ranks' clock errors (each within half its round trip). */
+static double round_start(const struct sampling *s, double offset,
+                          const struct timer_info *timer)
+{
+    double now = MPI_Wtime() - offset, latest, worst_rtt = 0;
+    CHECK_MPI(MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, s->active));
+    for (int r = 0; r < s->clocks.ranks; r++)
+        worst_rtt = fmax(worst_rtt, s->clocks.rtt_s[r]);
+    return latest + fmax(s->window_s, ROUND_LEAD_BARRIERS * timer->barrier_s) +
+           worst_rtt;
+}
+
+/* --sync window (after SKaMPI and ReproMPI, docs/native.md): in a round
+ * starting at t0, sample j starts at t0 + j * window on rank 0's clock,
+ * which each rank finds on its own clock by adding its offset. The rank
+ * busy-waits until then, makes one call and records its end minus the
+ * agreed start. A rank already past the start marks the sample late. */
+static void window_samples(const struct kernel *k, struct kcase *c,
+                           const struct timer_info *timer, struct sampling *s,
+                           double *samples, double *phase_samples)
+{
+    int n = s->n;
+    unsigned char *late = xcalloc((size_t)n, 1);
+    double offset = s->clocks.offset_s[c->rank];
+    int per_round = (int)fmin(fmax(ceil(ROUND_S / s->window_s), 1.0), n);
+    double t0 = 0;
+    for (int i = 0; i < n; i++) {
+        if (i % per_round == 0)
+            t0 = round_start(s, offset, timer) - (i * s->window_s);
+        double start = t0 + i * s->window_s + offset;
+        double now = MPI_Wtime();
+        late[i] = now > start;
+        while (now < start)
+            now = MPI_Wtime();
+        phases_start(c->phases, start);
+        k->run_once(c);
+        c->iteration++;
+        samples[i] = MPI_Wtime() - start;
+        for (int p = 0; c->phases && p < c->phases->count; p++)
+            phase_samples[(size_t)p * (size_t)n + (size_t)i] =
+                c->phases->acc[p];
+    }
+    s->late = c->rank == 0 ? xcalloc((size_t)n, 1) : NULL;
+    CHECK_MPI(MPI_Reduce(late, s->late, n, MPI_UNSIGNED_CHAR, MPI_MAX, 0,
+                         s->active));
+    free(late);
+}
+
+/* Ranks the kernel does not use wait for the others to finish without
+ * spinning in the gather that follows, which would take CPU time from the
+ * ranks measured: a nonblocking barrier, tested between naps. */
+static void idle_until_done(MPI_Comm comm, bool active)
+{
+    MPI_Request done;
+    CHECK_MPI(MPI_Ibarrier(comm, &done));
+    if (active) {
+        CHECK_MPI(MPI_Wait(&done, MPI_STATUS_IGNORE));
+        return;
+    }
+    for (int finished = 0;;) {
+        CHECK_MPI(MPI_Test(&done, &finished, MPI_STATUS_IGNORE));
+        if (finished)
+            return;
+        nanosleep(&(struct timespec){.tv_nsec = (long)(IDLE_NAP_S * 1e9)},
+                  NULL);
+    }
+}
+
+/* The record's sync fields (docs/native.md, "Records"). */
+static void record_sampling(struct jsonl *j, const struct sampling *s)
+{
+    jsonl_str(j, "sync", sync_method_names[s->sync]);
+    if (s->sync != SYNC_WINDOW)
+        return;
+    jsonl_num(j, "window_s", s->window_s);
+    jsonl_open(j, "invalid", '[');
+    for (int i = 0; i < s->n; i++)
+        if (s->late[i])
+            jsonl_int(j, NULL, i);
+    jsonl_close(j, ']');
+    jsonl_open(j, "clock_offsets_s", '[');
+    for (int r = 0; r < s->clocks.ranks; r++)
+        jsonl_num(j, NULL, s->clocks.offset_s[r]);
+    jsonl_close(j, ']');
+    jsonl_open(j, "clock_rtt_s", '[');
+    for (int r = 0; r < s->clocks.ranks; r++)
+        jsonl_num(j, NULL, s->clocks.rtt_s[r]);
+    jsonl_close(j, ']');
 }
 
 /* n values from every rank to rank 0 (NULL elsewhere): [world][n]. */
@@ -158,8 +311,8 @@ static double *gather(const struct kcase *c, const double *mine, int n)
  * record; the kernel's report adds its fields. samples_s is the kernel's
  * sample: rank 0's, or the per-sample maximum over the ranks taking part. */
 static void gather_and_record(const struct kernel *k, struct kcase *c,
-                              struct case_record *r, const double *mine,
-                              const double *phase_samples)
+                              struct case_record *r, const struct sampling *s,
+                              const double *mine, const double *phase_samples)
 {
     int n = r->samples;
     double *all = gather(c, mine, n);
@@ -175,6 +328,7 @@ static void gather_and_record(const struct kernel *k, struct kcase *c,
         r->samples_s = per_sample;
         r->rank_samples_s = all;
         record_case_open(&j, r);
+        record_sampling(&j, s);
         free(per_sample);
         free(all);
     }
@@ -224,37 +378,60 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     if (reason) {
         if (c.rank == 0)
             record_skip(k->name, mode_name, bytes, reason);
+        free(phases.acc);
         check_case_end();
         return false;
     }
 
+    struct sampling s = {.sync = cfg->sync, .batch = 1,
+                         .active = MPI_COMM_NULL};
+    if (s.sync == SYNC_WINDOW) {
+        /* Window rounds and clock synchronisation involve only the ranks
+         * taking part. */
+        CHECK_MPI(MPI_Comm_split(comm, active ? 0 : MPI_UNDEFINED, c.rank,
+                                 &s.active));
+        /* Before setup: from then on a kernel may keep a receive posted
+         * (pingpong's ready mode) that no other message may meet. */
+        if (active)
+            clock_sync_estimate(&s.clocks, s.active);
+    }
     if (active)
         k->setup(&c);
     uint64_t warmup = 0;
     double t_iter = probe(k, &c, active, timer, &warmup);
-    long long batch = batch_size(timer, t_iter);
-    int n = sample_count(cfg, t_iter, batch);
-    double *samples = xcalloc((size_t)n, sizeof *samples);
-    double *phase_samples = xcalloc((size_t)phases.count * (size_t)n,
+    if (s.sync == SYNC_WINDOW) {
+        window_plan(cfg, &c, t_iter, &s);
+    } else {
+        s.batch = batch_size(timer, t_iter);
+        s.n = sample_count(cfg, (double)s.batch * t_iter);
+    }
+    double *samples = xcalloc((size_t)s.n, sizeof *samples);
+    double *phase_samples = xcalloc((size_t)phases.count * (size_t)s.n,
                                     sizeof *phase_samples);
-    for (int i = 0; i < n; i++) {
-        samples[i] = timed_run(k, &c, active, (uint64_t)batch) / (double)batch;
-        for (int p = 0; p < phases.count; p++)
-            phase_samples[(size_t)p * (size_t)n + (size_t)i] =
-                phases.acc[p] / (double)batch;
+    if (s.sync == SYNC_BARRIER) {
+        barrier_samples(k, &c, active, &s, samples, phase_samples);
+    } else {
+        if (active)
+            window_samples(k, &c, timer, &s, samples, phase_samples);
+        idle_until_done(comm, active);
     }
 
     struct case_record r = {
         .kernel = k->name, .send_mode = mode_name, .bytes = bytes,
-        .ranks = c.ranks, .window = c.window, .batch = batch,
+        .ranks = c.ranks, .window = c.window, .batch = s.batch,
         .warmup_iterations = warmup, .validated = cfg->validate,
-        .timed_by = k->timed_by, .samples = n};
-    gather_and_record(k, &c, &r, samples, phase_samples);
+        .timed_by = k->timed_by, .samples = s.n};
+    gather_and_record(k, &c, &r, &s, samples, phase_samples);
     if (active)
         k->teardown(&c);
     free(samples);
     free(phase_samples);
     free(phases.acc);
+    free(s.late);
+    if (s.active != MPI_COMM_NULL) {
+        clock_sync_free(&s.clocks);
+        CHECK_MPI(MPI_Comm_free(&s.active));
+    }
     check_case_end();
     return true;
 }

@@ -16,7 +16,7 @@ from conftest import commscope, one_line_error
     (["run", "pingpong", "--sizes", "64K:1K"], "--sizes"),
     (["run", "pingpong", "--sizes", "1TiB"], "lower the largest size"),
     (["run", "pingpong", "--np", "1"], "--np 1: pingpong needs at least 2 ranks"),
-    (["run", "pingpong", "--np", "two"], "argument --np: invalid int value"),
+    (["run", "pingpong", "--np", "two"], "--np: 'two' is not a process count"),
     (["run", "bw", "--window", "0"], "--window 0"),
     (["run", "pingpong", "--mpi", "/nonexistent/mpi"], "--mpi /nonexistent/mpi: no bin/mpicc"),
     (["results", "show", "1", "--db", "/nonexistent/dir/r.db"], "no such results file"),

@@ -3,32 +3,64 @@
 import pytest
 
 from commscope.errors import UserError
-from commscope.kernels import effective_window, kernel, modes_for
+from commscope.kernels import check_sizes, effective_window, kernel, modes_for, params_for
+
+
+class Shape:
+    """The few case fields the kernel definitions read."""
+
+    def __init__(self, nbytes, ranks=2, window=None, **params):
+        self.bytes, self.ranks, self.window, self.params = nbytes, ranks, window, params
 
 
 def test_pingpong_latency_is_half_round_trip_and_bandwidth_per_direction():
     k = kernel("pingpong")
-    assert k.latency_s(4e-6, None) == 2e-6
-    assert k.bandwidth_Bps(4e-6, 1000, None) == pytest.approx(5e8)
+    assert k.latency(4e-6, Shape(1000)) == 2e-6
+    assert k.bandwidth_Bps(4e-6, Shape(1000)) == pytest.approx(5e8)
 
 
 def test_bw_and_bibw_count_every_message_in_the_window():
-    assert kernel("bw").bandwidth_Bps(1e-3, 1 << 20, 64) == pytest.approx(64 * (1 << 20) / 1e-3)
-    assert kernel("bibw").bandwidth_Bps(1e-3, 1 << 20, 64) == pytest.approx(2 * 64 * (1 << 20) / 1e-3)
-    assert kernel("bw").latency_s(64e-6, 64) == pytest.approx(1e-6)
+    case = Shape(1 << 20, window=64)
+    assert kernel("bw").bandwidth_Bps(1e-3, case) == pytest.approx(64 * (1 << 20) / 1e-3)
+    assert kernel("bibw").bandwidth_Bps(1e-3, case) == pytest.approx(2 * 64 * (1 << 20) / 1e-3)
+    assert kernel("bw").latency(64e-6, case) == pytest.approx(1e-6)
 
 
 def test_pingping_sample_is_one_exchange():
     k = kernel("pingping")
-    assert k.latency_s(3e-6, None) == 3e-6
-    assert k.bandwidth_Bps(2e-6, 8, None) == pytest.approx(4e6)
+    assert k.latency(3e-6, Shape(8)) == 3e-6
+    assert k.bandwidth_Bps(2e-6, Shape(8)) == pytest.approx(4e6)
+
+
+def test_many_rank_rates_follow_imb_and_seed_definitions():
+    ring = kernel("ring")
+    # IMB Sendrecv moves 2n per rank, Exchange 4n; the seed-001 ring 2n per step for P steps.
+    assert ring.bandwidth_Bps(1.0, Shape(10, ranks=4, pattern="sendrecv")) == 20
+    assert ring.bandwidth_Bps(1.0, Shape(10, ranks=4, pattern="exchange")) == 40
+    assert ring.bandwidth_Bps(1.0, Shape(10, ranks=4, pattern="ring")) == 80
+    assert kernel("fanin").bandwidth_Bps(2.0, Shape(10, ranks=5)) == 20
+    assert kernel("allreduce").bandwidth_Bps(1.0, Shape(10, ranks=4)) is None
 
 
 def test_window_shrinks_to_keep_receiver_buffers_within_a_gibibyte():
     assert effective_window(64, 1 << 20) == 64
     assert effective_window(64, 1 << 25) == 32
     assert effective_window(64, 3 << 30) == 1
-    assert kernel("bw").bytes_per_rank(1 << 25, 64) == 33 << 25
+    assert kernel("bw").memory(1 << 25, 64, 2) == 33 << 25
+
+
+def test_params_are_checked_and_defaulted():
+    assert params_for(kernel("reduce"), {"op": "user"}, 4) == {
+        "root": "0", "op": "user", "dtype": "int"}
+    assert params_for(kernel("bcast"), {"root": "rotate"}, 4) == {"root": "rotate"}
+    with pytest.raises(UserError, match="--root 4: give a rank from 0 to 3, or rotate"):
+        params_for(kernel("bcast"), {"root": "4"}, 4)
+    with pytest.raises(UserError, match="--op prod: choose one of sum, max, min, user"):
+        params_for(kernel("allreduce"), {"op": "prod"}, 2)
+    with pytest.raises(UserError, match="--order: kernel ring takes pattern"):
+        params_for(kernel("ring"), {"order": "rank"}, 2)
+    with pytest.raises(UserError, match="not a whole number of double"):
+        check_sizes(kernel("scan"), [8, 12], {"op": "sum", "dtype": "double"})
 
 
 def test_modes():

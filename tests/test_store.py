@@ -106,3 +106,34 @@ def test_rank_samples_shape(db):
     run = store.begin_run(["x"], "pingpong", 2, False)
     cid = store.add_case(run, _record(list(np.linspace(1, 2, 5))))
     assert store.rank_samples(cid).shape == (2, 5)
+
+
+def test_schema_1_store_is_migrated_in_place_keeping_its_cases(db):
+    from commscope.store import SCHEMA_1
+    con = sqlite3.connect(db)
+    con.executescript(SCHEMA_1 + f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;")
+    con.execute("INSERT INTO runs (started_utc, status, command, kernel, ranks) "
+                "VALUES ('t', 'complete', '[]', 'bw', 2)")
+    con.execute("INSERT INTO cases (run_id, kernel, bytes, ranks, batch, warmup_iterations, "
+                "validated, timed_by, n, samples, rank_samples) "
+                "VALUES (1, 'bw', 8, 2, 1, 1, 0, 'origin', 1, ?, ?)",
+                (np.array([2.5e-6]).tobytes(), np.array([2.5e-6, 2.0e-6]).tobytes()))
+    con.commit()
+    con.close()
+    store = Store(db)
+    (case,) = store.cases(1)
+    assert case.samples.tolist() == [2.5e-6] and case.params == {} and case.extra == {}
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert store.last_sweep("nope") is None
+
+
+def test_extra_fields_and_invalid_repetitions(db):
+    store = Store(db)
+    run = store.begin_run(["x"], "allreduce", 4, False, settings={"params": {"op": "sum"}})
+    rec = dict(_record([1.0, 9.0, 2.0, 3.0]), kernel="allreduce", sync="window", invalid=[1])
+    store.add_case(run, rec, case_key="abc")
+    (case,) = store.cases(run)
+    assert case.params == {"op": "sum"} and case.case_key == "abc"
+    assert case.extra == {"sync": "window", "invalid": [1]}
+    assert case.valid_samples.tolist() == [1.0, 2.0, 3.0]
+    assert case.samples.tolist() == [1.0, 9.0, 2.0, 3.0]  # kept, not dropped

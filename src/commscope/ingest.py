@@ -18,8 +18,10 @@ def case_label(rec: dict) -> str:
 class Ingest:
     """One run's records into the store; remembers what was in flight."""
 
-    def __init__(self, store: Store, run_id: int, on_case: Callable[[dict], None] | None = None):
+    def __init__(self, store: Store, run_id: int, on_case: Callable[[dict], None] | None = None,
+                 case_key: Callable[[dict], str] | None = None):
         self.store = store
+        self.case_key = case_key
         self.run_id = run_id
         self.on_case = on_case
         self.context: dict | None = None
@@ -46,7 +48,8 @@ class Ingest:
             self.in_flight = rec
             self.store.set_in_flight(self.run_id, rec)
         elif kind == "case":
-            self.case_ids.append(self.store.add_case(self.run_id, rec))
+            key = self.case_key(rec) if self.case_key else None
+            self.case_ids.append(self.store.add_case(self.run_id, rec, key))
             self.in_flight = None
             self.store.set_in_flight(self.run_id, None)
             if self.on_case:

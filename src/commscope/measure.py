@@ -13,65 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .build import native_binary
-from .errors import UserError
 from .ingest import Ingest, case_label
-from .kernels import Kernel
 from .launcher import launch
 from .mpi import Mpi
+from .plan import Plan
 from .progress import Progress
-from .sizes import format_bytes
 from .store import Store
-
-
-@dataclass(frozen=True)
-class Plan:
-    kernel: Kernel
-    ranks: int
-    modes: list[str | None]
-    sizes: list[int]
-    iters: int | None
-    min_time: float
-    window: int
-    validate: bool
-
-    @property
-    def cases(self) -> int:
-        return len(self.modes) * len(self.sizes)
-
-    def native_args(self) -> list[str]:
-        args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
-                "--window", str(self.window)]
-        if self.modes != [None]:
-            args += ["--modes", ",".join(self.modes)]
-        args += ["--iters", str(self.iters)] if self.iters else ["--min-time", repr(self.min_time)]
-        if self.validate:
-            args.append("--validate")
-        return args
-
-
-def available_memory() -> int:
-    """MemAvailable of this host in bytes (Linux), or None where unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def check_memory(plan: Plan) -> None:
-    """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
-    largest = max(plan.sizes)
-    per_rank = plan.kernel.bytes_per_rank(largest, plan.window)
-    need = per_rank * min(plan.ranks, plan.kernel.min_ranks)  # idle ranks allocate nothing
-    have = available_memory()
-    if have is not None and need > have:
-        raise UserError(
-            f"--sizes: {format_bytes(largest)} messages need {per_rank / 2**30:.1f} GiB per "
-            f"rank for {plan.kernel.name}, {need / 2**30:.1f} GiB on this host, but only "
-            f"{have / 2**30:.1f} GiB is available; lower the largest size")
 
 
 @dataclass
@@ -105,16 +52,23 @@ def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest) -> int:
             time.sleep(0.02)
 
 
-def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str]) -> Outcome:
+def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: int | None = None,
+            launch_no: int | None = None, case_key=None, progress: Progress | None = None) -> Outcome:
+    """One launch of the plan. `case_key(record)` names sweep cases; `progress` may be shared."""
     binary = native_binary(mpi)
     with tempfile.TemporaryDirectory(prefix="commscope-") as tmp:
         # Rank 0 writes records to a file: launchers relay long stdout lines slowly.
         # Other ranks' error records still come on stdout.
         records = Path(tmp, "records.jsonl")
-        how = launch(mpi, plan.ranks, binary, plan.native_args() + ["--output", str(records)])
-        run_id = store.begin_run(command, plan.kernel.name, plan.ranks, how.oversubscribed)
-        progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
-        ingest = Ingest(store, run_id, on_case=lambda rec: progress.advance(case_label(rec)))
+        how = launch(mpi, plan.ranks, binary, plan.native_args() + ["--output", str(records)],
+                     plan.placement)
+        run_id = store.begin_run(command, plan.kernel.name, plan.ranks, how.oversubscribed,
+                                 plan.settings(), sweep_id, launch_no)
+        own_progress = progress is None
+        if own_progress:
+            progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
+        ingest = Ingest(store, run_id, on_case=lambda rec: progress.advance(case_label(rec)),
+                        case_key=case_key)
         stdout_lines: list[str] = []
         stderr_tail: deque[str] = deque(maxlen=20)
         # Own session: Ctrl-C reaches only us, and we end the whole MPI job deliberately.
@@ -129,7 +83,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str]) -> Outcome:
             code = _follow(records, proc, ingest)
         except KeyboardInterrupt:
             _stop(proc)
-            progress.close()
+            if own_progress:
+                progress.close()
             message = _stopped_message("interrupted", ingest)
             store.finish_run(run_id, "interrupted", message)
             return Outcome(run_id, "interrupted", message, ingest, how.oversubscribed)
@@ -137,7 +92,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str]) -> Outcome:
             r.join(timeout=5)
         for line in stdout_lines:
             ingest.feed(line)
-    progress.close()
+    if own_progress:
+        progress.close()
     if code == 0 and ingest.ended and not ingest.errors:
         store.finish_run(run_id, "complete")
         return Outcome(run_id, "complete", None, ingest, how.oversubscribed)
@@ -145,7 +101,10 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str]) -> Outcome:
         e = ingest.errors[0]
         reason = f"rank {e.get('rank')} reported: {e.get('message')}"
     else:
-        last = "".join(stderr_tail).strip().splitlines()[-3:]
+        # The native core's own line says most; else the launcher's last words.
+        lines = "".join(stderr_tail).strip().splitlines()
+        ours = [l for l in lines if l.startswith("commscope-native")]
+        last = ours[:1] or [l.strip() for l in lines if l.strip(" -")][-2:]
         reason = f"MPI job exited with code {code}" + (": " + " | ".join(last) if last else "")
     message = _stopped_message("failed", ingest) + "; " + reason
     store.finish_run(run_id, "failed", message)

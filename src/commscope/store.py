@@ -18,10 +18,12 @@ import numpy as np
 
 from .errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
-SCHEMA = """
+# Schema 1, then one migration per later version: a new store runs them all,
+# an older store the ones it lacks, in one transaction.
+SCHEMA_1 = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     started_utc TEXT NOT NULL,
@@ -63,6 +65,29 @@ CREATE TABLE skips (
 CREATE INDEX cases_by_run ON cases(run_id);
 """
 
+MIGRATIONS = {
+    2: """
+ALTER TABLE runs ADD COLUMN settings TEXT;   -- JSON: kernel params, placement, transport, sync
+ALTER TABLE runs ADD COLUMN sweep_id INTEGER REFERENCES sweeps(id);
+ALTER TABLE runs ADD COLUMN launch INTEGER;  -- 1..K within a sweep's repeated launches
+ALTER TABLE cases ADD COLUMN extra TEXT;     -- JSON: the record's kernel-specific fields
+ALTER TABLE cases ADD COLUMN case_key TEXT;  -- a sweep case's stable id
+CREATE TABLE sweeps (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    plan_path TEXT NOT NULL,
+    plan_text TEXT NOT NULL,
+    plan_hash TEXT NOT NULL,
+    created_utc TEXT NOT NULL
+);
+CREATE INDEX cases_by_key ON cases(case_key);
+""",
+}
+
+# Record fields kept in columns or blobs; everything else a case record has goes to `extra`.
+CASE_COLUMNS = {"type", "kernel", "send_mode", "bytes", "ranks", "window", "batch",
+                "warmup_iterations", "validated", "timed_by", "samples_s", "rank_samples_s"}
+
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -81,14 +106,27 @@ class Case:
     warmup_iterations: int
     validated: bool
     timed_by: str
-    samples: np.ndarray
+    samples: np.ndarray  # every sample, as measured
+    settings: dict  # what the run asked for: params, placement, transport, sync
+    params: dict  # the run's kernel parameters
+    extra: dict  # kernel-specific record fields (phases, arrival order, sync, ...)
+    case_key: str | None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> "Case":
+        settings = json.loads(row["settings"]) if row["settings"] else {}
         return cls(row["id"], row["run_id"], row["kernel"], row["send_mode"], row["bytes"],
                    row["ranks"], row["window"], row["batch"], row["warmup_iterations"],
                    bool(row["validated"]), row["timed_by"],
-                   np.frombuffer(row["samples"], dtype="<f8"))
+                   np.frombuffer(row["samples"], dtype="<f8"), settings,
+                   settings.get("params", {}),
+                   json.loads(row["extra"]) if row["extra"] else {}, row["case_key"])
+
+    @property
+    def valid_samples(self) -> np.ndarray:
+        """The samples statistics use: all but repetitions the sync marked invalid (late start)."""
+        invalid = self.extra.get("invalid")
+        return np.delete(self.samples, invalid) if invalid else self.samples
 
 
 def _blob(values) -> bytes:
@@ -121,27 +159,37 @@ class Store:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if app_id == 0 and tables == 0:
-            # One transaction: a store is created whole or not at all.
-            self.db.executescript(f"BEGIN; {SCHEMA} PRAGMA application_id = {APPLICATION_ID}; "
-                                  f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+            self._migrate(SCHEMA_1, 2)  # a store is created whole or not at all
             return
         if app_id != APPLICATION_ID:
             raise UserError(f"--db {self.path}: a SQLite file that commscope did not write; "
                             "choose another --db path")
+        if 0 < version < SCHEMA_VERSION:
+            self._migrate("", version + 1)
+            return
         if version != SCHEMA_VERSION:
             raise UserError(f"--db {self.path}: results schema {version}, this commscope reads "
                             f"schema {SCHEMA_VERSION}; use a matching commscope or another --db")
+
+    def _migrate(self, script: str, first: int) -> None:
+        """Run `script` and the migrations from version `first` on, as one transaction."""
+        steps = "".join(MIGRATIONS[v] for v in range(first, SCHEMA_VERSION + 1))
+        self.db.executescript(f"BEGIN; {script} {steps} PRAGMA application_id = {APPLICATION_ID}; "
+                              f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
 
     def close(self) -> None:
         self.db.close()
 
     # --- writing, each call one committed transaction ---
 
-    def begin_run(self, command: list[str], kernel: str, ranks: int, oversubscribed: bool) -> int:
+    def begin_run(self, command: list[str], kernel: str, ranks: int, oversubscribed: bool,
+                  settings: dict | None = None, sweep_id: int | None = None,
+                  launch: int | None = None) -> int:
         cur = self.db.execute(
-            "INSERT INTO runs (started_utc, status, command, kernel, ranks, oversubscribed) "
-            "VALUES (?, 'running', ?, ?, ?, ?)",
-            (utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed)))
+            "INSERT INTO runs (started_utc, status, command, kernel, ranks, oversubscribed, "
+            "settings, sweep_id, launch) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+            (utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed),
+             json.dumps(settings or {}), sweep_id, launch))
         return cur.lastrowid
 
     def set_context(self, run_id: int, context: dict) -> None:
@@ -153,15 +201,17 @@ class Store:
         self.db.execute("UPDATE runs SET in_flight = ? WHERE id = ?",
                         (json.dumps(case) if case else None, run_id))
 
-    def add_case(self, run_id: int, rec: dict) -> int:
+    def add_case(self, run_id: int, rec: dict, case_key: str | None = None) -> int:
         samples = rec["samples_s"]
+        extra = {k: v for k, v in rec.items() if k not in CASE_COLUMNS}
         cur = self.db.execute(
             "INSERT INTO cases (run_id, kernel, send_mode, bytes, ranks, window, batch, "
-            "warmup_iterations, validated, timed_by, n, samples, rank_samples) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "warmup_iterations, validated, timed_by, n, samples, rank_samples, extra, case_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, rec["kernel"], rec.get("send_mode"), rec["bytes"], rec["ranks"],
              rec.get("window"), rec["batch"], rec["warmup_iterations"], int(rec["validated"]),
-             rec["timed_by"], len(samples), _blob(samples), _blob(rec["rank_samples_s"])))
+             rec["timed_by"], len(samples), _blob(samples), _blob(rec["rank_samples_s"]),
+             json.dumps(extra) if extra else None, case_key))
         return cur.lastrowid
 
     def add_skip(self, run_id: int, rec: dict) -> None:
@@ -189,8 +239,32 @@ class Store:
         return row
 
     def cases(self, run_id: int) -> list[Case]:
-        rows = self.db.execute("SELECT * FROM cases WHERE run_id = ? ORDER BY id", (run_id,))
+        rows = self.db.execute("SELECT cases.*, runs.settings FROM cases JOIN runs "
+                               "ON runs.id = cases.run_id WHERE run_id = ? ORDER BY cases.id",
+                               (run_id,))
         return [Case.from_row(r) for r in rows]
+
+    # --- sweeps ---
+
+    def add_sweep(self, name: str, plan_path: str, plan_text: str, plan_hash: str) -> int:
+        cur = self.db.execute("INSERT INTO sweeps (name, plan_path, plan_text, plan_hash, "
+                              "created_utc) VALUES (?, ?, ?, ?, ?)",
+                              (name, plan_path, plan_text, plan_hash, utc_now()))
+        return cur.lastrowid
+
+    def last_sweep(self, plan_hash: str) -> int | None:
+        row = self.db.execute("SELECT max(id) FROM sweeps WHERE plan_hash = ?",
+                              (plan_hash,)).fetchone()
+        return row[0]
+
+    def case_keys(self, sweep_id: int) -> set[str]:
+        rows = self.db.execute("SELECT case_key FROM cases JOIN runs ON runs.id = cases.run_id "
+                               "WHERE runs.sweep_id = ?", (sweep_id,))
+        return {r[0] for r in rows}
+
+    def sweep_runs(self, sweep_id: int) -> list[int]:
+        return [r[0] for r in self.db.execute("SELECT id FROM runs WHERE sweep_id = ? ORDER BY id",
+                                              (sweep_id,))]
 
     def rank_samples(self, case_id: int) -> np.ndarray:
         row = self.db.execute("SELECT ranks, n, rank_samples FROM cases WHERE id = ?",

@@ -16,17 +16,26 @@ def case_summary(case: Case) -> dict:
 
     Latency is a linear function of the raw sample (half the round trip, one
     window slot, ...), so order statistics and percentiles scale with it.
+    Repetitions that the window synchronisation marked invalid are left out of
+    the statistics and counted.
     """
     k = kernel(case.kernel)
-    s = summarize(case.samples * k.latency_s(1.0, case.window))
-    median_t = float(np.median(case.samples))
-    return {
+    samples = case.valid_samples
+    s = summarize(samples * k.latency(1.0, case))
+    bandwidth = k.bandwidth_Bps(float(np.median(samples)), case)
+    out = {
         "run": case.run_id,
         "kernel": case.kernel,
         "send_mode": case.send_mode,
         "bytes": case.bytes,
         "ranks": case.ranks,
         "window": case.window,
+        "params": case.params,
+        "sync": case.settings.get("sync", "barrier"),
+        "map_by": case.settings.get("map_by"),
+        "bind_to": case.settings.get("bind_to"),
+        "transport": case.settings.get("transport", "auto"),
+        "case_key": case.case_key,
         "n": s.n,
         "median_s": s.median,
         "ci_low_s": s.ci_low,
@@ -36,6 +45,13 @@ def case_summary(case: Case) -> dict:
         "mean_s": s.mean,
         "stddev_s": s.stddev,
         "outliers": s.outliers,
-        "bandwidth_MBps": k.bandwidth_Bps(median_t, case.bytes, case.window) / MB,
+        "invalid": len(case.extra.get("invalid") or ()),
+        "bandwidth_MBps": None if bandwidth is None else bandwidth / MB,
         "validated": case.validated,
     }
+    phases = case.extra.get("phase_samples_s")
+    if phases:
+        # A phase lasts as long as its slowest rank: per-sample max over ranks, then the median.
+        out["phase_median_s"] = {name: float(np.median(np.max(np.asarray(per_rank), axis=0)))
+                                 for name, per_rank in phases.items()}
+    return out

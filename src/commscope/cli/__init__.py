@@ -8,9 +8,9 @@ import sys
 from .. import __version__
 from ..build import BuildError
 from ..errors import UserError
-from . import info, results, run
+from . import info, results, run, sweep
 
-VERBS = (run, info, results)
+VERBS = (run, sweep, info, results)
 
 
 class _Parser(argparse.ArgumentParser):

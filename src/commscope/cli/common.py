@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+
+from ..summary import case_summary
+from ..views.table import library_label, render, render_phases, render_ranks
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
@@ -19,3 +23,38 @@ def add_mpi(p: argparse.ArgumentParser) -> None:
 
 def print_json(value) -> None:
     print(json.dumps(value, indent=2))
+
+
+def show_launch(store, outcome, plan, db: str, as_json: bool) -> list[dict]:
+    """Print one launch's table (unless JSON is wanted later) and its skips; its summaries."""
+    cases = store.cases(outcome.run_id)
+    summaries = [case_summary(c) for c in cases]
+    if not as_json and summaries:
+        lib = library_label((outcome.ingest.context or {}).get("mpi_library_version"))
+        print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, {lib}, "
+              f"results in {db}")
+        print(render(summaries))
+        if plan.kernel.name in ("fanin", "ring"):  # who waits: each rank's own time
+            print(render_ranks(cases, [store.rank_samples(c.id) for c in cases]))
+        if plan.kernel.phases:
+            print(render_phases(summaries))
+    for skip in outcome.ingest.skips:
+        print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "
+              f"{skip['bytes']} B: {skip['reason']}", file=sys.stderr)
+    if outcome.status != "complete":
+        print(f"commscope: run {outcome.run_id} {outcome.message}", file=sys.stderr)
+    return summaries
+
+
+def warn_oversubscribed(outcome, plan, warned: bool) -> bool:
+    """Warn once per command about oversubscription; True once warned."""
+    if outcome.oversubscribed and not warned:
+        print(f"commscope: warning: {plan.ranks} ranks on fewer cores: oversubscribed "
+              "(recorded with the run); latencies include time-slicing; run fewer ranks "
+              "per host for clean figures", file=sys.stderr)
+        return True
+    return warned
+
+
+def exit_code(outcome) -> int:
+    return {"complete": 0, "interrupted": 130}.get(outcome.status, 1)

@@ -1,34 +1,35 @@
-"""`commscope run KERNEL`: measure one kernel over sizes and send modes, store, show."""
+"""`commscope run KERNEL`: measure one kernel over sizes, modes and process counts."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UserError
-from ..kernels import KERNELS, SEND_MODES, kernel, modes_for
-from ..measure import Plan, check_memory, measure
+from ..kernels import KERNELS, PARAMS, SEND_MODES, check_sizes, kernel, modes_for, params_for
+from ..launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement
+from ..measure import measure
 from ..mpi import find_mpi
+from ..plan import SYNCS, Plan, check_memory, parse_ranks
 from ..sizes import parse_sizes
 from ..store import Store
-from ..summary import case_summary
-from ..views.table import library_label, render
-from .common import add_db, add_mpi, print_json
+from .common import add_db, add_mpi, exit_code, print_json, show_launch, warn_oversubscribed
 
 DEFAULT_SIZES = "0:4MiB"
+DEFAULT_VECTOR = 1_000_000  # vector_sum's N when --param n= is not given
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="measure one kernel",
-                       description="Measure one kernel over message sizes and send modes.")
+                       description="Measure one kernel over message sizes, send modes and "
+                                   "process counts.")
     p.add_argument("kernel", help=f"one of: {', '.join(KERNELS)}")
-    p.add_argument("--np", type=int, default=2, help="number of ranks (default 2)")
-    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
+    p.add_argument("--np", default="2", metavar="LIST",
+                   help="process counts: 2, a list 2,4,8 or a power-of-two range 2:16 (default 2)")
+    p.add_argument("--sizes", metavar="SPEC",
                    help="message sizes: 8,1K,64KiB or a power-of-two range 0:4MiB "
                         f"(default {DEFAULT_SIZES})")
     p.add_argument("--modes", metavar="LIST",
-                   help=f"send modes for pingpong: {', '.join(SEND_MODES)}, or all "
-                        "(default standard)")
+                   help=f"send modes: {', '.join(SEND_MODES)}, or all (default standard)")
     p.add_argument("--window", type=int, default=64, metavar="W",
                    help="messages in flight per iteration for bw and bibw (default 64)")
     count = p.add_mutually_exclusive_group()
@@ -37,49 +38,84 @@ def add_parser(sub) -> None:
                        help="timed seconds per case when --iters is not given (default 0.2)")
     p.add_argument("--validate", action="store_true",
                    help="check every payload byte on every iteration")
+    for param in PARAMS.values():
+        choices = "|".join(param.choices) or "N|rotate"
+        p.add_argument(f"--{param.name}", metavar=choices, help=f"{param.help} (default {param.default})")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
+    p.add_argument("--sync", choices=SYNCS, default="barrier",
+                   help="start of each sample: a barrier, or agreed times on offset-corrected "
+                        "clocks (late starts marked invalid)")
+    p.add_argument("--map-by", choices=MAP_BY, help="rank mapping, translated for the launcher")
+    p.add_argument("--bind-to", choices=BIND_TO, help="rank binding, translated for the launcher")
+    p.add_argument("--transport", choices=TRANSPORTS, default="auto",
+                   help="shared memory, TCP, or the library's choice (default auto)")
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
 
 
-def plan_from(args: argparse.Namespace) -> Plan:
+def _given_params(args: argparse.Namespace) -> dict[str, str]:
+    given = {name: getattr(args, name) for name in PARAMS if getattr(args, name) is not None}
+    for item in args.param:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UserError(f"--param {item}: write KEY=VALUE")
+        given[key.strip()] = value.strip()
+    return given
+
+
+def _sizes(k, args: argparse.Namespace, given: dict[str, str]) -> list[int]:
+    if k.name != "vector_sum":
+        return parse_sizes(args.sizes or DEFAULT_SIZES)
+    if args.sizes:
+        raise UserError("--sizes: vector_sum's size is its length; give --param n=N instead")
+    n = given.pop("n", str(DEFAULT_VECTOR))
+    if not n.isdigit() or int(n) < 1:
+        raise UserError(f"--param n={n}: give the vector length as a positive integer")
+    return [8 * int(n)]  # 64-bit integers
+
+
+def plans_from(args: argparse.Namespace, mpi) -> list[Plan]:
+    """One plan per process count, every one checked before anything is launched."""
     k = kernel(args.kernel)
-    if args.np < k.min_ranks:
-        raise UserError(f"--np {args.np}: {k.name} needs at least {k.min_ranks} ranks")
     if args.window < 1:
         raise UserError(f"--window {args.window}: give at least 1 message in flight")
     if args.iters is not None and args.iters < 1:
         raise UserError(f"--iters {args.iters}: give at least 1 sample per case")
     if not args.min_time > 0:
         raise UserError(f"--min-time {args.min_time}: give a positive number of seconds")
-    plan = Plan(k, args.np, modes_for(k, args.modes), parse_sizes(args.sizes), args.iters,
-                args.min_time, args.window, args.validate)
-    check_memory(plan)
-    return plan
+    given = _given_params(args)
+    sizes = _sizes(k, args, given)
+    modes = modes_for(k, args.modes)
+    placement = Placement(args.map_by, args.bind_to, args.transport)
+    plans = []
+    for ranks in parse_ranks(args.np):
+        if ranks < k.min_ranks:
+            raise UserError(f"--np {ranks}: {k.name} needs at least {k.min_ranks} ranks")
+        params = params_for(k, given, ranks)
+        check_sizes(k, sizes, params)
+        check_placement(mpi, ranks, placement)
+        plan = Plan(k, ranks, modes, sizes, args.iters, args.min_time, args.window,
+                    args.validate, params, args.sync, placement)
+        check_memory(plan)
+        plans.append(plan)
+    return plans
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    plan = plan_from(args)
     mpi = find_mpi(args.mpi)
+    plans = plans_from(args, mpi)
     store = Store(args.db)  # checked before launching: a foreign file is refused untouched
-    outcome = measure(store, mpi, plan, ["commscope", *argv])
-    summaries = [case_summary(c) for c in store.cases(outcome.run_id)]
+    everything, warned = [], False
+    for plan in plans:
+        outcome = measure(store, mpi, plan, ["commscope", *argv])
+        everything += show_launch(store, outcome, plan, args.db, args.json)
+        warned = warn_oversubscribed(outcome, plan, warned)
+        code = exit_code(outcome)
+        if code:
+            break
     if args.json:
-        print_json(summaries)
-    elif summaries:
-        print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, "
-              f"{library_label((outcome.ingest.context or {}).get('mpi_library_version'))}, "
-              f"results in {args.db}")
-        print(render(summaries))
-    for skip in outcome.ingest.skips:
-        print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "
-              f"{skip['bytes']} B: {skip['reason']}", file=sys.stderr)
-    if outcome.oversubscribed:
-        print(f"commscope: warning: {plan.ranks} ranks on fewer cores: oversubscribed, "
-              "latencies include time-slicing; run fewer ranks per host for clean figures",
-              file=sys.stderr)
-    if outcome.status != "complete":
-        print(f"commscope: run {outcome.run_id} {outcome.message}", file=sys.stderr)
-        return 130 if outcome.status == "interrupted" else 1
-    return 0
+        print_json(everything)  # what was measured, also when a later launch failed
+    return code

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..sizes import format_bytes
 
 HEADER = ("kernel", "mode", "size", "n", "median us", "95% CI us", "p5 us", "p95 us", "MB/s")
 FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
-          "slot (bw, bibw); MB/s with MB = 10^6 bytes")
+          "slot (bw, bibw), one iteration of the slowest rank (fanin, ring, collectives, "
+          "vector_sum); MB/s with MB = 10^6 bytes")
 
 
 def library_label(version_text: str | None) -> str:
@@ -28,7 +31,7 @@ def _row(s: dict) -> tuple[str, ...]:
     bw = s["bandwidth_MBps"]
     return (s["kernel"], s["send_mode"] or "-", format_bytes(s["bytes"]), str(s["n"]),
             _us(s["median_s"]), ci, _us(s["p05_s"]), _us(s["p95_s"]),
-            "-" if bw != bw or s["bytes"] == 0 else f"{bw:,.1f}")
+            "-" if bw is None or s["bytes"] == 0 else f"{bw:,.1f}")
 
 
 def _notes(summaries: list[dict]) -> list[str]:
@@ -37,6 +40,11 @@ def _notes(summaries: list[dict]) -> list[str]:
     if few:
         notes.append(f"{len(few)} case(s) have fewer than 6 samples, too few for a 95% CI of "
                      "the median; raise --iters or --min-time")
+    late = [s for s in summaries if s.get("invalid")]
+    if late:
+        notes.append(f"{len(late)} case(s) had repetitions that started late under --sync "
+                     f"window: {sum(s['invalid'] for s in late)} left out of the statistics "
+                     "(kept in the store); a longer window or fewer ranks per core helps")
     flagged = [s for s in summaries if s["outliers"]]
     if flagged:
         worst = max(flagged, key=lambda s: s["outliers"] / s["n"])
@@ -54,3 +62,30 @@ def render(summaries: list[dict]) -> str:
                        for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines + [FOOTER] + _notes(summaries))
+
+
+MAX_RANK_COLUMNS = 16
+
+
+def render_ranks(cases, rank_samples) -> str:
+    """Each rank's own median time per iteration (us), one row per case: who waits."""
+    ranks = min(max(len(r) for r in rank_samples), MAX_RANK_COLUMNS)
+    header = ("mode", "size") + tuple(f"rank {r}" for r in range(ranks))
+    rows = [header]
+    for case, per_rank in zip(cases, rank_samples):
+        rows.append((case.send_mode or "-", format_bytes(case.bytes),
+                     *(_us(float(np.median(per_rank[r]))) for r in range(min(ranks, len(per_rank))))))
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    more = " (first 16 ranks)" if max(len(r) for r in rank_samples) > ranks else ""
+    return "\n".join(["per-rank median us per iteration" + more] + lines)
+
+
+def render_phases(summaries: list[dict]) -> str:
+    """Median time per phase (slowest rank per sample), one row per case."""
+    names = list(summaries[0].get("phase_median_s", {}))
+    rows = [("size",) + tuple(f"{n} us" for n in names)]
+    for s in summaries:
+        rows.append((format_bytes(s["bytes"]), *(_us(s["phase_median_s"][n]) for n in names)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows])

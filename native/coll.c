@@ -1,0 +1,334 @@
+#include "coll.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "options.h"
+#include "pattern.h"
+
+const char *const coll_rooted_params[] = {"root", NULL};
+const char *const coll_reducing_params[] = {"op", "dtype", NULL};
+const char *const coll_rooted_reducing_params[] = {"root", "op", "dtype",
+                                                   NULL};
+const char *const coll_reduction_phases[] = {"call", "check", NULL};
+
+static const char *const dtype_names[] = {"int", "long", "float", "double"};
+static const size_t dtype_sizes[] = {sizeof(int), sizeof(long), sizeof(float),
+                                     sizeof(double)};
+/* Largest integer every value of the type holds exactly: float's 24-bit and
+ * double's 53-bit significands. */
+static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
+                                     9007199254740992.0};
+static const char *const op_names[] = {"sum", "max", "min", "user"};
+
+#define KEY_MAX 1023 /* element_key's largest value */
+#define RANK_TERM 16 /* inputs add rank mod RANK_TERM */
+
+static MPI_Datatype dtype_mpi(enum coll_dtype d)
+{
+    switch (d) {
+    case COLL_INT: return MPI_INT;
+    case COLL_LONG: return MPI_LONG;
+    case COLL_FLOAT: return MPI_FLOAT;
+    case COLL_DOUBLE: return MPI_DOUBLE;
+    }
+    return MPI_DATATYPE_NULL;
+}
+
+/* op=user: a commutative sum registered with MPI_Op_create, one function
+ * per dtype, so the library runs user code instead of its builtin loop. */
+#define USER_SUM(T, name)                                                \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt) \
+    {                                                                    \
+        (void)dt;                                                        \
+        const T *a = in;                                                 \
+        T *b = inout;                                                    \
+        for (int i = 0; i < *len; i++)                                   \
+            b[i] += a[i];                                                \
+    }
+USER_SUM(int, user_sum_int)
+USER_SUM(long, user_sum_long)
+USER_SUM(float, user_sum_float)
+USER_SUM(double, user_sum_double)
+
+static MPI_User_function *const user_sums[] = {
+    user_sum_int, user_sum_long, user_sum_float, user_sum_double};
+
+static MPI_Op op_mpi(enum coll_op op)
+{
+    switch (op) {
+    case COLL_SUM: return MPI_SUM;
+    case COLL_MAX: return MPI_MAX;
+    case COLL_MIN: return MPI_MIN;
+    case COLL_USER: break;
+    }
+    return MPI_OP_NULL;
+}
+
+/* A bad --param value: every rank finds it, rank 0 reports it and aborts
+ * the job; the others wait in a barrier rank 0 never joins, so the run
+ * leaves one error record, not one per rank. */
+static _Noreturn void bad_param(const struct kcase *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static _Noreturn void bad_param(const struct kcase *c, const char *fmt, ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (c->rank != 0)
+        CHECK_MPI(MPI_Barrier(c->comm));
+    die("%s", message);
+}
+
+static int choice(const struct kcase *c, const char *key, const char *fallback,
+                  const char *const *names, int n)
+{
+    const char *value = kcase_param(c, key, fallback);
+    for (int i = 0; i < n; i++)
+        if (strcmp(value, names[i]) == 0)
+            return i;
+    char accepted[128] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted),
+                 "%s%s", i ? ", " : "", names[i]);
+    bad_param(c, "--param %s: '%s' is not one of %s", key, value, accepted);
+}
+
+static int parse_root(const struct kcase *c)
+{
+    const char *value = kcase_param(c, "root", "0");
+    if (strcmp(value, "rotate") == 0)
+        return COLL_ROOT_ROTATE;
+    char *end;
+    long root = strtol(value, &end, 10);
+    if (value[0] < '0' || value[0] > '9' || *end || root >= c->ranks)
+        bad_param(c, "--param root: '%s' is not a rank from 0 to %d or rotate",
+                  value, c->ranks - 1);
+    return (int)root;
+}
+
+static struct coll parse(const struct kcase *c)
+{
+    return (struct coll){
+        .root = parse_root(c),
+        .op = (enum coll_op)choice(c, "op", "sum", op_names, 4),
+        .dtype = (enum coll_dtype)choice(c, "dtype", "int", dtype_names, 4),
+        .type = MPI_BYTE,
+        .mpi_op = MPI_OP_NULL};
+}
+
+const char *coll_bytes_unsupported(const struct kcase *c)
+{
+    (void)parse(c);
+    if (c->bytes > INT_MAX)
+        return "blocks over INT_MAX bytes: the collective kernels make no "
+               "large-count calls";
+    return NULL;
+}
+
+/* Sum over ranks 0 .. n-1 of (rank mod RANK_TERM). */
+static long long rank_terms(long long n)
+{
+    long long q = n % RANK_TERM;
+    return n / RANK_TERM * (RANK_TERM * (RANK_TERM - 1) / 2) + q * (q - 1) / 2;
+}
+
+const char *coll_reduction_unsupported(const struct kcase *c)
+{
+    static char reason[160];
+    struct coll s = parse(c);
+    size_t size = dtype_sizes[s.dtype];
+    if (c->bytes % size) {
+        snprintf(reason, sizeof reason,
+                 "%zu bytes is not a whole number of %s (%zu-byte) elements",
+                 c->bytes, dtype_names[s.dtype], size);
+        return reason;
+    }
+    if (c->bytes / size > INT_MAX)
+        return "over INT_MAX elements: the collective kernels make no "
+               "large-count calls";
+    /* The largest partial result, a sum over every rank, must be exact. */
+    if ((double)c->ranks * KEY_MAX + (double)rank_terms(c->ranks) >
+        dtype_exact[s.dtype]) {
+        snprintf(reason, sizeof reason,
+                 "the check's sums over %d ranks are not exact in %s",
+                 c->ranks, dtype_names[s.dtype]);
+        return reason;
+    }
+    return NULL;
+}
+
+int coll_may_be_root(const struct kcase *c)
+{
+    const struct coll *s = c->state;
+    return s->root == COLL_ROOT_ROTATE || s->root == c->rank;
+}
+
+int coll_root(const struct kcase *c)
+{
+    const struct coll *s = c->state;
+    if (s->root != COLL_ROOT_ROTATE)
+        return s->root;
+    return (int)(c->iteration % (uint64_t)c->ranks);
+}
+
+void coll_setup(struct kcase *c, enum coll_kind kind)
+{
+    struct coll *s = xcalloc(1, sizeof *s);
+    *s = parse(c);
+    s->kind = kind;
+    s->count = (int)c->bytes;
+    s->block = c->bytes;
+    if (kind == COLL_REDUCES) {
+        s->type = dtype_mpi(s->dtype);
+        s->count = (int)(c->bytes / dtype_sizes[s->dtype]);
+        s->mpi_op = op_mpi(s->op);
+        if (s->op == COLL_USER)
+            CHECK_MPI(MPI_Op_create(user_sums[s->dtype], 1, &s->mpi_op));
+    }
+    c->state = s;
+}
+
+void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks)
+{
+    struct coll *s = c->state;
+    s->send_blocks = send_blocks;
+    s->send = send_blocks ? buffer_alloc(s->block * send_blocks) : NULL;
+    s->recv = recv_blocks ? buffer_alloc(s->block * recv_blocks) : NULL;
+    if (s->kind == COLL_REDUCES) {
+        c->iteration--; /* fill_next writes the input of iteration + 1 */
+        coll_fill_next(c);
+        c->iteration++;
+    }
+}
+
+void coll_teardown(struct kcase *c)
+{
+    struct coll *s = c->state;
+    if (s->kind == COLL_REDUCES && s->op == COLL_USER)
+        CHECK_MPI(MPI_Op_free(&s->mpi_op));
+    buffer_free(s->send);
+    buffer_free(s->recv);
+    free(s);
+}
+
+/* Distinct for every (iteration, block): blocks number below c->ranks. */
+static uint64_t block_key(const struct kcase *c, int block)
+{
+    return c->iteration * (uint64_t)c->ranks + (uint64_t)block;
+}
+
+void coll_block_fill(const struct kcase *c, void *buf, int source, int block)
+{
+    if (c->validate)
+        pattern_fill(buf, c->bytes, block_key(c, block), source);
+}
+
+void coll_block_check(const struct kcase *c, const void *buf, int source,
+                      int block, size_t at)
+{
+    if (!c->validate)
+        return;
+    struct mismatch m = {.iteration = c->iteration, .source_rank = source};
+    if (pattern_find_mismatch(buf, c->bytes, block_key(c, block), source,
+                              &m.offset, &m.expected, &m.got)) {
+        m.offset += at;
+        die_mismatch(&m);
+    }
+}
+
+/* A hash of (element, iteration) into 0 .. KEY_MAX (Knuth's multiplicative
+ * hashing, top 10 bits): no short period along the vector, a different
+ * vector every iteration, so a stale or shifted result fails the check. */
+static inline long long element_key(uint64_t index, uint64_t iteration)
+{
+    uint32_t h = (uint32_t)index * 0x9e3779b1u +
+                 (uint32_t)iteration * 0x85ebca77u;
+    return (long long)(h >> 22);
+}
+
+/* Writes a * key(first + k) + b into elements k = 0 .. n-1. */
+#define AFFINE_FILL(T)                                                   \
+    do {                                                                 \
+        T *p = buf;                                                      \
+        for (size_t k = 0; k < n; k++)                                   \
+            p[k] = (T)(a * element_key(first + k, it) + b);              \
+    } while (0)
+
+/* The first k whose element is not a * key(first + k) + b. */
+#define AFFINE_FIND(T)                                                   \
+    do {                                                                 \
+        const T *p = buf;                                                \
+        for (size_t k = 0; k < n; k++) {                                 \
+            long long want = a * element_key(first + k, it) + b;         \
+            if (p[k] != (T)want) {                                       \
+                *bad = k;                                                \
+                *want_out = want;                                        \
+                *got = (double)p[k];                                     \
+                return true;                                             \
+            }                                                            \
+        }                                                                \
+        return false;                                                    \
+    } while (0)
+
+static void affine_fill(enum coll_dtype d, void *buf, size_t n, size_t first,
+                        uint64_t it, long long a, long long b)
+{
+    switch (d) {
+    case COLL_INT: AFFINE_FILL(int); break;
+    case COLL_LONG: AFFINE_FILL(long); break;
+    case COLL_FLOAT: AFFINE_FILL(float); break;
+    case COLL_DOUBLE: AFFINE_FILL(double); break;
+    }
+}
+
+static bool affine_find(enum coll_dtype d, const void *buf, size_t n,
+                        size_t first, uint64_t it, long long a, long long b,
+                        size_t *bad, long long *want_out, double *got)
+{
+    switch (d) {
+    case COLL_INT: AFFINE_FIND(int);
+    case COLL_LONG: AFFINE_FIND(long);
+    case COLL_FLOAT: AFFINE_FIND(float);
+    case COLL_DOUBLE: AFFINE_FIND(double);
+    }
+    return false;
+}
+
+void coll_fill_next(const struct kcase *c)
+{
+    const struct coll *s = c->state;
+    affine_fill(s->dtype, s->send, (size_t)s->count * s->send_blocks, 0,
+                c->iteration + 1, 1, c->rank % RANK_TERM);
+}
+
+void coll_check(const struct kcase *c, const void *buf, int contributors,
+                size_t first, size_t count)
+{
+    const struct coll *s = c->state;
+    /* The op over inputs key + (r mod 16), r = 0 .. contributors-1. */
+    long long a = 1, b = 0;
+    if (s->op == COLL_SUM || s->op == COLL_USER) {
+        a = contributors;
+        b = rank_terms(contributors);
+    } else if (s->op == COLL_MAX) {
+        b = contributors - 1 < RANK_TERM - 1 ? contributors - 1 : RANK_TERM - 1;
+    }
+    size_t bad;
+    long long want;
+    double got;
+    if (affine_find(s->dtype, buf, count, first, c->iteration, a, b, &bad,
+                    &want, &got))
+        die("%s op=%s dtype=%s: rank %d, element %zu, iteration %llu: "
+            "expected %lld, got %.17g",
+            c->cfg->kernel->name, op_names[s->op], dtype_names[s->dtype],
+            c->rank, first + bad, (unsigned long long)c->iteration, want,
+            got);
+}

@@ -1,0 +1,85 @@
+/* What the collective kernels share (docs/kernels-collectives.md): their
+ * --param values (root, op, dtype), buffers, the rooted collectives' root,
+ * the --validate block patterns and the reductions' always-on check. Each
+ * kernels/NAME.c is then the MPI call and which blocks it checks. */
+#ifndef COMMSCOPE_COLL_H
+#define COMMSCOPE_COLL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel.h"
+
+/* --param keys, NULL-terminated, for struct kernel's params. */
+extern const char *const coll_rooted_params[];   /* root */
+extern const char *const coll_reducing_params[]; /* op, dtype */
+extern const char *const coll_rooted_reducing_params[];
+
+/* A reduction's run_once has two phases: the MPI call, then the check of
+ * its result and the filling of the next iteration's input. */
+enum { COLL_PHASE_CALL, COLL_PHASE_CHECK };
+extern const char *const coll_reduction_phases[];
+
+enum coll_dtype { COLL_INT, COLL_LONG, COLL_FLOAT, COLL_DOUBLE };
+enum coll_op { COLL_SUM, COLL_MAX, COLL_MIN, COLL_USER };
+#define COLL_ROOT_ROTATE (-1)
+
+/* What a collective does with its blocks: moves bytes, or reduces
+ * elements of --param dtype with --param op. */
+enum coll_kind { COLL_MOVES_DATA, COLL_REDUCES };
+
+struct coll {
+    enum coll_kind kind;
+    int root; /* a rank, or COLL_ROOT_ROTATE: iteration mod ranks */
+    enum coll_op op;
+    enum coll_dtype dtype;
+    MPI_Datatype type; /* MPI_BYTE for the collectives that only move data */
+    MPI_Op mpi_op;     /* MPI_OP_NULL for those */
+    int count;         /* elements of type per block */
+    size_t block;      /* bytes per block: count x size of type */
+    size_t send_blocks;
+    void *send, *recv; /* NULL where this rank never sends / receives */
+};
+
+/* Skip reasons, or NULL. Both parse the --param values, so a bad value
+ * ends the run (an error record naming the parameter and the values it
+ * takes) before the case is set up. */
+const char *coll_bytes_unsupported(const struct kcase *c);
+const char *coll_reduction_unsupported(const struct kcase *c);
+
+/* Parses the parameters and sizes blocks from c->bytes (a whole number of
+ * elements for reductions); c->state is the struct coll. */
+void coll_setup(struct kcase *c, enum coll_kind kind);
+/* Allocates send_blocks and recv_blocks blocks (0: none). A reduction's
+ * send buffer then holds iteration 0's input. */
+void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks);
+void coll_teardown(struct kcase *c);
+
+/* Whether this rank may be the root of some iteration: it alone needs the
+ * root-side buffers. */
+int coll_may_be_root(const struct kcase *c);
+/* The root of the current iteration. */
+int coll_root(const struct kcase *c);
+
+/* --validate: block `block` of the payload rank `source` sends this
+ * iteration is the pattern of (iteration, source, block); fill writes it,
+ * check compares every byte of it with what arrived at buf. at is the
+ * block's offset in the receive buffer, named in an error. No-ops without
+ * --validate. */
+void coll_block_fill(const struct kcase *c, void *buf, int source, int block);
+void coll_block_check(const struct kcase *c, const void *buf, int source,
+                      int block, size_t at);
+
+/* Reductions. The input of rank r at element i is key(i, iteration) +
+ * (r mod 16), key a hash of (i, iteration) in 0..1023: small integers, so
+ * every partial result is exact in every dtype (docs). fill_next writes the
+ * next iteration's input into the send buffer. check compares `count`
+ * elements at buf, elements first .. first+count-1 of the vector, with the
+ * op over the inputs of ranks 0 .. contributors-1, and ends the run with an
+ * error record at the first difference. */
+void coll_fill_next(const struct kcase *c);
+void coll_check(const struct kcase *c, const void *buf, int contributors,
+                size_t first, size_t count);
+
+#endif

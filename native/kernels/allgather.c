@@ -1,0 +1,33 @@
+/* allgather: MPI_Allgather; every rank contributes a block of `bytes` and
+ * receives all P (OSU osu_allgather); with --validate every rank checks
+ * every block (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+
+static void allgather_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_MOVES_DATA);
+    coll_buffers(c, 1, (size_t)c->ranks);
+}
+
+static void allgather_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    coll_block_fill(c, s->send, c->rank, 0);
+    CHECK_MPI(MPI_Allgather(s->send, s->count, MPI_BYTE, s->recv, s->count,
+                            MPI_BYTE, c->comm));
+    for (int r = 0; r < c->ranks; r++)
+        coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,
+                         (size_t)r * s->block);
+}
+
+const struct kernel kernel_allgather = {
+    .name = "allgather",
+    .description = "MPI_Allgather, n bytes from each rank",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .unsupported = coll_bytes_unsupported,
+    .setup = allgather_setup,
+    .run_once = allgather_run_once,
+    .teardown = coll_teardown,
+};

@@ -1,0 +1,36 @@
+/* allreduce: MPI_Allreduce of a vector of `bytes` (OSU osu_allreduce);
+ * every rank checks the whole result, every iteration
+ * (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+#include "timing.h"
+
+static void allreduce_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_REDUCES);
+    coll_buffers(c, 1, 1);
+}
+
+static void allreduce_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    CHECK_MPI(MPI_Allreduce(s->send, s->recv, s->count, s->type, s->mpi_op,
+                            c->comm));
+    timing_phase_end(c, COLL_PHASE_CALL);
+    coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);
+    coll_fill_next(c);
+    timing_phase_end(c, COLL_PHASE_CHECK);
+}
+
+const struct kernel kernel_allreduce = {
+    .name = "allreduce",
+    .description = "MPI_Allreduce of a vector of n bytes",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .params = coll_reducing_params,
+    .unsupported = coll_reduction_unsupported,
+    .setup = allreduce_setup,
+    .run_once = allreduce_run_once,
+    .teardown = coll_teardown,
+    .phases = coll_reduction_phases,
+};

@@ -1,0 +1,35 @@
+/* alltoall: MPI_Alltoall; every rank sends a distinct block of `bytes` to
+ * every rank (OSU osu_alltoall); with --validate every rank checks every
+ * block (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+
+static void alltoall_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_MOVES_DATA);
+    coll_buffers(c, (size_t)c->ranks, (size_t)c->ranks);
+}
+
+static void alltoall_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    for (int r = 0; r < c->ranks; r++)
+        coll_block_fill(c, (char *)s->send + (size_t)r * s->block, c->rank, r);
+    CHECK_MPI(MPI_Alltoall(s->send, s->count, MPI_BYTE, s->recv, s->count,
+                           MPI_BYTE, c->comm));
+    /* Block r came from rank r, which sent us its block number c->rank. */
+    for (int r = 0; r < c->ranks; r++)
+        coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r,
+                         c->rank, (size_t)r * s->block);
+}
+
+const struct kernel kernel_alltoall = {
+    .name = "alltoall",
+    .description = "MPI_Alltoall, n bytes to each rank from each rank",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .unsupported = coll_bytes_unsupported,
+    .setup = alltoall_setup,
+    .run_once = alltoall_run_once,
+    .teardown = coll_teardown,
+};

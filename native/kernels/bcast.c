@@ -1,0 +1,34 @@
+/* bcast: MPI_Bcast of a buffer of `bytes` from the root (OSU osu_bcast);
+ * with --validate every other rank checks every byte
+ * (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+
+static void bcast_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_MOVES_DATA);
+    coll_buffers(c, 0, 1); /* one buffer: the root's source, the others' sink */
+}
+
+static void bcast_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    int root = coll_root(c);
+    if (c->rank == root)
+        coll_block_fill(c, s->recv, root, 0);
+    CHECK_MPI(MPI_Bcast(s->recv, s->count, MPI_BYTE, root, c->comm));
+    if (c->rank != root)
+        coll_block_check(c, s->recv, root, 0, 0);
+}
+
+const struct kernel kernel_bcast = {
+    .name = "bcast",
+    .description = "MPI_Bcast of n bytes from the root",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .params = coll_rooted_params,
+    .unsupported = coll_bytes_unsupported,
+    .setup = bcast_setup,
+    .run_once = bcast_run_once,
+    .teardown = coll_teardown,
+};

@@ -1,0 +1,36 @@
+/* gather: MPI_Gather; every rank sends a block of `bytes` to the root
+ * (OSU osu_gather); with --validate the root checks every block
+ * (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+
+static void gather_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_MOVES_DATA);
+    coll_buffers(c, 1, coll_may_be_root(c) ? (size_t)c->ranks : 0);
+}
+
+static void gather_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    int root = coll_root(c);
+    coll_block_fill(c, s->send, c->rank, 0);
+    CHECK_MPI(MPI_Gather(s->send, s->count, MPI_BYTE, s->recv, s->count,
+                         MPI_BYTE, root, c->comm));
+    if (c->rank == root)
+        for (int r = 0; r < c->ranks; r++)
+            coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,
+                             (size_t)r * s->block);
+}
+
+const struct kernel kernel_gather = {
+    .name = "gather",
+    .description = "MPI_Gather, n bytes from each rank",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .params = coll_rooted_params,
+    .unsupported = coll_bytes_unsupported,
+    .setup = gather_setup,
+    .run_once = gather_run_once,
+    .teardown = coll_teardown,
+};

@@ -1,0 +1,38 @@
+/* reduce: MPI_Reduce of a vector of `bytes` to the root (OSU osu_reduce);
+ * the root checks the whole result, every iteration
+ * (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+#include "timing.h"
+
+static void reduce_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_REDUCES);
+    coll_buffers(c, 1, coll_may_be_root(c) ? 1 : 0);
+}
+
+static void reduce_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    int root = coll_root(c);
+    CHECK_MPI(MPI_Reduce(s->send, s->recv, s->count, s->type, s->mpi_op, root,
+                         c->comm));
+    timing_phase_end(c, COLL_PHASE_CALL);
+    if (c->rank == root)
+        coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);
+    coll_fill_next(c);
+    timing_phase_end(c, COLL_PHASE_CHECK);
+}
+
+const struct kernel kernel_reduce = {
+    .name = "reduce",
+    .description = "MPI_Reduce of a vector of n bytes to the root",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .params = coll_rooted_reducing_params,
+    .unsupported = coll_reduction_unsupported,
+    .setup = reduce_setup,
+    .run_once = reduce_run_once,
+    .teardown = coll_teardown,
+    .phases = coll_reduction_phases,
+};

@@ -1,0 +1,36 @@
+/* scatter: MPI_Scatter; the root sends block r, of `bytes`, to rank r
+ * (OSU osu_scatter); with --validate every rank checks its block
+ * (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+
+static void scatter_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_MOVES_DATA);
+    coll_buffers(c, coll_may_be_root(c) ? (size_t)c->ranks : 0, 1);
+}
+
+static void scatter_run_once(struct kcase *c)
+{
+    struct coll *s = c->state;
+    int root = coll_root(c);
+    if (c->rank == root)
+        for (int r = 0; r < c->ranks; r++)
+            coll_block_fill(c, (char *)s->send + (size_t)r * s->block, root,
+                            r);
+    CHECK_MPI(MPI_Scatter(s->send, s->count, MPI_BYTE, s->recv, s->count,
+                          MPI_BYTE, root, c->comm));
+    coll_block_check(c, s->recv, root, c->rank, 0);
+}
+
+const struct kernel kernel_scatter = {
+    .name = "scatter",
+    .description = "MPI_Scatter, n bytes to each rank",
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .params = coll_rooted_params,
+    .unsupported = coll_bytes_unsupported,
+    .setup = scatter_setup,
+    .run_once = scatter_run_once,
+    .teardown = coll_teardown,
+};

@@ -1,0 +1,131 @@
+"""Many-rank kernels at 2, 3 and 4 ranks (oversubscribed past 2 cores), validated, on both MPIs."""
+
+import json
+import sqlite3
+
+import pytest
+
+from conftest import commscope
+
+pytestmark = pytest.mark.mpi
+
+QUICK = ["--iters", "6", "--validate"]
+COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
+               "alltoall", "reduce_scatter", "scan"]
+ROOTED = {"bcast", "scatter", "gather", "reduce"}
+
+
+def run_json(mpi_prefix, db, *args):
+    done = commscope("run", *args, *QUICK, "--mpi", mpi_prefix, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    cases = json.loads(done.stdout)
+    assert cases and all(c["n"] == 6 and c["validated"] for c in cases)
+    return cases
+
+
+def rank_lists(db):
+    con = sqlite3.connect(db)
+    return [json.loads(c) for (c,) in con.execute("SELECT extra FROM cases ORDER BY id")]
+
+
+@pytest.mark.parametrize("np", [2, 3, 4])
+def test_fanin_every_mode_rank_order(mpi_prefix, db, np):
+    cases = run_json(mpi_prefix, db, "fanin", "--np", np, "--modes", "all", "--sizes", "0,8,64K")
+    assert {c["send_mode"] for c in cases} == {"standard", "synchronous", "buffered", "ready",
+                                               "nonblocking"}
+    assert all(c["ranks"] == np and c["median_s"] > 0 for c in cases)
+    con = sqlite3.connect(db)
+    for ranks, n, blob in con.execute("SELECT ranks, n, length(rank_samples) FROM cases"):
+        assert blob == ranks * n * 8  # every rank's own send-completion times are kept
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_fanin_arrival_order_is_recorded(mpi_prefix, db, np):
+    cases = run_json(mpi_prefix, db, "fanin", "--np", np, "--order", "arrival",
+                     "--modes", "synchronous", "--sizes", "8")
+    assert cases[0]["params"] == {"order": "arrival"}
+    (extra,) = rank_lists(db)
+    counts = extra["arrival_counts"]
+    assert len(counts) == np and all(v == 0 for v in counts[0])
+    # Every timed iteration places each sender in exactly one arrival position.
+    per_sender = {sum(row) for row in counts[1:]}
+    assert len(per_sender) == 1 and per_sender.pop() > 0
+    for order in extra["arrival_orders"]:
+        assert sorted(order) == list(range(1, np))
+
+
+@pytest.mark.parametrize("np", [2, 3, 4])
+@pytest.mark.parametrize("pattern", ["ring", "sendrecv", "exchange"])
+def test_ring_patterns(mpi_prefix, db, np, pattern):
+    cases = run_json(mpi_prefix, db, "ring", "--np", np, "--pattern", pattern,
+                     "--sizes", "0,8,1K,64K")
+    assert [c["bytes"] for c in cases] == [0, 8, 1024, 65536]
+    per_iteration = {"ring": 2 * np, "sendrecv": 2, "exchange": 4}[pattern]
+    c = cases[-1]
+    assert c["bandwidth_MBps"] == pytest.approx(per_iteration * 65536 / c["median_s"] / 1e6)
+
+
+@pytest.mark.parametrize("np", [2, 3, 4])
+@pytest.mark.parametrize("name", COLLECTIVES)
+def test_collectives(mpi_prefix, db, np, name):
+    extra = ["--root", "rotate"] if name in ROOTED else []
+    cases = run_json(mpi_prefix, db, name, "--np", np, "--sizes", "0,8,1K,64K", *extra)
+    assert all(c["ranks"] == np and c["median_s"] > 0 for c in cases)
+    if name in ROOTED:
+        assert cases[0]["params"]["root"] == "rotate"
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "user"])
+@pytest.mark.parametrize("dtype", ["int", "long", "float", "double"])
+def test_allreduce_every_op_and_type_is_checked(mpi_prefix, db, op, dtype):
+    run_json(mpi_prefix, db, "allreduce", "--np", 3, "--op", op, "--dtype", dtype,
+             "--sizes", "8,4K")
+
+
+@pytest.mark.parametrize("name", ["reduce", "reduce_scatter", "scan"])
+@pytest.mark.parametrize("op, dtype", [("user", "double"), ("max", "int"), ("min", "long")])
+def test_other_reductions(mpi_prefix, db, name, op, dtype):
+    run_json(mpi_prefix, db, name, "--np", 3, "--op", op, "--dtype", dtype, "--sizes", "8,4K")
+
+
+@pytest.mark.parametrize("distribute", ["p2p", "bcast", "scatter"])
+@pytest.mark.parametrize("combine", ["p2p", "gather", "reduce", "reduce_user"])
+def test_vector_sum_is_exact_for_every_pair(mpi_prefix, db, distribute, combine):
+    # N = 1001 is not divisible by 3 ranks; the native side checks N(N+1)/2 every iteration.
+    (case,) = run_json(mpi_prefix, db, "vector_sum", "--np", 3, "--param", "n=1001",
+                       "--distribute", distribute, "--combine", combine)
+    assert case["bytes"] == 8 * 1001
+    assert case["params"] == {"distribute": distribute, "combine": combine}
+    phases = case["phase_median_s"]
+    assert list(phases) == ["distribute", "compute", "combine"]
+    assert all(v >= 0 for v in phases.values())
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_vector_sum_at_other_counts(mpi_prefix, db, np):
+    run_json(mpi_prefix, db, "vector_sum", "--np", np, "--param", "n=999999",
+             "--distribute", "scatter", "--combine", "reduce_user")
+
+
+def test_window_sync_marks_late_starts_and_keeps_them(db):
+    done = commscope("run", "allreduce", "--np", 2, "--sync", "window", "--sizes", "8,1K",
+                     "--iters", "50", "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    cases = json.loads(done.stdout)
+    assert all(c["sync"] == "window" for c in cases)
+    for c, extra in zip(cases, rank_lists(db)):
+        assert extra["sync"] == "window"
+        assert c["n"] == 50 - len(extra["invalid"]) and c["invalid"] == len(extra["invalid"])
+        assert len(extra["clock_offsets_s"]) == 2
+
+
+def test_many_rank_tables_show_each_rank_and_each_phase(db):
+    done = commscope("run", "fanin", "--np", 3, "--modes", "synchronous", "--sizes", "8",
+                     "--iters", "10", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "per-rank median us per iteration" in done.stdout
+    assert "rank 0" in done.stdout and "rank 2" in done.stdout
+    done = commscope("run", "vector_sum", "--np", 2, "--param", "n=1000", "--iters", "10",
+                     "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "distribute us" in done.stdout and "combine us" in done.stdout
