@@ -19,8 +19,8 @@ const char *const coll_reduction_phases[] = {"call", "check", NULL};
 static const char *const dtype_names[] = {"int", "long", "float", "double"};
 static const size_t dtype_sizes[] = {sizeof(int), sizeof(long), sizeof(float),
                                      sizeof(double)};
-/* Largest integer every value of the type holds exactly: float's 24-bit and
- * double's 53-bit significands. */
+/* Up to where the type holds every integer exactly: INT_MAX, float's 24-bit
+ * and double's 53-bit significands (long, as double: far beyond any job). */
 static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
                                      9007199254740992.0};
 static const char *const op_names[] = {"sum", "max", "min", "user"};

@@ -7,9 +7,10 @@
  * send (rank 0: of its last receive). Without that start a batch of
  * back-to-back fan-ins couples every rank to rank 0's cycle, and the
  * per-rank differences seed 000 saw (Ssend slower the later rank 0 gets to
- * it) shrink by the batch size. Ready mode needs the barrier anyway: rank 0
- * posts its receives before entering it, so no MPI_Rsend starts before its
- * receive is posted. */
+ * it) shrink by the batch size; senders could also run ahead of rank 0 by
+ * whole iterations, which the one-message Bsend buffer would not survive.
+ * Ready mode needs the barrier anyway: rank 0 posts its receives before
+ * entering it, so no MPI_Rsend starts before its receive is posted. */
 #include <stdlib.h>
 
 #include "check.h"

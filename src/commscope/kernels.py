@@ -6,7 +6,7 @@ is seconds per iteration; latency and bandwidth follow from it here, never in C.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from .errors import UserError
@@ -59,7 +59,6 @@ class Kernel:
     params: tuple[str, ...] = ()
     two_ranks: bool = False  # only ranks 0 and 1 take part; the others idle
     dtype_sized: bool = False  # sizes must be whole elements of --dtype
-    phases: tuple[str, ...] = field(default=())
 
     def bandwidth_Bps(self, t: float, case) -> float | None:
         if self.bandwidth is None or t <= 0:
@@ -111,8 +110,7 @@ KERNELS = {k.name: k for k in (
     Kernel("ring", "periodic ring: forwarding both ways (seed 001), sendrecv or exchange", 2,
            lambda t, c: t, _ring_bytes, lambda n, w, r: 6 * n, params=("pattern",)),
     Kernel("vector_sum", "seed 000's vector sum: distribute, compute, combine", 1,
-           lambda t, c: t, None, lambda n, w, r: 2 * n, params=("distribute", "combine"),
-           phases=("distribute", "compute", "combine")),
+           lambda t, c: t, None, lambda n, w, r: 2 * n, params=("distribute", "combine")),
     _collective("barrier", "MPI_Barrier", memory=lambda n, w, r: 0),
     _collective("bcast", "MPI_Bcast of the whole buffer", params=ROOTED),
     _collective("scatter", "MPI_Scatter, bytes per rank", params=ROOTED),

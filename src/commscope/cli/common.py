@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+import numpy as np
+
 from ..summary import case_summary
 from ..views.table import library_label, render, render_phases, render_ranks
 
@@ -34,9 +36,12 @@ def show_launch(store, outcome, plan, db: str, as_json: bool) -> list[dict]:
         print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, {lib}, "
               f"results in {db}")
         print(render(summaries))
-        if plan.kernel.name in ("fanin", "ring"):  # who waits: each rank's own time
+        if plan.kernel.name == "fanin":  # each sender's send-completion time (its fanin phase)
+            print(render_ranks(cases, [np.asarray(c.extra["phase_samples_s"]["fanin"])
+                                       for c in cases]))
+        elif plan.kernel.name == "ring":  # who waits: each rank's own time
             print(render_ranks(cases, [store.rank_samples(c.id) for c in cases]))
-        if plan.kernel.phases:
+        if len(summaries[0].get("phase_median_s", {})) > 1:
             print(render_phases(summaries))
     for skip in outcome.ingest.skips:
         print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "

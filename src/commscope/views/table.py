@@ -78,7 +78,8 @@ def render_ranks(cases, rank_samples) -> str:
     widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(len(header))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
     more = " (first 16 ranks)" if max(len(r) for r in rank_samples) > ranks else ""
-    return "\n".join(["per-rank median us per iteration" + more] + lines)
+    return "\n".join(["per-rank median us per iteration (send completion for fanin)" + more]
+                     + lines)
 
 
 def render_phases(summaries: list[dict]) -> str:
