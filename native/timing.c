@@ -26,6 +26,9 @@
  * and of the barrier that starts it, so neither the reads nor the ranks'
  * uneven exit from the barrier is more than 1% of what is measured. */
 #define TIMER_COST_FACTOR 100.0
+/* The longest sample the barrier's cost alone asks for (100 us: 100x a
+ * 1 us barrier). */
+#define BARRIER_SPAN_MAX_S 1e-4
 /* Bounds the integer conversion only; reached by a kernel doing nothing. */
 #define MAX_BATCH 1073741824.0
 /* --sync window: a window is WINDOW_FACTOR probe iterations, at least
@@ -144,9 +147,12 @@ static double probe(const struct kernel *k, struct kcase *c, bool active,
 
 static long long batch_size(const struct timer_info *timer, double t_iter)
 {
-    double cost = fmax(fmax(timer->overhead_s, timer->resolution_s),
-                       timer->barrier_s);
-    double batch = ceil(TIMER_COST_FACTOR * cost / t_iter);
+    /* The barrier's share is capped: on oversubscribed cores one barrier
+     * takes milliseconds, and 100x that made every sample last seconds. */
+    double clock = fmax(timer->overhead_s, timer->resolution_s);
+    double target = fmax(TIMER_COST_FACTOR * clock,
+                         fmin(TIMER_COST_FACTOR * timer->barrier_s, BARRIER_SPAN_MAX_S));
+    double batch = ceil(target / t_iter);
     return (long long)fmin(fmax(batch, 1.0), MAX_BATCH);
 }
 

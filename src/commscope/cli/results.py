@@ -14,9 +14,9 @@ from ..summary import case_summary
 from ..views.table import library_label, render
 from .common import add_db, print_json
 
-FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "n", "median_s",
-          "ci_low_s", "ci_high_s", "p05_s", "p95_s", "mean_s", "stddev_s", "outliers",
-          "bandwidth_MBps", "validated")
+FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
+          "bind_to", "transport", "n", "median_s", "ci_low_s", "ci_high_s", "p05_s", "p95_s",
+          "mean_s", "stddev_s", "outliers", "invalid", "bandwidth_MBps", "validated", "case_key")
 
 
 def add_parser(sub) -> None:
@@ -65,9 +65,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             print(run_row["message"])
         print(render(summaries))
     elif args.csv:
-        out = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n")
+        out = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n",
+                             extrasaction="ignore")  # per-phase medians stay in the JSON export
         out.writeheader()
-        out.writerows(summaries)
+        out.writerows(dict(s, params=json.dumps(s["params"], sort_keys=True)) for s in summaries)
     else:
         print_json({
             "run": {k: run_row[k] for k in run_row.keys() if k not in ("context", "command")},
