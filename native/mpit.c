@@ -10,10 +10,13 @@
 
 #include "jsonl.h"
 
-/* Open MPI's framework selections; MPICH's CH4 shared-memory and netmod CVARs. */
+/* Open MPI's framework selections; MPICH's CH4 shared-memory and netmod
+ * CVARs. Also how each library waits when idle (yield or spin), which decides
+ * what oversubscribed figures mean. */
 static const char *const transport_cvars[] = {
-    "pml", "btl", "MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD",
-    "MPIR_CVAR_CH4_SHM_POSIX_EAGER",
+    "pml", "btl", "mpi_yield_when_idle", "MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD",
+    "MPIR_CVAR_CH4_SHM_POSIX_EAGER", "MPIR_CVAR_CH4_PROGRESS_THROTTLE",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT",
 };
 
 static bool wanted(const char *name)
@@ -40,6 +43,10 @@ static void write_cvar(struct jsonl *j, int index, const char *name,
         int value;
         if (MPI_T_cvar_read(handle, &value) == MPI_SUCCESS)
             jsonl_int(j, name, value);
+    } else if (type == MPI_C_BOOL && count == 1) {
+        bool value;
+        if (MPI_T_cvar_read(handle, &value) == MPI_SUCCESS)
+            jsonl_bool(j, name, value);
     }
     MPI_T_cvar_handle_free(&handle);
 }

@@ -26,9 +26,10 @@
  * and of the barrier that starts it, so neither the reads nor the ranks'
  * uneven exit from the barrier is more than 1% of what is measured. */
 #define TIMER_COST_FACTOR 100.0
-/* The longest sample the barrier's cost alone asks for (100 us: 100x a
- * 1 us barrier). */
-#define BARRIER_SPAN_MAX_S 1e-4
+/* The longest sample the barrier's cost alone asks for (1 ms: 100x a 10 us
+ * barrier). At 100 us, 2-rank ping-pong means ran 8-14% over a bare loop's
+ * (bench/overhead.py): the barrier's exit skew was a few % of each sample. */
+#define BARRIER_SPAN_MAX_S 1e-3
 /* Bounds the integer conversion only; reached by a kernel doing nothing. */
 #define MAX_BATCH 1073741824.0
 /* --sync window: a window is WINDOW_FACTOR probe iterations, at least

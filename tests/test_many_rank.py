@@ -1,12 +1,10 @@
 """Many-rank kernels at 2, 3 and 4 ranks (oversubscribed past 2 cores), validated, on both MPIs."""
 
 import json
-import os
 import sqlite3
 
 import pytest
 
-from commscope.mpi import find_mpi
 from conftest import commscope
 
 pytestmark = pytest.mark.mpi
@@ -15,25 +13,6 @@ QUICK = ["--iters", "6", "--validate"]
 COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
                "alltoall", "reduce_scatter", "scan"]
 ROOTED = {"bcast", "scatter", "gather", "reduce"}
-
-
-CORES = len(os.sched_getaffinity(0))
-
-
-def is_mpich(mpi_prefix):
-    return find_mpi(str(mpi_prefix)).family == "mpich"
-
-
-def ranks_for(mpi_prefix, np, representative=False):
-    """np, unless MPICH would run it oversubscribed outside the representative tests.
-
-    MPICH's progress engine busy-polls: ranks beyond the cores take milliseconds per
-    message, so on a 2-core machine its 3- and 4-rank coverage is the tests marked
-    representative; Open MPI runs every test at every count.
-    """
-    if np > CORES and is_mpich(mpi_prefix) and not representative:
-        pytest.skip(f"MPICH at {np} ranks on {CORES} cores: covered by the representative tests")
-    return np
 
 
 def run_json(mpi_prefix, db, *args):
@@ -51,7 +30,6 @@ def rank_lists(db):
 
 @pytest.mark.parametrize("np", [2, 3, 4])
 def test_fanin_every_mode_rank_order(mpi_prefix, db, np):
-    np = ranks_for(mpi_prefix, np)
     cases = run_json(mpi_prefix, db, "fanin", "--np", np, "--modes", "all", "--sizes", "0,8,64K")
     assert {c["send_mode"] for c in cases} == {"standard", "synchronous", "buffered", "ready",
                                                "nonblocking"}
@@ -63,7 +41,6 @@ def test_fanin_every_mode_rank_order(mpi_prefix, db, np):
 
 @pytest.mark.parametrize("np", [2, 4])
 def test_fanin_arrival_order_is_recorded(mpi_prefix, db, np):
-    np = ranks_for(mpi_prefix, np, representative=True)
     cases = run_json(mpi_prefix, db, "fanin", "--np", np, "--order", "arrival",
                      "--modes", "synchronous", "--sizes", "8")
     assert cases[0]["params"] == {"order": "arrival"}
@@ -80,7 +57,6 @@ def test_fanin_arrival_order_is_recorded(mpi_prefix, db, np):
 @pytest.mark.parametrize("np", [2, 3, 4])
 @pytest.mark.parametrize("pattern", ["ring", "sendrecv", "exchange"])
 def test_ring_patterns(mpi_prefix, db, np, pattern):
-    np = ranks_for(mpi_prefix, np, representative=pattern == "ring")
     cases = run_json(mpi_prefix, db, "ring", "--np", np, "--pattern", pattern,
                      "--sizes", "0,8,1K,64K")
     assert [c["bytes"] for c in cases] == [0, 8, 1024, 65536]
@@ -92,7 +68,6 @@ def test_ring_patterns(mpi_prefix, db, np, pattern):
 @pytest.mark.parametrize("np", [2, 3, 4])
 @pytest.mark.parametrize("name", COLLECTIVES)
 def test_collectives(mpi_prefix, db, np, name):
-    np = ranks_for(mpi_prefix, np, representative=np == 3 and name == "allreduce")
     extra = ["--root", "rotate"] if name in ROOTED else []
     cases = run_json(mpi_prefix, db, name, "--np", np, "--sizes", "0,8,1K,64K", *extra)
     assert all(c["ranks"] == np and c["median_s"] > 0 for c in cases)
@@ -103,7 +78,7 @@ def test_collectives(mpi_prefix, db, np, name):
 @pytest.mark.parametrize("op", ["sum", "max", "min", "user"])
 @pytest.mark.parametrize("dtype", ["int", "long", "float", "double"])
 def test_allreduce_every_op_and_type_is_checked(mpi_prefix, db, op, dtype):
-    np = 2 if is_mpich(mpi_prefix) else 3  # see ranks_for
+    np = 3
     run_json(mpi_prefix, db, "allreduce", "--np", np, "--op", op, "--dtype", dtype,
              "--sizes", "8,4K")
 
@@ -111,7 +86,7 @@ def test_allreduce_every_op_and_type_is_checked(mpi_prefix, db, op, dtype):
 @pytest.mark.parametrize("name", ["reduce", "reduce_scatter", "scan"])
 @pytest.mark.parametrize("op, dtype", [("user", "double"), ("max", "int"), ("min", "long")])
 def test_other_reductions(mpi_prefix, db, name, op, dtype):
-    np = 2 if is_mpich(mpi_prefix) else 3  # see ranks_for
+    np = 3
     run_json(mpi_prefix, db, name, "--np", np, "--op", op, "--dtype", dtype, "--sizes", "8,4K")
 
 
@@ -120,7 +95,7 @@ def test_other_reductions(mpi_prefix, db, name, op, dtype):
 def test_vector_sum_is_exact_for_every_pair(mpi_prefix, db, distribute, combine):
     # N = 1001 is divisible by neither 2 nor 3 ranks; the native side checks N(N+1)/2
     # every iteration.
-    np = 2 if is_mpich(mpi_prefix) else 3  # see ranks_for
+    np = 3
     (case,) = run_json(mpi_prefix, db, "vector_sum", "--np", np, "--param", "n=1001",
                        "--distribute", distribute, "--combine", combine)
     assert case["bytes"] == 8 * 1001
@@ -132,7 +107,6 @@ def test_vector_sum_is_exact_for_every_pair(mpi_prefix, db, distribute, combine)
 
 @pytest.mark.parametrize("np", [2, 4])
 def test_vector_sum_at_other_counts(mpi_prefix, db, np):
-    np = ranks_for(mpi_prefix, np, representative=True)
     run_json(mpi_prefix, db, "vector_sum", "--np", np, "--param", "n=999999",
              "--distribute", "scatter", "--combine", "reduce_user")
 

@@ -86,3 +86,18 @@ def test_mpich_cannot_map_by_node(mpi_prefix, db):
         assert "hydra maps by hardware objects only" in one_line_error(done)
     else:
         assert done.returncode == 0, done.stderr
+
+
+def test_oversubscribed_ranks_wait_politely_and_say_so(mpi_prefix, db):
+    # Spinning ranks without a core of their own starve the rank they wait for; each
+    # library is asked to yield (Open MPI does so itself) and its own setting is recorded.
+    cores = len(os.sched_getaffinity(0))
+    for np in (2, cores + 1):
+        done = commscope("run", "pingpong", "--np", np, "--sizes", "8", "--iters", "10",
+                         "--mpi", mpi_prefix, "--db", db)
+        assert done.returncode == 0, done.stderr
+    polite = []
+    for _, ctx in contexts(db):
+        lib = ctx["library_transport"]
+        polite.append(lib.get("mpi_yield_when_idle", lib.get("MPIR_CVAR_CH4_PROGRESS_THROTTLE")))
+    assert [bool(p) for p in polite] == [cores < 2, True]
