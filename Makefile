@@ -4,7 +4,7 @@ VENV   := .venv
 MPICH  := .mpich
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean browser
 
 # The venv holds commscope, its Python dependencies and the embedded Open MPI wheel.
 $(VENV)/.installed: pyproject.toml
@@ -19,17 +19,28 @@ $(MPICH)/.installed:
 	$(MPICH)/bin/pip install --quiet mpich
 	touch $@
 
+# The main job: measure, fit the models, write the report (of the latest command's runs).
 demo: $(VENV)/.installed
 	$(BIN)/commscope info
-	$(BIN)/commscope run pingpong --np 2 --sizes 0:64KiB --modes standard,synchronous
 	$(BIN)/commscope run bw --np 2 --sizes 1KiB:4MiB
+	$(BIN)/commscope run pingpong --np 2 --sizes 0:4MiB --modes standard,synchronous
+	$(BIN)/commscope fit
+	$(BIN)/commscope report -o commscope-report.html
 
-test: $(VENV)/.installed $(MPICH)/.installed
+test: $(VENV)/.installed $(MPICH)/.installed browser
 	COMMSCOPE_TEST_MPICH=$(abspath $(MPICH)) $(BIN)/pytest -q
+
+# tests/test_report.py renders a report in headless chromium: Debian's package is installed
+# when missing and we are root; otherwise that test skips and says why.
+browser:
+	@if ! command -v chromium >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; \
+	then apt-get update -qq && apt-get install -y -qq chromium; fi
 
 bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/overhead.py --mpi $(abspath $(MPICH))
+	$(BIN)/python bench/time_to_answer.py
+	$(BIN)/python bench/analysis.py
 
 clean:
-	rm -rf $(VENV) $(MPICH) commscope.db
+	rm -rf $(VENV) $(MPICH) commscope.db commscope-report.html

@@ -55,8 +55,21 @@ static void affinity_list(char *out, size_t len)
     }
 }
 
-static void write_placement(struct jsonl *j, const char *hosts,
-                            const int *cpus, const char *bindings, int ranks)
+/* The lowest rank of this rank's MPI_COMM_TYPE_SHARED communicator: ranks with
+ * the same value are those the library itself counts as sharing memory (one
+ * node), whatever their host names say. */
+static int shm_node(MPI_Comm comm, int rank)
+{
+    MPI_Comm node;
+    int lowest = rank;
+    CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node));
+    CHECK_MPI(MPI_Comm_free(&node));
+    return lowest;
+}
+
+static void write_placement(struct jsonl *j, const char *hosts, const int *cpus,
+                            const char *bindings, const int *nodes, int ranks)
 {
     /* Distinct hosts in rank order of first appearance. */
     jsonl_open(j, "hosts", '[');
@@ -78,6 +91,7 @@ static void write_placement(struct jsonl *j, const char *hosts,
         else
             jsonl_null(j, "cpu");
         jsonl_str(j, "binding", bindings + r * HOST_CHARS);
+        jsonl_int(j, "shm_node", nodes[r]);
         jsonl_close(j, '}');
     }
     jsonl_close(j, ']');
@@ -126,11 +140,14 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     char *hosts = rank == 0 ? xcalloc((size_t)ranks, HOST_CHARS) : NULL;
     char *bindings = rank == 0 ? xcalloc((size_t)ranks, HOST_CHARS) : NULL;
     int *cpus = rank == 0 ? xcalloc((size_t)ranks, sizeof *cpus) : NULL;
+    int *nodes = rank == 0 ? xcalloc((size_t)ranks, sizeof *nodes) : NULL;
+    int node = shm_node(comm, rank);
     CHECK_MPI(MPI_Gather(host, HOST_CHARS, MPI_CHAR, hosts, HOST_CHARS,
                          MPI_CHAR, 0, comm));
     CHECK_MPI(MPI_Gather(binding, HOST_CHARS, MPI_CHAR, bindings, HOST_CHARS,
                          MPI_CHAR, 0, comm));
     CHECK_MPI(MPI_Gather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, comm));
+    CHECK_MPI(MPI_Gather(&node, 1, MPI_INT, nodes, 1, MPI_INT, 0, comm));
     if (rank != 0)
         return;
 
@@ -145,7 +162,7 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     jsonl_str(&j, "commscope_version", COMMSCOPE_VERSION);
     write_library(&j);
     jsonl_int(&j, "ranks", ranks);
-    write_placement(&j, hosts, cpus, bindings, ranks);
+    write_placement(&j, hosts, cpus, bindings, nodes, ranks);
     mpit_write_transport(&j);
     write_timer(&j, timer);
     jsonl_str(&j, "compiler", __VERSION__);
@@ -159,4 +176,5 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     free(hosts);
     free(bindings);
     free(cpus);
+    free(nodes);
 }

@@ -56,7 +56,8 @@ struct halo; /* datatypes, requests and, for rma, the window: opaque */
 #define HALO_ALL_FACES 0xfu /* faces: a bit (1u << side) per side */
 
 /* Collective over t->comm. `field` (halo_field_len doubles, the caller's)
- * must stay valid until halo_free; with HALO_RMA it is exposed in a window.
+ * and t->comm must stay valid until halo_free; with HALO_RMA the field is
+ * exposed in a window.
  * Only the ghost cells of the sides in `faces` are filled (the others keep
  * their place in the layout): a dimension-split solver exchanges x faces
  * before its x sweep and y faces before its y sweep. */

@@ -10,11 +10,12 @@
 
 #include "jsonl.h"
 
-/* Open MPI's framework selections; MPICH's CH4 shared-memory and netmod
- * CVARs. Also how each library waits when idle (yield or spin), which decides
- * what oversubscribed figures mean. */
+/* Open MPI's framework selections and the networks its TCP transport may
+ * use; MPICH's CH4 shared-memory and netmod CVARs. Also how each library
+ * waits when idle (yield or spin), which decides what oversubscribed figures
+ * mean. */
 static const char *const transport_cvars[] = {
-    "pml", "btl", "mpi_yield_when_idle", "MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD",
+    "pml", "btl", "btl_tcp_if_include", "btl_tcp_if_exclude", "mpi_yield_when_idle", "MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD",
     "MPIR_CVAR_CH4_SHM_POSIX_EAGER", "MPIR_CVAR_CH4_PROGRESS_THROTTLE",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT",
 };

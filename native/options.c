@@ -15,6 +15,7 @@ enum opt_type {
     OPT_SIZES,
     OPT_COUNT,
     OPT_SECONDS,
+    OPT_FRACTION,
     OPT_FLAG,
     OPT_PARAM,
     OPT_PATH,
@@ -27,7 +28,7 @@ const char *const sync_method_names[SYNC_METHOD_COUNT] = {
 /* Shown in --help after the option name. */
 static const char *const type_labels[] = {
     [OPT_KERNEL] = "NAME", [OPT_MODES] = "LIST",    [OPT_SIZES] = "LIST",
-    [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FLAG] = "",
+    [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FRACTION] = "F", [OPT_FLAG] = "",
     [OPT_PARAM] = "KEY=VALUE", [OPT_PATH] = "PATH",
     [OPT_SYNC] = "barrier|window",
 };
@@ -56,12 +57,20 @@ static const struct option_spec specs[] = {
      "timed samples per case (0: --min-time decides)", FIELD(iters)},
     {"min-time", OPT_SECONDS, "0.2", false, 0, "timed seconds per case",
      FIELD(min_time_s)},
+    {"precision", OPT_FRACTION, NULL, false, 0,
+     "sample until the 95% CI of the median is within +-F of it "
+     "(0 < F < 1; unset: --iters or --min-time decides)",
+     FIELD(precision)},
+    {"max-time", OPT_SECONDS, "5", false, 0,
+     "with --precision: seconds of sampling after which a case stops short",
+     FIELD(max_time_s)},
     {"min-samples", OPT_COUNT, "10", false, 1,
      "fewest samples when --min-time decides", FIELD(min_samples)},
     {"max-samples", OPT_COUNT, "100000", false, 1,
      "most samples when --min-time decides", FIELD(max_samples)},
     {"window", OPT_COUNT, "64", false, 1,
-     "messages in flight per iteration for bw and bibw", FIELD(window)},
+     "messages in flight per iteration for bw and bibw; operations per "
+     "epoch for rma", FIELD(window)},
     {"sync", OPT_SYNC, "barrier", false, 0,
      "start samples after a barrier, or at agreed times on synchronised "
      "clocks",
@@ -221,6 +230,12 @@ static bool parse_value(const struct option_spec *o, const char *text,
         if (end == text || *end || !isfinite(*(double *)field) ||
             *(double *)field <= 0)
             return bad(error, len, "--%s: '%s' is not a positive number of seconds",
+                       o->name, text);
+        return true;
+    case OPT_FRACTION:
+        *(double *)field = strtod(text, &end);
+        if (end == text || *end || !(*(double *)field > 0 && *(double *)field < 1))
+            return bad(error, len, "--%s: '%s' is not a fraction between 0 and 1",
                        o->name, text);
         return true;
     case OPT_FLAG: /* value is NULL */

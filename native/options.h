@@ -41,6 +41,8 @@ struct config {
     struct size_list sizes; /* bytes */
     long long iters;        /* 0: --min-time decides */
     double min_time_s;
+    double precision;  /* 0: --iters or --min-time decides */
+    double max_time_s; /* sampling time cap of a case, with --precision */
     long long min_samples, max_samples;
     long long window;
     enum sync_method sync;

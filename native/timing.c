@@ -16,6 +16,7 @@
 #include "jsonl.h"
 #include "kernel.h"
 #include "options.h"
+#include "precision.h"
 #include "records.h"
 
 #define CALIBRATION_READS 100000
@@ -26,10 +27,9 @@
  * and of the barrier that starts it, so neither the reads nor the ranks'
  * uneven exit from the barrier is more than 1% of what is measured. */
 #define TIMER_COST_FACTOR 100.0
-/* The longest sample the barrier's cost alone asks for (1 ms: 100x a 10 us
- * barrier). At 100 us, 2-rank ping-pong means ran 8-14% over a bare loop's
- * (bench/overhead.py): the barrier's exit skew was a few % of each sample. */
-#define BARRIER_SPAN_MAX_S 1e-3
+/* The longest sample the barrier's cost alone asks for (100 us: 100x a
+ * 1 us barrier). */
+#define BARRIER_SPAN_MAX_S 1e-4
 /* Bounds the integer conversion only; reached by a kernel doing nothing. */
 #define MAX_BATCH 1073741824.0
 /* --sync window: a window is WINDOW_FACTOR probe iterations, at least
@@ -42,6 +42,11 @@
 #define ROUND_S 1e-3
 #define ROUND_LEAD_BARRIERS 4.0
 #define IDLE_NAP_S 1e-3
+/* --precision: at least 10 samples (the issue's floor; a 95% CI of the
+ * median needs 6), then rounds growing by half, so the checks cost
+ * O(log n) sorts. */
+#define PRECISION_MIN_SAMPLES 10.0
+#define PRECISION_GROWTH 1.5
 
 struct timer_info timer_calibrate(MPI_Comm comm)
 {
@@ -171,26 +176,29 @@ static int sample_count(const struct config *cfg, double sample_s)
 struct sampling {
     enum sync_method sync;
     long long batch;
-    int n;
+    int n;   /* samples taken */
+    int cap; /* room in the sample arrays; the stride of phase samples */
+    /* --precision only: */
+    bool capped;       /* stopped by --max-time or --max-samples */
+    double sampling_s; /* rank 0's wall time from first to last sample */
     /* --sync window only: */
     MPI_Comm active;      /* the ranks taking part; MPI_COMM_NULL elsewhere */
     struct clock_sync clocks;
     double window_s;
-    unsigned char *late;  /* [n] on rank 0: some rank started sample i late */
+    unsigned char *late;  /* [cap] on rank 0: some rank started sample i late */
 };
 
-/* --sync barrier: each sample is `batch` iterations after a barrier, in
- * seconds per iteration. */
+/* --sync barrier: samples from..to-1, each `batch` iterations after a
+ * barrier, in seconds per iteration. */
 static void barrier_samples(const struct kernel *k, struct kcase *c,
-                            bool active, const struct sampling *s,
-                            double *samples, double *phase_samples)
+                            bool active, const struct sampling *s, int from,
+                            int to, double *samples, double *phase_samples)
 {
-    int n = s->n;
-    for (int i = 0; i < n; i++) {
+    for (int i = from; i < to; i++) {
         samples[i] = timed_run(k, c, active, (uint64_t)s->batch) /
                      (double)s->batch;
         for (int p = 0; c->phases && p < c->phases->count; p++)
-            phase_samples[(size_t)p * (size_t)n + (size_t)i] =
+            phase_samples[(size_t)p * (size_t)s->cap + (size_t)i] =
                 c->phases->acc[p] / (double)s->batch;
     }
 }
@@ -231,15 +239,15 @@ static double round_start(const struct sampling *s, double offset,
  * agreed start. A rank already past the start marks the sample late. */
 static void window_samples(const struct kernel *k, struct kcase *c,
                            const struct timer_info *timer, struct sampling *s,
-                           double *samples, double *phase_samples)
+                           int from, int to, double *samples,
+                           double *phase_samples)
 {
-    int n = s->n;
-    unsigned char *late = xcalloc((size_t)n, 1);
+    unsigned char *late = xcalloc((size_t)s->cap, 1);
     double offset = s->clocks.offset_s[c->rank];
-    int per_round = (int)fmin(fmax(ceil(ROUND_S / s->window_s), 1.0), n);
+    int per_round = (int)fmax(ceil(ROUND_S / s->window_s), 1.0);
     double t0 = 0;
-    for (int i = 0; i < n; i++) {
-        if (i % per_round == 0)
+    for (int i = from; i < to; i++) {
+        if ((i - from) % per_round == 0)
             t0 = round_start(s, offset, timer) - (i * s->window_s);
         double start = t0 + i * s->window_s + offset;
         double now = MPI_Wtime();
@@ -251,13 +259,85 @@ static void window_samples(const struct kernel *k, struct kcase *c,
         c->iteration++;
         samples[i] = MPI_Wtime() - start;
         for (int p = 0; c->phases && p < c->phases->count; p++)
-            phase_samples[(size_t)p * (size_t)n + (size_t)i] =
+            phase_samples[(size_t)p * (size_t)s->cap + (size_t)i] =
                 c->phases->acc[p];
     }
-    s->late = c->rank == 0 ? xcalloc((size_t)n, 1) : NULL;
-    CHECK_MPI(MPI_Reduce(late, s->late, n, MPI_UNSIGNED_CHAR, MPI_MAX, 0,
-                         s->active));
+    CHECK_MPI(MPI_Reduce(late + from, c->rank == 0 ? s->late + from : NULL,
+                         to - from, MPI_UNSIGNED_CHAR, MPI_MAX, 0, s->active));
     free(late);
+}
+
+/* Samples from..to-1 by the case's synchronisation, on the ranks that take
+ * them: every rank of the case with barriers, the active ones in windows. */
+static void take_range(const struct kernel *k, struct kcase *c,
+                       const struct timer_info *timer, bool active,
+                       struct sampling *s, int from, int to, double *samples,
+                       double *phase_samples)
+{
+    if (s->sync == SYNC_BARRIER)
+        barrier_samples(k, c, active, s, from, to, samples, phase_samples);
+    else
+        window_samples(k, c, timer, s, from, to, samples, phase_samples);
+}
+
+/* The kernel's samples from..to-1 at rank 0 (values[i]): its own, or the
+ * maximum over the ranks taking part, as the case record defines them. */
+static void sample_values(const struct kernel *k, const struct kcase *c,
+                          MPI_Comm comm, const double *samples, int from,
+                          int to, double *values)
+{
+    int n = to - from;
+    double *mine = xcalloc((size_t)n, sizeof *mine);
+    bool counts = c->rank == 0 ||
+                  (k->timed_by == TIMED_BY_MAX && c->rank < c->ranks);
+    for (int i = 0; counts && i < n; i++)
+        mine[i] = samples[from + i];
+    CHECK_MPI(MPI_Reduce(mine, c->rank == 0 ? values + from : NULL, n,
+                         MPI_DOUBLE, MPI_MAX, 0, comm));
+    free(mine);
+}
+
+/* --precision: samples in growing rounds until the 95% CI of the median
+ * of the kernel's samples is within +-precision of it, or --max-time or
+ * --max-samples stops the case short (then marked capped). Rank 0 decides
+ * after each round and tells the ranks sampling how many to take next. */
+static void precision_samples(const struct kernel *k, struct kcase *c,
+                              const struct timer_info *timer, bool active,
+                              struct sampling *s, MPI_Comm comm,
+                              double *samples, double *phase_samples)
+{
+    const struct config *cfg = c->cfg;
+    double *values = c->rank == 0 ? xcalloc((size_t)s->cap, sizeof *values)
+                                  : NULL;
+    int next = (int)fmin(fmax((double)cfg->min_samples, PRECISION_MIN_SAMPLES),
+                         s->cap);
+    double start = MPI_Wtime();
+    for (int done = 0;;) {
+        take_range(k, c, timer, active, s, done, next, samples, phase_samples);
+        sample_values(k, c, comm, samples, done, next, values);
+        done = next;
+        int plan[2] = {0, 0}; /* samples to take next (0: stop), capped */
+        if (c->rank == 0) {
+            double spent = MPI_Wtime() - start, per_sample = spent / done;
+            s->sampling_s = spent;
+            bool reached = precision_reached(values, s->late, done) <= cfg->precision;
+            /* Grow by half, but not past what the time left allows. */
+            double room = floor((cfg->max_time_s - spent) / per_sample);
+            double grow = fmin(fmax(ceil(done * PRECISION_GROWTH), done + 1.0),
+                               fmin(done + room, (double)s->cap));
+            if (!reached && grow > done)
+                plan[0] = (int)grow;
+            plan[1] = !reached && plan[0] == 0;
+        }
+        CHECK_MPI(MPI_Bcast(plan, 2, MPI_INT, 0, comm));
+        if (plan[0] == 0) {
+            s->n = done;
+            s->capped = plan[1];
+            break;
+        }
+        next = plan[0];
+    }
+    free(values);
 }
 
 /* Ranks the kernel does not use wait for the others to finish without
@@ -281,9 +361,16 @@ static void idle_until_done(MPI_Comm comm, bool active)
 }
 
 /* The record's sync fields (docs/native.md, "Records"). */
-static void record_sampling(struct jsonl *j, const struct sampling *s)
+static void record_sampling(struct jsonl *j, const struct config *cfg,
+                            const struct sampling *s)
 {
     jsonl_str(j, "sync", sync_method_names[s->sync]);
+    if (cfg->iters == 0 && cfg->precision > 0) {
+        jsonl_num(j, "precision_target", cfg->precision);
+        jsonl_num(j, "max_time_s", cfg->max_time_s);
+        jsonl_num(j, "sampling_s", s->sampling_s);
+        jsonl_bool(j, "capped", s->capped);
+    }
     if (s->sync != SYNC_WINDOW)
         return;
     jsonl_num(j, "window_s", s->window_s);
@@ -335,7 +422,7 @@ static void gather_and_record(const struct kernel *k, struct kcase *c,
         r->samples_s = per_sample;
         r->rank_samples_s = all;
         record_case_open(&j, r);
-        record_sampling(&j, s);
+        record_sampling(&j, c->cfg, s);
         free(per_sample);
         free(all);
     }
@@ -343,7 +430,7 @@ static void gather_and_record(const struct kernel *k, struct kcase *c,
         if (c->rank == 0)
             jsonl_open(&j, "phase_samples_s", '{');
         for (int p = 0; p < c->phases->count; p++) {
-            double *phase = gather(c, phase_samples + (size_t)p * (size_t)n, n);
+            double *phase = gather(c, phase_samples + (size_t)p * (size_t)s->cap, n);
             if (c->rank == 0)
                 record_rank_lists(&j, k->phases[p], phase, c->ranks, n);
             free(phase);
@@ -412,16 +499,25 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         s.batch = batch_size(timer, t_iter);
         s.n = sample_count(cfg, (double)s.batch * t_iter);
     }
-    double *samples = xcalloc((size_t)s.n, sizeof *samples);
-    double *phase_samples = xcalloc((size_t)phases.count * (size_t)s.n,
+    bool adaptive = cfg->iters == 0 && cfg->precision > 0;
+    s.cap = adaptive ? (int)cfg->max_samples : s.n;
+    double *samples = xcalloc((size_t)s.cap, sizeof *samples);
+    double *phase_samples = xcalloc((size_t)phases.count * (size_t)s.cap,
                                     sizeof *phase_samples);
-    if (s.sync == SYNC_BARRIER) {
-        barrier_samples(k, &c, active, &s, samples, phase_samples);
-    } else {
-        if (active)
-            window_samples(k, &c, timer, &s, samples, phase_samples);
+    if (c.rank == 0 && s.sync == SYNC_WINDOW)
+        s.late = xcalloc((size_t)s.cap, 1);
+    /* Window rounds involve only the active ranks; the others wait. */
+    bool sampling = s.sync == SYNC_BARRIER || active;
+    MPI_Comm sampling_comm = s.sync == SYNC_BARRIER ? comm : s.active;
+    if (sampling && adaptive)
+        precision_samples(k, &c, timer, active, &s, sampling_comm, samples,
+                          phase_samples);
+    else if (sampling)
+        take_range(k, &c, timer, active, &s, 0, s.n, samples, phase_samples);
+    if (s.sync == SYNC_WINDOW)
         idle_until_done(comm, active);
-    }
+    if (adaptive) /* idle ranks gather as many samples as were taken */
+        CHECK_MPI(MPI_Bcast(&s.n, 1, MPI_INT, 0, comm));
 
     struct case_record r = {
         .kernel = k->name, .send_mode = mode_name, .bytes = bytes,

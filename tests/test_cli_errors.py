@@ -14,7 +14,7 @@ from conftest import commscope, one_line_error
     (["run", "bw", "--modes", "ready"], "kernel bw has no send modes"),
     (["run", "pingpong", "--sizes", "4QB"], "--sizes: '4QB' is not a size"),
     (["run", "pingpong", "--sizes", "64K:1K"], "--sizes"),
-    (["run", "pingpong", "--sizes", "1TiB"], "lower the largest size"),
+    (["run", "pingpong", "--sizes", "1TiB"], "need 2048.0 GiB per rank for pingpong"),
     (["run", "pingpong", "--np", "1"], "--np 1: pingpong needs at least 2 ranks"),
     (["run", "pingpong", "--np", "two"], "--np: 'two' is not a process count"),
     (["run", "bw", "--window", "0"], "--window 0"),

@@ -76,15 +76,14 @@ def test_modes():
         kernel("pong")
 
 
-def test_table_says_when_a_ci_is_missing_and_when_outliers_are_kept():
+def test_table_says_when_a_ci_is_missing_and_how_precise_each_median_is():
     from commscope.views.table import render
 
     base = {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "n": 4,
             "median_s": 1e-6, "ci_low_s": None, "ci_high_s": None, "p05_s": 9e-7,
-            "p95_s": 2e-6, "bandwidth_MBps": 8.0, "outliers": 0}
-    text = render([base, dict(base, bytes=1024, n=100, ci_low_s=9e-7, ci_high_s=1.1e-6,
-                              outliers=3)])
+            "p95_s": 2e-6, "bandwidth_MBps": 8.0, "precision": None, "capped": False}
+    text = render([base, dict(base, bytes=1024, n=100, ci_low_s=9.9e-7, ci_high_s=1.02e-6,
+                              precision=0.02, capped=True)])
     lines = text.splitlines()
-    assert lines[2].split()[4:7] == ["4", "1.000", "n<6"]
-    assert "1 case(s) have fewer than 6 samples" in text
-    assert "most: 3 of 100 at 1 KiB" in text
+    assert lines[2].split()[4:8] == ["4", "1.000", "n<6", "-"]
+    assert lines[3].split()[4:8] == ["100", "1.000", "0.990-1.020", "2.0%*"]

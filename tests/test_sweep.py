@@ -4,7 +4,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Callable
 
+from .provenance import with_pairs
 from .sizes import format_bytes
 from .store import Store
 
@@ -30,6 +32,7 @@ class Ingest:
         self.skips: list[dict] = []
         self.errors: list[dict] = []
         self.ended = False
+        self.last_record = time.monotonic()  # when the job last showed progress
 
     def feed(self, line: str) -> None:
         if not line.startswith("{"):
@@ -41,9 +44,10 @@ class Ingest:
             sys.stderr.write(line)  # a record cut by a dying rank: nothing to keep
             return
         kind = rec.get("type")
+        self.last_record = time.monotonic()
         if kind == "context":
-            self.context = rec
-            self.store.set_context(self.run_id, rec)
+            self.context = with_pairs(rec)
+            self.store.set_context(self.run_id, self.context)
         elif kind == "case_start":
             self.in_flight = rec
             self.store.set_in_flight(self.run_id, rec)

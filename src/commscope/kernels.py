@@ -6,6 +6,7 @@ is seconds per iteration; latency and bandwidth follow from it here, never in C.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -14,6 +15,7 @@ from .errors import UserError
 SEND_MODES = ("standard", "synchronous", "buffered", "ready", "nonblocking", "sendrecv")
 BW_WINDOW_BYTES = 1 << 30  # the native bw/bibw receiver keeps its window within 1 GiB
 DTYPE_BYTES = {"int": 4, "long": 8, "float": 4, "double": 8}
+ACCUMULATE_BYTES = 8  # rma accumulates MPI_UINT64_T elements (docs/kernels-rma.md)
 
 
 def effective_window(window: int, nbytes: int) -> int:
@@ -27,6 +29,8 @@ class Param:
     choices: tuple[str, ...]  # empty: an integer, or "rotate" where allowed
     default: str
     help: str
+    metavar: str = ""  # the flag's value as help shows it; default: the choices
+    flag: bool = True  # False: no --NAME flag of its own (rma's epoch is given as --sync)
 
 
 PARAMS = {p.name: p for p in (
@@ -41,6 +45,18 @@ PARAMS = {p.name: p for p in (
     Param("distribute", ("p2p", "bcast", "scatter"), "p2p", "vector_sum: how rank 0's vector is spread"),
     Param("combine", ("p2p", "gather", "reduce", "reduce_user"), "p2p",
           "vector_sum: how partial sums come back"),
+    Param("tile", (), "256x256", "halo: interior points per rank", "NXxNY"),
+    Param("halo", (), "1", "halo: ghost width on every side, up to the tile's smaller side", "W"),
+    Param("method", ("p2p", "sendrecv", "neighbor", "rma"), "p2p",
+          "halo: Irecv/Isend, Sendrecv per face, Neighbor_alltoallw, or Put between fences"),
+    Param("grid", (), "auto", "halo: process grid, PX*PY = ranks, or auto (MPI_Dims_create)",
+          "PXxPY|auto"),
+    Param("operation", ("put", "get", "accumulate"), "put",
+          "rma: MPI_Put, MPI_Get, or MPI_Accumulate (MPI_SUM on uint64)"),
+    Param("epoch", ("fence", "lock", "lock_all_flush", "pscw"), "fence",
+          "rma: how each access epoch is opened and closed", flag=False),
+    Param("win", ("allocate", "create"), "allocate",
+          "rma: window memory from MPI_Win_allocate, or MPI_Win_create on our own"),
 )}
 
 
@@ -59,6 +75,10 @@ class Kernel:
     params: tuple[str, ...] = ()
     two_ranks: bool = False  # only ranks 0 and 1 take part; the others idle
     dtype_sized: bool = False  # sizes must be whole elements of --dtype
+    default_window: int = 64  # --window when not given
+    # The case's one size, from its parameters (--sizes does not apply): (params, where) -> bytes.
+    fixed_bytes: Callable[[dict[str, str], str], int] | None = None
+    app: bool = False  # an application: `commscope app NAME` runs it, not run or sweep
 
     def bandwidth_Bps(self, t: float, case) -> float | None:
         if self.bandwidth is None or t <= 0:
@@ -74,6 +94,10 @@ def _windowed(n: int, window: int, ranks: int) -> int:
     return n * (1 + effective_window(window, n))
 
 
+def _rma_buffers(n: int, window: int, ranks: int) -> int:
+    return 2 * n * effective_window(window, n)  # origin: its buffer, and accumulate's scratch
+
+
 def _per_rank_blocks(n: int, window: int, ranks: int) -> int:
     return 2 * n * ranks  # a send and a receive block per rank, at the root
 
@@ -83,6 +107,49 @@ def _ring_bytes(t: float, case) -> float:
     pattern = case.params.get("pattern", "ring")
     per_iteration = {"ring": 2 * case.ranks, "sendrecv": 2, "exchange": 4}[pattern]
     return per_iteration * case.bytes / t
+
+
+HALO_FIELD_MAX = 2**31 - 1  # doubles per rank: native/halo.c keeps MPI int strides and counts
+
+
+def _pair(text: str) -> tuple[int, int] | None:
+    """AxB, both positive, or None."""
+    m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _halo_tile(params: dict[str, str], where: str) -> tuple[int, int, int]:
+    """(NX, NY, W) from tile and halo, each checked (docs/kernels-halo.md)."""
+    tile, width = params.get("tile", PARAMS["tile"].default), params.get("halo", PARAMS["halo"].default)
+    pair = _pair(tile)
+    if pair is None:
+        raise UserError(f"{where}tile {tile}: give NXxNY interior points per rank, e.g. 256x256")
+    nx, ny = pair
+    if not width.isdigit() or not 1 <= int(width) <= min(nx, ny):
+        raise UserError(f"{where}halo {width}: give a ghost width from 1 to {min(nx, ny)} "
+                        f"(the smaller side of tile {tile})")
+    w = int(width)
+    if (nx + 2 * w) * (ny + 2 * w) > HALO_FIELD_MAX:
+        raise UserError(f"{where}tile {tile}: over 2^31 - 1 doubles per rank with its ghosts; "
+                        "give a smaller tile")
+    return nx, ny, w
+
+
+def _halo_bytes(params: dict[str, str], where: str) -> int:
+    """What each rank sends per exchange: W columns of NY and W rows of NX, both ways, 8 B each."""
+    nx, ny, w = _halo_tile(params, where)
+    return 16 * w * (nx + ny)
+
+
+def _check_grid(grid: str, ranks: int, where: str) -> None:
+    if grid == "auto":
+        return
+    pair = _pair(grid)
+    if pair is None:
+        raise UserError(f"{where}grid {grid}: give PXxPY (e.g. 2x2) or auto")
+    if pair[0] * pair[1] != ranks:
+        raise UserError(f"{where}grid {grid}: a {grid} process grid is {pair[0] * pair[1]} ranks, "
+                        f"but the run has {ranks}; give PXxPY with PX*PY = {ranks}, or auto")
 
 
 def _collective(name: str, description: str, memory=_per_rank_blocks, **kw) -> Kernel:
@@ -104,6 +171,9 @@ KERNELS = {k.name: k for k in (
     Kernel("bibw", "bidirectional streaming bandwidth (OSU bibw)", 2,
            lambda t, c: t / c.window, lambda t, c: 2 * c.window * c.bytes / t, _windowed,
            two_ranks=True),
+    Kernel("rma", "one-sided put, get or accumulate of W operations per epoch (OSU put/get/acc)",
+           2, lambda t, c: t, lambda t, c: c.window * c.bytes / t, _rma_buffers,
+           params=("operation", "epoch", "win"), two_ranks=True, default_window=1),
     Kernel("fanin", "every rank sends to rank 0 (seed 000); per-rank send times", 2,
            lambda t, c: t, lambda t, c: (c.ranks - 1) * c.bytes / t, _per_rank_blocks,
            modes=SEND_MODES[:5], params=("order",)),
@@ -111,6 +181,14 @@ KERNELS = {k.name: k for k in (
            lambda t, c: t, _ring_bytes, lambda n, w, r: 6 * n, params=("pattern",)),
     Kernel("vector_sum", "seed 000's vector sum: distribute, compute, combine", 1,
            lambda t, c: t, None, lambda n, w, r: 2 * n, params=("distribute", "combine")),
+    # memory: the field follows from --tile, not from bytes; _halo_tile bounds it.
+    Kernel("halo", "2D periodic halo exchange of a tile's four faces; bytes = what a rank sends", 1,
+           lambda t, c: t, lambda t, c: c.bytes / t, lambda n, w, r: 0,
+           params=("tile", "halo", "method", "grid"), fixed_bytes=_halo_bytes),
+    # A sample is one whole solve; bytes = the n x n float64 field; memory: three tiles per rank
+    # and, with field=, the whole field gathered on rank 0 (docs/app-advection2d.md).
+    Kernel("advection2d", "seed 003's 2D advection app: one Beam-Warming solve per sample", 1,
+           lambda t, c: t, None, lambda n, w, r: 3 * n // r + n, app=True),
     _collective("barrier", "MPI_Barrier", memory=lambda n, w, r: 0),
     _collective("bcast", "MPI_Bcast of the whole buffer", params=ROOTED),
     _collective("scatter", "MPI_Scatter, bytes per rank", params=ROOTED),
@@ -130,6 +208,15 @@ def kernel(name: str) -> Kernel:
         return KERNELS[name]
     except KeyError:
         raise UserError(f"unknown kernel '{name}'; choose one of: {', '.join(KERNELS)}") from None
+
+
+def runnable(name: str) -> Kernel:
+    """A kernel `run` and `sweep` measure; an application is refused with the verb that runs it."""
+    k = kernel(name)
+    if k.app:
+        raise UserError(f"{name} is an application with its own checks; run it with "
+                        f"`commscope app {name}`")
+    return k
 
 
 def modes_for(k: Kernel, spec: str | None) -> list[str | None]:
@@ -171,13 +258,26 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int, where: str = "--") 
             if not value.isdigit() or int(value) >= ranks:
                 raise UserError(f"{where}root {value}: give a rank from 0 to {ranks - 1}, or rotate")
         values[name] = value
+    if "tile" in values:
+        _halo_tile(values, where)
+        _check_grid(values["grid"], ranks, where)
     return values
 
 
-def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str]) -> None:
+def _element(k: Kernel, params: dict[str, str]) -> tuple[str, int] | None:
+    """The element every size must be a whole number of, as (name, bytes); None: any size."""
     if k.dtype_sized:
-        unit = DTYPE_BYTES[params["dtype"]]
+        return params["dtype"], DTYPE_BYTES[params["dtype"]]
+    if params.get("operation") == "accumulate":
+        return "accumulate's uint64", ACCUMULATE_BYTES  # MPI_SUM is not defined on MPI_BYTE
+    return None
+
+
+def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str]) -> None:
+    element = _element(k, params)
+    if element:
+        name, unit = element
         odd = [s for s in sizes if s % unit]
         if odd:
-            raise UserError(f"--sizes: {odd[0]} B is not a whole number of {params['dtype']} "
+            raise UserError(f"--sizes: {odd[0]} B is not a whole number of {name} "
                             f"({unit} B) elements; give multiples of {unit}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from .advice import case_advice, run_advice
 from .build import native_binary
 from .ingest import Ingest, case_label
 from .launcher import launch
@@ -19,6 +21,7 @@ from .mpi import Mpi
 from .plan import Plan
 from .progress import Progress
 from .store import Store
+from .summary import case_summary
 
 
 @dataclass
@@ -35,8 +38,16 @@ def _drain(stream, lines) -> None:
         lines.append(line)
 
 
-def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest) -> int:
-    """Feed each whole line of the records file as it is written, until the job ends."""
+class CaseTimeout(Exception):
+    """The job showed no progress (no record) for the plan's case timeout."""
+
+
+def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest, timeout_s: float) -> int:
+    """Feed each whole line of the records file as it is written, until the job ends.
+
+    Raises CaseTimeout when no record arrives for timeout_s: a hung case, a dead
+    link, or a launch that never starts.
+    """
     partial = ""
     with open(path, "a+") as records:  # created here, so it exists before rank 0 opens it
         records.seek(0)
@@ -49,6 +60,8 @@ def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest) -> int:
                     partial = ""
             if exited:
                 return proc.returncode
+            if time.monotonic() - ingest.last_record > timeout_s:
+                raise CaseTimeout
             time.sleep(0.02)
 
 
@@ -80,14 +93,17 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
         for r in readers:
             r.start()
         try:
-            code = _follow(records, proc, ingest)
-        except KeyboardInterrupt:
+            code = _follow(records, proc, ingest, plan.case_timeout)
+        except (KeyboardInterrupt, CaseTimeout) as stopped:
             _stop(proc)
             if own_progress:
                 progress.close()
-            message = _stopped_message("interrupted", ingest)
-            store.finish_run(run_id, "interrupted", message)
-            return Outcome(run_id, "interrupted", message, ingest, how.oversubscribed)
+            status = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "failed"
+            message = _stopped_message(status, ingest)
+            if isinstance(stopped, CaseTimeout):
+                message += "; " + _timeout_reason(plan, ingest)
+            _finish(store, run_id, how.oversubscribed, status, message)
+            return Outcome(run_id, status, message, ingest, how.oversubscribed)
         for r in readers:
             r.join(timeout=5)
         for line in stdout_lines:
@@ -95,7 +111,7 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
     if own_progress:
         progress.close()
     if code == 0 and ingest.ended and not ingest.errors:
-        store.finish_run(run_id, "complete")
+        _finish(store, run_id, how.oversubscribed, "complete")
         return Outcome(run_id, "complete", None, ingest, how.oversubscribed)
     if ingest.errors:
         e = ingest.errors[0]
@@ -107,8 +123,20 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
         last = ours[:1] or [l.strip() for l in lines if l.strip(" -")][-2:]
         reason = f"MPI job exited with code {code}" + (": " + " | ".join(last) if last else "")
     message = _stopped_message("failed", ingest) + "; " + reason
-    store.finish_run(run_id, "failed", message)
+    _finish(store, run_id, how.oversubscribed, "failed", message)
     return Outcome(run_id, "failed", message, ingest, how.oversubscribed)
+
+
+def _finish(store: Store, run_id: int, oversubscribed: bool, status: str,
+            message: str | None = None) -> None:
+    """Store the warnings about what was measured, then the run's end."""
+    run = store.run(run_id)
+    timer = json.loads(run["context"] or "{}").get("timer") or {}
+    advice = run_advice(oversubscribed, run["ranks"])
+    for case in store.cases(run_id):
+        advice += case_advice(case, case_summary(case), timer.get("resolution_s"))
+    store.add_warnings(run_id, advice)
+    store.finish_run(run_id, status, message)
 
 
 def _session(sid: int) -> list[int]:
@@ -140,6 +168,15 @@ def _stop(proc: subprocess.Popen) -> None:
         except ProcessLookupError:
             pass
     proc.wait()
+
+
+def _timeout_reason(plan: Plan, ingest: Ingest) -> str:
+    """Which case hung, on which ranks, and what to do."""
+    ranks = "ranks 0 and 1" if plan.kernel.two_ranks else f"ranks 0-{plan.ranks - 1}"
+    where = (f"{case_label(ingest.in_flight)} on {ranks}" if ingest.in_flight
+             else f"the launch of {plan.ranks} ranks, before its first case")
+    return (f"timed out: {where} made no progress for {plan.case_timeout:g} s (--timeout); "
+            "check the ranks' hosts and links, then --resume a sweep or rerun")
 
 
 def _stopped_message(status: str, ingest: Ingest) -> str:

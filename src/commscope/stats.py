@@ -170,6 +170,14 @@ def summarize(samples: ArrayLike, confidence: float = 0.95) -> Summary:
     )
 
 
+def relative_precision(s: Summary) -> float | None:
+    """How far the median's CI reaches from the median, relative to it: the
+    figure --precision bounds (max(median - low, high - median) / median)."""
+    if s.ci_low is None or s.median <= 0:
+        return None
+    return max(s.median - s.ci_low, s.ci_high - s.median) / s.median
+
+
 def _median_of_sorted(ordered: np.ndarray) -> float:
     mid = ordered.size // 2
     if ordered.size % 2:

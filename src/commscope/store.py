@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import UserError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -81,6 +81,15 @@ CREATE TABLE sweeps (
     created_utc TEXT NOT NULL
 );
 CREATE INDEX cases_by_key ON cases(case_key);
+""",
+    3: """
+CREATE TABLE warnings (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    case_id INTEGER REFERENCES cases(id),  -- NULL: about the whole run
+    kind TEXT NOT NULL,                    -- cv, short_samples, drift, ... (src/commscope/advice.py)
+    message TEXT NOT NULL                  -- what was seen and the remedy
+);
+CREATE INDEX warnings_by_run ON warnings(run_id);
 """,
 }
 
@@ -219,6 +228,15 @@ class Store:
                         "VALUES (?, ?, ?, ?, ?)",
                         (run_id, rec["kernel"], rec.get("send_mode"), rec["bytes"], rec["reason"]))
 
+    def add_warnings(self, run_id: int, warnings) -> None:
+        """Replaces the run's warnings with these (objects with case_id, kind, message)."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute("DELETE FROM warnings WHERE run_id = ?", (run_id,))
+            self.db.executemany(
+                "INSERT INTO warnings (run_id, case_id, kind, message) VALUES (?, ?, ?, ?)",
+                [(run_id, w.case_id, w.kind, w.message) for w in warnings])
+
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
         self.db.execute("UPDATE runs SET status = ?, finished_utc = ?, message = ? WHERE id = ?",
                         (status, utc_now(), message, run_id))
@@ -262,6 +280,30 @@ class Store:
                                "WHERE runs.sweep_id = ?", (sweep_id,))
         return {r[0] for r in rows}
 
+    def sweep(self, sweep_id: int) -> sqlite3.Row | None:
+        """The sweep's name, plan path, plan text and hash, and when it was created."""
+        return self.db.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+
+    def latest_command_runs(self) -> list[int]:
+        """The latest command's runs: the latest sweep's, or the consecutive runs of one command line.
+
+        `commscope run --np 2,4` stores one run per process count with the same
+        command line; an identical command repeated right after is pooled with it.
+        """
+        runs = self.runs()
+        if not runs:
+            raise UserError(f"--db {self.path}: no runs stored; measure one first, e.g. "
+                            "`commscope run pingpong`")
+        last = runs[-1]
+        if last["sweep_id"] is not None:
+            return self.sweep_runs(last["sweep_id"])
+        same = []
+        for r in reversed(runs):
+            if r["sweep_id"] is not None or r["command"] != last["command"]:
+                break
+            same.append(r["id"])
+        return sorted(same)
+
     def sweep_runs(self, sweep_id: int) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT id FROM runs WHERE sweep_id = ? ORDER BY id",
                                               (sweep_id,))]
@@ -270,6 +312,10 @@ class Store:
         row = self.db.execute("SELECT ranks, n, rank_samples FROM cases WHERE id = ?",
                               (case_id,)).fetchone()
         return np.frombuffer(row["rank_samples"], dtype="<f8").reshape(row["ranks"], row["n"])
+
+    def warnings(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT case_id, kind, message FROM warnings WHERE run_id = ? "
+                               "ORDER BY rowid", (run_id,)).fetchall()
 
     def skips(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM skips WHERE run_id = ?", (run_id,)).fetchall()

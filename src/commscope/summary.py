@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import kernel
-from .stats import summarize
+from .stats import relative_precision, summarize
 from .store import Case
 
 MB = 1e6  # bandwidth is shown in MB/s with MB = 10^6 bytes
@@ -21,8 +21,8 @@ def case_summary(case: Case) -> dict:
     """
     k = kernel(case.kernel)
     samples = case.valid_samples
-    s = summarize(samples * k.latency(1.0, case))
-    bandwidth = k.bandwidth_Bps(float(np.median(samples)), case)
+    s = summarize(samples * k.latency(1.0, case)) if samples.size else None
+    bandwidth = k.bandwidth_Bps(float(np.median(samples)), case) if s else None
     out = {
         "run": case.run_id,
         "kernel": case.kernel,
@@ -36,22 +36,27 @@ def case_summary(case: Case) -> dict:
         "bind_to": case.settings.get("bind_to"),
         "transport": case.settings.get("transport", "auto"),
         "case_key": case.case_key,
-        "n": s.n,
-        "median_s": s.median,
-        "ci_low_s": s.ci_low,
-        "ci_high_s": s.ci_high,
-        "p05_s": s.p05,
-        "p95_s": s.p95,
-        "mean_s": s.mean,
-        "stddev_s": s.stddev,
-        "outliers": s.outliers,
+        "n": s.n if s else 0,
+        **_statistics(s),
         "invalid": len(case.extra.get("invalid") or ()),
+        "precision_target": case.extra.get("precision_target"),
+        "capped": case.extra.get("capped", False),
         "bandwidth_MBps": None if bandwidth is None else bandwidth / MB,
         "validated": case.validated,
     }
     phases = case.extra.get("phase_samples_s")
-    if phases:
+    if phases and s:
         # A phase lasts as long as its slowest rank: per-sample max over ranks, then the median.
         out["phase_median_s"] = {name: float(np.median(np.max(np.asarray(per_rank), axis=0)))
                                  for name, per_rank in phases.items()}
+    return out
+
+
+def _statistics(s) -> dict:
+    """The summary's figures; all None when no sample is valid (every window late)."""
+    figures = {"median_s": "median", "ci_low_s": "ci_low", "ci_high_s": "ci_high",
+               "p05_s": "p05", "p95_s": "p95", "mean_s": "mean", "stddev_s": "stddev",
+               "cv": "cv", "outliers": "outliers"}
+    out = {name: getattr(s, field) if s else None for name, field in figures.items()}
+    out["precision"] = relative_precision(s) if s else None
     return out

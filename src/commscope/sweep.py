@@ -1,9 +1,10 @@
 """Sweep plans: a TOML file of experiments, expanded into launches of stable cases.
 
-A plan's top level holds defaults for every experiment (launches, min_time or
-iters, validate, window, sync); each [[experiment]] names a kernel and any of
+A plan's top level holds defaults for every experiment (launches, precision
+and max_time, or min_time, or iters; validate, window, sync); each [[experiment]] names a kernel and any of
 sizes, np, map_by, bind_to, transport, sync, modes, window and a [params]
-table. List values multiply: every combination of np, map_by, bind_to,
+table, and where to run it: hosts or hostfile, ppn, launcher (one of each,
+as in `commscope run`). List values multiply: every combination of np, map_by, bind_to,
 transport, sync and params is one launch, repeated `launches` times so that
 variance between launches can be told from variance within one. Modes and
 sizes run inside a launch. Every case (launch settings, launch number, mode,
@@ -12,6 +13,7 @@ size) has a stable id, the key by which --resume knows what is stored.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -20,15 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UserError
-from .kernels import check_sizes, kernel, modes_for, params_for
-from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement
-from .plan import SYNCS, Plan, check_memory, parse_ranks
+from .kernels import check_sizes, modes_for, params_for, runnable
+from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
+from .plan import (DEFAULT_MAX_TIME, DEFAULT_PRECISION, EPOCHS, SYNCS, Plan, check_memory,
+                   check_sample_count, parse_precision, parse_ranks, split_sync)
 from .sizes import parse_sizes
 
-TOP_KEYS = {"name", "launches", "min_time", "iters", "validate", "window", "sync", "experiment"}
+TOP_KEYS = {"name", "launches", "precision", "max_time", "min_time", "iters", "timeout",
+            "validate", "window", "sync", "experiment"}
 EXPERIMENT_KEYS = {"kernel", "sizes", "np", "map_by", "bind_to", "transport", "sync", "modes",
-                   "window", "params"}
-CHOICES = {"map_by": MAP_BY, "bind_to": BIND_TO, "transport": TRANSPORTS, "sync": SYNCS}
+                   "window", "params", "hosts", "hostfile", "ppn", "launcher"}
+CHOICES = {"map_by": MAP_BY, "bind_to": BIND_TO, "transport": TRANSPORTS, "sync": SYNCS + EPOCHS}
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def _experiment(exp: dict, top: dict, where: str, mpi) -> list[Plan]:
     _checked_keys(exp, EXPERIMENT_KEYS, where)
     if "kernel" not in exp:
         raise UserError(f"{where}: no kernel; add kernel = \"pingpong\" (or another kernel)")
-    k = kernel(exp["kernel"])
+    k = runnable(exp["kernel"])
     sizes = parse_sizes(",".join(map(str, _as_list(exp.get("sizes", "0:4MiB")))), f"{where}: sizes")
     counts = parse_ranks(",".join(map(str, _as_list(exp.get("np", 2)))), f"{where}: np")
     modes = modes_for(k, ",".join(_as_list(exp["modes"])) if "modes" in exp else None)
@@ -90,7 +94,12 @@ def _experiment(exp: dict, top: dict, where: str, mpi) -> list[Plan]:
     if not isinstance(params, dict):
         raise UserError(f"{where}: params must be a table, e.g. params = {{ op = [\"sum\", \"max\"] }}")
     names = list(params)
-    window = exp.get("window", top.get("window", 64))
+    window = exp.get("window", top.get("window", k.default_window))
+    # One set of hosts per experiment (not a list to multiply): they say where, not what.
+    spec = exp.get("hosts")
+    hosts = host_fields(",".join(map(str, spec)) if isinstance(spec, list) else spec,
+                        exp.get("hostfile"), exp.get("ppn"), exp.get("launcher", "auto"), mpi,
+                        ("hosts", "hostfile", "ppn", "launcher"))
     plans = []
     for ranks, map_by, bind_to, transport, sync, *values in itertools.product(
             counts, _choice(exp.get("map_by"), "map_by", where),
@@ -100,15 +109,32 @@ def _experiment(exp: dict, top: dict, where: str, mpi) -> list[Plan]:
             *(_as_list(params[n]) for n in names)):
         if ranks < k.min_ranks:
             raise UserError(f"{where}: np {ranks} is below the {k.min_ranks} ranks {k.name} needs")
-        chosen = params_for(k, dict(zip(names, map(str, values))), ranks, where=f"{where}: params.")
+        sync, given = split_sync(k, sync, dict(zip(names, map(str, values))), f"{where}: sync =")
+        chosen = params_for(k, given, ranks, where=f"{where}: params.")
+        if k.fixed_bytes:  # its one size follows from its parameters
+            if "sizes" in exp:
+                raise UserError(f"{where}: {k.name}'s bytes follow from its params; drop sizes")
+            sizes = [k.fixed_bytes(chosen, f"{where}: params.")]
         check_sizes(k, sizes, chosen)
-        placement = Placement(map_by, bind_to, transport)
+        placement = Placement(map_by, bind_to, transport, **hosts)
         check_placement(mpi, ranks, placement)
-        plan = Plan(k, ranks, modes, sizes, top.get("iters"), top.get("min_time", 0.2), window,
-                    bool(top.get("validate", False)), chosen, sync, placement)
+        plan = Plan(k, ranks, modes, sizes, top.get("iters"), top.get("min_time"), window,
+                    bool(top.get("validate", False)), chosen, sync, placement,
+                    *_sampling(top, where))
         check_memory(plan)
         plans.append(plan)
     return plans
+
+
+def _sampling(top: dict, where: str) -> tuple[float, float, float | None]:
+    """The plan's precision, max_time and timeout, checked with its iters and min_time."""
+    at = where.split(": experiment")[0] + ": "
+    if sum(key in top for key in ("precision", "min_time", "iters")) > 1:
+        raise UserError(f"{at}give one of precision, min_time or iters")
+    max_time = top.get("max_time", DEFAULT_MAX_TIME)
+    check_sample_count(top.get("iters"), top.get("min_time"), max_time, at, top.get("timeout"))
+    return (parse_precision(top.get("precision", DEFAULT_PRECISION), f"{at}precision"), max_time,
+            top.get("timeout"))
 
 
 def load(path: str, mpi) -> SweepPlan:
@@ -150,6 +176,5 @@ def remaining(launch: Launch, stored: set[str]) -> list[Plan]:
         if key not in stored:
             missing.setdefault(mode, []).append(nbytes)
     p = launch.plan
-    return [Plan(p.kernel, p.ranks, [mode], sizes, p.iters, p.min_time, p.window, p.validate,
-                 p.params, p.sync, p.placement) for mode, sizes in missing.items()]
+    return [dataclasses.replace(p, modes=[mode], sizes=sizes) for mode, sizes in missing.items()]
 

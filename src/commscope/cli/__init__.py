@@ -8,9 +8,9 @@ import sys
 from .. import __version__
 from ..build import BuildError
 from ..errors import UserError
-from . import info, results, run, sweep
+from . import app, compare, fit, info, predict, report, results, run, study, sweep
 
-VERBS = (run, sweep, info, results)
+VERBS = (run, sweep, app, study, info, results, compare, fit, predict, report)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
+from ..advice import fold
+from ..errors import UserError
+from ..store import Store
 from ..summary import case_summary
 from ..views.table import library_label, render, render_phases, render_ranks
 
@@ -23,26 +27,41 @@ def add_mpi(p: argparse.ArgumentParser) -> None:
                         "PATH, then the embedded Open MPI)")
 
 
+def existing_store(path: str) -> Store:
+    """The results file at --db, which must exist: reading verbs never create one."""
+    if not Path(path).is_file():
+        raise UserError(f"--db {path}: no such results file; run `commscope run` first "
+                        "or point --db at one")
+    return Store(path)
+
+
 def print_json(value) -> None:
     print(json.dumps(value, indent=2))
 
 
-def show_launch(store, outcome, plan, db: str, as_json: bool) -> list[dict]:
-    """Print one launch's table (unless JSON is wanted later) and its skips; its summaries."""
+def show_launch(store, outcome, plan, db: str, as_json: bool, table=None) -> list[dict]:
+    """Print one launch's table (unless JSON is wanted later) and its skips; its summaries.
+
+    `table(cases, summaries)`, if given, is the table instead (an app's own view).
+    """
     cases = store.cases(outcome.run_id)
     summaries = [case_summary(c) for c in cases]
     if not as_json and summaries:
         lib = library_label((outcome.ingest.context or {}).get("mpi_library_version"))
         print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, {lib}, "
               f"results in {db}")
-        print(render(summaries))
+        print(table(cases, summaries) if table else render(summaries))
         if plan.kernel.name == "fanin":  # each sender's send-completion time (its fanin phase)
             print(render_ranks(cases, [np.asarray(c.extra["phase_samples_s"]["fanin"])
                                        for c in cases]))
         elif plan.kernel.name == "ring":  # who waits: each rank's own time
             print(render_ranks(cases, [store.rank_samples(c.id) for c in cases]))
-        if len(summaries[0].get("phase_median_s", {})) > 1:
+        if not table and len(summaries[0].get("phase_median_s", {})) > 1:
             print(render_phases(summaries))
+    # Oversubscription is told once per command, by warn_oversubscribed.
+    advice = [w for w in store.warnings(outcome.run_id) if w["kind"] != "oversubscribed"]
+    for line in fold(advice):
+        print(line, file=sys.stderr)
     for skip in outcome.ingest.skips:
         print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "
               f"{skip['bytes']} B: {skip['reason']}", file=sys.stderr)

@@ -6,17 +6,15 @@ import argparse
 import csv
 import json
 import sys
-from pathlib import Path
 
-from ..errors import UserError
-from ..store import Store
 from ..summary import case_summary
 from ..views.table import library_label, render
-from .common import add_db, print_json
+from .common import add_db, existing_store, print_json
 
 FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
           "bind_to", "transport", "n", "median_s", "ci_low_s", "ci_high_s", "p05_s", "p95_s",
-          "mean_s", "stddev_s", "outliers", "invalid", "bandwidth_MBps", "validated", "case_key")
+          "mean_s", "stddev_s", "precision", "capped", "outliers", "invalid", "bandwidth_MBps",
+          "validated", "case_key")
 
 
 def add_parser(sub) -> None:
@@ -36,15 +34,8 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _existing(path: str) -> Store:
-    if not Path(path).is_file():
-        raise UserError(f"--db {path}: no such results file; run `commscope run` first "
-                        "or point --db at one")
-    return Store(path)
-
-
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    store = _existing(args.db)
+    store = existing_store(args.db)
     if args.action == "list":
         print(f"{'run':>4}  {'started (UTC)':25}  {'status':11}  {'kernel':9}  {'ranks':>5}  "
               f"{'cases':>5}  MPI")

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UserError
-from ..kernels import KERNELS, PARAMS, SEND_MODES, check_sizes, kernel, modes_for, params_for
+from ..kernels import KERNELS, PARAMS, SEND_MODES, check_sizes, modes_for, params_for, runnable
 from ..launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement
 from ..measure import measure
 from ..mpi import find_mpi
-from ..plan import SYNCS, Plan, check_memory, parse_ranks
+from ..plan import (DEFAULT_MAX_TIME, DEFAULT_PRECISION, EPOCHS, SYNCS, Plan, check_memory,
+                    check_sample_count, parse_precision, parse_ranks, split_sync)
 from ..sizes import parse_sizes
 from ..store import Store
 from .common import add_db, add_mpi, exit_code, print_json, show_launch, warn_oversubscribed
+from .hosts import add_host_flags, host_fields
 
 DEFAULT_SIZES = "0:4MiB"
 DEFAULT_VECTOR = 1_000_000  # vector_sum's N when --param n= is not given
@@ -30,26 +32,37 @@ def add_parser(sub) -> None:
                         f"(default {DEFAULT_SIZES})")
     p.add_argument("--modes", metavar="LIST",
                    help=f"send modes: {', '.join(SEND_MODES)}, or all (default standard)")
-    p.add_argument("--window", type=int, default=64, metavar="W",
-                   help="messages in flight per iteration for bw and bibw (default 64)")
+    p.add_argument("--window", type=int, metavar="W",
+                   help="messages in flight per iteration for bw and bibw (default 64); "
+                        "operations per epoch for rma (default 1)")
     count = p.add_mutually_exclusive_group()
-    count.add_argument("--iters", type=int, metavar="N", help="timed samples per case")
-    count.add_argument("--min-time", type=float, default=0.2, metavar="S",
-                       help="timed seconds per case when --iters is not given (default 0.2)")
+    count.add_argument("--precision", metavar="P", default=f"{DEFAULT_PRECISION:.0%}",
+                       help="sample each case until the 95%% CI of its median is within +-P "
+                            "of it, at least 10 samples (default %(default)s)")
+    count.add_argument("--iters", type=int, metavar="N", help="a fixed number of samples per case")
+    count.add_argument("--min-time", type=float, metavar="S", help="fixed seconds of samples per case")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="end the job when a case makes no progress for S seconds (default: "
+                        "60 s + 10x the case's time budget; 10 min per case with --iters)")
+    p.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME, metavar="S",
+                   help="with --precision: seconds of sampling after which a case stops short, "
+                        "flagged (default %(default)s)")
     p.add_argument("--validate", action="store_true",
                    help="check every payload byte on every iteration")
-    for param in PARAMS.values():
-        choices = "|".join(param.choices) or "N|rotate"
+    for param in (p for p in PARAMS.values() if p.flag):
+        choices = param.metavar or "|".join(param.choices) or "N|rotate"
         p.add_argument(f"--{param.name}", metavar=choices, help=f"{param.help} (default {param.default})")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
-    p.add_argument("--sync", choices=SYNCS, default="barrier",
+    p.add_argument("--sync", choices=SYNCS + EPOCHS, default="barrier",
                    help="start of each sample: a barrier, or agreed times on offset-corrected "
-                        "clocks (late starts marked invalid)")
+                        "clocks (late starts marked invalid); for rma, the access epoch "
+                        "(default fence), with samples started by a barrier")
     p.add_argument("--map-by", choices=MAP_BY, help="rank mapping, translated for the launcher")
     p.add_argument("--bind-to", choices=BIND_TO, help="rank binding, translated for the launcher")
     p.add_argument("--transport", choices=TRANSPORTS, default="auto",
                    help="shared memory, TCP, or the library's choice (default auto)")
+    add_host_flags(p)
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     add_mpi(p)
     add_db(p)
@@ -57,7 +70,8 @@ def add_parser(sub) -> None:
 
 
 def _given_params(args: argparse.Namespace) -> dict[str, str]:
-    given = {name: getattr(args, name) for name in PARAMS if getattr(args, name) is not None}
+    given = {name: getattr(args, name) for name in PARAMS
+             if getattr(args, name, None) is not None}
     for item in args.param:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
@@ -67,6 +81,10 @@ def _given_params(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _sizes(k, args: argparse.Namespace, given: dict[str, str]) -> list[int]:
+    if k.fixed_bytes:
+        if args.sizes:
+            raise UserError(f"--sizes: {k.name}'s bytes follow from its parameters; drop --sizes")
+        return [k.fixed_bytes(given, "--")]
     if k.name != "vector_sum":
         return parse_sizes(args.sizes or DEFAULT_SIZES)
     if args.sizes:
@@ -79,17 +97,16 @@ def _sizes(k, args: argparse.Namespace, given: dict[str, str]) -> list[int]:
 
 def plans_from(args: argparse.Namespace, mpi) -> list[Plan]:
     """One plan per process count, every one checked before anything is launched."""
-    k = kernel(args.kernel)
-    if args.window < 1:
-        raise UserError(f"--window {args.window}: give at least 1 message in flight")
-    if args.iters is not None and args.iters < 1:
-        raise UserError(f"--iters {args.iters}: give at least 1 sample per case")
-    if not args.min_time > 0:
-        raise UserError(f"--min-time {args.min_time}: give a positive number of seconds")
-    given = _given_params(args)
+    k = runnable(args.kernel)
+    window = k.default_window if args.window is None else args.window
+    if window < 1:
+        raise UserError(f"--window {window}: give at least 1 message in flight")
+    check_sample_count(args.iters, args.min_time, args.max_time, timeout=args.timeout)
+    precision = parse_precision(args.precision)
+    sync, given = split_sync(k, args.sync, _given_params(args))
     sizes = _sizes(k, args, given)
     modes = modes_for(k, args.modes)
-    placement = Placement(args.map_by, args.bind_to, args.transport)
+    placement = Placement(args.map_by, args.bind_to, args.transport, **host_fields(args, mpi))
     plans = []
     for ranks in parse_ranks(args.np):
         if ranks < k.min_ranks:
@@ -97,8 +114,9 @@ def plans_from(args: argparse.Namespace, mpi) -> list[Plan]:
         params = params_for(k, given, ranks)
         check_sizes(k, sizes, params)
         check_placement(mpi, ranks, placement)
-        plan = Plan(k, ranks, modes, sizes, args.iters, args.min_time, args.window,
-                    args.validate, params, args.sync, placement)
+        plan = Plan(k, ranks, modes, sizes, args.iters, args.min_time, window,
+                    args.validate, params, sync, placement, precision, args.max_time,
+                    args.timeout)
         check_memory(plan)
         plans.append(plan)
     return plans

@@ -6,10 +6,11 @@ import numpy as np
 
 from ..sizes import format_bytes
 
-HEADER = ("kernel", "mode", "size", "n", "median us", "95% CI us", "p5 us", "p95 us", "MB/s")
+HEADER = ("kernel", "mode", "size", "n", "median us", "95% CI us", "+-", "p5 us", "p95 us", "MB/s")
 FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
-          "slot (bw, bibw), one iteration of the slowest rank (fanin, ring, collectives, "
-          "vector_sum); MB/s with MB = 10^6 bytes")
+          "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank (fanin, ring, collectives, "
+          "vector_sum, halo); +-: the CI's reach from the median (* stopped by --max-time); "
+          "MB/s with MB = 10^6 bytes")
 
 
 def library_label(version_text: str | None) -> str:
@@ -23,6 +24,13 @@ def _us(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.3f}"
 
 
+def _precision(s: dict) -> str:
+    """The CI's reach from the median in %, starred when --max-time stopped the case short."""
+    if s["precision"] is None:
+        return "-"
+    return f"{s['precision'] * 100:.1f}%" + ("*" if s["capped"] else "")
+
+
 def _row(s: dict) -> tuple[str, ...]:
     if s["ci_low_s"] is None:
         ci = "n<6"
@@ -30,28 +38,8 @@ def _row(s: dict) -> tuple[str, ...]:
         ci = f"{_us(s['ci_low_s'])}-{_us(s['ci_high_s'])}"
     bw = s["bandwidth_MBps"]
     return (s["kernel"], s["send_mode"] or "-", format_bytes(s["bytes"]), str(s["n"]),
-            _us(s["median_s"]), ci, _us(s["p05_s"]), _us(s["p95_s"]),
+            _us(s["median_s"]), ci, _precision(s), _us(s["p05_s"]), _us(s["p95_s"]),
             "-" if bw is None or s["bytes"] == 0 else f"{bw:,.1f}")
-
-
-def _notes(summaries: list[dict]) -> list[str]:
-    notes = []
-    few = [s for s in summaries if s["ci_low_s"] is None]
-    if few:
-        notes.append(f"{len(few)} case(s) have fewer than 6 samples, too few for a 95% CI of "
-                     "the median; raise --iters or --min-time")
-    late = [s for s in summaries if s.get("invalid")]
-    if late:
-        notes.append(f"{len(late)} case(s) had repetitions that started late under --sync "
-                     f"window: {sum(s['invalid'] for s in late)} left out of the statistics "
-                     "(kept in the store); a longer window or fewer ranks per core helps")
-    flagged = [s for s in summaries if s["outliers"]]
-    if flagged:
-        worst = max(flagged, key=lambda s: s["outliers"] / s["n"])
-        notes.append(f"{len(flagged)} case(s) have outliers (modified z-score > 3.5, kept in "
-                     f"every figure); most: {worst['outliers']} of {worst['n']} at "
-                     f"{format_bytes(worst['bytes'])}")
-    return notes
 
 
 def render(summaries: list[dict]) -> str:
@@ -61,7 +49,7 @@ def render(summaries: list[dict]) -> str:
     lines = ["  ".join(c.ljust(w) if i in left else c.rjust(w)
                        for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines + [FOOTER] + _notes(summaries))
+    return "\n".join(lines + [FOOTER])
 
 
 MAX_RANK_COLUMNS = 16

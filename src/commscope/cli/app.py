@@ -1,0 +1,96 @@
+"""`commscope app advection2d`: a verified application, timed by the one timing loop and stored."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..advection import (INITS, METHODS, Problem, app_summary, check, check_points, default_dt,
+                         field_bytes, parse_grid)
+from ..errors import UserError
+from ..kernels import kernel
+from ..launcher import Placement, check_placement
+from ..measure import measure
+from ..mpi import find_mpi
+from ..plan import Plan, check_memory, check_sample_count, parse_ranks
+from ..store import Store
+from ..summary import case_summary
+from ..views.advection import render
+from .common import add_db, add_mpi, exit_code, print_json, show_launch, warn_oversubscribed
+
+APPS = ("advection2d",)
+DEFAULT_ITERS = 10  # solves are long: a fixed count, enough for a 95% CI of the median
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("app", help="run a verified application",
+                       description="Solve an application problem, check it against its exact "
+                                   "solution and time each whole solve (docs/app-advection2d.md).")
+    p.add_argument("app", choices=APPS, help="advection2d: c_t + u c_x + v c_y = 0, periodic")
+    p.add_argument("--n", type=int, default=256, help="grid points per side (default 256)")
+    p.add_argument("--u", type=float, default=0.5, help="velocity along x (default 0.5)")
+    p.add_argument("--v", type=float, default=0.5, help="velocity along y (default 0.5)")
+    p.add_argument("--dt", type=float, help="time step (default: CFL number 0.5)")
+    p.add_argument("--steps", type=int, default=100, help="time steps per solve (default 100)")
+    p.add_argument("--init", default="sin", metavar="|".join(INITS),
+                   help="initial condition: sin(x), or a periodic Gaussian bump of width 0.5 "
+                        "(default sin)")
+    p.add_argument("--method", choices=METHODS, default="rma",
+                   help="halo exchange: MPI_Put between fences, or Irecv/Isend (default rma)")
+    p.add_argument("--no-comm", action="store_true",
+                   help="fill each tile's ghosts from the tile itself: no communication, "
+                        "wrong on purpose, to show what communication costs")
+    p.add_argument("--grid", metavar="PXxPY",
+                   help="process grid (default: the most nearly square, as MPI_Dims_create)")
+    p.add_argument("--np", default="4", metavar="N", help="ranks (default 4)")
+    count = p.add_mutually_exclusive_group()
+    count.add_argument("--iters", type=int, metavar="N",
+                       help=f"solves timed (default {DEFAULT_ITERS})")
+    count.add_argument("--min-time", type=float, metavar="S", help="seconds of timed solves")
+    p.add_argument("--field", metavar="PATH",
+                   help="rank 0 writes the final field: n*n little-endian float64, y outer")
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    add_mpi(p)
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def problem_from(args: argparse.Namespace, ranks: int) -> Problem:
+    check_points(args.n)
+    dt = default_dt(args.n, args.u, args.v) if args.dt is None else args.dt
+    problem = Problem(args.n, args.u, args.v, dt, args.steps, args.init, args.method,
+                      not args.no_comm, parse_grid(args.grid, ranks),
+                      args.field and os.path.abspath(args.field))  # ranks may start elsewhere
+    check(problem)
+    return problem
+
+
+def plan_from(args: argparse.Namespace, mpi) -> Plan:
+    ranks = parse_ranks(args.np)
+    if len(ranks) != 1:
+        raise UserError(f"--np {args.np}: give one process count; the app runs one launch")
+    iters = DEFAULT_ITERS if args.iters is None and args.min_time is None else args.iters
+    check_sample_count(iters, args.min_time, 1.0)
+    problem = problem_from(args, ranks[0])
+    placement = Placement()
+    check_placement(mpi, ranks[0], placement)
+    plan = Plan(kernel(args.app), ranks[0], [None], [field_bytes(problem.n)], iters,
+                args.min_time, 1, False, problem.params(), "barrier", placement)
+    check_memory(plan)
+    return plan
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    mpi = find_mpi(args.mpi)
+    plan = plan_from(args, mpi)
+    store = Store(args.db)  # checked before launching: a foreign file is refused untouched
+    outcome = measure(store, mpi, plan, ["commscope", *argv])
+
+    def table(cases, summaries) -> str:
+        return render([app_summary(c, s) for c, s in zip(cases, summaries)])
+
+    show_launch(store, outcome, plan, args.db, args.json, table)
+    warn_oversubscribed(outcome, plan, False)
+    if args.json:
+        print_json([app_summary(c, case_summary(c)) for c in store.cases(outcome.run_id)])
+    return exit_code(outcome)

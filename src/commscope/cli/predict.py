@@ -1,0 +1,107 @@
+"""`commscope predict KERNEL --from RUN`: ring and collective times from a fitted t(m)."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+
+from ..errors import UserError
+from ..models.collectives import ALGORITHMS
+from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, load_cases
+from ..models.predict import comparable, predictions
+from ..plan import parse_ranks
+from ..sizes import parse_sizes
+from ..store import Case, Store
+from ..views.models import render_predictions, source_label
+from .common import add_db, existing_store, print_json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("predict", help="predict ring and collective times from a fitted run",
+                       description="Predict the ring (seed 001) and collectives (Thakur, "
+                                   "Rabenseifner & Gropp 2005) from alpha and B fitted to a "
+                                   "point-to-point run, against measured runs; see "
+                                   "docs/models.md.")
+    p.add_argument("kernel", choices=list(ALGORITHMS), metavar="KERNEL",
+                   help=f"what to predict: {', '.join(ALGORITHMS)}")
+    p.add_argument("--from", dest="source", type=int, required=True, metavar="RUN",
+                   help="the run whose fit gives t(m), e.g. a pingping or pingpong run")
+    p.add_argument("--mode", metavar="MODE",
+                   help="the send mode to take from --from when it has several")
+    p.add_argument("--np", metavar="LIST", help="process counts: 2,3,4 or 2:16")
+    p.add_argument("--sizes", metavar="SPEC", help="sizes, as for `commscope run`")
+    p.add_argument("--compare", type=int, nargs="+", default=[], metavar="RUN",
+                   help="measured runs of KERNEL to set the predictions against")
+    p.add_argument("--one-line", action="store_true",
+                   help="use the single Hockney line, not the segments the BIC chose")
+    p.add_argument("--gamma", type=float, default=0.0, metavar="S_PER_BYTE",
+                   help="reduction compute time per byte (default 0: not modelled)")
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per row")
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def source_fit(store: Store, run_id: int, mode: str | None) -> GroupFit:
+    """The one configuration of run `run_id` (of send mode `mode`) with its fit."""
+    found = fit_runs(store, [run_id], None, MAX_SEGMENTS, resamples=0, flag="--from")
+    if mode:
+        found = [g for g in found if g.group.config["send_mode"] == mode]
+        if not found:
+            raise UserError(f"--mode {mode}: run {run_id} has no {mode} cases")
+    if len(found) > 1:
+        modes = ", ".join(str(g.group.config["send_mode"]) for g in found)
+        raise UserError(f"--from {run_id}: {len(found)} configurations (send modes {modes}); "
+                        "choose one with --mode")
+    if found[0].fit is None:
+        raise UserError(f"--from {run_id}: {found[0].note}")
+    return found[0]
+
+
+def measured_cases(store: Store, run_ids: list[int], kernel_name: str) -> list[Case]:
+    if not run_ids:
+        return []
+    cases = [c for c in load_cases(store, run_ids)[0] if comparable(c, kernel_name)]
+    if not cases:
+        what = f"{kernel_name} cases with pattern ring" if kernel_name == "ring" \
+            else f"{kernel_name} cases"
+        raise UserError(f"--compare {' '.join(map(str, run_ids))}: no {what}")
+    return cases
+
+
+def grid(args: argparse.Namespace, measured: list[Case]) -> list[tuple[int, int]]:
+    """--np x --sizes; else the measured (ranks, bytes), narrowed by whichever was given."""
+    ranks = parse_ranks(args.np) if args.np else None
+    sizes = parse_sizes(args.sizes) if args.sizes else None
+    if ranks and sizes:
+        return list(itertools.product(ranks, sizes))
+    if not measured:
+        raise UserError("predict: give --np and --sizes, or --compare RUN with measured cases")
+    points = sorted({(c.ranks, c.bytes) for c in measured
+                     if (not ranks or c.ranks in ranks) and (not sizes or c.bytes in sizes)})
+    if not points:
+        raise UserError("--np/--sizes: none of the --compare cases has these ranks and sizes")
+    return points
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.gamma < 0:
+        raise UserError(f"--gamma {args.gamma}: give a time per byte >= 0")
+    store = existing_store(args.db)
+    source = source_fit(store, args.source, args.mode)
+    measured = measured_cases(store, args.compare, args.kernel)
+    points = grid(args, measured)
+    if min(r for r, _ in points) < 2:
+        raise UserError("--np: the models need at least 2 ranks")
+    t = source.fit.single.line.time_s if args.one_line else source.fit.time_s
+    rows = predictions(args.kernel, t, points, measured, args.gamma)
+    for run_id in sorted({c.run_id for c in measured}):
+        if store.run(run_id)["oversubscribed"]:
+            print(f"commscope: warning: run {run_id} ran more ranks than cores: its times "
+                  "include time-slicing, which the models leave out; compare runs with one "
+                  "rank per core", file=sys.stderr)
+    if args.json:
+        print_json(rows)
+    else:
+        print(render_predictions(rows, source_label(source, args.one_line), args.gamma))
+    return 0

@@ -1,0 +1,70 @@
+"""`commscope report [RUN...] [--sweep N] -o FILE`: one self-contained HTML page of stored runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..compare import parse_runs
+from ..errors import UserError
+from ..report import build
+from .common import add_db, existing_store
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="write an HTML report with plots of stored runs",
+                       description="Write one HTML file (figures embedded, no network needed) "
+                                   "with latency, bandwidth, fits, distributions, per-rank "
+                                   "times, scaling, provenance and warnings; see docs/report.md.")
+    p.add_argument("run_ids", nargs="*", metavar="RUN",
+                   help="runs: 3, 3,4, 3-5 or sweep:2 (default: the latest command's runs, as "
+                        "for `commscope fit`)")
+    p.add_argument("--sweep", type=int, metavar="N", help="add every run of sweep N")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def chosen_runs(store, given: list[str], sweep: int | None) -> tuple[list[int], str]:
+    """The runs to report and how they were chosen, in words for the page."""
+    runs: list[int] = []
+    for item in given:
+        runs += [r for r in parse_runs(item, store, "RUN") if r not in runs]
+    if sweep is not None:
+        found = store.sweep_runs(sweep)
+        if not found:
+            raise UserError(f"--sweep {sweep}: no runs of sweep {sweep} in {store.path}; "
+                            "`commscope results list` shows the runs")
+        runs += [r for r in found if r not in runs]
+    if runs:
+        return runs, "as given"
+    return store.latest_command_runs(), "the latest command's runs"
+
+
+def check_output(path: Path) -> None:
+    """Refuse an output that cannot be written before any work is done."""
+    if path.is_dir():
+        raise UserError(f"-o {path}: is a directory; give a file path")
+    if not path.parent.is_dir():
+        raise UserError(f"-o {path}: directory {path.parent} does not exist; create it first")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UserError(f"-o {path}: not writable; choose another path")
+
+
+def write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"-o {path}: cannot write ({exc.strerror}); choose another path") \
+            from None
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    output = Path(args.output)
+    check_output(output)
+    store = existing_store(args.db)
+    run_ids, how = chosen_runs(store, args.run_ids, args.sweep)
+    write(output, build(store, run_ids, how))
+    print(f"report of run {', '.join(map(str, run_ids))} written to {output}")
+    return 0

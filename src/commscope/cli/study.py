@@ -1,0 +1,76 @@
+"""`commscope study NAME -o DIR`: one seed report's experiment, run and written up."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from ..measure import measure
+from ..mpi import find_mpi
+from ..plan import check_sample_count, parse_ranks
+from ..progress import Progress
+from ..report import build
+from ..store import Store
+from ..studies import studies
+from .common import add_db, add_mpi, exit_code, show_launch, warn_oversubscribed
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("study", help="reproduce a seed report's experiment in one command",
+                       description="Run one study (a seed report's experiment, see "
+                                   "../shared/seeds) and write its report with the seed's "
+                                   "figure first.")
+    p.add_argument("name", nargs="?", metavar="NAME", help="the study; --list names them")
+    p.add_argument("--list", action="store_true", help="name every study with one line each")
+    p.add_argument("--np", metavar="LIST", help="process counts (default: the study's own)")
+    p.add_argument("-o", "--output", metavar="DIR", help="directory for report.html")
+    p.add_argument("--max-time", type=float, metavar="S",
+                   help="seconds of sampling per case before it stops short of 1%% precision "
+                        "(default: as `commscope run`)")
+    add_mpi(p)
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    known = studies()
+    if args.list:
+        for s in known.values():
+            print(f"{s.name:<20} seed {s.seeds:<12} {s.summary}")
+        return 0
+    if args.name not in known:
+        raise UserError(f"study {args.name or '(none)'}: choose one of {', '.join(known)} "
+                        "(commscope study --list)")
+    if not args.output:
+        raise UserError("-o DIR: name the directory the study's report goes to")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"-o {out}: is a file; give a directory")
+    study = known[args.name]
+    mpi = find_mpi(args.mpi)
+    plans = study.plans(parse_ranks(args.np or study.default_np), mpi)  # all checked first
+    if args.max_time is not None:
+        check_sample_count(None, None, args.max_time)
+        plans = [dataclasses.replace(p, max_time=args.max_time) for p in plans]
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(args.db)
+    progress = Progress(sum(p.cases for p in plans), f"study {study.name}")
+    run_ids, warned, code = [], False, 0
+    for plan in plans:
+        outcome = measure(store, mpi, plan, ["commscope", *argv], progress=progress)
+        run_ids.append(outcome.run_id)
+        show_launch(store, outcome, plan, args.db, as_json=True)  # skips and failures only
+        warned = warn_oversubscribed(outcome, plan, warned)
+        code = exit_code(outcome)
+        if code:
+            break
+    progress.close()
+    report = out / "report.html"
+    report.write_text(build(store, run_ids, f"study {study.name}",
+                            first=(study.section(store, run_ids),)))
+    print(f"study {study.name}: runs {', '.join(map(str, run_ids))} in {args.db}; "
+          f"report in {report}", file=sys.stderr)
+    return code

@@ -1,0 +1,94 @@
+"""What a launch asks for (mapping, binding, transport, hosts, launcher); refusals before launching."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..errors import UserError
+from ..mpi import Mpi
+from .hosts import Hosts
+
+MAP_BY = ("core", "socket", "node")
+BIND_TO = ("core", "socket", "none")
+TRANSPORTS = ("auto", "shm", "tcp")
+LAUNCHERS = ("auto", "mpi", "srun")  # mpi: the MPI's own mpirun (Open MPI) or mpiexec (hydra)
+_LEVEL = {"core": 0, "socket": 1, "node": 2}
+
+
+@dataclass(frozen=True)
+class Placement:
+    map_by: str | None = None  # None: the launcher's default
+    bind_to: str | None = None
+    transport: str = "auto"
+    hosts: Hosts | None = None  # None: the launcher's own choice (this host, or the allocation)
+    ppn: int | None = None  # ranks per host; with hosts, already their slots
+    launcher: str = "auto"  # one of LAUNCHERS, or the name it was resolved to
+
+    def as_dict(self) -> dict:
+        """What is recorded; the multi-host fields only when used, so that runs on one
+        host keep the settings (and sweep case ids) they had before hosts existed."""
+        out = {"map_by": self.map_by, "bind_to": self.bind_to, "transport": self.transport}
+        if self.hosts or self.ppn or self.launcher == "srun":
+            out.update(hosts=self.hosts.spec() if self.hosts else None, ppn=self.ppn,
+                       launcher=self.launcher)
+        return out
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def ranks_per_host(placement: Placement, ranks: int) -> dict[str, int] | None:
+    """Ranks on each host, by name; {"": ranks} for this host alone; None when Slurm decides."""
+    if placement.hosts:
+        return placement.hosts.ranks_per_host(ranks, round_robin=placement.map_by == "node")
+    if placement.launcher == "srun":
+        return None
+    return {"": ranks}
+
+
+def most_per_host(placement: Placement, ranks: int) -> int | None:
+    """The most ranks any one host runs (hosts are taken to have this host's cores)."""
+    spread = ranks_per_host(placement, ranks)
+    if spread is None:
+        return placement.ppn
+    return max(spread.values())
+
+
+def check_placement(mpi: Mpi, ranks: int, placement: Placement) -> None:
+    """Refuse, before launching, what this MPI and launcher cannot do."""
+    _check_hosts(ranks, placement)
+    where = f"{placement.map_by or 'default'} mapping"
+    per_host = most_per_host(placement, ranks)
+    if placement.bind_to == "core" and per_host is not None and per_host > cores():
+        raise UserError(f"--bind-to core: {per_host} ranks cannot each have one of this host's "
+                        f"{cores()} cores; run fewer ranks per host or use --bind-to none")
+    if mpi.family == "openmpi" and placement.map_by and placement.bind_to not in (None, "none") \
+            and _LEVEL[placement.bind_to] > _LEVEL[placement.map_by]:
+        raise UserError(f"--bind-to {placement.bind_to}: Open MPI binds within the mapped "
+                        f"object, so not with {where}; use --map-by {placement.bind_to} "
+                        f"or --bind-to {placement.map_by}")
+    if mpi.family == "mpich" and placement.map_by == "node" and placement.launcher != "srun":
+        raise UserError("--map-by node: MPICH's hydra maps by hardware objects only; use "
+                        "--map-by core or socket on one host")
+
+
+def _check_hosts(ranks: int, placement: Placement) -> None:
+    hosts = placement.hosts
+    if placement.ppn and not hosts and placement.launcher != "srun":
+        raise UserError(f"--ppn {placement.ppn}: name the hosts too, with --hosts or "
+                        "--hostfile (only srun takes the hosts from its allocation)")
+    if hosts is None:
+        return
+    if ranks > hosts.total:
+        raise UserError(f"--np {ranks}: the hosts {hosts.spec()} have {hosts.total} "
+                        f"slot{'s' * (hosts.total != 1)}; "
+                        "run fewer ranks, or give more hosts or slots (a:4 or --ppn)")
+    spread = ranks_per_host(placement, ranks)
+    if placement.transport == "shm" and len(spread) > 1:
+        raise UserError(f"--transport shm: ranks on {len(spread)} hosts cannot share memory; "
+                        "use --transport tcp or auto, or put every rank on one host")
+    if placement.launcher == "srun" and len(set(hosts.slots)) > 1:
+        raise UserError(f"--hosts {hosts.spec()}: srun takes one count of ranks per node "
+                        "for all nodes; give every host the same slots, e.g. with --ppn")

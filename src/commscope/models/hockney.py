@@ -1,0 +1,93 @@
+"""The Hockney model t(n) = alpha + n/B, its weighted least-squares fit and bootstrap CIs.
+
+Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+Parallel Computing 20(3), 1994: a message of n bytes costs a start-up time
+alpha plus n over the asymptotic bandwidth B; n_half = alpha * B is the size
+at which half of B is reached.
+
+The fit is weighted least squares of per-case medians on size, weights
+1 / se^2 with se each median's standard error (models.resample.point), so a
+size measured precisely counts for more and the fit is the maximum-likelihood
+line if the medians are normal with those variances. Bootstrap CIs are
+percentile intervals (Efron & Tibshirani, "An Introduction to the
+Bootstrap", 1993, ch. 13) over the lines refitted to resampled medians.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CI_PERCENTILES = (2.5, 97.5)  # 95% percentile intervals
+
+
+@dataclass(frozen=True)
+class Line:
+    """t(n) = alpha + n * inverse_bandwidth; seconds and bytes."""
+
+    alpha_s: float
+    inverse_bandwidth_s_per_byte: float  # the slope, 1/B
+
+    def time_s(self, nbytes):
+        return self.alpha_s + np.asarray(nbytes, dtype=float) * self.inverse_bandwidth_s_per_byte
+
+    @property
+    def bandwidth_Bps(self) -> float | None:
+        """B, or None when the slope is not positive (no bandwidth limit seen in these sizes)."""
+        slope = self.inverse_bandwidth_s_per_byte
+        return 1 / slope if slope > 0 else None
+
+    @property
+    def n_half_bytes(self) -> float | None:
+        b = self.bandwidth_Bps
+        return self.alpha_s * b if b is not None and self.alpha_s > 0 else None
+
+
+@dataclass(frozen=True)
+class HockneyFit:
+    """The line fitted to the medians, with 95% bootstrap CIs (None without resamples).
+
+    An interval end of None is unbounded: resampled slopes reached 0, so B
+    (and n_half) has no upper limit at this confidence.
+    """
+
+    line: Line
+    alpha_ci_s: tuple[float, float] | None
+    bandwidth_ci_Bps: tuple[float | None, float | None] | None
+    n_half_ci_bytes: tuple[float | None, float | None] | None
+
+
+def line_params(sw, swx, swxx, swy, swxy):
+    """Weighted least-squares intercept and slope from weighted sums (any matching shapes).
+
+    Centred form: slope = Sxy / Sxx with Sxx = sum w (x - xbar)^2 and
+    Sxy = sum w (x - xbar)(y - ybar), intercept = ybar - slope * xbar.
+    """
+    xbar = swx / sw
+    ybar = swy / sw
+    slope = (swxy - swx * ybar) / (swxx - swx * xbar)
+    return ybar - slope * xbar, slope
+
+
+def from_replicates(alpha_s: np.ndarray, slope: np.ndarray) -> HockneyFit:
+    """The fit from column 0 (the data) and its CIs from columns 1.. (the bootstrap)."""
+    line = Line(float(alpha_s[0]), float(slope[0]))
+    if alpha_s.size < 2:
+        return HockneyFit(line, None, None, None)
+    alpha_b, slope_b = alpha_s[1:], slope[1:]
+    with np.errstate(divide="ignore"):
+        bandwidth = np.where(slope_b > 0, 1 / slope_b, np.inf)
+    n_half = np.where(slope_b > 0, alpha_b * bandwidth, np.inf)
+    return HockneyFit(line, _interval(alpha_b), _bounded(_interval(bandwidth)),
+                      _bounded(_interval(n_half)))
+
+
+def _interval(values: np.ndarray) -> tuple[float, float]:
+    # Empirical quantiles (no interpolation), so an unbounded replicate stays inf.
+    lo, hi = np.percentile(values, CI_PERCENTILES, method="inverted_cdf")
+    return float(lo), float(hi)
+
+
+def _bounded(interval: tuple[float, float]) -> tuple[float | None, float | None]:
+    return tuple(v if np.isfinite(v) else None for v in interval)

@@ -1,0 +1,75 @@
+"""Per-case medians, their standard errors, and bootstrap replicates of the medians.
+
+Every model is fitted to per-case medians of the kernel's latency, never to
+raw samples: timing samples are skewed and heavy-tailed, the median is not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from ..kernels import kernel
+from ..stats import median_ci
+from ..store import Case
+
+CONFIDENCE = 0.95
+# The order-statistic CI of the median is asymptotically median +- z * se
+# (Le Boudec 2010, Thm 2.1), so se = CI width / (2 z).
+Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
+# A zero-width CI (most samples equal on a coarse timer) would give one size
+# unbounded weight: no median's standard error is taken below 0.1% of it.
+MIN_RELATIVE_SE = 1e-3
+
+
+@dataclass(frozen=True)
+class Point:
+    """One case reduced to what a fit needs; seconds."""
+
+    bytes: int
+    latency_s: np.ndarray  # the kernel's latency per valid sample, ascending
+    median_s: float
+    se_s: float  # standard error of the median, from its CI
+
+
+def point(case: Case) -> Point:
+    """The case's latencies (kernel definition: half round trip, ...), median and its se.
+
+    Without a CI (fewer than 6 samples at 95%) the se is the median itself:
+    such a case keeps a weight, but only a relative one, far below any case
+    with a CI.
+    """
+    scale = kernel(case.kernel).latency(1.0, case)  # latency is linear in the sample
+    latency = np.sort(case.valid_samples * scale)
+    median = float(np.median(latency))
+    ci = median_ci(latency, CONFIDENCE, presorted=True)
+    se = (ci[1] - ci[0]) / (2 * Z) if ci else abs(median)
+    return Point(case.bytes, latency, median, max(se, MIN_RELATIVE_SE * abs(median)))
+
+
+def bootstrap_medians(latency_s: np.ndarray, resamples: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Medians of `resamples` bootstrap resamples of the ascending `latency_s`, drawn exactly.
+
+    A resample of size n drawn with replacement from x_(1) <= ... <= x_(n) is
+    x_(ceil(n U_i)) for n uniforms U_i, and the map is monotone, so its k-th
+    order statistic is x_(ceil(n U_(k))), where U_(k) ~ Beta(k, n - k + 1)
+    (David & Nagaraja, "Order Statistics", 2003, 2.2). Given U_(k) = u, the
+    next one is u + (1 - u) Beta(1, n - k): the least of n - k uniforms on
+    (u, 1). Drawing these two instead of n indices gives the same
+    distribution as resampling (Efron 1979) at O(1) cost per resample.
+    """
+    n = latency_s.size
+    k = (n + 1) // 2  # the median's rank; for even n the mean of ranks k and k + 1
+    u = rng.beta(k, n - k + 1, resamples)
+    low = latency_s[_index(u, n)]
+    if n % 2:
+        return low
+    u_next = u + (1 - u) * rng.beta(1, n - k, resamples)
+    return (low + latency_s[_index(u_next, n)]) / 2
+
+
+def _index(u: np.ndarray, n: int) -> np.ndarray:
+    return np.clip(np.ceil(n * u).astype(np.int64) - 1, 0, n - 1)

@@ -1,0 +1,95 @@
+"""HTML building blocks in which every piece of text is escaped unless it is already markup.
+
+`Html` marks a string as markup the report itself built; anything else put
+into an element (command lines, hostnames, parameters, messages, numbers) is
+passed through html.escape. Building pages only from these functions keeps
+escaping from depending on remembering it at each call.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass
+from typing import Iterable
+
+
+class Html(str):
+    """Markup built by the report: inserted as it is."""
+
+
+def esc(value) -> Html:
+    return value if isinstance(value, Html) else Html(html.escape(str(value), quote=True))
+
+
+def join(parts: Iterable) -> Html:
+    return Html("".join(esc(p) for p in parts))
+
+
+def el(tag: str, *children, **attrs) -> Html:
+    """<tag attrs>children</tag>; attribute names use _ for - and a trailing _ for keywords."""
+    attr_text = "".join(f' {name.rstrip("_").replace("_", "-")}="{esc(value)}"'
+                        for name, value in attrs.items() if value is not None)
+    return Html(f"<{tag}{attr_text}>{join(children)}</{tag}>")
+
+
+def table(header: Iterable | None, rows: Iterable[Iterable], numeric_from: int = 1) -> Html:
+    """A table (no header row when header is None); columns from `numeric_from` on are
+    numbers, set right-aligned."""
+    def row(cells, cell_tag):
+        return el("tr", *(el(cell_tag, c, class_="num" if i >= numeric_from else None)
+                          for i, c in enumerate(cells)))
+    head = "" if header is None else el("thead", row(header, "th"))
+    return el("table", head, el("tbody", *(row(r, "td") for r in rows)))
+
+
+def png_img(png: bytes, alt: str) -> Html:
+    """The figure embedded as a data URI: the report opens without any network or other file."""
+    data = base64.b64encode(png).decode("ascii")
+    return Html(f'<img src="data:image/png;base64,{data}" alt="{esc(alt)}">')
+
+
+def figure(png: bytes, alt: str, caption) -> Html:
+    return el("figure", png_img(png, alt), el("figcaption", caption))
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the report: its anchor, heading and markup."""
+    anchor: str
+    title: str
+    body: Html
+
+    def html(self) -> Html:
+        return el("section", el("h2", self.title), self.body, id=self.anchor)
+
+
+def section(anchor: str, title: str, *body) -> Section:
+    return Section(anchor, title, join(body))
+
+
+def contents(sections: Iterable[Section]) -> Html:
+    return el("nav", el("ul", *(el("li", el("a", s.title, href=f"#{s.anchor}"))
+                                for s in sections)))
+
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222;
+       padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+h3 { margin-top: 1.5em; }
+figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num, th.num { text-align: right; } td.num { white-space: nowrap; }
+code, pre { font: 0.9em ui-monospace, monospace; } pre { white-space: pre-wrap; margin: 0; }
+.note { color: #8a4b00; } nav ul { columns: 2; }
+"""
+
+
+def page(title: str, body: Iterable) -> str:
+    """The whole document: inline CSS, no script, no external resource."""
+    head = el("head", Html('<meta charset="utf-8">'), el("title", title),
+              el("style", Html(STYLE)))
+    return "<!DOCTYPE html>\n" + el("html", head, el("body", el("h1", title), *body), lang="en")

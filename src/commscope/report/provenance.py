@@ -1,0 +1,101 @@
+"""Where every figure came from: per run the MPI, hosts, placement, transport, timer,
+command line and time, and every warning stored with it (advice.py)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from ..sizes import format_bytes
+from ..views.table import library_label
+from .data import ReportData, RunData
+from .html import Html, Section, el, section, table
+
+
+def overview(data: ReportData) -> Html:
+    rows = [(r.id, r.row["kernel"], r.row["ranks"], r.row["status"], len(r.cases),
+             library_label(r.row["mpi_version"]), r.row["started_utc"],
+             len(r.warnings)) for r in data.runs]
+    return table(("run", "kernel", "ranks", "status", "cases", "MPI", "started (UTC)",
+                  "warnings"), rows, numeric_from=99)
+
+
+def _compact(value) -> str:
+    return "-" if value in (None, "", {}, []) else (
+        value if isinstance(value, str) else json.dumps(value, sort_keys=True))
+
+
+def _timer(ctx: dict) -> str:
+    t = ctx.get("timer")
+    if not t:
+        return "-"
+    return (f"{t.get('name')}: resolution {t.get('resolution_s', 0):.3g} s, overhead "
+            f"{t.get('overhead_s', 0):.3g} s, MPI_Wtick {t.get('wtick_s', 0):.3g} s, barrier "
+            f"{t.get('barrier_s', 0):.3g} s")
+
+
+def _facts(run: RunData) -> list[tuple[str, object]]:
+    row, ctx, s = run.row, run.context, run.settings
+    sweep = "-" if run.sweep is None else (
+        f"sweep {run.sweep['id']} \"{run.sweep['name']}\" (plan {run.sweep['plan_path']}, "
+        f"created {run.sweep['created_utc']}), launch {row['launch']}")
+    return [
+        ("command line", el("code", shlex.join(run.command))),
+        ("status", row["status"] + (f": {row['message']}" if row["message"] else "")),
+        ("started / finished (UTC)", f"{row['started_utc']} / {row['finished_utc'] or '-'}"),
+        ("native start (UTC)", ctx.get("utc", "-")),
+        ("sweep", sweep),
+        ("MPI library", el("pre", row["mpi_version"] or "-")),
+        ("MPI standard", ctx.get("mpi_standard", "-")),
+        ("hosts", ", ".join(ctx.get("hosts", [])) or "-"),
+        ("ranks", f"{row['ranks']}" + (" (oversubscribed: more ranks than cores)"
+                                       if row["oversubscribed"] else " (not oversubscribed)")),
+        ("placement requested", f"map-by {s.get('map_by') or 'default'}, "
+                                f"bind-to {s.get('bind_to') or 'default'}"),
+        ("transport requested", s.get("transport", "auto")),
+        ("library_transport", _compact(ctx.get("library_transport"))),
+        ("timer", _timer(ctx)),
+        ("sync", s.get("sync", "barrier")),
+        ("kernel parameters", _compact(s.get("params"))),
+        ("settings", _compact({k: v for k, v in s.items()
+                               if k not in ("params", "map_by", "bind_to", "transport", "sync")})),
+        ("compiler", ctx.get("compiler", "-")),
+        ("native command", el("code", shlex.join(ctx.get("argv", [])) or "-")),
+        ("case in flight when it stopped", _compact(row["in_flight"])),
+    ]
+
+
+def _case_names(run: RunData) -> dict[int, str]:
+    return {c.id: " ".join(filter(None, (c.kernel, c.send_mode, format_bytes(c.bytes),
+                                         f"{c.ranks} ranks"))) for c in run.cases}
+
+
+def _run(run: RunData) -> list[Html]:
+    out = [el("h3", f"Run {run.id}: {run.row['kernel']} on {run.row['ranks']} ranks"),
+           table(None, _facts(run), numeric_from=99)]
+    placement = run.context.get("placement") or []
+    if placement:
+        out.append(table(("rank", "host", "cpu", "binding"),
+                         [(p.get("rank"), p.get("host"), p.get("cpu"), p.get("binding"))
+                          for p in placement], numeric_from=99))
+    if run.skips:
+        out.append(table(("skipped", "size", "reason"),
+                         [(" ".join(filter(None, (s["kernel"], s["send_mode"]))),
+                           format_bytes(s["bytes"]), s["reason"]) for s in run.skips],
+                         numeric_from=99))
+    names = _case_names(run)
+    if run.warnings:
+        out.append(table(("warning", "case", "what was seen and what to do"),
+                         [(w["kind"], names.get(w["case_id"], "whole run"), w["message"])
+                          for w in run.warnings], numeric_from=99))
+    else:
+        out.append(el("p", "No warnings stored for this run."))
+    return out
+
+
+def render(data: ReportData) -> Section:
+    body = [el("p", "Per run: what ran, where and how, as stored with it; every warning "
+               "stored with the run (thresholds in src/commscope/advice.py).")]
+    for run in data.runs:
+        body += _run(run)
+    return section("provenance", "Provenance and warnings", *body)

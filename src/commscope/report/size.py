@@ -1,0 +1,162 @@
+"""Latency and bandwidth against message size, per send mode, with the fitted models.
+
+One figure per configuration less the send mode: every mode of a run on the
+same axes. The band is each case's median 95% CI (order statistics, Le
+Boudec 2010, from summary.case_summary); the lines are the fits of
+`commscope fit` (models.groups.fit_group): the Hockney line t(n) = alpha + n/B
+dotted, the segments chosen by BIC dashed, breakpoints as vertical lines with
+their bootstrap CI shaded.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..kernels import kernel
+from ..models.groups import GroupFit, configuration, fit_group, group_cases
+from ..sizes import format_bytes
+from ..store import Case
+from ..views.models import fit_json
+from . import figures
+from .data import OVER_RANKS, ReportData, grouped, label
+from .html import Section, el, figure, section, table
+
+MB = 1e6  # MB = 10^6 bytes
+MODEL_POINTS = 200  # points on each drawn model curve
+
+
+def size_cases(data: ReportData) -> list[Case]:
+    """Cases shown against size: everything but the kernels shown against P and the apps."""
+    return [c for c in data.cases if c.kernel not in OVER_RANKS and not kernel(c.kernel).app]
+
+
+def fits(data: ReportData, cases: list[Case]) -> dict[str, GroupFit]:
+    """Each configuration's fit, keyed by its configuration as JSON."""
+    return {json.dumps(g.config, sort_keys=True): fit_group(g)
+            for g in group_cases(cases, data.mpi)}
+
+
+def fit_of(found: dict[str, GroupFit], case: Case, data: ReportData) -> GroupFit | None:
+    return found.get(json.dumps(configuration(case, data.mpi.get(case.run_id)), sort_keys=True))
+
+
+def _columns(data: ReportData, cases: list[Case]):
+    """Sizes, median latency and its CI, bandwidth and its CI, as arrays over the cases."""
+    s = [data.summaries[c.id] for c in cases]
+    size = np.array([c.bytes for c in cases], dtype=float)
+    median, low, high = (figures.nan_none([x[k] for x in s])
+                         for k in ("median_s", "ci_low_s", "ci_high_s"))
+    bandwidth = figures.nan_none([x["bandwidth_MBps"] for x in s])
+    return size, median, low, high, bandwidth
+
+
+def _bytes_per_latency(size, median, bandwidth) -> float | None:
+    """bandwidth x latency / size, one constant per kernel (1; 2 for bibw; P-1 for fanin, ...)."""
+    sized = size > 0
+    ratio = bandwidth[sized] * MB * median[sized] / size[sized]
+    ratio = ratio[np.isfinite(ratio)]
+    return float(np.median(ratio)) if ratio.size else None
+
+
+def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -> None:
+    size, median, low, high, bandwidth = _columns(data, cases)
+    keep = (size > 0) & np.isfinite(median)
+    x, mid, lo, hi = figures.per_size(size[keep], median[keep], low[keep], high[keep])
+    ax_lat.plot(x, mid * 1e6, "o-", color=colour, ms=3, lw=1, label=name)
+    ax_lat.fill_between(x, lo * 1e6, hi * 1e6, color=colour, alpha=0.25, lw=0)
+    factor = _bytes_per_latency(size, median, bandwidth) if ax_bw is not None else None
+    if factor is not None:
+        ax_bw.plot(x, factor * x / mid / MB, "o-", color=colour, ms=3, lw=1, label=name)
+        ax_bw.fill_between(x, factor * x / hi / MB, factor * x / lo / MB, color=colour,
+                           alpha=0.25, lw=0)
+    if fit is None or fit.fit is None or x.size == 0:
+        return
+    grid = np.geomspace(x[0], x[-1], MODEL_POINTS)
+    for model, style in ((fit.fit.single.line.time_s, ":"), (fit.fit.time_s, "--")):
+        t = model(grid)
+        ok = t > 0  # a fitted line may cross zero below the smallest size it was fitted to
+        ax_lat.plot(grid[ok], t[ok] * 1e6, style, color=colour, lw=1.2)
+        if factor is not None:
+            ax_bw.plot(grid[ok], factor * grid[ok] / t[ok] / MB, style, color=colour, lw=1.2)
+    for b in fit.fit.breakpoints:
+        for ax in filter(None, (ax_lat, ax_bw if factor is not None else None)):
+            ax.axvline(b.bytes, color=colour, lw=0.8, alpha=0.7)
+            if b.ci_bytes and b.ci_bytes[0] != b.ci_bytes[1]:
+                ax.axvspan(*b.ci_bytes, color=colour, alpha=0.08, lw=0)
+
+
+def _figure(data, config, cases, found) -> bytes:
+    by_mode = grouped(data, cases)
+    has_bandwidth = kernel(config["kernel"]).bandwidth is not None
+    fig, axes = figures.new(1, 2 if has_bandwidth else 1, width=11 if has_bandwidth else 6.5)
+    ax_lat, ax_bw = axes[0][0], axes[0][1] if has_bandwidth else None
+    for mode_config, mode_cases in by_mode:
+        _draw_mode(ax_lat, ax_bw, data, mode_cases, fit_of(found, mode_cases[0], data),
+                   figures.mode_color(mode_config["send_mode"]),
+                   mode_config["send_mode"] or config["kernel"])
+    for ax, name in ((ax_lat, "latency (µs)"), (ax_bw, "bandwidth (MB/s, MB = 10^6 B)")):
+        if ax is not None:
+            figures.size_axis(ax)
+            figures.log_axis(ax, name)
+    ax_lat.legend(fontsize=8)
+    return figures.png(fig)
+
+
+def _us(v) -> str:
+    return "-" if v is None else f"{v * 1e6:.3f}"
+
+
+def _mbps(v) -> str:
+    return "inf" if v is None else f"{v:,.0f}"
+
+
+def _ci(ci, fmt) -> str:
+    return "" if ci is None else f" ({fmt(ci[0])} to {fmt(ci[1])})"
+
+
+def _fit_rows(name: str, g: GroupFit):
+    if g.fit is None:
+        return [(name, "no fit", g.note, "", "", "")]
+    j = fit_json(g)
+    lines = [("one line", j)] + [(f"segment {i}", s) for i, s in enumerate(j["segments"], 1)
+                                 if len(j["segments"]) > 1]
+    first, last = j["segments"][0]["from_bytes"], j["segments"][-1]["to_bytes"]
+    rows = []
+    for model, line in lines:
+        span = (format_bytes(line.get("from_bytes", first)) + " to "
+                + format_bytes(line.get("to_bytes", last)))
+        n_half = line["n_half_bytes"]
+        rows.append((name, model, span, _us(line["alpha_s"]) + _ci(line["alpha_ci_s"], _us),
+                     _mbps(line["bandwidth_MBps"]) + _ci(line["bandwidth_ci_MBps"], _mbps),
+                     "-" if n_half is None else format_bytes(int(round(n_half)))))
+    breaks = ", ".join(format_bytes(b["bytes"]) + _ci(b["ci_bytes"], format_bytes)
+                       for b in j["breakpoints"]) or "none"
+    rows.append((name, "breakpoints", breaks, f"rms residual: one line "
+                 f"{g.rel_rms_residual:.1%}", f"segments {g.rel_rms_residual_segmented:.1%}", ""))
+    return rows
+
+
+CAPTION = ("Median latency per case (kernel definition, docs/native.md) with its 95% CI as "
+           "the band; bandwidth = bytes moved / latency, MB = 10^6 bytes. Dotted: the Hockney "
+           "line t(n) = alpha + n/B; dashed: the segments chosen by BIC; vertical lines: "
+           "breakpoints (first size of the later segment), shaded: their 95% bootstrap CI "
+           "(docs/models.md). Sizes of 0 B are left off the log axes.")
+
+
+def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
+    cases = size_cases(data)
+    if not cases:
+        return None
+    body = []
+    for config, panel in grouped(data, cases, without=("send_mode",)):
+        title = label(config)
+        png = _figure(data, config, panel, found)
+        rows = [row for mode_config, mode_cases in grouped(data, panel)
+                for row in _fit_rows(mode_config["send_mode"] or config["kernel"],
+                                     fit_of(found, mode_cases[0], data))]
+        body += [el("h3", title), figure(png, f"latency and bandwidth vs size: {title}", CAPTION),
+                 table(("mode", "model", "sizes", "alpha µs (95% CI)", "B MB/s (95% CI)",
+                        "n_half"), rows, numeric_from=3)]
+    return section("size", "Latency and bandwidth vs message size", *body)

@@ -1,0 +1,32 @@
+"""One-command studies: each seed report's experiment, measured and drawn as the seed drew it.
+
+A study is data: which launches to make (plans, built from the process counts
+asked for) and the figure its seed report drew, from the stored runs. The
+`commscope study` verb runs the plans, then writes the study's section above
+the whole report of its runs. Seeds: ../shared/seeds/README.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..plan import Plan
+from ..report.html import Section
+from ..store import Store
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    seeds: str  # which seed reports it reproduces
+    summary: str  # one line for --list
+    default_np: str
+    plans: Callable[[list[int], object], list[Plan]]  # (process counts, mpi) -> launches
+    section: Callable[[Store, list[int]], Section]  # the seed's figure, from the stored runs
+
+
+def studies() -> dict[str, Study]:
+    from . import apps, many_rank, point_to_point  # each defines its studies
+    found = point_to_point.STUDIES + many_rank.STUDIES + apps.STUDIES
+    return {s.name: s for s in found}

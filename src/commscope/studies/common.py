@@ -1,0 +1,47 @@
+"""What the studies share: plans as `commscope run` would make them, and stored cases by run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..kernels import check_sizes, kernel, modes_for, params_for
+from ..launcher import Placement
+from ..plan import Plan, check_memory
+from ..sizes import parse_sizes
+from ..store import Case, Store
+from ..summary import case_summary
+
+
+def plan(name: str, ranks: int, sizes: str, modes: str | None = None, params=None,
+         placement: Placement = Placement(), iters: int | None = None) -> Plan:
+    """A checked plan with commscope's defaults (--precision 1%), as `commscope run` makes."""
+    k = kernel(name)
+    chosen = params_for(k, params or {}, ranks)
+    size_list = parse_sizes(sizes)
+    check_sizes(k, size_list, chosen)
+    p = Plan(k, ranks, modes_for(k, modes), size_list, iters, None, 64, False, chosen,
+             "barrier", placement)
+    check_memory(p)
+    return p
+
+
+def cases(store: Store, run_ids: list[int], kernel_name: str | None = None) -> list[Case]:
+    found = [c for r in run_ids for c in store.cases(r)]
+    return [c for c in found if kernel_name is None or c.kernel == kernel_name]
+
+
+def medians(found: list[Case]) -> tuple[np.ndarray, ...]:
+    """Bytes, median latency, its CI bounds (seconds) and bandwidth (MB/s), in size order."""
+    rows = sorted(((c.bytes, case_summary(c)) for c in found), key=lambda r: r[0])
+
+    def column(name):
+        return np.array([np.nan if s[name] is None else s[name] for _, s in rows], dtype=float)
+
+    return (np.array([b for b, _ in rows], dtype=float), column("median_s"), column("ci_low_s"),
+            column("ci_high_s"), column("bandwidth_MBps"))
+
+
+def transport(store: Store, run_id: int) -> str:
+    return json.loads(store.run(run_id)["settings"] or "{}").get("transport", "auto")

@@ -1,0 +1,114 @@
+"""Many-rank studies: collectives against point-to-point (seed 000), the ring model (seed 001)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..errors import UserError
+from ..launcher import Placement, check_placement
+from ..models.collectives import ring_serial
+from ..models.groups import fit_group, group_cases
+from ..report import figures
+from ..report.html import figure, section
+from ..sizes import format_bytes
+from ..summary import case_summary
+from . import Study
+from .common import cases, plan
+
+DISTRIBUTE = ("p2p", "bcast", "scatter")
+COMBINE = ("p2p", "gather", "reduce", "reduce_user")
+RING_BYTES = 1024
+MAPPINGS = ("core", "socket", "node")
+
+
+def _vector_sum_plans(counts, mpi):
+    return [plan("vector_sum", ranks, "8000000", params={"distribute": d, "combine": c})
+            for ranks in counts for d, c in itertools.product(DISTRIBUTE, COMBINE)]
+
+
+def _vector_sum_section(store, run_ids):
+    """Seed 000's comparison: each way to distribute and to combine, phase by phase."""
+    found = cases(store, run_ids, "vector_sum")
+    counts = sorted({c.ranks for c in found})
+    fig, axes = figures.new(1, 2)
+    for ax, phase, methods, key in ((axes[0][0], "distribute", DISTRIBUTE, "distribute"),
+                                    (axes[0][1], "combine", COMBINE, "combine")):
+        width = 0.8 / len(counts)
+        for j, ranks in enumerate(counts):
+            heights = []
+            for m in methods:
+                mine = [case_summary(c)["phase_median_s"][phase] for c in found
+                        if c.ranks == ranks and c.params.get(key) == m]
+                heights.append(np.median(mine) * 1e6 if mine else np.nan)
+            ax.bar(np.arange(len(methods)) + j * width, heights, width, label=f"{ranks} ranks",
+                   color=figures.color(j))
+        ax.set_xticks(np.arange(len(methods)) + width * (len(counts) - 1) / 2, methods)
+        ax.set_yscale("log")  # phases of one study span orders of magnitude
+        ax.set_ylabel(f"{phase} phase, median (us)")
+        ax.legend(fontsize=8)
+    return section("study", "Study: collectives vs point-to-point", figure(
+        figures.png(fig), "vector sum: distribute and combine methods",
+        f"Seed 000's vector sum of {found[0].bytes // 8:,} integers: the median time of the "
+        "distribute phase (p2p sends, MPI_Bcast, MPI_Scatter) and of the combine phase (p2p, "
+        "MPI_Gather, MPI_Reduce with MPI_SUM, and with a user-defined MPI_Op) for each "
+        "process count; every total was checked against N(N+1)/2."))
+
+
+def _mappings(counts, mpi):
+    possible = []
+    for m in MAPPINGS:
+        try:
+            for ranks in counts:
+                check_placement(mpi, ranks, Placement(map_by=m))
+            possible.append(m)
+        except UserError:  # this MPI cannot map so (e.g. MPICH by node): left out
+            continue
+    return possible
+
+
+def _ring_plans(counts, mpi):
+    launches = []
+    for m in _mappings(counts, mpi):
+        placement = Placement(map_by=m)
+        launches.append(plan("pingping", 2, "1:1MiB", placement=placement))
+        launches += [plan("ring", ranks, str(RING_BYTES), placement=placement)
+                     for ranks in counts if ranks >= 2]
+    return launches
+
+
+def _ring_section(store, run_ids):
+    """Seed 001's figure: ring time against P per mapping, the ping-ping-fitted model over it."""
+    found = cases(store, run_ids)
+    fig, axes = figures.new(1, 1)
+    ax = axes[0][0]
+    for i, m in enumerate(dict.fromkeys(c.settings.get("map_by") for c in found)):
+        colour = figures.color(i)
+        rings = sorted((c for c in found if c.kernel == "ring" and c.settings.get("map_by") == m),
+                       key=lambda c: c.ranks)
+        ax.plot([c.ranks for c in rings], [case_summary(c)["median_s"] * 1e6 for c in rings],
+                "o", color=colour, label=f"ring, map-by {m}")
+        pingping = [c for c in found if c.kernel == "pingping" and c.settings.get("map_by") == m]
+        fitted = [fit_group(g, resamples=0) for g in group_cases(pingping, {})]
+        if rings and fitted and fitted[0].fit:
+            p = np.arange(2, max(c.ranks for c in rings) + 1)
+            model = [ring_serial(fitted[0].fit.time_s, int(r), RING_BYTES) * 1e6 for r in p]
+            ax.plot(p, model, "-", color=colour, label=f"2P(alpha + n/B), map-by {m}")
+    ax.set_xlabel("processes P")
+    ax.set_ylabel(f"ring iteration, {format_bytes(RING_BYTES)} (us)")
+    ax.legend(fontsize=8)
+    return section("study", "Study: ring model", figure(
+        figures.png(fig), "ring time against process count with the model",
+        "Seed 001: one iteration of the both-ways ring (max over ranks, median) against P for "
+        "each mapping, and the model t(P) = 2P(alpha + n/B) with alpha and B fitted to ping-ping "
+        "under the same mapping (segmented Hockney fit, docs/models.md). Where points leave "
+        "their line, the mapping changes what a message costs."))
+
+
+STUDIES = [
+    Study("collectives-vs-p2p", "000", "vector sum: p2p vs Bcast vs Scatter, p2p vs Gather vs "
+          "Reduce vs a user MPI_Op", "4", _vector_sum_plans, _vector_sum_section),
+    Study("ring-model", "001", "ring time against P per mapping, with the ping-ping-fitted "
+          "2P(alpha + n/B) model", "2,3,4", _ring_plans, _ring_section),
+]

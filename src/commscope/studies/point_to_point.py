@@ -1,0 +1,131 @@
+"""Two-rank studies: send modes (seeds 000, 002, 003), latency convergence (000), transports (004)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import SEND_MODES, kernel
+from ..launcher import Placement
+from ..report import figures
+from ..report.html import figure, section
+from ..sizes import format_bytes
+from ..summary import case_summary
+from . import Study
+from .common import cases, medians, plan, transport
+
+
+def _send_mode_plans(counts, mpi):
+    launches = [plan("pingpong", 2, "1:1MiB", "all")]
+    wide = max(counts)
+    if wide > 2:  # seed 000: each sender's time per send mode, at the widest count asked for
+        launches.append(plan("fanin", wide, "8", "all"))
+    return launches
+
+
+def _send_mode_section(store, run_ids):
+    found = cases(store, run_ids)
+    pingpong = [c for c in found if c.kernel == "pingpong"]
+    fanin = [c for c in found if c.kernel == "fanin"]
+    fig, axes = figures.new(2 if fanin else 1, 2)
+    lat, bw = axes[0]
+    for mode in SEND_MODES:
+        mine = [c for c in pingpong if c.send_mode == mode]
+        if not mine:
+            continue
+        size, median, low, high, _ = medians(mine)
+        colour = figures.mode_color(mode)
+        lat.plot(size, median * 1e6, "o-", ms=3, color=colour, label=mode)
+        lat.fill_between(size, low * 1e6, high * 1e6, color=colour, alpha=0.2)
+        bw.plot(size, size / median / 1e6, "o-", ms=3, color=colour, label=mode)
+    for ax in (lat, bw):
+        figures.size_axis(ax)
+    figures.log_axis(lat, "half round trip (us)")
+    figures.log_axis(bw, "bandwidth (MB/s)")
+    lat.legend(fontsize=8)
+    if fanin:
+        ax = axes[1][0]
+        for c in fanin:
+            per_rank = np.median(np.asarray(c.extra["phase_samples_s"]["fanin"]), axis=1)
+            ax.plot(range(1, len(per_rank)), per_rank[1:] * 1e6, "o-",
+                    color=figures.mode_color(c.send_mode), label=c.send_mode)
+        ax.set_xlabel("sending rank")
+        ax.set_ylabel("send completion (us)")
+        ax.set_title(f"fan-in of {format_bytes(fanin[0].bytes)} to rank 0, {fanin[0].ranks} ranks")
+        ax.legend(fontsize=8)
+        axes[1][1].set_axis_off()
+    return section("study", "Study: send modes", figure(
+        figures.png(fig), "latency and bandwidth per send mode",
+        "Ping-pong half round trip (median, 95% CI band) and bandwidth per send mode, as seeds "
+        "000, 002 and 003 compared them; below, each fan-in sender's median send-completion "
+        "time per mode (seed 000 saw Ssend's grow with rank)."))
+
+
+def _convergence_plans(counts, mpi):
+    return [plan("pingpong", 2, "8,1KiB,64KiB", iters=2000)]
+
+
+def _convergence_section(store, run_ids):
+    """Seed 000's figure: the average per iteration against how many iterations it averages."""
+    fig, axes = figures.new(1, 1)
+    ax = axes[0][0]
+    for i, c in enumerate(cases(store, run_ids)):
+        latency = c.samples * kernel(c.kernel).latency(1.0, c)
+        running = np.cumsum(latency) / np.arange(1, latency.size + 1)
+        iterations = np.arange(1, latency.size + 1) * c.batch
+        s = case_summary(c)
+        colour = figures.color(i)
+        ax.plot(iterations, running * 1e6, color=colour, label=format_bytes(c.bytes))
+        ax.axhspan(s["ci_low_s"] * 1e6, s["ci_high_s"] * 1e6, color=colour, alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_xlabel("iterations averaged")
+    figures.log_axis(ax, "mean half round trip (us)")
+    ax.legend(fontsize=8)
+    return section("study", "Study: latency convergence", figure(
+        figures.png(fig), "running mean latency against iterations",
+        "The running mean half round trip against the number of iterations it averages "
+        "(seed 000's convergence plot), with the final median's 95% CI as a band: where the "
+        "curve enters the band, a fixed count of that many iterations would have sufficed."))
+
+
+def _transport_plans(counts, mpi):
+    return [plan(name, 2, sizes, modes, placement=Placement(transport=t))
+            for t in ("shm", "tcp")
+            for name, sizes, modes in (("pingpong", "8,1KiB,64KiB,1MiB", "standard,nonblocking"),
+                                       ("bw", "1KiB:4MiB", None))]
+
+
+def _transport_section(store, run_ids):
+    fig, axes = figures.new(1, 2)
+    lat, thr = axes[0]
+    flavours = ("standard", "nonblocking", None)  # None: bw, streaming nonblocking sends
+    for run_id in run_ids:
+        over = transport(store, run_id)
+        style = "o-" if over == "shm" else "o--"
+        for i, mode in enumerate(flavours):
+            mine = [c for c in store.cases(run_id) if c.send_mode == mode]
+            if not mine:
+                continue
+            size, median, _, _, mbps = medians(mine)
+            label = f"{mine[0].kernel}{' ' + mode if mode else ''}, {over}"
+            if mine[0].kernel == "pingpong":
+                lat.plot(size, median * 1e6, style, ms=3, color=figures.color(i), label=label)
+            thr.plot(size, mbps, style, ms=3, color=figures.color(i), label=label)
+    for ax in (lat, thr):
+        figures.size_axis(ax)
+        ax.legend(fontsize=7)
+    figures.log_axis(lat, "half round trip (us)")
+    figures.log_axis(thr, "throughput (MB/s)")
+    return section("study", "Study: transports", figure(
+        figures.png(fig), "blocking and nonblocking over shared memory and TCP",
+        "Seed 004's comparison: blocking (standard) and nonblocking ping-pong latency, and "
+        "throughput including streaming bw, over shared memory (solid) and TCP (dashed)."))
+
+
+STUDIES = [
+    Study("send-modes", "000, 002, 003", "latency and bandwidth of every send mode; fan-in per "
+          "sender and mode", "4", _send_mode_plans, _send_mode_section),
+    Study("latency-convergence", "000", "running mean latency against the iterations averaged",
+          "2", _convergence_plans, _convergence_section),
+    Study("transports", "004", "blocking vs nonblocking, shared memory vs TCP: latency and "
+          "throughput", "2", _transport_plans, _transport_section),
+]

@@ -1,0 +1,182 @@
+"""Across hosts, on the virtual cluster (tests/cluster): launching, provenance, shaped-link ground truth.
+
+Each test gets two namespace hosts and removes them after (see tests/cluster);
+without root, `ip` or `tc` they skip with the reason. The ground truth and
+its overhead model are in docs/cluster.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from cluster import BRIDGE, NETNS_ETC, PREFIX, SUBNET, ClusterUnavailable, down, unavailable, up
+from cluster import virtual_cluster  # noqa: F401  (the fixture)
+from conftest import commscope
+
+pytestmark = pytest.mark.mpi
+
+
+def commscope_on(cluster, host, *args, env=None, timeout=600):
+    """The CLI on `host`, as a user on that node would run it."""
+    done = cluster.run(host, [sys.executable, "-m", "commscope.cli", *map(str, args)],
+                       env=cluster.mpi_env(env), timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def stored(db) -> list[dict]:
+    con = sqlite3.connect(db)
+    return [{"settings": json.loads(s), "context": json.loads(c)} for s, c in
+            con.execute("SELECT settings, context FROM runs ORDER BY id")]
+
+
+def in_ns(host, *argv) -> str:
+    return subprocess.run(["ip", "netns", "exec", host, *argv], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_hosts_reach_each_other_by_name_and_nothing_else(virtual_cluster):
+    a, b = virtual_cluster.hosts
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", b, sys.executable, "-c",
+         "import socket; s = socket.create_server(('0.0.0.0', 5202)); print('up', flush=True); "
+         "c, peer = s.accept(); print(peer[0])"], stdout=subprocess.PIPE, text=True)
+    assert server.stdout.readline() == "up\n"
+    # By name, through the cluster's hosts file; the server sees host a's cluster address.
+    in_ns(a, sys.executable, "-c", "import socket, sys; socket.create_connection((sys.argv[1], 5202))", b)
+    assert server.communicate(timeout=30)[0].strip() == virtual_cluster.addresses[a]
+    routes = json.loads(in_ns(b, "ip", "-j", "route"))
+    assert [r["dst"] for r in routes] == [str(SUBNET)]  # no default route: nothing leaves
+    # An outside address (TEST-NET-3) is refused before any packet is sent.
+    outside = "import errno, socket\ntry: socket.create_connection(('203.0.113.1', 80), 1)\n" \
+              "except OSError as e: print(errno.errorcode[e.errno])"
+    assert in_ns(a, sys.executable, "-c", outside).strip() == "ENETUNREACH"
+    addresses = json.loads(subprocess.run(["ip", "-j", "addr", "show", BRIDGE], capture_output=True,
+                                          text=True, check=True).stdout)
+    assert addresses[0]["addr_info"] == []  # the root namespace has no address on the cluster
+
+
+def test_down_removes_everything_and_up_removes_a_stale_cluster():
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    subprocess.run(["ip", "netns", "add", f"{PREFIX}-h7"], check=True)  # as a killed run leaves it
+    try:
+        cluster = up(2)
+    except ClusterUnavailable as exc:
+        down()
+        pytest.skip(str(exc))
+    try:
+        assert f"{PREFIX}-h7" not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                                    text=True).stdout
+    finally:
+        down(cluster)
+    assert PREFIX not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert PREFIX not in subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
+    assert not list(NETNS_ETC.glob(f"{PREFIX}-*"))
+
+
+def test_between_hosts_is_slower_than_within_and_provenance_says_which(virtual_cluster, mpi_prefix,
+                                                                       tmp_path):
+    a, b = virtual_cluster.hosts
+    db = tmp_path / "results.db"
+    iters = 300
+    summary, crossed = {}, {}
+    for hosts in (f"{a}:2", f"{a}:1,{b}:1"):
+        before = virtual_cluster.tx_packets(b)
+        done = commscope_on(virtual_cluster, a, "run", "pingpong", "--mpi", mpi_prefix, "--hosts",
+                            hosts, "--sizes", "8", "--iters", iters, "--db", db, "--json")
+        summary[hosts] = json.loads(done.stdout)[0]
+        crossed[hosts] = virtual_cluster.tx_packets(b) - before
+    within, between = summary.values()
+    print(f"{mpi_prefix.name}: 8 B half round trip {within['median_s'] * 1e6:.2f} us on one host, "
+          f"{between['median_s'] * 1e6:.2f} us between hosts; {crossed} packets on the link")
+    # The link carried the second run (each pong at least one packet) and not the first.
+    assert list(crossed.values())[0] < 50 and list(crossed.values())[1] >= iters, crossed
+    assert between["ci_low_s"] > within["ci_high_s"], (within, between)
+    one_host, two_hosts = stored(db)
+    assert one_host["settings"]["hosts"] == f"{a}:2"
+    assert two_hosts["settings"]["hosts"] == f"{a}:1,{b}:1"
+    assert [p["host"] for p in two_hosts["context"]["placement"]] == [a, b]
+    assert [(p["ranks"], p["same_host"], p["same_node"]) for p in one_host["context"]["pairs"]] == \
+        [([0, 1], True, True)]
+    assert two_hosts["context"]["pairs"] == [
+        {"ranks": [0, 1], "same_host": False, "same_node": False, "transport": "network"}]
+
+
+def test_four_ranks_two_per_host_pairs(virtual_cluster, tmp_path):
+    a, b = virtual_cluster.hosts
+    db = tmp_path / "results.db"
+    commscope_on(virtual_cluster, a, "run", "barrier", "--np", "4", "--hosts", f"{a},{b}",
+                 "--ppn", "2", "--transport", "tcp", "--sizes", "0", "--iters", "10", "--db", db)
+    ((run,),) = [stored(db)]
+    assert run["settings"]["ppn"] == 2 and run["settings"]["launcher"] == "mpirun"
+    assert [p["host"] for p in run["context"]["placement"]] == [a, a, b, b]
+    same = {tuple(p["ranks"]): (p["same_host"], p["transport"]) for p in run["context"]["pairs"]}
+    # --transport tcp: even the pairs on one host go over the network (loopback-routed TCP).
+    assert same == {(0, 1): (True, "network"), (2, 3): (True, "network"),
+                    **{(i, j): (False, "network") for i in (0, 1) for j in (2, 3)}}
+
+
+def payload_fraction(cluster, host) -> float:
+    """Payload bytes per byte tbf counts for a full TCP segment on `host`'s link.
+
+    tbf charges each packet's length at the qdisc: the Ethernet frame without FCS,
+    MTU + 14. A full segment carries MTU - 20 (IPv4) - 20 (TCP) bytes, less 12
+    of TCP timestamp option when timestamps are on (Linux's default).
+    """
+    link = json.loads(subprocess.run(["ip", "-n", host, "-j", "link", "show", "eth0"],
+                                     capture_output=True, text=True, check=True).stdout)[0]
+    timestamps = in_ns(host, "cat", "/proc/sys/net/ipv4/tcp_timestamps").strip() != "0"
+    return (link["mtu"] - 40 - 12 * timestamps) / (link["mtu"] + 14)
+
+
+def test_tbf_counts_ethernet_frames_without_fcs(virtual_cluster):
+    a, b = virtual_cluster.hosts
+    virtual_cluster.shape(a, 800e6, 256 * 1024)
+    payload = 16 * 2**20
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", b, sys.executable, "-c",
+         "import socket; s = socket.create_server(('0.0.0.0', 5201)); c, _ = s.accept(); n = 0\n"
+         "while d := c.recv(1 << 20): n += len(d)\nprint(n)"], stdout=subprocess.PIPE, text=True)
+    before = virtual_cluster.sent(a)
+    in_ns(a, sys.executable, "-c",
+          "import socket, sys, time\nfor _ in range(100):\n    try:\n"
+          "        c = socket.create_connection((sys.argv[1], 5201)); break\n"
+          "    except ConnectionRefusedError: time.sleep(0.05)\n"
+          "c.sendall(bytes(int(sys.argv[2]))); c.close()", b, str(payload))
+    assert int(server.communicate(timeout=60)[0]) == payload
+    counted = virtual_cluster.sent(a)[0] - before[0]
+    print(f"tbf counted {counted / payload:.5f} bytes per payload byte; "
+          f"model {1 / payload_fraction(virtual_cluster, a):.5f}")
+    # The model to 0.1%: the handshake and FIN packets add a few hundred bytes.
+    assert counted / payload == pytest.approx(1 / payload_fraction(virtual_cluster, a), rel=0.001)
+
+
+@pytest.mark.parametrize("rate_bps", [200e6, 800e6], ids=["200Mbit", "800Mbit"])
+def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_path, rate_bps):
+    a, b = virtual_cluster.hosts
+    db = tmp_path / "results.db"
+    # Burst: 2.5 ms of the rate, at least 64 KiB; a smaller bucket left 800 Mbit/s
+    # links at 75% when the 2 cores were late to refill it.
+    burst = max(64 * 1024, int(rate_bps / 8 * 0.0025))
+    for host in (a, b):
+        virtual_cluster.shape(host, rate_bps, burst)
+    commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts", f"{a}:1,{b}:1",
+                 "--sizes", "256KiB:4MiB", "--window", "4", "--iters", "8", "--db", db)
+    bytes_sent, packets = virtual_cluster.sent(a)
+    fits = json.loads(commscope("fit", "--kernel", "bw", "--json", "--db", db).stdout)
+    recovered = fits[0]["segments"][-1]["bandwidth_MBps"] * 1e6  # bytes/s, the largest sizes' slope
+    expected = rate_bps / 8 * payload_fraction(virtual_cluster, a)
+    library = "Open MPI" if (mpi_prefix / "bin" / "ompi_info").exists() else "MPICH"
+    print(f"{library}: shaped {rate_bps / 1e6:.0f} Mbit/s: expected {expected / 1e6:.2f} MB/s payload, "
+          f"recovered {recovered / 1e6:.2f} MB/s ({recovered / expected - 1:+.2%}); "
+          f"tbf counted {bytes_sent / packets:.1f} B/packet")
+    assert abs(recovered / expected - 1) < 0.05
+    # Almost every packet is a full segment: between the IP packet (1500) and the frame (1514).
+    assert 1500 < bytes_sent / packets <= 1514

@@ -1,0 +1,209 @@
+"""Models: Hockney and segmented fits recover known parameters; predictions follow the formulas."""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import commscope, one_line_error
+from commscope.models import collectives as coll
+from commscope.models.groups import fit_group, group_cases
+from commscope.models.hockney import Line
+from commscope.models.resample import bootstrap_medians
+from commscope.store import Store
+
+KiB = 1024
+SIZES = [0] + [2 ** k for k in range(23)]  # 0:4MiB
+SAMPLES = 201
+SETTINGS = {"params": {}, "sync": "barrier", "map_by": None, "bind_to": None, "transport": "auto"}
+
+
+def line(alpha_s, bandwidth_Bps):
+    return lambda n: alpha_s + n / bandwidth_Bps
+
+
+def store_run(db, kernel, latency_of, sizes=SIZES, ranks=2, seed=0, params=None,
+              command=None):
+    """A run of synthetic cases: latency_of(bytes) with 2% normal noise, stored as the native
+    records would be (pingpong's raw sample is the round trip, twice the latency)."""
+    rng = np.random.default_rng(seed)
+    store = Store(db)
+    settings = dict(SETTINGS, params=params or {})
+    run = store.begin_run(command or ["commscope", "run", kernel], kernel, ranks, False, settings)
+    per_latency = 2 if kernel == "pingpong" else 1
+    for size in sizes:
+        noise = 1 + 0.02 * rng.standard_normal(SAMPLES)
+        samples = (per_latency * latency_of(size) * noise).tolist()
+        store.add_case(run, {"kernel": kernel, "send_mode": "standard" if kernel == "pingpong"
+                             else None, "bytes": size, "ranks": ranks, "window": None, "batch": 1,
+                             "warmup_iterations": 0, "validated": False, "timed_by": "origin",
+                             "samples_s": samples, "rank_samples_s": [samples] * ranks})
+    store.finish_run(run, "complete")
+    store.close()
+    return run
+
+
+def fit_run(db, run):
+    store = Store(db)
+    (group,) = group_cases(store.cases(run), {run: "MPI test"})
+    return fit_group(group)
+
+
+def within(value, ci):
+    return ci[0] <= value <= ci[1]
+
+
+def test_bootstrap_medians_have_the_distribution_of_resampled_medians():
+    rng = np.random.default_rng(3)
+    for n in (7, 10):  # odd: one order statistic; even: the mean of two
+        x = np.sort(rng.standard_normal(n))
+        exact = bootstrap_medians(x, 100_000, rng)
+        brute = np.median(x[rng.integers(0, n, (100_000, n))], axis=1)
+        assert np.percentile(exact, [5, 25, 50, 75, 95]) == pytest.approx(
+            np.percentile(brute, [5, 25, 50, 75, 95]), abs=0.02)
+        assert exact.std() == pytest.approx(brute.std(), rel=0.02)
+
+
+def test_hockney_recovers_alpha_and_bandwidth_within_their_cis(db):
+    alpha, bandwidth = 2e-6, 5e9
+    run = store_run(db, "pingpong", line(alpha, bandwidth))
+    f = fit_run(db, run).fit
+    single = f.single
+    assert within(alpha, single.alpha_ci_s) and within(bandwidth, single.bandwidth_ci_Bps)
+    assert single.line.alpha_s == pytest.approx(alpha, rel=0.01)
+    assert single.line.n_half_bytes == pytest.approx(alpha * bandwidth, rel=0.02)
+    assert len(f.segments) == 1 and f.breakpoints == []  # a straight line is not split
+
+
+def test_breakpoint_segments_and_their_cis(db):
+    eager, rendezvous = (1e-6, 1e9), (20e-6, 4e9)
+    run = store_run(db, "pingping", lambda n: line(*(eager if n < 64 * KiB else rendezvous))(n))
+    g = fit_run(db, run)
+    f = g.fit
+    assert len(f.segments) == 2, f.bic
+    (bp,) = f.breakpoints
+    assert bp.bytes == 64 * KiB and within(64 * KiB, bp.ci_bytes)
+    assert (f.segments[0].to_bytes, f.segments[1].from_bytes) == (32 * KiB, 64 * KiB)
+    for segment, (alpha, bandwidth) in zip(f.segments, (eager, rendezvous)):
+        assert within(alpha, segment.fit.alpha_ci_s), segment
+        assert within(bandwidth, segment.fit.bandwidth_ci_Bps), segment
+    assert f.time_s(32 * KiB) == pytest.approx(line(*eager)(32 * KiB), rel=0.01)
+    assert f.time_s(1 << 20) == pytest.approx(line(*rendezvous)(1 << 20), rel=0.01)
+    assert g.rel_rms_residual_segmented < 0.01 < g.rel_rms_residual
+
+
+def test_fit_cli_json_is_reproducible_and_names_its_fields(db):
+    store_run(db, "pingpong", line(2e-6, 5e9))
+    first = commscope("fit", "--json", "--db", db)
+    assert first.returncode == 0, first.stderr
+    (g,) = json.loads(first.stdout)
+    assert g["kernel"] == "pingpong" and g["runs"] == [1] and g["sizes"] == 24
+    assert within(2e-6, g["alpha_ci_s"]) and within(5e3, g["bandwidth_ci_MBps"])
+    assert g["segments"][0]["from_bytes"] == 0 and g["segments"][0]["to_bytes"] == 4 << 20
+    assert g["breakpoints"] == [] and g["resamples"] == 1000
+    assert commscope("fit", "--json", "--db", db).stdout == first.stdout  # fixed seed
+    table = commscope("fit", "--db", db).stdout
+    assert f"{g['alpha_s'] * 1e6:.3f} ({g['alpha_ci_s'][0] * 1e6:.3f}-" in table
+    assert "MB = 10^6 bytes" in table
+
+
+def test_default_is_the_latest_commands_runs(db):
+    store_run(db, "pingping", line(1e-6, 1e9))
+    for ranks in (2, 4):  # one `commscope run --np 2,4`: two runs, one command line
+        store_run(db, "pingping", line(3e-6, 2e9), ranks=ranks, command=["run", "--np", "2,4"])
+    out = json.loads(commscope("fit", "--json", "--db", db).stdout)
+    assert [(g["runs"], g["ranks"]) for g in out] == [([2], 2), ([3], 4)]
+
+
+def test_too_few_sizes(db):
+    store_run(db, "pingpong", line(1e-6, 1e9), sizes=[8, 1024])
+    assert "at least 3" in one_line_error(commscope("fit", "--db", db))
+    store_run(db, "pingpong", line(1e-6, 1e9), command=["other"])
+    done = commscope("fit", "1", "2", "--db", db)  # one configuration: its sizes are pooled
+    assert done.returncode == 0 and "(run 1, 2): 24 sizes" in done.stdout
+    assert "--kernel bw" in one_line_error(commscope("fit", "1", "--kernel", "bw", "--db", db))
+
+
+def test_too_few_sizes_in_one_group_is_a_note(db):
+    store_run(db, "pingpong", line(1e-6, 1e9), sizes=[8, 1024])
+    store_run(db, "pingping", line(1e-6, 1e9))
+    done = commscope("fit", "1", "2", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "no fit: 2 distinct sizes, a fit needs at least 3" in done.stdout
+    assert "24 sizes" in done.stdout
+
+
+# Hand-computed from the closed forms of Thakur, Rabenseifner & Gropp 2005 with
+# alpha = 1 us, beta = 1 ns/B (B = 1 GB/s).
+T = Line(1e-6, 1e-9).time_s
+
+
+@pytest.mark.parametrize("model, ranks, nbytes, gamma, expected_s", [
+    (coll.ring_serial, 4, 1000, 0, 2 * 4 * (1e-6 + 1e-6)),
+    (coll.ring_concurrent, 4, 1000, 0, 4 * (1e-6 + 2e-6)),
+    (coll.bcast_binomial, 8, 1000, 0, 3 * 2e-6),
+    (coll.bcast_binomial, 5, 1000, 0, 3 * 2e-6),  # ceil(lg 5) rounds
+    (coll.scatter_binomial, 8, 100, 0, 3e-6 + 7 * 100e-9),
+    (coll.gather_binomial, 8, 100, 0, 3e-6 + 7 * 100e-9),
+    (coll.reduce_binomial, 4, 1000, 1e-10, 2 * (2e-6 + 1e-7)),
+    (coll.allreduce_recursive_doubling, 8, 1000, 0, 3 * 2e-6),
+    (coll.allreduce_recursive_doubling, 6, 1000, 0, 2 * 2e-6 + 2 * 2e-6),  # 2 extra steps
+    (coll.allreduce_rabenseifner, 8, 8000, 1e-10, 6e-6 + 2 * 7 / 8 * 8e-6 + 7 / 8 * 8e-7),
+    (coll.allreduce_ring, 4, 4000, 0, 6e-6 + 2 * 3 / 4 * 4e-6),
+])
+def test_predictions_equal_the_closed_forms(model, ranks, nbytes, gamma, expected_s):
+    assert model(T, ranks, nbytes, gamma) == pytest.approx(expected_s, rel=1e-12)
+
+
+def test_predict_against_a_stored_ring(db):
+    alpha, bandwidth = 1e-6, 2e9
+    store_run(db, "pingping", line(alpha, bandwidth))
+    for ranks in (2, 4):  # measured: exactly the serial model plus 10%
+        store_run(db, "ring", lambda n: 1.1 * 2 * ranks * (alpha + n / bandwidth), sizes=[8, 4096],
+                  ranks=ranks, params={"pattern": "ring"}, seed=ranks)
+    done = commscope("predict", "ring", "--from", 1, "--compare", 2, 3, "--json", "--db", db)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert {(r["ranks"], r["bytes"]) for r in rows} == {(2, 8), (2, 4096), (4, 8), (4, 4096)}
+    for r in rows:
+        if r["algorithm"] == "serial":
+            assert r["rel_error"] == pytest.approx(1 / 1.1 - 1, abs=0.01)
+            assert r["predicted_s"] == pytest.approx(
+                2 * r["ranks"] * (alpha + r["bytes"] / bandwidth), rel=0.01)
+        assert r["rel_error"] == pytest.approx((r["predicted_s"] - r["measured_s"])
+                                               / r["measured_s"])
+    grid = commscope("predict", "allreduce", "--from", 1, "--np", "2,3", "--sizes", "8,1K",
+                     "--db", db)
+    assert grid.returncode == 0, grid.stderr
+    assert grid.stdout.count("rabenseifner") == 4
+
+
+def test_predict_user_errors(db):
+    store_run(db, "pingpong", line(1e-6, 1e9))
+    assert "--np and --sizes" in one_line_error(
+        commscope("predict", "bcast", "--from", 1, "--db", db))
+    assert "--compare 1: no bcast cases" in one_line_error(
+        commscope("predict", "bcast", "--from", 1, "--compare", 1, "--db", db))
+    assert "no run 9" in one_line_error(
+        commscope("predict", "ring", "--from", 9, "--np", 2, "--sizes", 8, "--db", db))
+
+
+@pytest.mark.mpi
+def test_real_pingpong_fit_and_ring_prediction(db):
+    done = commscope("run", "pingpong", "--sizes", "0:1MiB", "--min-time", "0.02", "--db", db)
+    assert done.returncode == 0, done.stderr
+    fit = commscope("fit", "--json", "--db", db)
+    assert fit.returncode == 0, fit.stderr
+    (g,) = json.loads(fit.stdout)
+    assert 1e-8 < g["alpha_s"] < 1e-4  # 10 ns .. 100 us of start-up
+    assert 100 < g["bandwidth_MBps"] < 1e6  # 100 MB/s .. 1 TB/s
+    assert g["alpha_ci_s"][0] <= g["alpha_s"] <= g["alpha_ci_s"][1]
+    ring = commscope("run", "ring", "--np", "2,3", "--sizes", "8,1KiB", "--min-time", "0.05",
+                     "--db", db)
+    assert ring.returncode == 0, ring.stderr
+    predict = commscope("predict", "ring", "--from", 1, "--compare", 2, 3, "--db", db)
+    assert predict.returncode == 0, predict.stderr
+    rows = [line.split() for line in predict.stdout.splitlines() if line.startswith("ring ")]
+    assert {(r[2], r[3] + r[4]) for r in rows} == {("2", "8B"), ("2", "1KiB"), ("3", "8B"),
+                                                    ("3", "1KiB")}
+    assert all(r[-1].endswith("%") for r in rows)

@@ -1,0 +1,118 @@
+"""Precision-driven sampling (--precision, --max-time) and the warnings stored with a run."""
+
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+from commscope.advice import case_advice
+from commscope.store import Store
+from commscope.summary import case_summary
+from conftest import commscope, one_line_error
+
+
+def _stored(db, **record):
+    """One pingpong case with these samples (seconds per round trip), as the store returns it."""
+    store = Store(db)
+    run = store.begin_run(["test"], "pingpong", 2, False)
+    samples = record.pop("samples_s")
+    rec = {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
+           "window": None, "batch": record.pop("batch", 100), "warmup_iterations": 1,
+           "validated": False, "timed_by": "origin", "samples_s": samples,
+           "rank_samples_s": [samples, samples], **record}
+    store.add_case(run, rec)
+    (case,) = store.cases(run)
+    return case
+
+
+def _kinds(case, resolution_s=1e-9):
+    return {a.kind for a in case_advice(case, case_summary(case), resolution_s)}
+
+
+@pytest.mark.mpi
+def test_each_case_samples_until_its_median_is_precise(mpi_prefix, db):
+    done = commscope("run", "pingpong", "--sizes", "8,64K", "--precision", "2%", "--max-time",
+                     "3", "--mpi", mpi_prefix, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    for case in json.loads(done.stdout):
+        assert case["n"] >= 10 and case["precision_target"] == 0.02
+        # The native loop stopped by the same rule Python applies to the stored samples.
+        assert case["capped"] or case["precision"] <= 0.02, case
+    settings = json.loads(sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()[0])
+    assert (settings["precision"], settings["max_time"], settings["iters"]) == (0.02, 3.0, None)
+
+
+def test_looser_precision_takes_fewer_samples(db):
+    counts = {}
+    for precision in ("20%", "0.5%"):
+        done = commscope("run", "pingpong", "--sizes", "1K", "--precision", precision,
+                         "--db", db, "--json")
+        assert done.returncode == 0, done.stderr
+        counts[precision] = json.loads(done.stdout)[0]["n"]
+    assert 10 <= counts["20%"] < counts["0.5%"], counts
+
+
+def test_time_cap_stops_a_case_short_and_says_so(db):
+    done = commscope("run", "pingpong", "--sizes", "1MiB", "--precision", "0.01%",
+                     "--max-time", "0.05", "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    (case,) = json.loads(done.stdout)
+    assert case["capped"] and case["precision"] > 0.0001
+    assert "short of +-0.0%" in done.stderr and "raise --max-time" in done.stderr
+    kinds = [k for (k,) in sqlite3.connect(db).execute("SELECT kind FROM warnings")]
+    assert "capped" in kinds
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--precision", "150%"], "--precision 150%: give a relative precision"),
+    (["--precision", "x"], "--precision x: give a relative precision"),
+    (["--max-time", "0"], "--max-time 0.0: give a positive number of seconds"),
+])
+def test_bad_sampling_flags_are_one_line(db, args, says):
+    assert says in one_line_error(commscope("run", "pingpong", "--sizes", "8", *args,
+                                            "--db", db))
+
+
+def test_steady_samples_raise_no_warning(db):
+    rng = np.random.default_rng(1)
+    case = _stored(db, samples_s=list(1e-6 * (1 + 0.02 * rng.uniform(-1, 1, 300))))
+    assert _kinds(case) == set()
+
+
+def test_noisy_case_warns_about_cv(db):
+    rng = np.random.default_rng(2)
+    case = _stored(db, samples_s=list(1e-6 * rng.lognormal(0, 0.4, 300)))
+    assert "cv" in _kinds(case)
+
+
+def test_drifting_median_is_found(db):
+    rng = np.random.default_rng(3)
+    steady = 1e-6 * (1 + 0.01 * rng.standard_normal(100))
+    case = _stored(db, samples_s=list(np.concatenate([steady, steady * 1.01, steady * 1.2])))
+    assert "drift" in _kinds(case)
+
+
+def test_slow_first_repetition_is_found(db):
+    samples = [5e-6] + [1e-6 * (1 + 0.001 * i) for i in range(50)]
+    assert "slow_first" in _kinds(_stored(db, samples_s=samples))
+
+
+def test_samples_shorter_than_the_timer_allows_are_found(db):
+    # One 1 us call per sample spans only 10 steps of a 0.1 us timer, but 1000 of a 1 ns one.
+    case = _stored(db, samples_s=[1e-6] * 20, batch=1, sync="window")
+    assert "short_samples" in _kinds(case, resolution_s=1e-7)
+    assert "short_samples" not in _kinds(case, resolution_s=1e-9)
+
+
+def test_a_case_whose_every_window_started_late_has_no_figures(db):
+    case = _stored(db, samples_s=[1e-6] * 4, sync="window", invalid=[0, 1, 2, 3])
+    s = case_summary(case)
+    assert s["n"] == 0 and s["median_s"] is None
+    assert "all_late" in _kinds(case)
+
+
+def test_outliers_and_too_few_samples_are_told(db):
+    samples = [1e-6 * (1 + 0.001 * i) for i in range(40)] + [9e-6, 9.5e-6]
+    assert "outliers" in _kinds(_stored(db, samples_s=samples))
+    assert "few_samples" in _kinds(_stored(db, samples_s=[1e-6, 1.1e-6, 1.2e-6]))

@@ -1,0 +1,43 @@
+"""`commscope study`: each seed report's experiment in one command, written up with its figure."""
+
+import re
+
+import pytest
+
+from conftest import commscope, one_line_error
+
+STUDIES = ["send-modes", "latency-convergence", "transports", "collectives-vs-p2p", "ring-model",
+           "advection"]
+
+
+def test_list_names_every_study_with_its_seed():
+    done = commscope("study", "--list")
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    assert names == STUDIES
+    assert all(" seed 00" in line for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize("args, says", [
+    (["nonesuch", "-o", "x"], "study nonesuch: choose one of send-modes"),
+    (["ring-model"], "-o DIR: name the directory"),
+    (["ring-model", "-o", "x", "--np", "0"], "--np: '0' is not a process count"),
+])
+def test_bad_study_requests_are_one_line(tmp_path, db, args, says):
+    assert says in one_line_error(commscope("study", *args, "--db", db, cwd=tmp_path))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name, np", [("send-modes", "3"), ("latency-convergence", "2"),
+                                      ("transports", "2"), ("collectives-vs-p2p", "2,3"),
+                                      ("ring-model", "2,3"), ("advection", "1,2")])
+def test_each_study_runs_and_writes_its_figure_first(tmp_path, db, name, np):
+    out = tmp_path / "out"
+    done = commscope("study", name, "--np", np, "--max-time", "0.3", "-o", out, "--db", db,
+                     timeout=900)
+    assert done.returncode == 0, done.stderr
+    html = (out / "report.html").read_text()
+    sections = re.findall(r"<h2>(.*?)</h2>", html)
+    assert sections[0].startswith("Study: ") and name.split("-")[0] in sections[0].lower()
+    first = html.split("<h2>", 2)[1]
+    assert first.count("data:image/png;base64,") == 1  # the seed's figure
