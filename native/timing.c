@@ -42,11 +42,12 @@
 #define ROUND_S 1e-3
 #define ROUND_LEAD_BARRIERS 4.0
 #define IDLE_NAP_S 1e-3
-/* --precision: at least 10 samples (the issue's floor; a 95% CI of the
- * median needs 6), then rounds growing by half, so the checks cost
- * O(log n) sorts. */
+/* --precision: at least 10 samples (a 95% CI of the median needs 6), then
+ * rounds sized by the precision reached so far (next_factor), so the checks
+ * cost O(log n) sorts. */
 #define PRECISION_MIN_SAMPLES 10.0
-#define PRECISION_GROWTH 1.5
+#define PRECISION_GROWTH 1.2
+#define PRECISION_MAX_GROWTH 4.0
 
 struct timer_info timer_calibrate(MPI_Comm comm)
 {
@@ -297,6 +298,17 @@ static void sample_values(const struct kernel *k, const struct kcase *c,
     free(mine);
 }
 
+/* How many times the samples so far the next round should reach. The CI's
+ * width falls as 1/sqrt(n), so (reached / target)^2 times as many samples
+ * would just do; a tenth more covers the estimate's own noise. Each round
+ * grows by at least PRECISION_GROWTH and at most PRECISION_MAX_GROWTH, so an
+ * early wild estimate cannot run far past what is needed. */
+static double next_factor(double reached, double target)
+{
+    double factor = 1.1 * (reached / target) * (reached / target);
+    return fmin(fmax(factor, PRECISION_GROWTH), PRECISION_MAX_GROWTH);
+}
+
 /* --precision: samples in growing rounds until the 95% CI of the median
  * of the kernel's samples is within +-precision of it, or --max-time or
  * --max-samples stops the case short (then marked capped). Rank 0 decides
@@ -320,10 +332,11 @@ static void precision_samples(const struct kernel *k, struct kcase *c,
         if (c->rank == 0) {
             double spent = MPI_Wtime() - start, per_sample = spent / done;
             s->sampling_s = spent;
-            bool reached = precision_reached(values, s->late, done) <= cfg->precision;
-            /* Grow by half, but not past what the time left allows. */
+            double reached_now = precision_reached(values, s->late, done);
+            bool reached = reached_now <= cfg->precision;
             double room = floor((cfg->max_time_s - spent) / per_sample);
-            double grow = fmin(fmax(ceil(done * PRECISION_GROWTH), done + 1.0),
+            double grow = fmin(fmax(ceil(done * next_factor(reached_now, cfg->precision)),
+                                    done + 1.0),
                                fmin(done + room, (double)s->cap));
             if (!reached && grow > done)
                 plan[0] = (int)grow;

@@ -180,3 +180,46 @@ def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_pat
     assert abs(recovered / expected - 1) < 0.05
     # Almost every packet is a full segment: between the IP packet (1500) and the frame (1514).
     assert 1500 < bytes_sent / packets <= 1514
+
+
+LINK_DOWN_PLAN = """
+name = "link-down"
+min_time = 0.3
+timeout = 6
+[[experiment]]
+kernel = "pingpong"
+sizes = "0:64KiB"
+hosts = "{hosts}"
+"""
+
+
+def test_a_link_taken_down_mid_run_ends_the_case_and_resume_finishes(virtual_cluster, tmp_path):
+    import cluster as cluster_module
+
+    a, b = virtual_cluster.hosts
+    db, plan = tmp_path / "results.db", tmp_path / "plan.toml"
+    plan.write_text(LINK_DOWN_PLAN.format(hosts=f"{a}:1,{b}:1"))
+    sweep = [sys.executable, "-m", "commscope.cli", "sweep", str(plan), "--db", str(db)]
+    proc = subprocess.Popen(virtual_cluster.command(a, sweep), env=virtual_cluster.mpi_env(),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    link = cluster_module._veth(virtual_cluster.hosts.index(b))
+    try:
+        from test_interrupted import wait_for_cases
+        wait_for_cases(db, 3, proc)
+        subprocess.run(["ip", "link", "set", "dev", link, "down"], check=True)
+        _, err = proc.communicate(timeout=180)
+    finally:
+        subprocess.run(["ip", "link", "set", "dev", link, "up"], check=True)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    con = sqlite3.connect(db)
+    status, message = con.execute("SELECT status, message FROM runs").fetchone()
+    kept = con.execute("SELECT count(*) FROM cases").fetchone()[0]
+    assert status == "failed" and kept >= 3
+    assert "timed out: pingpong standard" in message and "on ranks 0 and 1" in message
+
+    commscope_on(virtual_cluster, a, "sweep", plan, "--resume", "--db", db)
+    sizes = [n for (n,) in con.execute("SELECT bytes FROM cases ORDER BY bytes")]
+    assert sizes == [0] + [1 << i for i in range(17)]  # each size once: none lost, none twice

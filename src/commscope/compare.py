@@ -42,6 +42,7 @@ class CaseId(NamedTuple):
     bind_to: str | None
     sync: str
     validated: bool
+    hosts: str | None  # where: a --hosts spec; None on the launching host alone
 
     def label(self) -> str:
         words = [self.kernel, self.send_mode or "", format_bytes(self.bytes), f"np{self.ranks}"]
@@ -52,6 +53,7 @@ class CaseId(NamedTuple):
         words += [f"bind-to={self.bind_to}"] if self.bind_to else []
         words += [f"sync={self.sync}"] if self.sync != "barrier" else []
         words += ["validated"] if self.validated else []
+        words += [f"hosts={self.hosts}"] if self.hosts else []
         return " ".join(w for w in words if w)
 
     def as_dict(self) -> dict:
@@ -62,7 +64,8 @@ def case_id(case: Case) -> CaseId:
     s = case.settings
     return CaseId(case.kernel, case.send_mode, case.bytes, case.ranks, case.window,
                   json.dumps(case.params, sort_keys=True), s.get("transport", "auto"),
-                  s.get("map_by"), s.get("bind_to"), s.get("sync", "barrier"), case.validated)
+                  s.get("map_by"), s.get("bind_to"), s.get("sync", "barrier"), case.validated,
+                  s.get("hosts"))
 
 
 def pool(cases: list[Case]) -> dict[CaseId, np.ndarray]:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ..compare import parse_runs
 from ..errors import UserError
-from ..report import build
 from .common import add_db, existing_store
 
 
@@ -65,6 +64,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     check_output(output)
     store = existing_store(args.db)
     run_ids, how = chosen_runs(store, args.run_ids, args.sweep)
+    from ..report import build  # matplotlib: imported only by the verbs that draw
+
     write(output, build(store, run_ids, how))
     print(f"report of run {', '.join(map(str, run_ids))} written to {output}")
     return 0

@@ -12,9 +12,7 @@ from ..measure import measure
 from ..mpi import find_mpi
 from ..plan import check_sample_count, parse_ranks
 from ..progress import Progress
-from ..report import build
 from ..store import Store
-from ..studies import studies
 from .common import add_db, add_mpi, exit_code, show_launch, warn_oversubscribed
 
 
@@ -36,6 +34,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
+    from ..report import build  # matplotlib: imported only by the verbs that draw
+    from ..studies import studies
+
     known = studies()
     if args.list:
         for s in known.values():

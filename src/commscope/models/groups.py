@@ -47,6 +47,8 @@ def configuration(case: Case, mpi: str | None) -> dict:
               "transport": s.get("transport", "auto"), "map_by": s.get("map_by"),
               "bind_to": s.get("bind_to"), "sync": s.get("sync", "barrier"),
               "params": case.params, "mpi": mpi}
+    if s.get("hosts"):  # runs across hosts never pool with runs on one (or other hosts)
+        config["hosts"] = s["hosts"]
     if case.window is not None:  # bw, bibw: the asked-for window (large sizes shrink it)
         config["window"] = s.get("window", case.window)
     return config

@@ -68,7 +68,10 @@ def size_axis(ax) -> None:
     low, high = ax.dataLim.intervalx
     if np.isfinite(low) and np.isfinite(high) and 0 < low <= high:
         first, last = int(np.floor(np.log2(low))), int(np.ceil(np.log2(high)))
-        step = max(1, -(-(last - first) // MAX_SIZE_TICKS))
+        # Side-by-side panels have room for fewer labels ("256 B" and "1 KiB" collide).
+        columns = ax.get_subplotspec().get_gridspec().ncols if ax.get_subplotspec() else 1
+        room = max(4, MAX_SIZE_TICKS * 2 // (columns + 1))
+        step = max(1, -(-(last - first) // room))
         ax.xaxis.set_major_locator(FixedLocator(2.0 ** np.arange(first, last + 1, step)))
     ax.xaxis.set_major_formatter(FuncFormatter(_size_label))
     ax.xaxis.set_minor_locator(NullLocator())

@@ -9,6 +9,8 @@ import numpy as np
 from ..kernels import check_sizes, kernel, modes_for, params_for
 from ..launcher import Placement
 from ..plan import Plan, check_memory
+from ..report import figures
+from ..report.html import Section, figure, section
 from ..sizes import parse_sizes
 from ..store import Case, Store
 from ..summary import case_summary
@@ -45,3 +47,8 @@ def medians(found: list[Case]) -> tuple[np.ndarray, ...]:
 
 def transport(store: Store, run_id: int) -> str:
     return json.loads(store.run(run_id)["settings"] or "{}").get("transport", "auto")
+
+
+def study_section(title: str, fig, alt: str, caption: str) -> Section:
+    """The study's own part of the report: the seed's figure, first in the page."""
+    return section("study", f"Study: {title}", figure(figures.png(fig), alt, caption))

@@ -11,11 +11,10 @@ from ..launcher import Placement, check_placement
 from ..models.collectives import ring_serial
 from ..models.groups import fit_group, group_cases
 from ..report import figures
-from ..report.html import figure, section
 from ..sizes import format_bytes
 from ..summary import case_summary
 from . import Study
-from .common import cases, plan
+from .common import cases, plan, study_section
 
 DISTRIBUTE = ("p2p", "bcast", "scatter")
 COMBINE = ("p2p", "gather", "reduce", "reduce_user")
@@ -48,12 +47,12 @@ def _vector_sum_section(store, run_ids):
         ax.set_yscale("log")  # phases of one study span orders of magnitude
         ax.set_ylabel(f"{phase} phase, median (us)")
         ax.legend(fontsize=8)
-    return section("study", "Study: collectives vs point-to-point", figure(
-        figures.png(fig), "vector sum: distribute and combine methods",
+    return study_section(
+        "collectives vs point-to-point", fig, "vector sum: distribute and combine methods",
         f"Seed 000's vector sum of {found[0].bytes // 8:,} integers: the median time of the "
         "distribute phase (p2p sends, MPI_Bcast, MPI_Scatter) and of the combine phase (p2p, "
         "MPI_Gather, MPI_Reduce with MPI_SUM, and with a user-defined MPI_Op) for each "
-        "process count; every total was checked against N(N+1)/2."))
+        "process count; every total was checked against N(N+1)/2.")
 
 
 def _mappings(counts, mpi):
@@ -87,23 +86,28 @@ def _ring_section(store, run_ids):
         colour = figures.color(i)
         rings = sorted((c for c in found if c.kernel == "ring" and c.settings.get("map_by") == m),
                        key=lambda c: c.ranks)
-        ax.plot([c.ranks for c in rings], [case_summary(c)["median_s"] * 1e6 for c in rings],
-                "o", color=colour, label=f"ring, map-by {m}")
+        for over in (False, True):  # hollow: more ranks than cores, time-sliced
+            mine = [c for c in rings if bool(store.run(c.run_id)["oversubscribed"]) == over]
+            ax.plot([c.ranks for c in mine], [case_summary(c)["median_s"] * 1e6 for c in mine],
+                    "o", color=colour, fillstyle="none" if over else "full",
+                    label=f"ring, map-by {m}" + (", oversubscribed" if over else ""))
         pingping = [c for c in found if c.kernel == "pingping" and c.settings.get("map_by") == m]
         fitted = [fit_group(g, resamples=0) for g in group_cases(pingping, {})]
         if rings and fitted and fitted[0].fit:
             p = np.arange(2, max(c.ranks for c in rings) + 1)
             model = [ring_serial(fitted[0].fit.time_s, int(r), RING_BYTES) * 1e6 for r in p]
             ax.plot(p, model, "-", color=colour, label=f"2P(alpha + n/B), map-by {m}")
+    ax.set_xticks(sorted({c.ranks for c in found if c.kernel == "ring"}))
     ax.set_xlabel("processes P")
     ax.set_ylabel(f"ring iteration, {format_bytes(RING_BYTES)} (us)")
     ax.legend(fontsize=8)
-    return section("study", "Study: ring model", figure(
-        figures.png(fig), "ring time against process count with the model",
+    return study_section(
+        "ring model", fig, "ring time against process count with the model",
         "Seed 001: one iteration of the both-ways ring (max over ranks, median) against P for "
         "each mapping, and the model t(P) = 2P(alpha + n/B) with alpha and B fitted to ping-ping "
         "under the same mapping (segmented Hockney fit, docs/models.md). Where points leave "
-        "their line, the mapping changes what a message costs."))
+        "their line, the mapping changes what a message costs; hollow points ran on fewer "
+        "cores than ranks, where time-slicing, not the network, sets the time.")
 
 
 STUDIES = [

@@ -1,4 +1,5 @@
-"""Two-rank studies: send modes (seeds 000, 002, 003), latency convergence (000), transports (004)."""
+"""Two-rank studies: send modes (seeds 000, 002, 003), latency convergence (000), transports
+(004)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,10 @@ import numpy as np
 from ..kernels import SEND_MODES, kernel
 from ..launcher import Placement
 from ..report import figures
-from ..report.html import figure, section
 from ..sizes import format_bytes
 from ..summary import case_summary
 from . import Study
-from .common import cases, medians, plan, transport
+from .common import cases, medians, plan, study_section, transport
 
 
 def _send_mode_plans(counts, mpi):
@@ -48,16 +48,17 @@ def _send_mode_section(store, run_ids):
             per_rank = np.median(np.asarray(c.extra["phase_samples_s"]["fanin"]), axis=1)
             ax.plot(range(1, len(per_rank)), per_rank[1:] * 1e6, "o-",
                     color=figures.mode_color(c.send_mode), label=c.send_mode)
+        ax.set_xticks(range(1, fanin[0].ranks))
         ax.set_xlabel("sending rank")
         ax.set_ylabel("send completion (us)")
         ax.set_title(f"fan-in of {format_bytes(fanin[0].bytes)} to rank 0, {fanin[0].ranks} ranks")
         ax.legend(fontsize=8)
         axes[1][1].set_axis_off()
-    return section("study", "Study: send modes", figure(
-        figures.png(fig), "latency and bandwidth per send mode",
+    return study_section(
+        "send modes", fig, "latency and bandwidth per send mode",
         "Ping-pong half round trip (median, 95% CI band) and bandwidth per send mode, as seeds "
         "000, 002 and 003 compared them; below, each fan-in sender's median send-completion "
-        "time per mode (seed 000 saw Ssend's grow with rank)."))
+        "time per mode (seed 000 saw Ssend's grow with rank).")
 
 
 def _convergence_plans(counts, mpi):
@@ -80,11 +81,11 @@ def _convergence_section(store, run_ids):
     ax.set_xlabel("iterations averaged")
     figures.log_axis(ax, "mean half round trip (us)")
     ax.legend(fontsize=8)
-    return section("study", "Study: latency convergence", figure(
-        figures.png(fig), "running mean latency against iterations",
+    return study_section(
+        "latency convergence", fig, "running mean latency against iterations",
         "The running mean half round trip against the number of iterations it averages "
         "(seed 000's convergence plot), with the final median's 95% CI as a band: where the "
-        "curve enters the band, a fixed count of that many iterations would have sufficed."))
+        "curve enters the band, a fixed count of that many iterations would have sufficed.")
 
 
 def _transport_plans(counts, mpi):
@@ -115,10 +116,10 @@ def _transport_section(store, run_ids):
         ax.legend(fontsize=7)
     figures.log_axis(lat, "half round trip (us)")
     figures.log_axis(thr, "throughput (MB/s)")
-    return section("study", "Study: transports", figure(
-        figures.png(fig), "blocking and nonblocking over shared memory and TCP",
+    return study_section(
+        "transports", fig, "blocking and nonblocking over shared memory and TCP",
         "Seed 004's comparison: blocking (standard) and nonblocking ping-pong latency, and "
-        "throughput including streaming bw, over shared memory (solid) and TCP (dashed)."))
+        "throughput including streaming bw, over shared memory (solid) and TCP (dashed).")
 
 
 STUDIES = [

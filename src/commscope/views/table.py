@@ -37,7 +37,9 @@ def _row(s: dict) -> tuple[str, ...]:
     else:
         ci = f"{_us(s['ci_low_s'])}-{_us(s['ci_high_s'])}"
     bw = s["bandwidth_MBps"]
-    return (s["kernel"], s["send_mode"] or "-", format_bytes(s["bytes"]), str(s["n"]),
+    # Kernels without send modes name their parameters there (rma: put fence allocate).
+    mode = s["send_mode"] or " ".join(map(str, (s.get("params") or {}).values())) or "-"
+    return (s["kernel"], mode, format_bytes(s["bytes"]), str(s["n"]),
             _us(s["median_s"]), ci, _precision(s), _us(s["p05_s"]), _us(s["p95_s"]),
             "-" if bw is None or s["bytes"] == 0 else f"{bw:,.1f}")
 
