@@ -16,11 +16,17 @@ pytestmark = pytest.mark.mpi
 LONG_RUN = ["run", "pingpong", "--sizes", "0:1MiB", "--min-time", "0.3"]
 
 
+def interruptible():
+    """Ctrl-C as a terminal delivers it: a shell that starts the suite in the background
+    hands its children SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(mpi_prefix, db):
     return subprocess.Popen([sys.executable, "-m", "commscope.cli", *LONG_RUN, "--mpi",
                              str(mpi_prefix), "--db", str(db)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=interruptible)
 
 
 def wait_for_cases(db, count, proc, limit=120):

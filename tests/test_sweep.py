@@ -10,7 +10,7 @@ import pytest
 from commscope.mpi import find_mpi
 from commscope.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
-from test_interrupted import wait_for_cases
+from test_interrupted import interruptible, wait_for_cases
 
 
 def write(tmp_path, text, name="plan.toml"):
@@ -93,7 +93,8 @@ sizes = "0:4K"
     db = tmp_path / "r.db"
     proc = subprocess.Popen([sys.executable, "-m", "commscope.cli", "sweep", str(plan), "--db",
                              str(db), "--mpi", str(mpi_prefix)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
     wait_for_cases(db, 3, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -39,6 +39,10 @@ try:
 except ImportError:  # outside the test environment the module still makes clusters
     pytest = None
 
+# ip and tc live in sbin, which a bare PATH (env -i, some CI runners) leaves out even for root.
+os.environ["PATH"] = ":".join(dict.fromkeys(
+    os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]))
+
 PREFIX = "cscl"  # namespaces cscl-h0.., links cscl-br and cscl-v0..
 SUBNET = ipaddress.ip_network("10.251.0.0/24")  # RFC 1918, far from the usual 10.0/16 and 10.1/16
 BRIDGE = f"{PREFIX}-br"
