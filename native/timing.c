@@ -179,6 +179,7 @@ struct sampling {
     long long batch;
     int n;   /* samples taken */
     int cap; /* room in the sample arrays; the stride of phase samples */
+    bool adaptive; /* --precision decides the count (no --iters) */
     /* --precision only: */
     bool capped;       /* stopped by --max-time or --max-samples */
     double sampling_s; /* rank 0's wall time from first to last sample */
@@ -243,7 +244,7 @@ static void window_samples(const struct kernel *k, struct kcase *c,
                            int from, int to, double *samples,
                            double *phase_samples)
 {
-    unsigned char *late = xcalloc((size_t)s->cap, 1);
+    unsigned char *late = xcalloc((size_t)(to - from), 1);
     double offset = s->clocks.offset_s[c->rank];
     int per_round = (int)fmax(ceil(ROUND_S / s->window_s), 1.0);
     double t0 = 0;
@@ -252,7 +253,7 @@ static void window_samples(const struct kernel *k, struct kcase *c,
             t0 = round_start(s, offset, timer) - (i * s->window_s);
         double start = t0 + i * s->window_s + offset;
         double now = MPI_Wtime();
-        late[i] = now > start;
+        late[i - from] = now > start;
         while (now < start)
             now = MPI_Wtime();
         phases_start(c->phases, start);
@@ -263,7 +264,7 @@ static void window_samples(const struct kernel *k, struct kcase *c,
             phase_samples[(size_t)p * (size_t)s->cap + (size_t)i] =
                 c->phases->acc[p];
     }
-    CHECK_MPI(MPI_Reduce(late + from, c->rank == 0 ? s->late + from : NULL,
+    CHECK_MPI(MPI_Reduce(late, c->rank == 0 ? s->late + from : NULL,
                          to - from, MPI_UNSIGNED_CHAR, MPI_MAX, 0, s->active));
     free(late);
 }
@@ -378,7 +379,7 @@ static void record_sampling(struct jsonl *j, const struct config *cfg,
                             const struct sampling *s)
 {
     jsonl_str(j, "sync", sync_method_names[s->sync]);
-    if (cfg->iters == 0 && cfg->precision > 0) {
+    if (s->adaptive) {
         jsonl_num(j, "precision_target", cfg->precision);
         jsonl_num(j, "max_time_s", cfg->max_time_s);
         jsonl_num(j, "sampling_s", s->sampling_s);
@@ -512,8 +513,8 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         s.batch = batch_size(timer, t_iter);
         s.n = sample_count(cfg, (double)s.batch * t_iter);
     }
-    bool adaptive = cfg->iters == 0 && cfg->precision > 0;
-    s.cap = adaptive ? (int)cfg->max_samples : s.n;
+    s.adaptive = cfg->iters == 0 && cfg->precision > 0;
+    s.cap = s.adaptive ? (int)cfg->max_samples : s.n;
     double *samples = xcalloc((size_t)s.cap, sizeof *samples);
     double *phase_samples = xcalloc((size_t)phases.count * (size_t)s.cap,
                                     sizeof *phase_samples);
@@ -522,14 +523,14 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     /* Window rounds involve only the active ranks; the others wait. */
     bool sampling = s.sync == SYNC_BARRIER || active;
     MPI_Comm sampling_comm = s.sync == SYNC_BARRIER ? comm : s.active;
-    if (sampling && adaptive)
+    if (sampling && s.adaptive)
         precision_samples(k, &c, timer, active, &s, sampling_comm, samples,
                           phase_samples);
     else if (sampling)
         take_range(k, &c, timer, active, &s, 0, s.n, samples, phase_samples);
     if (s.sync == SYNC_WINDOW)
         idle_until_done(comm, active);
-    if (adaptive) /* idle ranks gather as many samples as were taken */
+    if (s.adaptive) /* idle ranks gather as many samples as were taken */
         CHECK_MPI(MPI_Bcast(&s.n, 1, MPI_INT, 0, comm));
 
     struct case_record r = {

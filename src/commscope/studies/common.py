@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ..kernels import check_sizes, kernel, modes_for, params_for
@@ -43,10 +41,6 @@ def medians(found: list[Case]) -> tuple[np.ndarray, ...]:
 
     return (np.array([b for b, _ in rows], dtype=float), column("median_s"), column("ci_low_s"),
             column("ci_high_s"), column("bandwidth_MBps"))
-
-
-def transport(store: Store, run_id: int) -> str:
-    return json.loads(store.run(run_id)["settings"] or "{}").get("transport", "auto")
 
 
 def study_section(title: str, fig, alt: str, caption: str) -> Section:

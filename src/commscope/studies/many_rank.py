@@ -80,6 +80,7 @@ def _ring_plans(counts, mpi):
 def _ring_section(store, run_ids):
     """Seed 001's figure: ring time against P per mapping, the ping-ping-fitted model over it."""
     found = cases(store, run_ids)
+    oversubscribed = {r: bool(store.run(r)["oversubscribed"]) for r in run_ids}
     fig, axes = figures.new(1, 1)
     ax = axes[0][0]
     for i, m in enumerate(dict.fromkeys(c.settings.get("map_by") for c in found)):
@@ -87,7 +88,7 @@ def _ring_section(store, run_ids):
         rings = sorted((c for c in found if c.kernel == "ring" and c.settings.get("map_by") == m),
                        key=lambda c: c.ranks)
         for over in (False, True):  # hollow: more ranks than cores, time-sliced
-            mine = [c for c in rings if bool(store.run(c.run_id)["oversubscribed"]) == over]
+            mine = [c for c in rings if oversubscribed[c.run_id] == over]
             ax.plot([c.ranks for c in mine], [case_summary(c)["median_s"] * 1e6 for c in mine],
                     "o", color=colour, fillstyle="none" if over else "full",
                     label=f"ring, map-by {m}" + (", oversubscribed" if over else ""))

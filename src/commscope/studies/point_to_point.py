@@ -11,7 +11,7 @@ from ..report import figures
 from ..sizes import format_bytes
 from ..summary import case_summary
 from . import Study
-from .common import cases, medians, plan, study_section, transport
+from .common import cases, medians, plan, study_section
 
 
 def _send_mode_plans(counts, mpi):
@@ -100,10 +100,11 @@ def _transport_section(store, run_ids):
     lat, thr = axes[0]
     flavours = ("standard", "nonblocking", None)  # None: bw, streaming nonblocking sends
     for run_id in run_ids:
-        over = transport(store, run_id)
+        found = store.cases(run_id)
+        over = found[0].settings.get("transport", "auto") if found else "auto"
         style = "o-" if over == "shm" else "o--"
         for i, mode in enumerate(flavours):
-            mine = [c for c in store.cases(run_id) if c.send_mode == mode]
+            mine = [c for c in found if c.send_mode == mode]
             if not mine:
                 continue
             size, median, _, _, mbps = medians(mine)
