@@ -2,7 +2,10 @@
  * does, one launch sweeping every size with a fixed number of iterations.
  * Counts are the OSU Micro-Benchmarks' defaults (OMB 5.x: latency 10000
  * iterations + 100 warm-up up to 8 KiB, 1000 + 10 above; bw 100 + 10 up to
- * 8 KiB, 20 + 2 above, window 64), which print one mean per size.
+ * 8 KiB, 20 + 2 above, window 64), which print one mean per size. The bw
+ * window moves the same data as commscope's bw kernel: the sender sends one
+ * buffer W times, as osu_bw does, and the receiver posts W distinct buffers,
+ * since receives pending into one buffer are erroneous MPI.
  * usage: fixed_count latency|bw MAX_BYTES
  * Prints one line per size: bytes and mean seconds per iteration. */
 #include <mpi.h>
@@ -46,7 +49,7 @@ static double bandwidth(char *buf, int bytes, int rank)
         for (int w = 0; w < WINDOW; w++) {
             char *slot = buf + (size_t)w * (size_t)bytes;
             if (rank == 0)
-                MPI_Isend(slot, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &req[w]);
+                MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &req[w]);
             else
                 MPI_Irecv(slot, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req[w]);
         }

@@ -6,7 +6,9 @@ a mean per size, with no interval. commscope runs the same two sweeps with its
 default --precision 1%. Both are timed as a user waits for them: wall time of
 the whole command, launcher start-up included. Launches alternate so that
 drift on this shared machine hits both. Prints each side's wall time, their
-ratio (goal <= 1) and the worst precision commscope reached.
+ratio (goal <= 1) and the worst precision commscope reached, then how far
+each side's answer for one size moved between launches: the fixed count's
+means carry no interval, and this spread is the only sign of their precision.
 
 usage: python bench/time_to_answer.py [--mpi PREFIX] [--rounds N]
 """
@@ -31,17 +33,23 @@ MAX_BYTES = 4 << 20
 SWEEPS = (("latency", "pingpong", "0:4MiB"), ("bw", "bw", "1:4MiB"))
 
 
-def fixed_count(mpi, binary: Path) -> float:
-    start = time.perf_counter()
-    for mode, _, _ in SWEEPS:
+def fixed_count(mpi, binary: Path) -> tuple[float, dict]:
+    """Wall seconds and the mean per (sweep, bytes)."""
+    start, answers = time.perf_counter(), {}
+    for mode, kernel, _ in SWEEPS:
         how = launch(mpi, 2, binary, [mode, str(MAX_BYTES)])
-        subprocess.run(how.argv, env=how.env, capture_output=True, check=True)
-    return time.perf_counter() - start
+        done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
+        for line in done.stdout.split("\n"):
+            if line:
+                size, mean = line.split()
+                answers[kernel, int(size)] = float(mean)
+    return time.perf_counter() - start, answers
 
 
-def commscope(mpi, db: Path) -> tuple[float, float, int]:
-    """Wall seconds, the worst precision reached, and how many cases hit --max-time."""
-    start, worst, capped = time.perf_counter(), 0.0, 0
+def commscope(mpi, db: Path) -> tuple[float, float, int, dict]:
+    """Wall seconds, the worst precision reached, how many cases hit --max-time, and the
+    median per (sweep, bytes)."""
+    start, worst, capped, answers = time.perf_counter(), 0.0, 0, {}
     for _, kernel, sizes in SWEEPS:
         done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
                                sizes, "--json", "--db", str(db), "--mpi", str(mpi.mpicc)],
@@ -49,7 +57,16 @@ def commscope(mpi, db: Path) -> tuple[float, float, int]:
         for case in json.loads(done.stdout):
             worst = max(worst, case["precision"])
             capped += case["capped"]
-    return time.perf_counter() - start, worst, capped
+            answers[kernel, case["bytes"]] = case["median_s"]
+    return time.perf_counter() - start, worst, capped, answers
+
+
+def launch_spread(rounds: list[dict]) -> tuple[float, str]:
+    """The largest (max - min) / median of one size's answers across launches, and where."""
+    spreads = {key: (max(v) - min(v)) / statistics.median(v)
+               for key in rounds[0] for v in [[answers[key] for answers in rounds]]}
+    kernel, size = max(spreads, key=spreads.get)
+    return spreads[kernel, size], f"{kernel} {size} B"
 
 
 def main() -> None:
@@ -67,14 +84,19 @@ def main() -> None:
         for _ in range(args.rounds):
             theirs.append(fixed_count(mpi, binary))
             ours.append(commscope(mpi, Path(tmp) / "bench.db"))
-    wall = statistics.median(w for w, _, _ in ours)
-    fixed = statistics.median(theirs)
+    wall = statistics.median(w for w, _, _, _ in ours)
+    fixed = statistics.median(w for w, _ in theirs)
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds, medians)")
     print(f"fixed-count (OSU default counts, no CI)   {fixed:6.2f} s")
     print(f"commscope --precision 1% (CI per case)    {wall:6.2f} s")
     print(f"wall-time ratio {wall / fixed:.2f}  (goal <= 1)")
-    print(f"worst precision reached {max(p for _, p, _ in ours):.2%}; cases stopped by "
-          f"--max-time: {sum(c for _, _, c in ours)} over {args.rounds} rounds")
+    print(f"worst precision reached {max(p for _, p, _, _ in ours):.2%}; cases stopped by "
+          f"--max-time: {sum(c for _, _, c, _ in ours)} over {args.rounds} rounds")
+    if args.rounds > 1:
+        for name, answers in (("fixed-count means", [a for _, a in theirs]),
+                              ("commscope medians", [a for *_, a in ours])):
+            spread, where = launch_spread(answers)
+            print(f"{name}: largest launch-to-launch spread {spread:.1%} ({where})")
 
 
 if __name__ == "__main__":
