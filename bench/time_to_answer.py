@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from commscope.build import native_binary
 from commscope.launcher import launch
@@ -39,16 +40,20 @@ def fixed_count(mpi, binary: Path) -> tuple[float, dict]:
     for mode, kernel, _ in SWEEPS:
         how = launch(mpi, 2, binary, [mode, str(MAX_BYTES)])
         done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
-        for line in done.stdout.split("\n"):
-            if line:
-                size, mean = line.split()
-                answers[kernel, int(size)] = float(mean)
+        for line in done.stdout.splitlines():
+            size, mean = line.split()
+            answers[kernel, int(size)] = float(mean)
     return time.perf_counter() - start, answers
 
 
-def commscope(mpi, db: Path) -> tuple[float, float, int, dict]:
-    """Wall seconds, the worst precision reached, how many cases hit --max-time, and the
-    median per (sweep, bytes)."""
+class Ours(NamedTuple):
+    wall: float     # seconds
+    worst: float    # the worst precision reached
+    capped: int     # cases stopped by --max-time
+    answers: dict   # the median per (sweep, bytes)
+
+
+def commscope(mpi, db: Path) -> Ours:
     start, worst, capped, answers = time.perf_counter(), 0.0, 0, {}
     for _, kernel, sizes in SWEEPS:
         done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
@@ -58,13 +63,15 @@ def commscope(mpi, db: Path) -> tuple[float, float, int, dict]:
             worst = max(worst, case["precision"])
             capped += case["capped"]
             answers[kernel, case["bytes"]] = case["median_s"]
-    return time.perf_counter() - start, worst, capped, answers
+    return Ours(time.perf_counter() - start, worst, capped, answers)
 
 
 def launch_spread(rounds: list[dict]) -> tuple[float, str]:
     """The largest (max - min) / median of one size's answers across launches, and where."""
-    spreads = {key: (max(v) - min(v)) / statistics.median(v)
-               for key in rounds[0] for v in [[answers[key] for answers in rounds]]}
+    spreads = {}
+    for key in rounds[0]:
+        values = [answers[key] for answers in rounds]
+        spreads[key] = (max(values) - min(values)) / statistics.median(values)
     kernel, size = max(spreads, key=spreads.get)
     return spreads[kernel, size], f"{kernel} {size} B"
 
@@ -84,17 +91,17 @@ def main() -> None:
         for _ in range(args.rounds):
             theirs.append(fixed_count(mpi, binary))
             ours.append(commscope(mpi, Path(tmp) / "bench.db"))
-    wall = statistics.median(w for w, _, _, _ in ours)
+    wall = statistics.median(run.wall for run in ours)
     fixed = statistics.median(w for w, _ in theirs)
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds, medians)")
     print(f"fixed-count (OSU default counts, no CI)   {fixed:6.2f} s")
     print(f"commscope --precision 1% (CI per case)    {wall:6.2f} s")
     print(f"wall-time ratio {wall / fixed:.2f}  (goal <= 1)")
-    print(f"worst precision reached {max(p for _, p, _, _ in ours):.2%}; cases stopped by "
-          f"--max-time: {sum(c for _, _, c, _ in ours)} over {args.rounds} rounds")
+    print(f"worst precision reached {max(run.worst for run in ours):.2%}; cases stopped by "
+          f"--max-time: {sum(run.capped for run in ours)} over {args.rounds} rounds")
     if args.rounds > 1:
         for name, answers in (("fixed-count means", [a for _, a in theirs]),
-                              ("commscope medians", [a for *_, a in ours])):
+                              ("commscope medians", [run.answers for run in ours])):
             spread, where = launch_spread(answers)
             print(f"{name}: largest launch-to-launch spread {spread:.1%} ({where})")
 
