@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "jsonl.h"
+#include "records.h"
 
 static struct {
     bool active;
@@ -42,25 +42,21 @@ static int world_rank(void)
 static _Noreturn void fail(const char *message, const struct mismatch *m)
 {
     int rank = world_rank();
-    struct jsonl j;
-    jsonl_begin(&j, "error");
-    jsonl_str(&j, "kernel", current_case.active ? current_case.kernel : NULL);
-    jsonl_str(&j, "send_mode",
-              current_case.active ? current_case.send_mode : NULL);
-    if (current_case.active)
-        jsonl_uint(&j, "bytes", current_case.bytes);
-    else
-        jsonl_null(&j, "bytes");
-    jsonl_int(&j, "rank", rank);
-    jsonl_str(&j, "message", message);
+    struct error_record r = {.in_case = current_case.active,
+                             .kernel = current_case.kernel,
+                             .send_mode = current_case.send_mode,
+                             .bytes = current_case.bytes,
+                             .rank = rank,
+                             .message = message,
+                             .mismatch = m != NULL};
     if (m) {
-        jsonl_uint(&j, "iteration", m->iteration);
-        jsonl_int(&j, "source_rank", m->source_rank);
-        jsonl_uint(&j, "offset", m->offset);
-        jsonl_uint(&j, "expected", m->expected);
-        jsonl_uint(&j, "got", m->got);
+        r.iteration = m->iteration;
+        r.source_rank = m->source_rank;
+        r.offset = m->offset;
+        r.expected = m->expected;
+        r.got = m->got;
     }
-    jsonl_end(&j);
+    record_error(&r);
     fprintf(stderr, "commscope-native: rank %d: %s\n", rank, message);
     fflush(stderr);
     /* MPICH's hydra launcher can drop the aborting rank's last output when

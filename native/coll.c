@@ -10,20 +10,31 @@
 #include "options.h"
 #include "pattern.h"
 
-const char *const coll_rooted_params[] = {"root", NULL};
-const char *const coll_reducing_params[] = {"op", "dtype", NULL};
-const char *const coll_rooted_reducing_params[] = {"root", "op", "dtype",
-                                                   NULL};
 const char *const coll_reduction_phases[] = {"call", "check", NULL};
 
-static const char *const dtype_names[] = {"int", "long", "float", "double"};
-static const size_t dtype_sizes[] = {sizeof(int), sizeof(long), sizeof(float),
-                                     sizeof(double)};
+static const char *const dtype_names[] = {"int", "long", "float", "double",
+                                          NULL};
+static const struct element dtype_elements[] = {
+    {"int", sizeof(int)}, {"long", sizeof(long)}, {"float", sizeof(float)},
+    {"double", sizeof(double)}};
 /* Up to where the type holds every integer exactly: INT_MAX, float's 24-bit
  * and double's 53-bit significands (long, as double: far beyond any job). */
 static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
                                      9007199254740992.0};
-static const char *const op_names[] = {"sum", "max", "min", "user"};
+static const char *const op_names[] = {"sum", "max", "min", "user", NULL};
+
+#define ROOT_PARAM                                                        \
+    {"root", PARAM_RANK, "0", "the root: a rank, or rotate (iteration "  \
+     "mod ranks)", NULL, NULL}
+#define REDUCING_PARAMS                                                   \
+    {"op", PARAM_CHOICE, "sum", "a builtin op, or user: a commutative "   \
+     "sum via MPI_Op_create", op_names, NULL},                            \
+    {"dtype", PARAM_CHOICE, "int", "the element type; sizes are whole "   \
+     "elements", dtype_names, dtype_elements}
+const struct kparam coll_rooted_params[] = {ROOT_PARAM, {0}};
+const struct kparam coll_reducing_params[] = {REDUCING_PARAMS, {0}};
+const struct kparam coll_rooted_reducing_params[] = {ROOT_PARAM,
+                                                     REDUCING_PARAMS, {0}};
 
 #define KEY_MAX 1023 /* element_key's largest value */
 #define RANK_TERM 16 /* inputs add rank mod RANK_TERM */
@@ -87,23 +98,11 @@ static _Noreturn void bad_param(const struct kcase *c, const char *fmt, ...)
     die("%s", message);
 }
 
-static int choice(const struct kcase *c, const char *key, const char *fallback,
-                  const char *const *names, int n)
-{
-    const char *value = kcase_param(c, key, fallback);
-    for (int i = 0; i < n; i++)
-        if (strcmp(value, names[i]) == 0)
-            return i;
-    char accepted[128] = "";
-    for (int i = 0; i < n; i++)
-        snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted),
-                 "%s%s", i ? ", " : "", names[i]);
-    bad_param(c, "--param %s: '%s' is not one of %s", key, value, accepted);
-}
-
 static int parse_root(const struct kcase *c)
 {
-    const char *value = kcase_param(c, "root", "0");
+    if (!kernel_param(c->cfg->kernel, "root"))
+        return 0;
+    const char *value = kcase_param(c, "root");
     if (strcmp(value, "rotate") == 0)
         return COLL_ROOT_ROTATE;
     char *end;
@@ -118,8 +117,10 @@ static struct coll parse(const struct kcase *c)
 {
     return (struct coll){
         .root = parse_root(c),
-        .op = (enum coll_op)choice(c, "op", "sum", op_names, 4),
-        .dtype = (enum coll_dtype)choice(c, "dtype", "int", dtype_names, 4),
+        .op = kernel_param(c->cfg->kernel, "op")
+                  ? (enum coll_op)kcase_param_choice(c, "op") : COLL_SUM,
+        .dtype = kernel_param(c->cfg->kernel, "dtype")
+                     ? (enum coll_dtype)kcase_param_choice(c, "dtype") : COLL_INT,
         .type = MPI_BYTE,
         .mpi_op = MPI_OP_NULL};
 }
@@ -144,7 +145,7 @@ const char *coll_reduction_unsupported(const struct kcase *c)
 {
     static char reason[160];
     struct coll s = parse(c);
-    size_t size = dtype_sizes[s.dtype];
+    size_t size = dtype_elements[s.dtype].bytes;
     if (c->bytes % size) {
         snprintf(reason, sizeof reason,
                  "%zu bytes is not a whole number of %s (%zu-byte) elements",
@@ -188,7 +189,7 @@ void coll_setup(struct kcase *c, enum coll_kind kind)
     s->block = c->bytes;
     if (kind == COLL_REDUCES) {
         s->type = dtype_mpi(s->dtype);
-        s->count = (int)(c->bytes / dtype_sizes[s->dtype]);
+        s->count = (int)(c->bytes / dtype_elements[s->dtype].bytes);
         s->mpi_op = op_mpi(s->op);
         if (s->op == COLL_USER)
             CHECK_MPI(MPI_Op_create(user_sums[s->dtype], 1, &s->mpi_op));

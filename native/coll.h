@@ -11,10 +11,10 @@
 
 #include "kernel.h"
 
-/* --param keys, NULL-terminated, for struct kernel's params. */
-extern const char *const coll_rooted_params[];   /* root */
-extern const char *const coll_reducing_params[]; /* op, dtype */
-extern const char *const coll_rooted_reducing_params[];
+/* The collectives' parameters, for struct kernel's params. */
+extern const struct kparam coll_rooted_params[];   /* root */
+extern const struct kparam coll_reducing_params[]; /* op, dtype */
+extern const struct kparam coll_rooted_reducing_params[];
 
 /* A reduction's run_once has two phases: the MPI call, then the check of
  * its result and the filling of the next iteration's input. */

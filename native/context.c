@@ -2,18 +2,19 @@
 
 #include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
-#include "jsonl.h"
 #include "kernel.h"
 #include "msg.h"
 #include "mpit.h"
 #include "options.h"
-#include "timing.h"
+#include "records.h"
+#include "timer.h"
 
 #ifndef COMMSCOPE_VERSION
 #error "build with -DCOMMSCOPE_VERSION='\"x.y.z\"'"
@@ -68,61 +69,12 @@ static int shm_node(MPI_Comm comm, int rank)
     return lowest;
 }
 
-static void write_placement(struct jsonl *j, const char *hosts, const int *cpus,
-                            const char *bindings, const int *nodes, int ranks)
+/* "3.1": the MPI standard version the library implements. */
+static void standard_version(char *out, size_t len)
 {
-    /* Distinct hosts in rank order of first appearance. */
-    jsonl_open(j, "hosts", '[');
-    for (int r = 0; r < ranks; r++) {
-        bool seen = false;
-        for (int q = 0; q < r && !seen; q++)
-            seen = strcmp(hosts + q * HOST_CHARS, hosts + r * HOST_CHARS) == 0;
-        if (!seen)
-            jsonl_str(j, NULL, hosts + r * HOST_CHARS);
-    }
-    jsonl_close(j, ']');
-    jsonl_open(j, "placement", '[');
-    for (int r = 0; r < ranks; r++) {
-        jsonl_open(j, NULL, '{');
-        jsonl_int(j, "rank", r);
-        jsonl_str(j, "host", hosts + r * HOST_CHARS);
-        if (cpus[r] >= 0)
-            jsonl_int(j, "cpu", cpus[r]);
-        else
-            jsonl_null(j, "cpu");
-        jsonl_str(j, "binding", bindings + r * HOST_CHARS);
-        jsonl_int(j, "shm_node", nodes[r]);
-        jsonl_close(j, '}');
-    }
-    jsonl_close(j, ']');
-}
-
-static void write_library(struct jsonl *j)
-{
-    char version[MPI_MAX_LIBRARY_VERSION_STRING], name[64], standard[32];
-    int len = 0, major = 0, minor = 0;
-    CHECK_MPI(MPI_Get_library_version(version, &len));
-    while (len > 0 && strchr(" \t\r\n", version[len - 1]))
-        len--;
-    version[len] = '\0';
+    int major = 0, minor = 0;
     CHECK_MPI(MPI_Get_version(&major, &minor));
-    snprintf(standard, sizeof standard, "%d.%d", major, minor);
-    library_name(version, name, sizeof name);
-    jsonl_str(j, "mpi_library", name);
-    jsonl_str(j, "mpi_library_version", version);
-    jsonl_str(j, "mpi_standard", standard);
-    jsonl_bool(j, "large_count", MSG_LARGE_COUNT);
-}
-
-static void write_timer(struct jsonl *j, const struct timer_info *timer)
-{
-    jsonl_open(j, "timer", '{');
-    jsonl_str(j, "name", "MPI_Wtime");
-    jsonl_num(j, "wtick_s", timer->wtick_s);
-    jsonl_num(j, "resolution_s", timer->resolution_s);
-    jsonl_num(j, "overhead_s", timer->overhead_s);
-    jsonl_num(j, "barrier_s", timer->barrier_s);
-    jsonl_close(j, '}');
+    snprintf(out, len, "%d.%d", major, minor);
 }
 
 void context_write(const struct config *cfg, const struct timer_info *timer,
@@ -155,24 +107,41 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     time_t now = time(NULL);
     struct tm tm;
     strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    char version[MPI_MAX_LIBRARY_VERSION_STRING], name[64], standard[32];
+    int len = 0;
+    CHECK_MPI(MPI_Get_library_version(version, &len));
+    while (len > 0 && strchr(" \t\r\n", version[len - 1]))
+        len--;
+    version[len] = '\0';
+    library_name(version, name, sizeof name);
+    standard_version(standard, sizeof standard);
+    struct cvar_list transport = mpit_transport();
 
-    struct jsonl j;
-    jsonl_begin(&j, "context");
-    jsonl_int(&j, "schema", 1);
-    jsonl_str(&j, "commscope_version", COMMSCOPE_VERSION);
-    write_library(&j);
-    jsonl_int(&j, "ranks", ranks);
-    write_placement(&j, hosts, cpus, bindings, nodes, ranks);
-    mpit_write_transport(&j);
-    write_timer(&j, timer);
-    jsonl_str(&j, "compiler", __VERSION__);
-    jsonl_open(&j, "argv", '[');
-    for (int i = 0; i < argc; i++)
-        jsonl_str(&j, NULL, argv[i]);
-    jsonl_close(&j, ']');
-    jsonl_str(&j, "utc", utc);
-    jsonl_str(&j, "kernel", cfg->kernel ? cfg->kernel->name : NULL);
-    jsonl_end(&j);
+    record_context(&(struct context_record){
+        .commscope_version = COMMSCOPE_VERSION,
+        .mpi_library = name,
+        .mpi_library_version = version,
+        .mpi_standard = standard,
+        .large_count = MSG_LARGE_COUNT,
+        .ranks = ranks,
+        .hosts = hosts,
+        .bindings = bindings,
+        .host_chars = HOST_CHARS,
+        .cpus = cpus,
+        .nodes = nodes,
+        .has_transport = transport.available,
+        .transport = transport.v,
+        .transport_count = transport.n,
+        .wtick_s = timer->wtick_s,
+        .resolution_s = timer->resolution_s,
+        .overhead_s = timer->overhead_s,
+        .barrier_s = timer->barrier_s,
+        .compiler = __VERSION__,
+        .argc = argc,
+        .argv = argv,
+        .utc = utc,
+        .kernel = cfg->kernel ? cfg->kernel->name : NULL});
+    mpit_free(&transport);
     free(hosts);
     free(bindings);
     free(cpus);

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "options.h"
@@ -32,31 +31,40 @@ const struct kernel *kernel_at(size_t index)
     return index < sizeof kernels / sizeof kernels[0] ? kernels[index] : NULL;
 }
 
-static size_t page_size(void)
+const char *const timed_by_names[] = {[TIMED_BY_ORIGIN] = "origin",
+                                      [TIMED_BY_MAX] = "max"};
+
+const char *const kernel_family_names[] = {
+    [FAMILY_POINT_TO_POINT] = "point-to-point", [FAMILY_ONE_SIDED] = "one-sided",
+    [FAMILY_MANY_RANK] = "many-rank",           [FAMILY_COLLECTIVE] = "collective",
+    [FAMILY_HALO] = "halo",                     [FAMILY_APPLICATION] = "application",
+};
+
+const char *const param_kind_names[] = {
+    [PARAM_CHOICE] = "choice", [PARAM_RANK] = "rank",     [PARAM_COUNT] = "count",
+    [PARAM_NUMBER] = "number", [PARAM_EXTENT] = "extent", [PARAM_GRID] = "grid",
+    [PARAM_PATH] = "path",
+};
+
+const struct kparam *kernel_param(const struct kernel *k, const char *name)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    return page > 4096 ? (size_t)page : 4096;
+    for (const struct kparam *p = k->params; p && p->name; p++)
+        if (strcmp(p->name, name) == 0)
+            return p;
+    return NULL;
 }
 
-void *buffer_alloc(size_t bytes)
+int kparam_choice_index(const struct kparam *p, const char *value)
 {
-    size_t align = page_size();
-    size_t size = bytes < align ? align : bytes;
-    void *buffer = NULL;
-    if (posix_memalign(&buffer, align, size) != 0)
-        die("cannot allocate %zu bytes", size);
-    memset(buffer, 0, size);
-    return buffer;
-}
-
-void buffer_free(void *buffer)
-{
-    free(buffer);
+    for (int i = 0; p->choices && p->choices[i]; i++)
+        if (strcmp(p->choices[i], value) == 0)
+            return i;
+    return -1;
 }
 
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots)
 {
-    size_t page = page_size();
+    size_t page = buffer_page_size();
     b->type = msg_type_create(c->bytes);
     b->send_buf = sends ? buffer_alloc(c->bytes) : NULL;
     b->stride = c->bytes ? (c->bytes + page - 1) / page * page : page;
@@ -75,42 +83,35 @@ void p2p_free(struct p2p *b)
     buffer_free(b->recv_bufs);
 }
 
-#define WINDOW_BYTES ((size_t)1 << 30)
-
 int window_limited(const struct kcase *c)
 {
     long long window = c->cfg->window;
-    if (c->bytes && (size_t)window > WINDOW_BYTES / c->bytes)
-        window = (long long)(WINDOW_BYTES / c->bytes);
+    if (c->bytes && (size_t)window > WINDOW_BYTES_MAX / c->bytes)
+        window = (long long)(WINDOW_BYTES_MAX / c->bytes);
     return window < 1 ? 1 : (int)window;
 }
 
-const char *kcase_param(const struct kcase *c, const char *key,
-                        const char *fallback)
+const char *kcase_param(const struct kcase *c, const char *key)
 {
-    const char *value = fallback;
+    const struct kparam *p = kernel_param(c->cfg->kernel, key);
+    if (!p)
+        die("kernel %s reads --param %s, which it does not declare",
+            c->cfg->kernel->name, key);
+    const char *value = p->def;
     for (size_t i = 0; i < c->cfg->params.n; i++)
         if (strcmp(c->cfg->params.v[i].key, key) == 0)
             value = c->cfg->params.v[i].value; /* the last one given wins */
     return value;
 }
 
-int kcase_param_choice(const struct kcase *c, const char *key,
-                       const char *const *values)
+int kcase_param_choice(const struct kcase *c, const char *key)
 {
-    const char *value = kcase_param(c, key, values[0]);
-    for (int i = 0; values[i]; i++)
-        if (strcmp(values[i], value) == 0)
-            return i;
-    char accepted[256] = "";
-    size_t used = 0;
-    for (int i = 0; values[i] && used < sizeof accepted; i++) {
-        int n = snprintf(accepted + used, sizeof accepted - used, "%s%s",
-                         i ? ", " : "", values[i]);
-        used += n > 0 ? (size_t)n : 0;
-    }
-    die("--param %s=%s: kernel %s accepts %s", key, value,
-        c->cfg->kernel->name, accepted);
+    const char *value = kcase_param(c, key);
+    int index = value ? kparam_choice_index(kernel_param(c->cfg->kernel, key), value) : -1;
+    if (index < 0)
+        die("--param %s=%s: kernel %s has no such choice", key,
+            value ? value : "", c->cfg->kernel->name);
+    return index;
 }
 
 void payload_fill(const struct kcase *c, void *buf)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buffer.h"
 #include "msg.h"
 
 struct config;
@@ -20,6 +21,51 @@ struct phases;
 /* Whose clock defines a sample (docs/native.md, "Records"): rank 0's, or
  * the per-sample maximum over the ranks taking part. */
 enum timed_by { TIMED_BY_ORIGIN, TIMED_BY_MAX };
+extern const char *const timed_by_names[];
+
+/* Which page of the docs a kernel belongs to, and how views draw it: the
+ * collectives against the process count, applications on their own. */
+enum kernel_family {
+    FAMILY_POINT_TO_POINT,
+    FAMILY_ONE_SIDED,
+    FAMILY_MANY_RANK,
+    FAMILY_COLLECTIVE,
+    FAMILY_HALO,
+    FAMILY_APPLICATION,
+};
+extern const char *const kernel_family_names[];
+
+/* How a --param value is checked: here when a case reads it, and by Python
+ * before launching, from what --describe says (docs/native.md). */
+enum param_kind {
+    PARAM_CHOICE, /* one of choices */
+    PARAM_RANK,   /* a rank of the case, or rotate */
+    PARAM_COUNT,  /* a whole number >= 1 */
+    PARAM_NUMBER, /* a finite real number */
+    PARAM_EXTENT, /* NXxNY, both >= 1 */
+    PARAM_GRID,   /* PXxPY with PX*PY the ranks, or auto */
+    PARAM_PATH,   /* a file this kernel writes */
+};
+extern const char *const param_kind_names[];
+
+/* A kernel parameter, --param NAME=VALUE, declared once: the kernel reads
+ * it with kcase_param, --help and --describe show it, options.c checks the
+ * choices before any case runs. */
+struct kparam {
+    const char *name;
+    enum param_kind kind;
+    const char *def; /* the value when not given; NULL: none (optional) */
+    const char *help;
+    const char *const *choices; /* PARAM_CHOICE: NULL-terminated */
+    /* PARAM_CHOICE only, optional: per choice, the element every size must
+     * be a whole number of ({NULL, 0}: any size), e.g. a reduction's type. */
+    const struct element *elements;
+};
+
+struct element {
+    const char *type; /* the element's C type, as a message names it */
+    size_t bytes;
+};
 
 /* One case (kernel, send mode, size) as a kernel sees it. The timing loop
  * fills it in; setup sets window and state; run_once reads iteration. */
@@ -40,13 +86,17 @@ struct kcase {
 struct kernel {
     const char *name;
     const char *description;
+    enum kernel_family family;
     int min_ranks;
     /* Ranks taking part: 0 .. max_ranks-1; the others idle in the loop's
      * barriers. 0: every rank of the job takes part. */
     int max_ranks;
     unsigned modes; /* SEND_MODE_BITs accepted; 0: takes no send modes */
     enum timed_by timed_by;
-    const char *const *params; /* --param keys, NULL-terminated; NULL: none */
+    /* --window when not given: messages (operations) in flight per
+     * iteration. 0: the kernel takes no window. */
+    int default_window;
+    const struct kparam *params; /* {NULL}-terminated; NULL: none */
     /* Why this case cannot run on this MPI library, or NULL. Called on every
      * rank and must depend only on the case, so all ranks agree without
      * communicating. A NULL function: every case runs. */
@@ -63,23 +113,19 @@ struct kernel {
     void (*report)(struct kcase *c, struct jsonl *j);
 };
 
-/* The value of --param KEY, or fallback when not given. */
-const char *kcase_param(const struct kcase *c, const char *key,
-                        const char *fallback);
-/* --param KEY as an index into values (NULL-terminated); values[0] when
- * not given. Any other value dies with a message naming the key and the
- * accepted values. */
-int kcase_param_choice(const struct kcase *c, const char *key,
-                       const char *const *values);
+/* The value of --param KEY, or its declared default (NULL: none). KEY
+ * must be one of the kernel's declared parameters. */
+const char *kcase_param(const struct kcase *c, const char *key);
+/* A PARAM_CHOICE parameter as the index of its value among the declared
+ * choices (options.c has refused any other value). */
+int kcase_param_choice(const struct kcase *c, const char *key);
 
 const struct kernel *kernel_find(const char *name);
 const struct kernel *kernel_at(size_t index); /* NULL past the last */
-
-/* Page-aligned, pre-faulted (every page written) so that neither page
- * faults nor first-touch placement land in a timed iteration. At least one
- * page, so size 0 still yields a valid buffer. Dies on failure. */
-void *buffer_alloc(size_t bytes);
-void buffer_free(void *buffer);
+/* The declared parameter NAME of k, or NULL. */
+const struct kparam *kernel_param(const struct kernel *k, const char *name);
+/* The index of value among p's choices, or -1. */
+int kparam_choice_index(const struct kparam *p, const char *value);
 
 /* A point-to-point case's messages: the datatype for c->bytes, a send
  * buffer (if the rank sends payload) and `slots` distinct receive buffers,
@@ -95,7 +141,8 @@ void *p2p_recv_buf(const struct p2p *b, int slot);
 void p2p_free(struct p2p *b);
 
 /* --window, limited so that W receive buffers of c->bytes stay within
- * 1 GiB (at least one message): the window bw and bibw use. */
+ * WINDOW_BYTES_MAX (at least one message): the window bw, bibw and rma use. */
+#define WINDOW_BYTES_MAX ((size_t)1 << 30)
 int window_limited(const struct kcase *c);
 
 /* --validate (docs/native.md): the sender fills its payload for this

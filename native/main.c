@@ -2,9 +2,11 @@
  * and writes JSON Lines records to stdout (docs/native.md). */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "context.h"
+#include "describe.h"
 #include "jsonl.h"
 #include "kernel.h"
 #include "options.h"
@@ -13,6 +15,12 @@
 
 int main(int argc, char **argv)
 {
+    /* Python reads the kernels from here when it builds the binary: no
+     * launcher, and no MPI_Init (a second with Open MPI's libfabric). */
+    if (argc == 2 && strcmp(argv[1], "--describe") == 0) {
+        describe_write();
+        return 0;
+    }
     CHECK_MPI(MPI_Init(&argc, &argv));
     /* Errors come back to CHECK_MPI instead of ending the job inside the
      * library, so each one is reported as an error record first. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonl.h"
+#include "check.h"
 
 /* Open MPI's framework selections and the networks its TCP transport may
  * use; MPICH's CH4 shared-memory and netmod CVARs. Also how each library
@@ -20,47 +20,54 @@ static const char *const transport_cvars[] = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT",
 };
 
-static bool wanted(const char *name)
+/* Our own copy of the name (the list's names outlive MPI_T), or NULL. */
+static const char *wanted(const char *name)
 {
     for (size_t i = 0; i < sizeof transport_cvars / sizeof *transport_cvars; i++)
         if (strcmp(name, transport_cvars[i]) == 0)
-            return true;
-    return false;
+            return transport_cvars[i];
+    return NULL;
 }
 
-static void write_cvar(struct jsonl *j, int index, const char *name,
-                       MPI_Datatype type)
+/* Reads cvar `index` into v; false when it cannot be read or has a type
+ * other than a string, an int or a bool. */
+static bool read_cvar(int index, MPI_Datatype type, struct cvar *v)
 {
     MPI_T_cvar_handle handle;
     int count = 0;
+    bool ok = false;
     if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS)
-        return;
+        return false;
     if (type == MPI_CHAR && count >= 0) {
-        char *text = calloc((size_t)count + 1, 1);
-        if (text && MPI_T_cvar_read(handle, text) == MPI_SUCCESS)
-            jsonl_str(j, name, text);
-        free(text);
+        char *text = xcalloc((size_t)count + 1, 1);
+        ok = MPI_T_cvar_read(handle, text) == MPI_SUCCESS;
+        v->type = CVAR_TEXT;
+        v->text = text;
+        if (!ok)
+            free(text);
     } else if (type == MPI_INT && count == 1) {
         int value;
-        if (MPI_T_cvar_read(handle, &value) == MPI_SUCCESS)
-            jsonl_int(j, name, value);
+        ok = MPI_T_cvar_read(handle, &value) == MPI_SUCCESS;
+        *v = (struct cvar){.type = CVAR_INT, .value = value};
     } else if (type == MPI_C_BOOL && count == 1) {
         bool value;
-        if (MPI_T_cvar_read(handle, &value) == MPI_SUCCESS)
-            jsonl_bool(j, name, value);
+        ok = MPI_T_cvar_read(handle, &value) == MPI_SUCCESS;
+        *v = (struct cvar){.type = CVAR_BOOL, .value = value};
     }
     MPI_T_cvar_handle_free(&handle);
+    return ok;
 }
 
-void mpit_write_transport(struct jsonl *j)
+struct cvar_list mpit_transport(void)
 {
+    struct cvar_list l = {0};
     int provided, n = 0;
-    /* MPI_T failures are not measurement failures: the field is then empty. */
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
-        jsonl_null(j, "library_transport");
-        return;
-    }
-    jsonl_open(j, "library_transport", '{');
+    /* MPI_T failures are not measurement failures: the list is then empty. */
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return l;
+    l.available = true;
+    int cap = (int)(sizeof transport_cvars / sizeof *transport_cvars);
+    l.v = xcalloc((size_t)cap, sizeof *l.v);
     if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
         n = 0;
     for (int i = 0; i < n; i++) {
@@ -70,10 +77,23 @@ void mpit_write_transport(struct jsonl *j)
         MPI_Datatype type;
         MPI_T_enum enumtype;
         if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype,
-                                desc, &desc_len, &bind, &scope) == MPI_SUCCESS &&
-            bind == MPI_T_BIND_NO_OBJECT && wanted(name))
-            write_cvar(j, i, name, type);
+                                desc, &desc_len, &bind, &scope) != MPI_SUCCESS ||
+            bind != MPI_T_BIND_NO_OBJECT)
+            continue;
+        const char *known = wanted(name);
+        if (known && l.n < cap && read_cvar(i, type, &l.v[l.n])) {
+            l.v[l.n].name = known;
+            l.n++;
+        }
     }
-    jsonl_close(j, '}');
     MPI_T_finalize();
+    return l;
+}
+
+void mpit_free(struct cvar_list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].type == CVAR_TEXT)
+            free((char *)l->v[i].text);
+    free(l->v);
 }

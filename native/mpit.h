@@ -2,12 +2,18 @@
 #ifndef COMMSCOPE_MPIT_H
 #define COMMSCOPE_MPIT_H
 
-#include <mpi.h>
 #include <stdbool.h>
 
-struct jsonl;
+#include "records.h"
 
-/* Adds "library_transport": {cvar: value, ...} to an open record (or null). */
-void mpit_write_transport(struct jsonl *j);
+struct cvar_list {
+    bool available; /* MPI_T could be used; else the list is empty */
+    struct cvar *v;
+    int n;
+};
+
+/* The transport-related control variables this library has, read now. */
+struct cvar_list mpit_transport(void);
+void mpit_free(struct cvar_list *l);
 
 #endif

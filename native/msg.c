@@ -3,7 +3,7 @@
 #include <limits.h>
 
 #include "check.h"
-#include "kernel.h"
+#include "buffer.h"
 
 /* LC(MPI_Send) is MPI_Send_c with large counts, MPI_Send without. */
 #if MSG_LARGE_COUNT

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernel.h"
+#include "sync.h"
 
 enum opt_type {
     OPT_KERNEL,
@@ -21,9 +22,6 @@ enum opt_type {
     OPT_PATH,
     OPT_SYNC
 };
-
-const char *const sync_method_names[SYNC_METHOD_COUNT] = {
-    [SYNC_BARRIER] = "barrier", [SYNC_WINDOW] = "window"};
 
 /* Shown in --help after the option name. */
 static const char *const type_labels[] = {
@@ -68,9 +66,9 @@ static const struct option_spec specs[] = {
      "fewest samples when --min-time decides", FIELD(min_samples)},
     {"max-samples", OPT_COUNT, "100000", false, 1,
      "most samples when --min-time decides", FIELD(max_samples)},
-    {"window", OPT_COUNT, "64", false, 1,
+    {"window", OPT_COUNT, NULL, false, 1,
      "messages in flight per iteration for bw and bibw; operations per "
-     "epoch for rma", FIELD(window)},
+     "epoch for rma [the kernel's: see --describe]", FIELD(window)},
     {"sync", OPT_SYNC, "barrier", false, 0,
      "start samples after a barrier, or at agreed times on synchronised "
      "clocks",
@@ -83,6 +81,9 @@ static const struct option_spec specs[] = {
      "rank 0 writes records to this file instead of stdout", FIELD(output)},
     {"info", OPT_FLAG, NULL, false, 0,
      "write only the context record (no kernel is run)", FIELD(info)},
+    {"describe", OPT_FLAG, NULL, false, 0,
+     "print every kernel, its send modes and parameters as JSON, without "
+     "MPI_Init", FIELD(describe)},
 };
 #define SPEC_COUNT (sizeof specs / sizeof specs[0])
 
@@ -247,13 +248,10 @@ static bool parse_value(const struct option_spec *o, const char *text,
         *(const char **)field = text;
         return true;
     case OPT_SYNC:
-        for (int m = 0; m < SYNC_METHOD_COUNT; m++) {
-            if (strcmp(text, sync_method_names[m]) == 0) {
-                *(enum sync_method *)field = (enum sync_method)m;
-                return true;
-            }
-        }
-        return bad(error, len, "--sync: '%s' is not barrier or window", text);
+        *(const struct sync_method **)field = sync_find(text);
+        if (!*(const struct sync_method **)field)
+            return bad(error, len, "--sync: '%s' is not barrier or window", text);
+        return true;
     }
     return bad(error, len, "--%s: unhandled option type", o->name);
 }
@@ -264,6 +262,20 @@ static const struct option_spec *find_spec(const char *name, size_t len)
         if (strlen(specs[i].name) == len && strncmp(specs[i].name, name, len) == 0)
             return &specs[i];
     return NULL;
+}
+
+/* "a, b, c": p's choices, for a message. */
+static const char *choice_list(const struct kparam *p)
+{
+    static char text[256];
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; p->choices[i] && used < sizeof text; i++) {
+        int n = snprintf(text + used, sizeof text - used, "%s%s",
+                         i ? ", " : "", p->choices[i]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return text;
 }
 
 /* Rules that tie options to the chosen kernel. */
@@ -282,12 +294,14 @@ static bool check_config(const struct config *cfg, bool modes_given,
             return bad(error, len, "--modes: kernel %s has no send mode %s",
                        k->name, send_mode_names[cfg->modes.v[i]]);
     for (size_t i = 0; i < cfg->params.n; i++) {
-        bool known = false;
-        for (const char *const *p = k->params; p && *p; p++)
-            known |= strcmp(*p, cfg->params.v[i].key) == 0;
-        if (!known)
+        const struct param *given = &cfg->params.v[i];
+        const struct kparam *p = kernel_param(k, given->key);
+        if (!p)
             return bad(error, len, "--param: kernel %s has no parameter '%s'",
-                       k->name, cfg->params.v[i].key);
+                       k->name, given->key);
+        if (p->kind == PARAM_CHOICE && kparam_choice_index(p, given->value) < 0)
+            return bad(error, len, "--param %s=%s: kernel %s takes one of %s",
+                       given->key, given->value, k->name, choice_list(p));
     }
     return true;
 }
@@ -326,8 +340,10 @@ static bool parse_args(int argc, char **argv, struct config *cfg,
         given[o - specs] = true;
         modes_given |= o->type == OPT_MODES;
     }
-    if (cfg->info)
+    if (cfg->info || cfg->describe)
         return true; /* nothing is measured, so nothing else is required */
+    if (cfg->window == 0)
+        cfg->window = cfg->kernel->default_window ? cfg->kernel->default_window : 1;
     for (size_t i = 0; i < SPEC_COUNT; i++)
         if (specs[i].required && !given[i])
             return bad(error, len, "--%s is required", specs[i].name);
@@ -375,6 +391,11 @@ void options_print_help(FILE *f)
                 first = 0;
             }
         fputs(")\n", f);
+        for (const struct kparam *p = k->params; p && p->name; p++)
+            fprintf(f, "      --param %s=%s: %s [%s]\n", p->name,
+                    p->kind == PARAM_CHOICE ? choice_list(p)
+                                            : param_kind_names[p->kind],
+                    p->help, p->def ? p->def : "none");
     }
 }
 

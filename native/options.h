@@ -10,6 +10,7 @@
 #include "msg.h"
 
 struct kernel;
+struct sync_method;
 
 struct mode_list {
     enum send_mode *v;
@@ -20,11 +21,6 @@ struct size_list {
     size_t *v;
     size_t n;
 };
-
-/* How the timing loop starts a sample (docs/native.md, "One timing loop");
- * the names are the --sync values. */
-enum sync_method { SYNC_BARRIER, SYNC_WINDOW, SYNC_METHOD_COUNT };
-extern const char *const sync_method_names[SYNC_METHOD_COUNT];
 
 struct param {
     const char *key, *value;
@@ -44,10 +40,11 @@ struct config {
     double precision;  /* 0: --iters or --min-time decides */
     double max_time_s; /* sampling time cap of a case, with --precision */
     long long min_samples, max_samples;
-    long long window;
-    enum sync_method sync;
+    long long window; /* the kernel's default_window when not given */
+    const struct sync_method *sync;
     bool validate;
     bool info;          /* context record only */
+    bool describe;      /* the kernels as JSON, and nothing else */
     const char *output; /* rank 0's records file; NULL: stdout */
     struct param_list params;
 };

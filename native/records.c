@@ -1,5 +1,7 @@
 #include "records.h"
 
+#include <string.h>
+
 #include "jsonl.h"
 
 static void case_fields(struct jsonl *j, const char *kernel,
@@ -8,6 +10,102 @@ static void case_fields(struct jsonl *j, const char *kernel,
     jsonl_str(j, "kernel", kernel);
     jsonl_str(j, "send_mode", send_mode);
     jsonl_uint(j, "bytes", bytes);
+}
+
+static void numbers(struct jsonl *j, const char *key, const double *x, int n)
+{
+    jsonl_open(j, key, '[');
+    for (int i = 0; i < n; i++)
+        jsonl_num(j, NULL, x[i]);
+    jsonl_close(j, ']');
+}
+
+/* A list of per-rank lists: values[rank * n + i]. */
+static void rank_lists(struct jsonl *j, const char *key, const double *values,
+                       int ranks, int n)
+{
+    jsonl_open(j, key, '[');
+    for (int rank = 0; rank < ranks; rank++)
+        numbers(j, NULL, values + (size_t)rank * (size_t)n, n);
+    jsonl_close(j, ']');
+}
+
+static void placement(struct jsonl *j, const struct context_record *r)
+{
+    /* Distinct hosts in rank order of first appearance. */
+    jsonl_open(j, "hosts", '[');
+    for (int rank = 0; rank < r->ranks; rank++) {
+        const char *host = r->hosts + (size_t)rank * r->host_chars;
+        bool seen = false;
+        for (int q = 0; q < rank && !seen; q++)
+            seen = strcmp(r->hosts + (size_t)q * r->host_chars, host) == 0;
+        if (!seen)
+            jsonl_str(j, NULL, host);
+    }
+    jsonl_close(j, ']');
+    jsonl_open(j, "placement", '[');
+    for (int rank = 0; rank < r->ranks; rank++) {
+        jsonl_open(j, NULL, '{');
+        jsonl_int(j, "rank", rank);
+        jsonl_str(j, "host", r->hosts + (size_t)rank * r->host_chars);
+        if (r->cpus[rank] >= 0)
+            jsonl_int(j, "cpu", r->cpus[rank]);
+        else
+            jsonl_null(j, "cpu");
+        jsonl_str(j, "binding", r->bindings + (size_t)rank * r->host_chars);
+        jsonl_int(j, "shm_node", r->nodes[rank]);
+        jsonl_close(j, '}');
+    }
+    jsonl_close(j, ']');
+}
+
+static void transport(struct jsonl *j, const struct context_record *r)
+{
+    if (!r->has_transport) {
+        jsonl_null(j, "library_transport");
+        return;
+    }
+    jsonl_open(j, "library_transport", '{');
+    for (int i = 0; i < r->transport_count; i++) {
+        const struct cvar *v = &r->transport[i];
+        if (v->type == CVAR_TEXT)
+            jsonl_str(j, v->name, v->text);
+        else if (v->type == CVAR_INT)
+            jsonl_int(j, v->name, v->value);
+        else
+            jsonl_bool(j, v->name, v->value != 0);
+    }
+    jsonl_close(j, '}');
+}
+
+void record_context(const struct context_record *r)
+{
+    struct jsonl j;
+    jsonl_begin(&j, "context");
+    jsonl_int(&j, "schema", RECORDS_SCHEMA);
+    jsonl_str(&j, "commscope_version", r->commscope_version);
+    jsonl_str(&j, "mpi_library", r->mpi_library);
+    jsonl_str(&j, "mpi_library_version", r->mpi_library_version);
+    jsonl_str(&j, "mpi_standard", r->mpi_standard);
+    jsonl_bool(&j, "large_count", r->large_count);
+    jsonl_int(&j, "ranks", r->ranks);
+    placement(&j, r);
+    transport(&j, r);
+    jsonl_open(&j, "timer", '{');
+    jsonl_str(&j, "name", "MPI_Wtime");
+    jsonl_num(&j, "wtick_s", r->wtick_s);
+    jsonl_num(&j, "resolution_s", r->resolution_s);
+    jsonl_num(&j, "overhead_s", r->overhead_s);
+    jsonl_num(&j, "barrier_s", r->barrier_s);
+    jsonl_close(&j, '}');
+    jsonl_str(&j, "compiler", r->compiler);
+    jsonl_open(&j, "argv", '[');
+    for (int i = 0; i < r->argc; i++)
+        jsonl_str(&j, NULL, r->argv[i]);
+    jsonl_close(&j, ']');
+    jsonl_str(&j, "utc", r->utc);
+    jsonl_str(&j, "kernel", r->kernel);
+    jsonl_end(&j);
 }
 
 void record_case_start(const char *kernel, const char *send_mode, size_t bytes)
@@ -28,21 +126,27 @@ void record_skip(const char *kernel, const char *send_mode, size_t bytes,
     jsonl_end(&j);
 }
 
-static void samples(struct jsonl *j, const char *key, const double *s, int n)
+/* How the samples were taken: the sync method, the stopping rule of
+ * --precision and, with --sync window, the window and the clocks. */
+static void sampling(struct jsonl *j, const struct case_record *r)
 {
-    jsonl_open(j, key, '[');
-    for (int i = 0; i < n; i++)
-        jsonl_num(j, NULL, s[i]);
+    jsonl_str(j, "sync", r->sync);
+    if (r->adaptive) {
+        jsonl_num(j, "precision_target", r->precision_target);
+        jsonl_num(j, "max_time_s", r->max_time_s);
+        jsonl_num(j, "sampling_s", r->sampling_s);
+        jsonl_bool(j, "capped", r->capped);
+    }
+    if (r->window_s <= 0)
+        return;
+    jsonl_num(j, "window_s", r->window_s);
+    jsonl_open(j, "invalid", '[');
+    for (int i = 0; i < r->samples; i++)
+        if (r->late && r->late[i])
+            jsonl_int(j, NULL, i);
     jsonl_close(j, ']');
-}
-
-void record_rank_lists(struct jsonl *j, const char *key, const double *values,
-                       int ranks, int n)
-{
-    jsonl_open(j, key, '[');
-    for (int rank = 0; rank < ranks; rank++)
-        samples(j, NULL, values + (size_t)rank * (size_t)n, n);
-    jsonl_close(j, ']');
+    numbers(j, "clock_offsets_s", r->clock_offsets_s, r->clock_ranks);
+    numbers(j, "clock_rtt_s", r->clock_rtt_s, r->clock_ranks);
 }
 
 void record_case_open(struct jsonl *j, const struct case_record *r)
@@ -57,15 +161,44 @@ void record_case_open(struct jsonl *j, const struct case_record *r)
     jsonl_int(j, "batch", r->batch);
     jsonl_uint(j, "warmup_iterations", r->warmup_iterations);
     jsonl_bool(j, "validated", r->validated);
-    jsonl_str(j, "timed_by", r->timed_by == TIMED_BY_MAX ? "max" : "origin");
-    samples(j, "samples_s", r->samples_s, r->samples);
-    record_rank_lists(j, "rank_samples_s", r->rank_samples_s, r->ranks,
-                      r->samples);
+    jsonl_str(j, "timed_by", timed_by_names[r->timed_by]);
+    numbers(j, "samples_s", r->samples_s, r->samples);
+    rank_lists(j, "rank_samples_s", r->rank_samples_s, r->ranks, r->samples);
+    sampling(j, r);
+    if (r->phases == 0)
+        return;
+    jsonl_open(j, "phase_samples_s", '{');
+    for (int p = 0; p < r->phases; p++)
+        rank_lists(j, r->phase_names[p], r->phase_samples_s[p], r->ranks,
+                   r->samples);
+    jsonl_close(j, '}');
 }
 
 void record_case_close(struct jsonl *j)
 {
     jsonl_end(j);
+}
+
+void record_error(const struct error_record *r)
+{
+    struct jsonl j;
+    jsonl_begin(&j, "error");
+    jsonl_str(&j, "kernel", r->in_case ? r->kernel : NULL);
+    jsonl_str(&j, "send_mode", r->in_case ? r->send_mode : NULL);
+    if (r->in_case)
+        jsonl_uint(&j, "bytes", r->bytes);
+    else
+        jsonl_null(&j, "bytes");
+    jsonl_int(&j, "rank", r->rank);
+    jsonl_str(&j, "message", r->message);
+    if (r->mismatch) {
+        jsonl_uint(&j, "iteration", r->iteration);
+        jsonl_int(&j, "source_rank", r->source_rank);
+        jsonl_uint(&j, "offset", r->offset);
+        jsonl_uint(&j, "expected", r->expected);
+        jsonl_uint(&j, "got", r->got);
+    }
+    jsonl_end(&j);
 }
 
 void record_end(long long cases)

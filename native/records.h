@@ -1,5 +1,8 @@
-/* The records rank 0 writes around each case (docs/native.md, "Records");
- * the context record is context.c's, error records check.c's. */
+/* Every record of the JSON Lines stream (docs/native.md, "Records"), written
+ * here and only here: the context, case_start, case, skip, error and end
+ * records, from facts the other parts gather. A kernel's report hook adds
+ * its own fields to its open case record; those are documented with the
+ * kernel. */
 #ifndef COMMSCOPE_RECORDS_H
 #define COMMSCOPE_RECORDS_H
 
@@ -9,6 +12,38 @@
 
 #include "jsonl.h"
 #include "kernel.h"
+
+/* The records' schema: ingest refuses a stream of any other. */
+#define RECORDS_SCHEMA 1
+
+/* One MPI_T control variable as the library holds it (mpit.c). */
+struct cvar {
+    const char *name;
+    enum { CVAR_TEXT, CVAR_INT, CVAR_BOOL } type;
+    const char *text;
+    long long value; /* CVAR_INT, CVAR_BOOL */
+};
+
+struct context_record {
+    const char *commscope_version;
+    const char *mpi_library, *mpi_library_version, *mpi_standard;
+    bool large_count;
+    int ranks;
+    /* [ranks] each, rank order: hosts and bindings are host_chars apart. */
+    const char *hosts, *bindings;
+    size_t host_chars;
+    const int *cpus;  /* -1: unknown */
+    const int *nodes; /* lowest rank of its MPI_COMM_TYPE_SHARED */
+    bool has_transport; /* MPI_T was available */
+    const struct cvar *transport;
+    int transport_count;
+    double wtick_s, resolution_s, overhead_s, barrier_s;
+    const char *compiler;
+    int argc;
+    char **argv;
+    const char *utc;
+    const char *kernel; /* NULL with --info */
+};
 
 struct case_record {
     const char *kernel;
@@ -23,19 +58,46 @@ struct case_record {
     int samples;                  /* per rank */
     const double *samples_s;      /* [samples] */
     const double *rank_samples_s; /* [ranks][samples] */
+    const char *sync;
+    /* --precision only (adaptive) */
+    bool adaptive;
+    double precision_target, max_time_s, sampling_s;
+    bool capped;
+    /* --sync window only (window_s > 0) */
+    double window_s;
+    const unsigned char *late; /* [samples]: invalid samples */
+    int clock_ranks;
+    const double *clock_offsets_s, *clock_rtt_s;
+    /* kernels with phases: [phase][ranks][samples] */
+    int phases;
+    const char *const *phase_names;
+    const double *const *phase_samples_s;
 };
 
+/* A failure on any rank (check.c). */
+struct error_record {
+    bool in_case; /* else kernel, send_mode and bytes are null */
+    const char *kernel, *send_mode;
+    size_t bytes;
+    int rank;
+    const char *message;
+    bool mismatch; /* a --validate failure: the fields below are set */
+    uint64_t iteration;
+    int source_rank;
+    size_t offset;
+    unsigned expected, got;
+};
+
+void record_context(const struct context_record *r);
 void record_case_start(const char *kernel, const char *send_mode,
                        size_t bytes);
 void record_skip(const char *kernel, const char *send_mode, size_t bytes,
                  const char *reason);
-/* Writes the case record's fields and leaves it open for more (kernel
- * reports, phases); record_case_close ends and writes it. */
+/* Writes the case record's fields and leaves it open for the kernel's
+ * report; record_case_close ends and writes it. */
 void record_case_open(struct jsonl *j, const struct case_record *r);
 void record_case_close(struct jsonl *j);
-/* A list of per-rank lists: values[rank * n + i]. */
-void record_rank_lists(struct jsonl *j, const char *key, const double *values,
-                       int ranks, int n);
+void record_error(const struct error_record *r);
 void record_end(long long cases);
 
 #endif

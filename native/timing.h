@@ -7,17 +7,10 @@
 #include <stddef.h>
 
 #include "msg.h"
+#include "timer.h"
 
 struct config;
 struct kcase;
-
-struct timer_info {
-    double wtick_s, resolution_s, overhead_s;
-    double barrier_s; /* one MPI_Barrier: the per-sample synchronisation cost */
-};
-
-/* Collective. Every rank gets the same values: the maximum over ranks. */
-struct timer_info timer_calibrate(MPI_Comm comm);
 
 /* Called by a kernel's run_once at the end of phase `phase` (an index into
  * its phases list): the loop reads the clock and adds the time since the

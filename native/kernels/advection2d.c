@@ -35,14 +35,29 @@ enum comm { COMM_ON, COMM_OFF };
  * last-bit difference from failing here what passed there. */
 #define CFL_SLACK 1e-12
 
-static const char *const advection2d_params[] = {
-    "u", "v", "dt", "steps", "init", "method", "comm", "grid", "field", NULL};
 static const char *const advection2d_phases[] = {"compute", "communicate",
                                                  NULL};
 static const char *const inits[] = {"sin", "gauss", NULL};
 static const char *const methods[] = {"rma", "p2p", NULL};
 static const enum halo_method method_of[] = {HALO_RMA, HALO_P2P};
 static const char *const comms[] = {"on", "off", NULL};
+static const struct kparam advection2d_params[] = {
+    {"u", PARAM_NUMBER, "0.5", "velocity along x", NULL, NULL},
+    {"v", PARAM_NUMBER, "0.5", "velocity along y", NULL, NULL},
+    {"dt", PARAM_NUMBER, "0.001", "time step", NULL, NULL},
+    {"steps", PARAM_COUNT, "100", "time steps per solve", NULL, NULL},
+    {"init", PARAM_CHOICE, "sin",
+     "initial condition: sin(x), or a periodic Gaussian bump", inits, NULL},
+    {"method", PARAM_CHOICE, "rma",
+     "halo exchange: MPI_Put between fences, or Irecv/Isend", methods, NULL},
+    {"comm", PARAM_CHOICE, "on",
+     "off: each tile's ghosts from the tile itself (wrong on purpose)", comms,
+     NULL},
+    {"grid", PARAM_GRID, "auto", "process grid PXxPY, or auto", NULL, NULL},
+    {"field", PARAM_PATH, NULL,
+     "rank 0 writes the final field here: n*n float64, y outer", NULL, NULL},
+    {0},
+};
 
 struct advection2d {
     int n;
@@ -61,10 +76,9 @@ struct advection2d {
     long offset[2];      /* per dim: doubles from Q_i to its upwind point */
 };
 
-static double param_number(const struct kcase *c, const char *key,
-                           const char *fallback)
+static double param_number(const struct kcase *c, const char *key)
 {
-    const char *text = kcase_param(c, key, fallback);
+    const char *text = kcase_param(c, key);
     char *end;
     double x = strtod(text, &end);
     if (end == text || *end || !isfinite(x))
@@ -72,14 +86,16 @@ static double param_number(const struct kcase *c, const char *key,
     return x;
 }
 
-/* "PXxPY"; 0 lets MPI_Dims_create choose that dimension. */
+/* "PXxPY", or auto: MPI_Dims_create chooses (dims 0). */
 static void param_grid(const struct kcase *c, int dims[2])
 {
-    const char *text = kcase_param(c, "grid", "0x0");
+    const char *text = kcase_param(c, "grid");
     char tail;
-    if (sscanf(text, "%dx%d%c", &dims[0], &dims[1], &tail) != 2 ||
-        dims[0] < 0 || dims[1] < 0)
-        die("--param grid=%s: give PXxPY, e.g. 2x2", text);
+    dims[0] = dims[1] = 0;
+    if (strcmp(text, "auto") != 0 &&
+        (sscanf(text, "%dx%d%c", &dims[0], &dims[1], &tail) != 2 ||
+         dims[0] < 1 || dims[1] < 1))
+        die("--param grid=%s: give PXxPY, e.g. 2x2, or auto", text);
 }
 
 /* Beam-Warming for Courant number nu = |vel| dt / dx in [0, 2]:
@@ -134,7 +150,7 @@ static void check_problem(const struct kcase *c, const struct advection2d *s)
     double sigma = cfl_number(s);
     if (sigma > 1 + CFL_SLACK)
         die("advection2d: CFL number %.6g > 1: unstable (dt=%s)", sigma,
-            kcase_param(c, "dt", ""));
+            kcase_param(c, "dt"));
 }
 
 static void advection2d_setup(struct kcase *c)
@@ -145,17 +161,17 @@ static void advection2d_setup(struct kcase *c)
         die("advection2d: size %zu B is not an n x n field of doubles",
             c->bytes);
     s->dx = 2 * M_PI / s->n;
-    s->vel[DIM_X] = param_number(c, "u", "0.5");
-    s->vel[DIM_Y] = param_number(c, "v", "0.5");
-    s->dt = param_number(c, "dt", "0.001");
-    double steps = param_number(c, "steps", "100");
+    s->vel[DIM_X] = param_number(c, "u");
+    s->vel[DIM_Y] = param_number(c, "v");
+    s->dt = param_number(c, "dt");
+    double steps = param_number(c, "steps");
     if (!(s->dt > 0) || steps < 1 || steps != floor(steps) || steps > 1e15)
         die("advection2d: give dt > 0 and a whole number of steps >= 1");
     s->steps = (long long)steps;
-    s->init = (enum init)kcase_param_choice(c, "init", inits);
-    s->comm = (enum comm)kcase_param_choice(c, "comm", comms);
+    s->init = (enum init)kcase_param_choice(c, "init");
+    s->comm = (enum comm)kcase_param_choice(c, "comm");
     enum halo_method method =
-        method_of[kcase_param_choice(c, "method", methods)];
+        method_of[kcase_param_choice(c, "method")];
     int dims[2];
     param_grid(c, dims);
     torus_create(c->comm, dims, &s->torus);
@@ -345,7 +361,7 @@ static void advection2d_report(struct kcase *c, struct jsonl *j)
                          c->comm));
     CHECK_MPI(MPI_Reduce(&local[1], &max_abs, 1, MPI_DOUBLE, MPI_MAX, 0,
                          c->comm));
-    const char *path = kcase_param(c, "field", NULL);
+    const char *path = kcase_param(c, "field");
     if (path)
         write_field(c, s, path);
     if (!j)
@@ -379,6 +395,7 @@ const struct kernel kernel_advection2d = {
     .description = "seed 003's 2D advection app: Beam-Warming on an n x n "
                    "periodic grid (n^2 = size/8), one whole solve per "
                    "iteration; run it with `commscope app advection2d`",
+    .family = FAMILY_APPLICATION,
     .min_ranks = 1,
     .timed_by = TIMED_BY_MAX,
     .params = advection2d_params,

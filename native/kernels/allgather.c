@@ -24,6 +24,7 @@ static void allgather_run_once(struct kcase *c)
 const struct kernel kernel_allgather = {
     .name = "allgather",
     .description = "MPI_Allgather, n bytes from each rank",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .unsupported = coll_bytes_unsupported,

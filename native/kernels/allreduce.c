@@ -25,6 +25,7 @@ static void allreduce_run_once(struct kcase *c)
 const struct kernel kernel_allreduce = {
     .name = "allreduce",
     .description = "MPI_Allreduce of a vector of n bytes",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_reducing_params,

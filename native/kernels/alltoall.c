@@ -26,6 +26,7 @@ static void alltoall_run_once(struct kcase *c)
 const struct kernel kernel_alltoall = {
     .name = "alltoall",
     .description = "MPI_Alltoall, n bytes to each rank from each rank",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .unsupported = coll_bytes_unsupported,

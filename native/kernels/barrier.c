@@ -22,6 +22,7 @@ static void barrier_run_once(struct kcase *c)
 const struct kernel kernel_barrier = {
     .name = "barrier",
     .description = "MPI_Barrier; size 0 only",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .unsupported = barrier_unsupported,

@@ -24,6 +24,7 @@ static void bcast_run_once(struct kcase *c)
 const struct kernel kernel_bcast = {
     .name = "bcast",
     .description = "MPI_Bcast of n bytes from the root",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_rooted_params,

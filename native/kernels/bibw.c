@@ -50,8 +50,10 @@ static void bibw_teardown(struct kcase *c)
 const struct kernel kernel_bibw = {
     .name = "bibw",
     .description = "ranks 0 and 1 both stream W messages; bandwidth 2*W*n/t",
+    .family = FAMILY_POINT_TO_POINT,
     .min_ranks = 2,
     .max_ranks = 2,
+    .default_window = 64,
     .timed_by = TIMED_BY_MAX,
     .setup = bibw_setup,
     .run_once = bibw_run_once,

@@ -59,8 +59,10 @@ static void bw_teardown(struct kcase *c)
 const struct kernel kernel_bw = {
     .name = "bw",
     .description = "rank 0 streams W messages to rank 1; bandwidth W*n/t",
+    .family = FAMILY_POINT_TO_POINT,
     .min_ranks = 2,
     .max_ranks = 2,
+    .default_window = 64,
     .timed_by = TIMED_BY_ORIGIN,
     .setup = bw_setup,
     .run_once = bw_run_once,

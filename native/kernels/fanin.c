@@ -25,8 +25,13 @@ enum { PHASE_SYNC, PHASE_FANIN };
 /* Arrival orders of this many last iterations go into the case record. */
 #define ORDERS_KEPT 100
 
-static const char *const fanin_params[] = {"order", NULL};
 static const char *const fanin_orders[] = {"rank", "arrival", NULL};
+static const struct kparam fanin_params[] = {
+    {"order", PARAM_CHOICE, "rank",
+     "rank 0 receives in rank order, or with MPI_ANY_SOURCE as they arrive",
+     fanin_orders, NULL},
+    {0},
+};
 static const char *const fanin_phases[] = {"sync", "fanin", NULL};
 
 struct fanin {
@@ -42,7 +47,6 @@ struct fanin {
 
 static const char *fanin_unsupported(const struct kcase *c)
 {
-    kcase_param_choice(c, "order", fanin_orders);
     if (c->mode == SEND_BUFFERED && !msg_bsend_fits(c->bytes))
         return "buffered send over INT_MAX bytes needs MPI-4 "
                "MPI_Buffer_attach_c";
@@ -54,7 +58,7 @@ static void fanin_setup(struct kcase *c)
     struct fanin *s = xcalloc(1, sizeof *s);
     size_t senders = (size_t)c->ranks - 1;
     bool root = c->rank == 0;
-    s->order = (enum order)kcase_param_choice(c, "order", fanin_orders);
+    s->order = (enum order)kcase_param_choice(c, "order");
     p2p_init(&s->msg, c, !root, root ? (int)senders : 0);
     if (root) {
         s->reqs = xcalloc(senders, sizeof *s->reqs);
@@ -193,6 +197,7 @@ const struct kernel kernel_fanin = {
     .name = "fanin",
     .description = "every rank sends n bytes to rank 0 (--param "
                    "order=rank|arrival); per-rank send time in phase fanin",
+    .family = FAMILY_MANY_RANK,
     .min_ranks = 2,
     .modes = SEND_MODE_BIT(SEND_STANDARD) | SEND_MODE_BIT(SEND_SYNCHRONOUS) |
              SEND_MODE_BIT(SEND_BUFFERED) | SEND_MODE_BIT(SEND_READY) |

@@ -26,6 +26,7 @@ static void gather_run_once(struct kcase *c)
 const struct kernel kernel_gather = {
     .name = "gather",
     .description = "MPI_Gather, n bytes from each rank",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_rooted_params,

@@ -14,8 +14,18 @@
 #include "jsonl.h"
 #include "kernel.h"
 
-static const char *const halo_params[] = {"tile", "halo", "method", "grid",
-                                          NULL};
+static const struct kparam halo_params[] = {
+    {"tile", PARAM_EXTENT, "256x256", "interior points per rank", NULL, NULL},
+    {"halo", PARAM_COUNT, "1",
+     "ghost width on every side, up to the tile's smaller side", NULL, NULL},
+    {"method", PARAM_CHOICE, "p2p",
+     "Irecv/Isend, Sendrecv per face, Neighbor_alltoallw, or Put between "
+     "fences", halo_methods, NULL},
+    {"grid", PARAM_GRID, "auto",
+     "process grid PXxPY with PX*PY = ranks, or auto (MPI_Dims_create)", NULL,
+     NULL},
+    {0},
+};
 static const char *const side_names[] = {"west", "east", "south", "north"};
 
 /* --validate: a cell's value is its global index and the iteration,
@@ -49,16 +59,16 @@ static bool parse_pair(const char *text, int pair[2])
 static void halo_read_params(const struct kcase *c, int tile[2], int *width,
                              int grid[2])
 {
-    const char *t = kcase_param(c, "tile", "256x256");
+    const char *t = kcase_param(c, "tile");
     if (!parse_pair(t, tile))
         die("--param tile=%s: give NXxNY interior points, e.g. 256x256", t);
-    const char *w = kcase_param(c, "halo", "1");
+    const char *w = kcase_param(c, "halo");
     char end;
     if (sscanf(w, "%d%c", width, &end) != 1 || *width < 1 ||
         *width > tile[0] || *width > tile[1])
         die("--param halo=%s: give a ghost width from 1 to the tile's "
             "smaller side", w);
-    const char *g = kcase_param(c, "grid", "auto");
+    const char *g = kcase_param(c, "grid");
     grid[0] = grid[1] = 0;
     if (strcmp(g, "auto") != 0 && !parse_pair(g, grid))
         die("--param grid=%s: give PXxPY or auto", g);
@@ -68,7 +78,6 @@ static const char *halo_unsupported(const struct kcase *c)
 {
     int tile[2], width, grid[2];
     halo_read_params(c, tile, &width, grid);
-    kcase_param_choice(c, "method", halo_methods);
     if ((double)c->bytes != 16.0 * width * ((double)tile[0] + tile[1]))
         return "the size is the bytes each rank sends per exchange: "
                "16 W (NX + NY) for tile=NXxNY, halo=W";
@@ -84,7 +93,7 @@ static void halo_setup(struct kcase *c)
     s->tile = (struct tile){.nx = tile[0], .ny = tile[1],
                             .ghost = {width, width, width, width}};
     enum halo_method method =
-        (enum halo_method)kcase_param_choice(c, "method", halo_methods);
+        (enum halo_method)kcase_param_choice(c, "method");
     s->field = buffer_alloc(halo_field_len(&s->tile) * sizeof(double));
     s->exchange = halo_create(&s->torus, &s->tile, s->field, method,
                               HALO_ALL_FACES);
@@ -190,6 +199,7 @@ const struct kernel kernel_halo = {
                    "--param tile=NXxNY, halo=W, "
                    "method=p2p|sendrecv|neighbor|rma, grid=PXxPY|auto; "
                    "size = bytes each rank sends",
+    .family = FAMILY_HALO,
     .min_ranks = 1,
     .timed_by = TIMED_BY_MAX,
     .params = halo_params,

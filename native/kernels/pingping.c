@@ -37,6 +37,7 @@ static void pingping_teardown(struct kcase *c)
 const struct kernel kernel_pingping = {
     .name = "pingping",
     .description = "ranks 0 and 1 send to each other at once; latency t",
+    .family = FAMILY_POINT_TO_POINT,
     .min_ranks = 2,
     .max_ranks = 2,
     .timed_by = TIMED_BY_MAX,

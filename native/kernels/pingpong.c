@@ -137,6 +137,7 @@ static void pingpong_teardown(struct kcase *c)
 const struct kernel kernel_pingpong = {
     .name = "pingpong",
     .description = "rank 0 sends, rank 1 sends back; latency t/2",
+    .family = FAMILY_POINT_TO_POINT,
     .min_ranks = 2,
     .max_ranks = 2,
     .modes = SEND_MODE_BIT(SEND_STANDARD) | SEND_MODE_BIT(SEND_SYNCHRONOUS) |

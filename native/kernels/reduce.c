@@ -27,6 +27,7 @@ static void reduce_run_once(struct kcase *c)
 const struct kernel kernel_reduce = {
     .name = "reduce",
     .description = "MPI_Reduce of a vector of n bytes to the root",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_rooted_reducing_params,

@@ -27,6 +27,7 @@ static void reduce_scatter_run_once(struct kcase *c)
 const struct kernel kernel_reduce_scatter = {
     .name = "reduce_scatter",
     .description = "MPI_Reduce_scatter_block, n bytes received per rank",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_reducing_params,

@@ -17,9 +17,14 @@
 enum pattern { PATTERN_RING, PATTERN_SENDRECV, PATTERN_EXCHANGE };
 enum direction { RIGHTWARD, LEFTWARD };
 
-static const char *const ring_params[] = {"pattern", NULL};
 static const char *const ring_patterns[] = {"ring", "sendrecv", "exchange",
                                             NULL};
+static const struct kparam ring_params[] = {
+    {"pattern", PARAM_CHOICE, "ring",
+     "both-way forwarding ring (seed 001), IMB Sendrecv, or IMB Exchange",
+     ring_patterns, NULL},
+    {0},
+};
 
 struct ring {
     struct p2p msg; /* send_buf: this rank's own payload */
@@ -36,7 +41,6 @@ static int tag_of(int origin, enum direction d)
 
 static const char *ring_unsupported(const struct kcase *c)
 {
-    kcase_param_choice(c, "pattern", ring_patterns);
     void *value;
     int flag;
     CHECK_MPI(MPI_Comm_get_attr(c->comm, MPI_TAG_UB, &value, &flag));
@@ -51,7 +55,7 @@ static void ring_setup(struct kcase *c)
     struct ring *s = xcalloc(1, sizeof *s);
     static const int slots[] = {[PATTERN_RING] = 4, [PATTERN_SENDRECV] = 1,
                                 [PATTERN_EXCHANGE] = 2};
-    s->pattern = (enum pattern)kcase_param_choice(c, "pattern", ring_patterns);
+    s->pattern = (enum pattern)kcase_param_choice(c, "pattern");
     s->left = (c->rank + c->ranks - 1) % c->ranks;
     s->right = (c->rank + 1) % c->ranks;
     p2p_init(&s->msg, c, true, slots[s->pattern]);
@@ -148,6 +152,7 @@ const struct kernel kernel_ring = {
     .name = "ring",
     .description = "periodic chain of all ranks, --param "
                    "pattern=ring|sendrecv|exchange",
+    .family = FAMILY_MANY_RANK,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = ring_params,

@@ -28,16 +28,28 @@ enum win_kind { WIN_ALLOCATE, WIN_CREATE };
 enum { ORIGIN = 0, TARGET = 1 };
 enum { TAG_COMPLETE = 1, TAG_CHECKED };
 
-static const char *const rma_params[] = {"operation", "epoch", "win", NULL};
-static const char *const operations[] = {"put", "get", "accumulate", NULL};
-static const char *const epochs[] = {"fence", "lock", "lock_all_flush",
-                                     "pscw", NULL};
-static const char *const win_kinds[] = {"allocate", "create", NULL};
-
 /* MPI_SUM is not defined on MPI_BYTE. Unsigned 64-bit sums wrap modulo
  * 2^64 in C and in MPI alike, so every sum the check expects is exact. */
 typedef uint64_t acc_elem;
 #define ACC_TYPE MPI_UINT64_T
+
+static const char *const operations[] = {"put", "get", "accumulate", NULL};
+static const struct element operation_elements[] = {
+    {NULL, 0}, {NULL, 0}, {"uint64", sizeof(acc_elem)}};
+static const char *const epochs[] = {"fence", "lock", "lock_all_flush",
+                                     "pscw", NULL};
+static const char *const win_kinds[] = {"allocate", "create", NULL};
+static const struct kparam rma_params[] = {
+    {"operation", PARAM_CHOICE, "put",
+     "MPI_Put, MPI_Get, or MPI_Accumulate (MPI_SUM on uint64)", operations,
+     operation_elements},
+    {"epoch", PARAM_CHOICE, "fence",
+     "how each access epoch is opened and closed", epochs, NULL},
+    {"win", PARAM_CHOICE, "allocate",
+     "window memory from MPI_Win_allocate, or MPI_Win_create on our own",
+     win_kinds, NULL},
+    {0},
+};
 
 struct rma {
     enum operation op;
@@ -57,10 +69,7 @@ struct rma {
 static const char *rma_unsupported(const struct kcase *c)
 {
     static char reason[128];
-    enum operation op =
-        (enum operation)kcase_param_choice(c, "operation", operations);
-    kcase_param_choice(c, "epoch", epochs);
-    kcase_param_choice(c, "win", win_kinds);
+    enum operation op = (enum operation)kcase_param_choice(c, "operation");
     if (op != OP_ACCUMULATE)
         return NULL;
     if (c->bytes % sizeof(acc_elem)) {
@@ -136,8 +145,8 @@ static void window_make(const struct kcase *c, struct rma *s,
 static void rma_setup(struct kcase *c)
 {
     struct rma *s = xcalloc(1, sizeof *s);
-    s->op = (enum operation)kcase_param_choice(c, "operation", operations);
-    s->epoch = (enum epoch)kcase_param_choice(c, "epoch", epochs);
+    s->op = (enum operation)kcase_param_choice(c, "operation");
+    s->epoch = (enum epoch)kcase_param_choice(c, "epoch");
     c->window = window_limited(c);
     s->span = (size_t)c->window * c->bytes;
     s->type = msg_type_create(c->bytes);
@@ -147,7 +156,7 @@ static void rma_setup(struct kcase *c)
         s->buf = buffer_alloc(s->span);
     if (c->rank == ORIGIN && c->validate && s->op == OP_ACCUMULATE)
         s->previous = buffer_alloc(s->span);
-    window_make(c, s, (enum win_kind)kcase_param_choice(c, "win", win_kinds));
+    window_make(c, s, (enum win_kind)kcase_param_choice(c, "win"));
     if (s->epoch == EPOCH_PSCW) {
         MPI_Group group;
         CHECK_MPI(MPI_Win_get_group(s->win, &group));
@@ -345,8 +354,10 @@ const struct kernel kernel_rma = {
     .name = "rma",
     .description = "rank 0 puts, gets or accumulates W x n bytes into rank "
                    "1's window in one epoch; latency t, bandwidth W*n/t",
+    .family = FAMILY_ONE_SIDED,
     .min_ranks = 2,
     .max_ranks = 2,
+    .default_window = 1,
     .timed_by = TIMED_BY_ORIGIN,
     .params = rma_params,
     .unsupported = rma_unsupported,

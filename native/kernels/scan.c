@@ -25,6 +25,7 @@ static void scan_run_once(struct kcase *c)
 const struct kernel kernel_scan = {
     .name = "scan",
     .description = "MPI_Scan (inclusive prefix) of a vector of n bytes",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_reducing_params,

@@ -26,6 +26,7 @@ static void scatter_run_once(struct kcase *c)
 const struct kernel kernel_scatter = {
     .name = "scatter",
     .description = "MPI_Scatter, n bytes to each rank",
+    .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .params = coll_rooted_params,

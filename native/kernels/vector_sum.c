@@ -19,11 +19,16 @@ enum combine { COMBINE_P2P, COMBINE_GATHER, COMBINE_REDUCE,
 enum { PHASE_DISTRIBUTE, PHASE_COMPUTE, PHASE_COMBINE };
 enum { TAG_BLOCK = 1, TAG_PARTIAL };
 
-static const char *const vector_sum_params[] = {"distribute", "combine",
-                                                NULL};
 static const char *const distributes[] = {"p2p", "bcast", "scatter", NULL};
 static const char *const combines[] = {"p2p", "gather", "reduce",
                                        "reduce_user", NULL};
+static const struct kparam vector_sum_params[] = {
+    {"distribute", PARAM_CHOICE, "p2p", "how rank 0's vector is spread",
+     distributes, NULL},
+    {"combine", PARAM_CHOICE, "p2p", "how the partial sums come back",
+     combines, NULL},
+    {0},
+};
 static const char *const vector_sum_phases[] = {"distribute", "compute",
                                                 "combine", NULL};
 
@@ -41,8 +46,6 @@ struct vector_sum {
 
 static const char *vector_sum_unsupported(const struct kcase *c)
 {
-    kcase_param_choice(c, "distribute", distributes);
-    kcase_param_choice(c, "combine", combines);
     if (c->bytes % sizeof(uint64_t) != 0)
         return "the size is the vector's bytes: a multiple of 8 "
                "(64-bit elements)";
@@ -79,9 +82,8 @@ static void split(struct vector_sum *s, int ranks)
 static void vector_sum_setup(struct kcase *c)
 {
     struct vector_sum *s = xcalloc(1, sizeof *s);
-    s->distribute = (enum distribute)kcase_param_choice(c, "distribute",
-                                                        distributes);
-    s->combine = (enum combine)kcase_param_choice(c, "combine", combines);
+    s->distribute = (enum distribute)kcase_param_choice(c, "distribute");
+    s->combine = (enum combine)kcase_param_choice(c, "combine");
     s->n = c->bytes / sizeof(uint64_t);
     s->sum = MPI_OP_NULL;
     split(s, c->ranks);
@@ -220,6 +222,7 @@ const struct kernel kernel_vector_sum = {
     .description = "sum of 1..N (N = size/8) distributed from rank 0, "
                    "--param distribute=p2p|bcast|scatter, "
                    "combine=p2p|gather|reduce|reduce_user",
+    .family = FAMILY_MANY_RANK,
     .min_ranks = 1,
     .timed_by = TIMED_BY_MAX,
     .params = vector_sum_params,

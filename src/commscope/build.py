@@ -2,7 +2,8 @@
 
 The cache key is the wrapper's resolved path and the launcher's version text,
 so two MPIs never share a binary; inside, a hash of the native sources decides
-whether to rebuild.
+whether to rebuild. Beside the binary is its own description of its kernels
+(`commscope-native --describe`), read once when it is built.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import __version__
 from .mpi import Mpi
 
 BINARY = "commscope-native"
+DESCRIPTION = "describe.json"
 CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE")
 
 
@@ -61,7 +63,7 @@ def native_binary(mpi: Mpi) -> Path:
     out_dir = _cache_root() / mpi_key
     binary = out_dir / BINARY
     stamp = out_dir / "build.json"
-    if binary.is_file() and stamp.is_file():
+    if binary.is_file() and stamp.is_file() and (out_dir / DESCRIPTION).is_file():
         if json.loads(stamp.read_text()).get("source_hash") == source_hash:
             return binary
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +74,27 @@ def native_binary(mpi: Mpi) -> Path:
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"building the native core with {mpi.mpicc} failed:\n{done.stderr}")
+    _describe(tmp, out_dir / DESCRIPTION)
     os.replace(tmp, binary)  # atomic: a concurrent run never sees a half-written binary
     stamp.write_text(json.dumps({"source_hash": source_hash, "mpicc": str(mpi.mpicc),
                                  "mpi": mpi.version_text.splitlines()[0], "command": cmd}))
     return binary
+
+
+def _describe(binary: Path, out: Path) -> None:
+    """The binary's description of its kernels, written atomically beside it."""
+    done = subprocess.run([str(binary), "--describe"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    try:
+        description = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise BuildError(f"{binary} --describe gave no description (exit {done.returncode}):"
+                         f"\n{done.stderr}") from None
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(description))
+    os.replace(tmp, out)
+
+
+def native_description(mpi: Mpi) -> dict:
+    """What the native binary says its kernels are (commscope-native --describe)."""
+    return json.loads((native_binary(mpi).parent / DESCRIPTION).read_text())

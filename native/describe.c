@@ -1,0 +1,92 @@
+#include "describe.h"
+
+#include "jsonl.h"
+#include "kernel.h"
+#include "records.h"
+#include "sync.h"
+
+static void strings(struct jsonl *j, const char *key, const char *const *v)
+{
+    jsonl_open(j, key, '[');
+    for (int i = 0; v && v[i]; i++)
+        jsonl_str(j, NULL, v[i]);
+    jsonl_close(j, ']');
+}
+
+static void param(struct jsonl *j, const struct kparam *p)
+{
+    jsonl_open(j, NULL, '{');
+    jsonl_str(j, "name", p->name);
+    jsonl_str(j, "kind", param_kind_names[p->kind]);
+    jsonl_str(j, "default", p->def);
+    jsonl_str(j, "help", p->help);
+    if (p->choices)
+        strings(j, "choices", p->choices);
+    else
+        jsonl_null(j, "choices");
+    if (p->elements) {
+        jsonl_open(j, "elements", '{');
+        for (int i = 0; p->choices[i]; i++) {
+            if (!p->elements[i].bytes)
+                continue;
+            jsonl_open(j, p->choices[i], '{');
+            jsonl_str(j, "type", p->elements[i].type);
+            jsonl_uint(j, "bytes", p->elements[i].bytes);
+            jsonl_close(j, '}');
+        }
+        jsonl_close(j, '}');
+    } else {
+        jsonl_null(j, "elements");
+    }
+    jsonl_close(j, '}');
+}
+
+static void kernel(struct jsonl *j, const struct kernel *k)
+{
+    jsonl_open(j, NULL, '{');
+    jsonl_str(j, "name", k->name);
+    jsonl_str(j, "description", k->description);
+    jsonl_str(j, "family", kernel_family_names[k->family]);
+    jsonl_int(j, "min_ranks", k->min_ranks);
+    if (k->max_ranks)
+        jsonl_int(j, "max_ranks", k->max_ranks);
+    else
+        jsonl_null(j, "max_ranks");
+    jsonl_open(j, "modes", '[');
+    for (int m = 0; m < SEND_MODE_COUNT; m++)
+        if (k->modes & SEND_MODE_BIT(m))
+            jsonl_str(j, NULL, send_mode_names[m]);
+    jsonl_close(j, ']');
+    jsonl_str(j, "timed_by", timed_by_names[k->timed_by]);
+    if (k->default_window)
+        jsonl_int(j, "default_window", k->default_window);
+    else
+        jsonl_null(j, "default_window");
+    strings(j, "phases", k->phases);
+    jsonl_open(j, "params", '[');
+    for (const struct kparam *p = k->params; p && p->name; p++)
+        param(j, p);
+    jsonl_close(j, ']');
+    jsonl_close(j, '}');
+}
+
+void describe_write(void)
+{
+    struct jsonl j;
+    jsonl_begin(&j, "describe");
+    jsonl_int(&j, "records_schema", RECORDS_SCHEMA);
+    jsonl_open(&j, "send_modes", '[');
+    for (int m = 0; m < SEND_MODE_COUNT; m++)
+        jsonl_str(&j, NULL, send_mode_names[m]);
+    jsonl_close(&j, ']');
+    jsonl_open(&j, "sync_methods", '[');
+    for (int i = 0; sync_methods[i]; i++)
+        jsonl_str(&j, NULL, sync_methods[i]->name);
+    jsonl_close(&j, ']');
+    jsonl_uint(&j, "window_bytes_max", WINDOW_BYTES_MAX);
+    jsonl_open(&j, "kernels", '[');
+    for (size_t i = 0; kernel_at(i); i++)
+        kernel(&j, kernel_at(i));
+    jsonl_close(&j, ']');
+    jsonl_end(&j);
+}

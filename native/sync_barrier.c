@@ -1,0 +1,84 @@
+/* --sync barrier (docs/native.md): each sample is a batch of iterations
+ * started by an MPI_Barrier, its size chosen so that neither the timer nor
+ * the barrier's uneven exit is more than 1% of what is measured. */
+#include <math.h>
+#include <stddef.h>
+
+#include "check.h"
+#include "kernel.h"
+#include "sync.h"
+#include "timer.h"
+
+/* Each sample spans at least this many times the cost of reading the clock
+ * and of the barrier that starts it. */
+#define TIMER_COST_FACTOR 100.0
+/* The longest sample the barrier's cost alone asks for (100 us: 100x a
+ * 1 us barrier). */
+#define BARRIER_SPAN_MAX_S 1e-4
+/* Bounds the integer conversion only; reached by a kernel doing nothing. */
+#define MAX_BATCH 1073741824.0
+
+double sync_barrier_batch(struct sampling *s, uint64_t n)
+{
+    struct kcase *c = s->c;
+    CHECK_MPI(MPI_Barrier(c->comm));
+    double start = MPI_Wtime();
+    sampling_phases_start(s, start);
+    if (s->active) {
+        for (uint64_t i = 0; i < n; i++) {
+            s->kernel->run_once(c);
+            c->iteration++;
+        }
+    }
+    return MPI_Wtime() - start;
+}
+
+static void barrier_begin(struct sampling *s, MPI_Comm case_comm)
+{
+    s->comm = case_comm;
+}
+
+static double barrier_plan(struct sampling *s, MPI_Comm case_comm,
+                           double t_iter)
+{
+    (void)case_comm;
+    /* The barrier's share is capped: on oversubscribed cores one barrier
+     * takes milliseconds, and 100x that made every sample last seconds. */
+    const struct timer_info *timer = s->timer;
+    double clock = fmax(timer->overhead_s, timer->resolution_s);
+    double target = fmax(TIMER_COST_FACTOR * clock,
+                         fmin(TIMER_COST_FACTOR * timer->barrier_s,
+                              BARRIER_SPAN_MAX_S));
+    double batch = ceil(target / t_iter);
+    s->batch = (long long)fmin(fmax(batch, 1.0), MAX_BATCH);
+    return (double)s->batch * t_iter;
+}
+
+static void barrier_take(struct sampling *s, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        s->samples[i] = sync_barrier_batch(s, (uint64_t)s->batch) /
+                        (double)s->batch;
+        sampling_phases_store(s, i, (double)s->batch);
+    }
+}
+
+static void barrier_finish(struct sampling *s, MPI_Comm case_comm)
+{
+    (void)s;
+    (void)case_comm;
+}
+
+static void barrier_end(struct sampling *s)
+{
+    (void)s;
+}
+
+const struct sync_method sync_barrier = {
+    .name = "barrier",
+    .begin = barrier_begin,
+    .plan = barrier_plan,
+    .take = barrier_take,
+    .finish = barrier_finish,
+    .end = barrier_end,
+};

@@ -1,0 +1,131 @@
+/* --sync window (docs/native.md), after SKaMPI and ReproMPI: in a round
+ * starting at t0, sample j starts at t0 + j * window on rank 0's clock,
+ * which each rank finds on its own clock by adding its offset. The rank
+ * busy-waits until then, makes one call and records its end minus the
+ * agreed start. A rank already past the start marks the sample late. */
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "check.h"
+#include "kernel.h"
+#include "sync.h"
+#include "timer.h"
+
+/* A window is WINDOW_FACTOR probe iterations, at least WINDOW_MIN_S, so
+ * that one call, the ranks' clock error and the loop's bookkeeping fit in
+ * it. Windows come in rounds of ROUND_S (at least one window), each started
+ * at a newly agreed time: a rank descheduled for milliseconds makes the
+ * rest of its round late, not every later sample. */
+#define WINDOW_FACTOR 4.0
+#define WINDOW_MIN_S 10e-6
+#define ROUND_S 1e-3
+#define ROUND_LEAD_BARRIERS 4.0
+#define IDLE_NAP_S 1e-3
+
+/* Window rounds and clock synchronisation involve only the ranks taking
+ * part, and happen before setup: from then on a kernel may keep a receive
+ * posted (pingpong's ready mode) that no other message may meet. */
+static void window_begin(struct sampling *s, MPI_Comm case_comm)
+{
+    CHECK_MPI(MPI_Comm_split(case_comm, s->active ? 0 : MPI_UNDEFINED,
+                             s->c->rank, &s->comm));
+    if (s->active)
+        clock_sync_estimate(&s->clocks, s->comm);
+}
+
+/* Rank 0 sizes the window from the probe and announces it, so every rank
+ * runs the same number of calls. One call per sample. */
+static double window_plan(struct sampling *s, MPI_Comm case_comm,
+                          double t_iter)
+{
+    if (s->c->rank == 0)
+        s->window_s = fmax(WINDOW_FACTOR * t_iter, WINDOW_MIN_S);
+    CHECK_MPI(MPI_Bcast(&s->window_s, 1, MPI_DOUBLE, 0, case_comm));
+    s->batch = 1;
+    return s->window_s;
+}
+
+/* The start of a round, on rank 0's clock: the latest rank's clock
+ * reading, plus time for the allreduce's result to reach every rank and
+ * for the ranks' clock errors (each within half its round trip). */
+static double round_start(const struct sampling *s, double offset)
+{
+    double now = MPI_Wtime() - offset, latest, worst_rtt = 0;
+    CHECK_MPI(MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, s->comm));
+    for (int r = 0; r < s->clocks.ranks; r++)
+        worst_rtt = fmax(worst_rtt, s->clocks.rtt_s[r]);
+    return latest + fmax(s->window_s, ROUND_LEAD_BARRIERS * s->timer->barrier_s) +
+           worst_rtt;
+}
+
+static void window_take(struct sampling *s, int from, int to)
+{
+    struct kcase *c = s->c;
+    unsigned char *late = xcalloc((size_t)(to - from), 1);
+    double offset = s->clocks.offset_s[c->rank];
+    int per_round = (int)fmax(ceil(ROUND_S / s->window_s), 1.0);
+    double t0 = 0;
+    for (int i = from; i < to; i++) {
+        if ((i - from) % per_round == 0)
+            t0 = round_start(s, offset) - (i * s->window_s);
+        double start = t0 + i * s->window_s + offset;
+        double now = MPI_Wtime();
+        late[i - from] = now > start;
+        while (now < start)
+            now = MPI_Wtime();
+        sampling_phases_start(s, start);
+        s->kernel->run_once(c);
+        c->iteration++;
+        s->samples[i] = MPI_Wtime() - start;
+        sampling_phases_store(s, i, 1.0);
+    }
+    if (c->rank == 0) {
+        unsigned char *grown = realloc(s->late, (size_t)to);
+        if (!grown)
+            die("cannot allocate %d late flags", to);
+        s->late = grown;
+    }
+    CHECK_MPI(MPI_Reduce(late, c->rank == 0 ? s->late + from : NULL,
+                         to - from, MPI_UNSIGNED_CHAR, MPI_MAX, 0, s->comm));
+    free(late);
+}
+
+/* Ranks the kernel does not use wait for the others to finish without
+ * spinning in the gather that follows, which would take CPU time from the
+ * ranks measured: a nonblocking barrier, tested between naps. */
+static void window_finish(struct sampling *s, MPI_Comm case_comm)
+{
+    MPI_Request done;
+    CHECK_MPI(MPI_Ibarrier(case_comm, &done));
+    if (s->active) {
+        CHECK_MPI(MPI_Wait(&done, MPI_STATUS_IGNORE));
+        return;
+    }
+    for (int finished = 0;;) {
+        CHECK_MPI(MPI_Test(&done, &finished, MPI_STATUS_IGNORE));
+        if (finished)
+            return;
+        nanosleep(&(struct timespec){.tv_nsec = (long)(IDLE_NAP_S * 1e9)},
+                  NULL);
+    }
+}
+
+static void window_end(struct sampling *s)
+{
+    free(s->late);
+    s->late = NULL;
+    if (s->comm != MPI_COMM_NULL) {
+        clock_sync_free(&s->clocks);
+        CHECK_MPI(MPI_Comm_free(&s->comm));
+    }
+}
+
+const struct sync_method sync_window = {
+    .name = "window",
+    .begin = window_begin,
+    .plan = window_plan,
+    .take = window_take,
+    .finish = window_finish,
+    .end = window_end,
+};
