@@ -35,7 +35,7 @@ def records(total: int):
     """The context record, then one case record per (mode, size): JSON Lines as rank 0 writes."""
     rng = np.random.default_rng(7)
     per_case = total // (len(SIZES) * len(MODES))
-    yield json.dumps({"type": "context", "ranks": 2, "mpi_library": "synthetic",
+    yield json.dumps({"type": "context", "schema": 1, "ranks": 2, "mpi_library": "synthetic",
                       "timer": {"resolution_s": 1e-9}})
     for mode in MODES:
         for n in SIZES:

@@ -151,7 +151,8 @@ def _false_positive_seeds(seeds, cases, n, tick_s):
     hits = 0
     for seed in range(seeds):
         rng = np.random.default_rng(100 + seed)
-        draw = lambda: {c: np.round(_samples(rng, n) / tick_s) * tick_s for c in range(cases)}
+        draw = lambda: {c: ({"case": c}, np.round(_samples(rng, n) / tick_s) * tick_s)
+                        for c in range(cases)}
         result = compare(draw(), draw(), 0.05)
         hits += any(c.change != "none" for c in result.changes)
     return hits

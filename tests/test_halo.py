@@ -7,8 +7,9 @@ import sqlite3
 import pytest
 
 from commscope.errors import UserError
-from commscope.kernels import kernel, params_for
+from commscope.kernels import catalog
 from commscope.mpi import find_mpi
+from commscope.plan import Names, params_for
 from commscope.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 
@@ -62,12 +63,13 @@ def test_bad_parameters_are_refused_with_one_line(db, args, message):
 
 
 def test_bytes_and_defaults():
-    k = kernel("halo")
+    k = catalog().kernel("halo")
     assert params_for(k, {}, 4) == {"tile": "256x256", "halo": "1", "method": "p2p",
                                     "grid": "auto"}
-    assert k.fixed_bytes({"tile": "256x128", "halo": "2"}, "--") == 16 * 2 * (256 + 128)
+    assert k.meaning.fixed_bytes({"tile": "256x128", "halo": "2"}, Names().param) \
+        == 16 * 2 * (256 + 128)
     with pytest.raises(UserError, match="plan.toml: params.grid 2x2: a 2x2 process grid is 4"):
-        params_for(k, {"grid": "2x2"}, 3, where="plan.toml: params.")
+        params_for(k, {"grid": "2x2"}, 3, Names("plan.toml: ", flags=False))
 
 
 def test_a_sweep_takes_its_bytes_from_tile_and_halo(tmp_path):

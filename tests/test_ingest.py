@@ -2,7 +2,9 @@
 
 import json
 
-from commscope.ingest import Ingest
+import pytest
+
+from commscope.ingest import Ingest, RecordsError
 from commscope.progress import Progress
 from commscope.store import Store
 
@@ -18,7 +20,7 @@ def test_records_land_as_they_arrive(db, capsys):
     run = store.begin_run(["x"], "bw", 2, False)
     seen = []
     ingest = Ingest(store, run, on_case=seen.append)
-    ingest.feed(json.dumps({"type": "context", "mpi_library": "MPICH",
+    ingest.feed(json.dumps({"type": "context", "schema": 1, "mpi_library": "MPICH",
                             "mpi_library_version": "MPICH Version: 5.0.2"}) + "\n")
     ingest.feed("some MPI library warning\n")
     ingest.feed(json.dumps({"type": "case_start", "kernel": "bw", "bytes": 8}) + "\n")
@@ -31,6 +33,14 @@ def test_records_land_as_they_arrive(db, capsys):
     assert [c["bytes"] for c in seen] == [8]
     assert store.run(run)["mpi_library"] == "MPICH"
     assert "some MPI library warning" in capsys.readouterr().err
+
+
+def test_a_stream_of_an_unknown_schema_is_refused(db):
+    store = Store(db)
+    ingest = Ingest(store, store.begin_run(["x"], "bw", 2, False))
+    with pytest.raises(RecordsError, match="records of schema 2, this commscope reads schema 1"):
+        ingest.feed(json.dumps({"type": "context", "schema": 2}) + "\n")
+    assert ingest.context is None
 
 
 def test_progress_draws_count_and_eta_on_a_terminal():

@@ -3,7 +3,16 @@
 import pytest
 
 from commscope.errors import UserError
-from commscope.kernels import check_sizes, effective_window, kernel, modes_for, params_for
+from commscope.kernels import catalog
+from commscope.plan import check_sizes, modes_for, params_for
+
+
+def kernel(name):
+    return catalog().kernel(name)
+
+
+def effective_window(window, nbytes):
+    return catalog().window_used(kernel("bw"), window, nbytes)
 
 
 class Shape:
@@ -46,7 +55,7 @@ def test_window_shrinks_to_keep_receiver_buffers_within_a_gibibyte():
     assert effective_window(64, 1 << 20) == 64
     assert effective_window(64, 1 << 25) == 32
     assert effective_window(64, 3 << 30) == 1
-    assert kernel("bw").memory(1 << 25, 64, 2) == 33 << 25
+    assert kernel("bw").meaning.memory(1 << 25, effective_window(64, 1 << 25), 2) == 33 << 25
 
 
 def test_params_are_checked_and_defaulted():
@@ -77,7 +86,7 @@ def test_modes():
 
 
 def test_table_says_when_a_ci_is_missing_and_how_precise_each_median_is():
-    from commscope.views.table import render
+    from commscope.views.run import render
 
     base = {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "n": 4,
             "median_s": 1e-6, "ci_low_s": None, "ci_high_s": None, "p05_s": 9e-7,

@@ -12,9 +12,9 @@ from commscope.errors import UserError
 from commscope.launcher import (Placement, check_placement, cores, hosts_from, launch,
                                 parse_hosts, read_hostfile, resolve_launcher)
 from commscope.launcher.commands import srun
-from commscope.mpi import Mpi
+from commscope.mpi import Mpi, find_mpi
 from commscope.provenance import rank_pairs, shm_allowed
-from conftest import commscope, one_line_error
+from conftest import EMBEDDED, commscope, one_line_error
 
 OPEN_MPI = Mpi("openmpi", Path("/opt/ompi/bin/mpicc"), Path("/opt/ompi/bin/mpirun"), "", "test")
 MPICH = Mpi("mpich", Path("/opt/mpich/bin/mpicc"), Path("/opt/mpich/bin/mpiexec"), "", "test")
@@ -168,13 +168,13 @@ def test_sweep_experiments_take_hosts(tmp_path):
     plan = tmp_path / "plan.toml"
     plan.write_text('iters = 5\n[[experiment]]\nkernel = "pingpong"\nsizes = [8]\n'
                     'hosts = ["a", "b"]\nppn = 2\nnp = [2, 4]\n')
-    launches = sweep.load(str(plan), OPEN_MPI).launches
+    launches = sweep.load(str(plan), find_mpi(str(EMBEDDED))).launches
     assert [l.plan.placement.as_dict() for l in launches] == [
         {"map_by": None, "bind_to": None, "transport": "auto", "hosts": "a:2,b:2", "ppn": 2,
          "launcher": "mpirun"}] * 2
     plan.write_text('[[experiment]]\nkernel = "pingpong"\nhosts = "a:1"\nnp = 2\n')
     with pytest.raises(UserError, match=r"experiment 1: --np 2: the hosts a:1 have 1 slot;"):
-        sweep.load(str(plan), OPEN_MPI)
+        sweep.load(str(plan), find_mpi(str(EMBEDDED)))
 
 
 def test_runs_on_one_host_keep_their_recorded_settings():

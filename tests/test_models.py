@@ -45,7 +45,7 @@ def store_run(db, kernel, latency_of, sizes=SIZES, ranks=2, seed=0, params=None,
 
 def fit_run(db, run):
     store = Store(db)
-    (group,) = group_cases(store.cases(run), {run: "MPI test"})
+    (group,) = group_cases(store.cases(run))
     return fit_group(group)
 
 

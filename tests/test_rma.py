@@ -6,9 +6,17 @@ import json
 import pytest
 
 from commscope.errors import UserError
-from commscope.kernels import kernel
+from commscope.kernels import catalog
 from commscope.mpi import find_mpi
-from commscope.plan import split_sync
+from commscope.plan import split_sync as split
+
+
+def kernel(name):
+    return catalog().kernel(name)
+
+
+def split_sync(k, sync, given):
+    return split(catalog(), k, sync, given)
 from commscope.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 
@@ -94,8 +102,9 @@ def test_latency_is_one_epoch_and_bandwidth_counts_every_operation():
     assert rma.bandwidth_Bps(1e-3, Case) == pytest.approx(64 * (1 << 20) / 1e-3)
     assert rma.default_window == 1 and kernel("bw").default_window == 64
     # The origin's buffer and accumulate's scratch, W operations each, W within 1 GiB.
-    assert rma.memory(1 << 20, 64, 2) == 2 * 64 << 20
-    assert rma.memory(1 << 25, 64, 2) == 2 * 32 << 25
+    used = catalog().window_used
+    assert rma.meaning.memory(1 << 20, used(rma, 64, 1 << 20), 2) == 2 * 64 << 20
+    assert rma.meaning.memory(1 << 25, used(rma, 64, 1 << 25), 2) == 2 * 32 << 25
 
 
 def test_sweep_plans_take_rma_epochs_as_sync(tmp_path):
@@ -108,5 +117,5 @@ def test_sweep_plans_take_rma_epochs_as_sync(tmp_path):
         ("barrier", "lock_all_flush", 1), ("barrier", "lock_all_flush", 1)]
     assert len({launch.key(None, 8) for launch in launches}) == 4
     plan.write_text('[[experiment]]\nkernel = "pingpong"\nsync = "pscw"\n')
-    with pytest.raises(UserError, match="experiment 1: sync = pscw: an RMA access epoch"):
+    with pytest.raises(UserError, match="experiment 1: sync pscw: an RMA access epoch"):
         load(str(plan), find_mpi(str(EMBEDDED)))

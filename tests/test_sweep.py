@@ -60,7 +60,7 @@ def test_plan_expands_to_launches_with_stable_case_ids(tmp_path):
     ("[[experiment]]\nkernel = 'ring'\nparams = { op = 'sum' }\n", "params.op: kernel ring takes pattern"),
     ("[[experiment]]\nkernel = 'ring'\nmap_by = 'core'\nbind_to = 'socket'\n",
      "--bind-to socket: Open MPI binds within the mapped object"),
-    ("[[experiment]]\nkernel = 'ring'\ntransport = 'infiniband'\n", "transport = 'infiniband'; choose from"),
+    ("[[experiment]]\nkernel = 'ring'\ntransport = 'infiniband'\n", "transport infiniband: choose from auto, shm, tcp"),
     ("[[experiment]]\nkernel = 'allreduce'\nsizes = '6'\nparams = { dtype = 'double' }\n",
      "not a whole number of double"),
     ("launches = 0\n[[experiment]]\nkernel = 'ring'\n", "launches = 0"),

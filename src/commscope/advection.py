@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cases import Case
 from .errors import UserError
-from .store import Case
 
 INITS = ("sin", "gauss")
 METHODS = ("rma", "p2p")

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .sizes import format_bytes
+from . import names
+from .cases import Case
 from .stats import median_ci
-from .store import Case
 
 CV_LIMIT = 0.10  # a coefficient of variation above 10% marks a noisy case
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
@@ -30,8 +30,7 @@ class Advice:
 
 def case_advice(case: Case, summary: dict, timer_resolution_s: float | None) -> list[Advice]:
     """Everything worth a warning about one case."""
-    where = f"{case.kernel} {case.send_mode + ' ' if case.send_mode else ''}" \
-            f"{format_bytes(case.bytes)}"
+    where = names.case(case.kernel, case.send_mode, case.bytes)
     found = [check(case, summary, where) for check in (_all_late, _few, _capped, _cv, _drift,
                                                        _slow_first, _outliers)]
     found.append(_short(case, where, timer_resolution_s))

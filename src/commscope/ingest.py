@@ -7,14 +7,19 @@ import sys
 import time
 from typing import Callable
 
+from . import names
 from .provenance import with_pairs
-from .sizes import format_bytes
 from .store import Store
+
+RECORDS_SCHEMAS = (1,)  # the native record schemas this commscope reads (docs/native.md)
+
+
+class RecordsError(Exception):
+    """The native side writes records this commscope cannot read."""
 
 
 def case_label(rec: dict) -> str:
-    mode = f" {rec['send_mode']}" if rec.get("send_mode") else ""
-    return f"{rec['kernel']}{mode} {format_bytes(rec['bytes'])}"
+    return names.case(rec["kernel"], rec.get("send_mode"), rec["bytes"])
 
 
 class Ingest:
@@ -46,6 +51,11 @@ class Ingest:
         kind = rec.get("type")
         self.last_record = time.monotonic()
         if kind == "context":
+            if rec.get("schema") not in RECORDS_SCHEMAS:
+                raise RecordsError(
+                    f"the native binary writes records of schema {rec.get('schema')}, this "
+                    f"commscope reads schema {', '.join(map(str, RECORDS_SCHEMAS))}; rebuild "
+                    "it from these sources (remove the COMMSCOPE_CACHE directory)")
             self.context = with_pairs(rec)
             self.store.set_context(self.run_id, self.context)
         elif kind == "case_start":

@@ -1,101 +1,175 @@
-"""What each native kernel's sample means, and what it needs, on the Python side.
+"""What a kernel is: the native binary's own word (`commscope-native --describe`), joined
+with the one thing only Python knows, what a sample of it means.
 
-The definitions are those of docs/native.md and docs/kernels-*.md: a sample `t`
-is seconds per iteration; latency and bandwidth follow from it here, never in C.
+The native side declares each kernel once (native/kernels/NAME.c): name, ranks, send
+modes, parameters with their kinds, choices and defaults, default window, phases.
+This module reads that description and adds, per kernel, a `Meaning`: latency and
+bandwidth from one sample `t` (docs/native.md and docs/kernels-*.md), the memory the
+busiest rank allocates, and, where --sizes does not apply, the case's one size.
+tests/test_kernels.py proves that both sides name the same kernels.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import UserError
 
-SEND_MODES = ("standard", "synchronous", "buffered", "ready", "nonblocking", "sendrecv")
-BW_WINDOW_BYTES = 1 << 30  # the native bw/bibw receiver keeps its window within 1 GiB
-DTYPE_BYTES = {"int": 4, "long": 8, "float": 4, "double": 8}
-ACCUMULATE_BYTES = 8  # rma accumulates MPI_UINT64_T elements (docs/kernels-rma.md)
 
-
-def effective_window(window: int, nbytes: int) -> int:
-    return max(1, min(window, BW_WINDOW_BYTES // nbytes)) if nbytes else window
+@dataclass(frozen=True)
+class Element:
+    """What every size must be a whole number of, for one choice of a parameter."""
+    type: str  # as C names it: int, double, uint64
+    bytes: int
 
 
 @dataclass(frozen=True)
 class Param:
-    """A kernel parameter: a `commscope run --NAME` flag and a native `--param NAME=`."""
+    """A kernel parameter: a native `--param NAME=VALUE`, a `commscope run --NAME` flag."""
     name: str
-    choices: tuple[str, ...]  # empty: an integer, or "rotate" where allowed
-    default: str
+    kind: str  # choice, rank, count, number, extent, grid, path (native/kernel.h)
+    default: str | None
     help: str
-    metavar: str = ""  # the flag's value as help shows it; default: the choices
-    flag: bool = True  # False: no --NAME flag of its own (rma's epoch is given as --sync)
+    choices: tuple[str, ...] = ()
+    elements: dict[str, Element] | None = None  # per choice; None: any size
 
 
-PARAMS = {p.name: p for p in (
-    Param("order", ("rank", "arrival"), "rank",
-          "fanin: root receives in rank order or with MPI_ANY_SOURCE"),
-    Param("pattern", ("ring", "sendrecv", "exchange"), "ring",
-          "ring: both-way forwarding ring (seed 001), IMB Sendrecv, or IMB Exchange"),
-    Param("root", (), "0", "rooted collectives: a rank, or rotate"),
-    Param("op", ("sum", "max", "min", "user"), "sum",
-          "reductions: builtin op, or user (a commutative sum via MPI_Op_create)"),
-    Param("dtype", tuple(DTYPE_BYTES), "int", "reductions: element type"),
-    Param("distribute", ("p2p", "bcast", "scatter"), "p2p", "vector_sum: how rank 0's vector is spread"),
-    Param("combine", ("p2p", "gather", "reduce", "reduce_user"), "p2p",
-          "vector_sum: how partial sums come back"),
-    Param("tile", (), "256x256", "halo: interior points per rank", "NXxNY"),
-    Param("halo", (), "1", "halo: ghost width on every side, up to the tile's smaller side", "W"),
-    Param("method", ("p2p", "sendrecv", "neighbor", "rma"), "p2p",
-          "halo: Irecv/Isend, Sendrecv per face, Neighbor_alltoallw, or Put between fences"),
-    Param("grid", (), "auto", "halo: process grid, PX*PY = ranks, or auto (MPI_Dims_create)",
-          "PXxPY|auto"),
-    Param("operation", ("put", "get", "accumulate"), "put",
-          "rma: MPI_Put, MPI_Get, or MPI_Accumulate (MPI_SUM on uint64)"),
-    Param("epoch", ("fence", "lock", "lock_all_flush", "pscw"), "fence",
-          "rma: how each access epoch is opened and closed", flag=False),
-    Param("win", ("allocate", "create"), "allocate",
-          "rma: window memory from MPI_Win_allocate, or MPI_Win_create on our own"),
-)}
+@dataclass(frozen=True)
+class Meaning:
+    """What C cannot know about a kernel: what its samples mean, and what it costs."""
+    # Latency reported per case, from one sample t: (t, case) -> seconds.
+    latency: Callable[[float, object], float]
+    # Payload bytes per second from one sample t, or None where a rate means nothing.
+    bandwidth: Callable[[float, object], float] | None
+    # Buffer bytes the busiest rank allocates for one case: (bytes, window used, ranks).
+    memory: Callable[[int, int, int], int]
+    # The case's one size from its parameters where --sizes does not apply:
+    # (params, name of a parameter in messages) -> bytes.
+    fixed_bytes: Callable[[dict[str, str], Callable[[str], str]], int] | None = None
+    # Each rank's own time per iteration, where the kernel has one to show: "samples"
+    # (each rank's samples), or the name of the phase that holds it.
+    rank_times: str | None = None
+    # A size that may be given as a length instead: (parameter, bytes per element, the
+    # length when neither is given).
+    length: tuple[str, int, int] | None = None
 
 
 @dataclass(frozen=True)
 class Kernel:
     name: str
     description: str
+    family: str  # point-to-point, one-sided, many-rank, collective, halo, application
     min_ranks: int
-    # Latency reported per case, from one sample t: (t, case) -> seconds.
-    latency: Callable[[float, "object"], float]
-    # Payload bytes per second from one sample t, or None where a rate means nothing.
-    bandwidth: Callable[[float, "object"], float] | None
-    # Buffer bytes the busiest rank allocates for one case: (bytes, window, ranks).
-    memory: Callable[[int, int, int], int]
-    modes: tuple[str, ...] = ()  # empty: the kernel has no send modes
-    params: tuple[str, ...] = ()
-    two_ranks: bool = False  # only ranks 0 and 1 take part; the others idle
-    dtype_sized: bool = False  # sizes must be whole elements of --dtype
-    default_window: int = 64  # --window when not given
-    # The case's one size, from its parameters (--sizes does not apply): (params, where) -> bytes.
-    fixed_bytes: Callable[[dict[str, str], str], int] | None = None
-    app: bool = False  # an application: `commscope app NAME` runs it, not run or sweep
+    max_ranks: int | None  # only ranks 0 .. max_ranks-1 take part; None: every rank
+    modes: tuple[str, ...]  # empty: the kernel has no send modes
+    timed_by: str  # origin or max
+    default_window: int | None  # None: the kernel takes no window
+    phases: tuple[str, ...]
+    params: dict[str, Param]
+    meaning: Meaning
+    described: dict = field(default_factory=dict, compare=False, repr=False)  # as the binary said
+
+    @property
+    def two_ranks(self) -> bool:
+        return self.max_ranks == 2
+
+    @property
+    def app(self) -> bool:
+        """An application: `commscope app NAME` runs it, not run or sweep."""
+        return self.family == "application"
+
+    def latency(self, t: float, case) -> float:
+        return self.meaning.latency(t, case)
 
     def bandwidth_Bps(self, t: float, case) -> float | None:
-        if self.bandwidth is None or t <= 0:
-            return None
-        return self.bandwidth(t, case)
+        return bandwidth_Bps(self.name, t, case)
 
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every kernel of one native binary, with what the binary says about itself."""
+    kernels: dict[str, Kernel]
+    send_modes: tuple[str, ...]
+    sync_methods: tuple[str, ...]
+    window_bytes_max: int  # a windowed kernel's receive buffers stay within this
+    records_schema: int  # the schema of the records the binary writes
+
+    def kernel(self, name: str) -> Kernel:
+        try:
+            return self.kernels[name]
+        except KeyError:
+            raise UserError(f"unknown kernel '{name}'; choose one of: "
+                            f"{', '.join(self.kernels)}") from None
+
+    def runnable(self, name: str) -> Kernel:
+        """A kernel `run` and `sweep` measure; an application is refused with its verb."""
+        k = self.kernel(name)
+        if k.app:
+            raise UserError(f"{name} is an application with its own checks; run it with "
+                            f"`commscope app {name}`")
+        return k
+
+    def window_used(self, k: Kernel, window: int | None, nbytes: int) -> int:
+        """The window the native side uses at this size: receive buffers within the cap."""
+        if window is None:
+            return 1
+        return max(1, min(window, self.window_bytes_max // nbytes)) if nbytes else window
+
+
+def load(description: dict) -> Catalog:
+    """The catalog of a `commscope-native --describe` description."""
+    described = [k["name"] for k in description["kernels"]]
+    if set(described) != set(MEANINGS):
+        raise RuntimeError(f"the native kernels ({', '.join(sorted(described))}) and Python's "
+                           f"meanings ({', '.join(sorted(MEANINGS))}) disagree; add the "
+                           "missing side (docs/architecture.md, 'Adding a kernel')")
+    kernels = {k["name"]: _kernel(k) for k in description["kernels"]}
+    return Catalog(kernels, tuple(description["send_modes"]),
+                   tuple(description["sync_methods"]), description["window_bytes_max"],
+                   description["records_schema"])
+
+
+def _kernel(k: dict) -> Kernel:
+    params = {p["name"]: Param(p["name"], p["kind"], p["default"], p["help"],
+                               tuple(p["choices"] or ()),
+                               None if p["elements"] is None else
+                               {c: Element(e["type"], e["bytes"])
+                                for c, e in p["elements"].items()})
+              for p in k["params"]}
+    return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],
+                  tuple(k["modes"]), k["timed_by"], k["default_window"], tuple(k["phases"]),
+                  params, MEANINGS[k["name"]], k)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(mpi) -> Catalog:
+    from .build import native_description  # building needs an MPI; the meanings do not
+    return load(native_description(mpi))
+
+
+def catalog(mpi=None) -> Catalog:
+    """The kernels of this MPI's native binary (the default MPI's when None), built if needed."""
+    if mpi is None:
+        from .mpi import find_mpi
+        mpi = find_mpi(None)
+    return _cached(mpi)
+
+
+# --- what a sample means (Python's side of each kernel) ---
 
 def _two_buffers(n: int, window: int, ranks: int) -> int:
     return 2 * n
 
 
 def _windowed(n: int, window: int, ranks: int) -> int:
-    return n * (1 + effective_window(window, n))
+    return n * (1 + window)
 
 
 def _rma_buffers(n: int, window: int, ranks: int) -> int:
-    return 2 * n * effective_window(window, n)  # origin: its buffer, and accumulate's scratch
+    return 2 * n * window  # origin: its buffer, and accumulate's scratch
 
 
 def _per_rank_blocks(n: int, window: int, ranks: int) -> int:
@@ -104,180 +178,87 @@ def _per_rank_blocks(n: int, window: int, ranks: int) -> int:
 
 def _ring_bytes(t: float, case) -> float:
     """Bytes each rank sends per iteration over t (IMB: Sendrecv 2n, Exchange 4n)."""
-    pattern = case.params.get("pattern", "ring")
-    per_iteration = {"ring": 2 * case.ranks, "sendrecv": 2, "exchange": 4}[pattern]
+    per_iteration = {"ring": 2 * case.ranks, "sendrecv": 2, "exchange": 4}[case.params["pattern"]]
     return per_iteration * case.bytes / t
 
 
 HALO_FIELD_MAX = 2**31 - 1  # doubles per rank: native/halo.c keeps MPI int strides and counts
 
 
-def _pair(text: str) -> tuple[int, int] | None:
+def pair(text: str) -> tuple[int, int] | None:
     """AxB, both positive, or None."""
     m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)", text)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _halo_tile(params: dict[str, str], where: str) -> tuple[int, int, int]:
+def _halo_tile(params: dict[str, str], name: Callable[[str], str]) -> tuple[int, int, int]:
     """(NX, NY, W) from tile and halo, each checked (docs/kernels-halo.md)."""
-    tile, width = params.get("tile", PARAMS["tile"].default), params.get("halo", PARAMS["halo"].default)
-    pair = _pair(tile)
-    if pair is None:
-        raise UserError(f"{where}tile {tile}: give NXxNY interior points per rank, e.g. 256x256")
-    nx, ny = pair
+    tile, width = params["tile"], params["halo"]
+    nx_ny = pair(tile)
+    if nx_ny is None:
+        raise UserError(f"{name('tile')} {tile}: give NXxNY interior points per rank, "
+                        "e.g. 256x256")
+    nx, ny = nx_ny
     if not width.isdigit() or not 1 <= int(width) <= min(nx, ny):
-        raise UserError(f"{where}halo {width}: give a ghost width from 1 to {min(nx, ny)} "
+        raise UserError(f"{name('halo')} {width}: give a ghost width from 1 to {min(nx, ny)} "
                         f"(the smaller side of tile {tile})")
     w = int(width)
     if (nx + 2 * w) * (ny + 2 * w) > HALO_FIELD_MAX:
-        raise UserError(f"{where}tile {tile}: over 2^31 - 1 doubles per rank with its ghosts; "
-                        "give a smaller tile")
+        raise UserError(f"{name('tile')} {tile}: over 2^31 - 1 doubles per rank with its "
+                        "ghosts; give a smaller tile")
     return nx, ny, w
 
 
-def _halo_bytes(params: dict[str, str], where: str) -> int:
+def _halo_bytes(params: dict[str, str], name: Callable[[str], str]) -> int:
     """What each rank sends per exchange: W columns of NY and W rows of NX, both ways, 8 B each."""
-    nx, ny, w = _halo_tile(params, where)
+    nx, ny, w = _halo_tile(params, name)
     return 16 * w * (nx + ny)
 
 
-def _check_grid(grid: str, ranks: int, where: str) -> None:
-    if grid == "auto":
-        return
-    pair = _pair(grid)
-    if pair is None:
-        raise UserError(f"{where}grid {grid}: give PXxPY (e.g. 2x2) or auto")
-    if pair[0] * pair[1] != ranks:
-        raise UserError(f"{where}grid {grid}: a {grid} process grid is {pair[0] * pair[1]} ranks, "
-                        f"but the run has {ranks}; give PXxPY with PX*PY = {ranks}, or auto")
+def _per_call(t: float, case) -> float:
+    return t
 
 
-def _collective(name: str, description: str, memory=_per_rank_blocks, **kw) -> Kernel:
-    return Kernel(name, description, 2, lambda t, c: t, None, memory, **kw)
+def _collective(memory=_per_rank_blocks) -> Meaning:
+    return Meaning(_per_call, None, memory)
 
 
-ROOTED = ("root",)
-REDUCING = ("op", "dtype")
-
-KERNELS = {k.name: k for k in (
-    Kernel("pingpong", "round trip between two ranks, in every send mode", 2,
-           lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers,
-           modes=SEND_MODES, two_ranks=True),
-    Kernel("pingping", "both ranks send at once, then receive (IMB PingPing)", 2,
-           lambda t, c: t, lambda t, c: c.bytes / t, _two_buffers, two_ranks=True),
-    Kernel("bw", "streaming bandwidth: a window of nonblocking sends, then an ack (OSU bw)", 2,
-           lambda t, c: t / c.window, lambda t, c: c.window * c.bytes / t, _windowed,
-           two_ranks=True),
-    Kernel("bibw", "bidirectional streaming bandwidth (OSU bibw)", 2,
-           lambda t, c: t / c.window, lambda t, c: 2 * c.window * c.bytes / t, _windowed,
-           two_ranks=True),
-    Kernel("rma", "one-sided put, get or accumulate of W operations per epoch (OSU put/get/acc)",
-           2, lambda t, c: t, lambda t, c: c.window * c.bytes / t, _rma_buffers,
-           params=("operation", "epoch", "win"), two_ranks=True, default_window=1),
-    Kernel("fanin", "every rank sends to rank 0 (seed 000); per-rank send times", 2,
-           lambda t, c: t, lambda t, c: (c.ranks - 1) * c.bytes / t, _per_rank_blocks,
-           modes=SEND_MODES[:5], params=("order",)),
-    Kernel("ring", "periodic ring: forwarding both ways (seed 001), sendrecv or exchange", 2,
-           lambda t, c: t, _ring_bytes, lambda n, w, r: 6 * n, params=("pattern",)),
-    Kernel("vector_sum", "seed 000's vector sum: distribute, compute, combine", 1,
-           lambda t, c: t, None, lambda n, w, r: 2 * n, params=("distribute", "combine")),
-    # memory: the field follows from --tile, not from bytes; _halo_tile bounds it.
-    Kernel("halo", "2D periodic halo exchange of a tile's four faces; bytes = what a rank sends", 1,
-           lambda t, c: t, lambda t, c: c.bytes / t, lambda n, w, r: 0,
-           params=("tile", "halo", "method", "grid"), fixed_bytes=_halo_bytes),
-    # A sample is one whole solve; bytes = the n x n float64 field; memory: three tiles per rank
-    # and, with field=, the whole field gathered on rank 0 (docs/app-advection2d.md).
-    Kernel("advection2d", "seed 003's 2D advection app: one Beam-Warming solve per sample", 1,
-           lambda t, c: t, None, lambda n, w, r: 3 * n // r + n, app=True),
-    _collective("barrier", "MPI_Barrier", memory=lambda n, w, r: 0),
-    _collective("bcast", "MPI_Bcast of the whole buffer", params=ROOTED),
-    _collective("scatter", "MPI_Scatter, bytes per rank", params=ROOTED),
-    _collective("gather", "MPI_Gather, bytes per rank", params=ROOTED),
-    _collective("reduce", "MPI_Reduce of a vector", params=ROOTED + REDUCING, dtype_sized=True),
-    _collective("allreduce", "MPI_Allreduce of a vector", params=REDUCING, dtype_sized=True),
-    _collective("allgather", "MPI_Allgather, bytes per rank", params=()),
-    _collective("alltoall", "MPI_Alltoall, bytes per rank pair", params=()),
-    _collective("reduce_scatter", "MPI_Reduce_scatter_block, bytes each rank receives",
-                params=REDUCING, dtype_sized=True),
-    _collective("scan", "MPI_Scan of a vector", params=REDUCING, dtype_sized=True),
-)}
+MEANINGS = {
+    "pingpong": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers),
+    "pingping": Meaning(_per_call, lambda t, c: c.bytes / t, _two_buffers),
+    "bw": Meaning(lambda t, c: t / c.window, lambda t, c: c.window * c.bytes / t, _windowed),
+    "bibw": Meaning(lambda t, c: t / c.window, lambda t, c: 2 * c.window * c.bytes / t,
+                    _windowed),
+    "rma": Meaning(_per_call, lambda t, c: c.window * c.bytes / t, _rma_buffers),
+    "fanin": Meaning(_per_call, lambda t, c: (c.ranks - 1) * c.bytes / t, _per_rank_blocks,
+                     rank_times="fanin"),
+    "ring": Meaning(_per_call, _ring_bytes, lambda n, w, r: 6 * n, rank_times="samples"),
+    # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
+    "vector_sum": Meaning(_per_call, None, lambda n, w, r: 2 * n, length=("n", 8, 1_000_000)),
+    # memory: the field follows from tile, not from bytes; _halo_tile bounds it.
+    "halo": Meaning(_per_call, lambda t, c: c.bytes / t, lambda n, w, r: 0,
+                    fixed_bytes=_halo_bytes),
+    # A sample is one whole solve; bytes = the n x n float64 field; memory: three tiles per
+    # rank and, with field=, the whole field gathered on rank 0 (docs/app-advection2d.md).
+    "advection2d": Meaning(_per_call, None, lambda n, w, r: 3 * n // r + n),
+    "barrier": _collective(memory=lambda n, w, r: 0),
+    **{name: _collective() for name in ("bcast", "scatter", "gather", "reduce", "allreduce",
+                                        "allgather", "alltoall", "reduce_scatter", "scan")},
+}
 
 
-def kernel(name: str) -> Kernel:
-    try:
-        return KERNELS[name]
-    except KeyError:
-        raise UserError(f"unknown kernel '{name}'; choose one of: {', '.join(KERNELS)}") from None
+def meaning(name: str) -> Meaning:
+    return MEANINGS[name]
 
 
-def runnable(name: str) -> Kernel:
-    """A kernel `run` and `sweep` measure; an application is refused with the verb that runs it."""
-    k = kernel(name)
-    if k.app:
-        raise UserError(f"{name} is an application with its own checks; run it with "
-                        f"`commscope app {name}`")
-    return k
+def latency_scale(case) -> float:
+    """Latency per second of sample for this case: the latency is linear in the sample."""
+    return MEANINGS[case.kernel].latency(1.0, case)
 
 
-def modes_for(k: Kernel, spec: str | None) -> list[str | None]:
-    """The send modes to run: the --modes list, checked against what the kernel takes."""
-    if not k.modes:
-        if spec:
-            raise UserError(f"--modes: kernel {k.name} has no send modes; drop --modes")
-        return [None]
-    if not spec:
-        return [k.modes[0]]
-    if spec.strip() == "all":
-        return list(k.modes)
-    wanted = [m.strip() for m in spec.split(",") if m.strip()]
-    if not wanted:
-        raise UserError(f"--modes: '{spec}' names no send mode; choose from: {', '.join(k.modes)}")
-    for m in wanted:
-        if m not in k.modes:
-            raise UserError(f"--modes: unknown send mode '{m}' for {k.name}; "
-                            f"choose from: {', '.join(k.modes)}, or all")
-    return list(dict.fromkeys(wanted))
-
-
-def params_for(k: Kernel, given: dict[str, str], ranks: int, where: str = "--") -> dict[str, str]:
-    """The kernel's parameters with defaults filled in, each value checked.
-
-    `where` prefixes the name in messages: "--" for flags, "PLAN.toml: " for plans.
-    """
-    for name in given:
-        if name not in k.params:
-            takes = ", ".join(k.params) or "no parameters"
-            raise UserError(f"{where}{name}: kernel {k.name} takes {takes}")
-    values = {}
-    for name in k.params:
-        p = PARAMS[name]
-        value = str(given.get(name, p.default)).strip()
-        if p.choices and value not in p.choices:
-            raise UserError(f"{where}{name} {value}: choose one of {', '.join(p.choices)}")
-        if name == "root" and value != "rotate":
-            if not value.isdigit() or int(value) >= ranks:
-                raise UserError(f"{where}root {value}: give a rank from 0 to {ranks - 1}, or rotate")
-        values[name] = value
-    if "tile" in values:
-        _halo_tile(values, where)
-        _check_grid(values["grid"], ranks, where)
-    return values
-
-
-def _element(k: Kernel, params: dict[str, str]) -> tuple[str, int] | None:
-    """The element every size must be a whole number of, as (name, bytes); None: any size."""
-    if k.dtype_sized:
-        return params["dtype"], DTYPE_BYTES[params["dtype"]]
-    if params.get("operation") == "accumulate":
-        return "accumulate's uint64", ACCUMULATE_BYTES  # MPI_SUM is not defined on MPI_BYTE
-    return None
-
-
-def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str]) -> None:
-    element = _element(k, params)
-    if element:
-        name, unit = element
-        odd = [s for s in sizes if s % unit]
-        if odd:
-            raise UserError(f"--sizes: {odd[0]} B is not a whole number of {name} "
-                            f"({unit} B) elements; give multiples of {unit}")
+def bandwidth_Bps(kernel_name: str, t: float, case) -> float | None:
+    """Payload bytes per second from one sample t; None where the kernel defines no rate."""
+    rate = MEANINGS[kernel_name].bandwidth
+    if rate is None or t <= 0:
+        return None
+    return rate(t, case)

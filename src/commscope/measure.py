@@ -13,9 +13,10 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import host
 from .advice import case_advice, run_advice
 from .build import native_binary
-from .ingest import Ingest, case_label
+from .ingest import Ingest, RecordsError, case_label
 from .launcher import launch
 from .mpi import Mpi
 from .plan import Plan
@@ -76,7 +77,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
         how = launch(mpi, plan.ranks, binary, plan.native_args() + ["--output", str(records)],
                      plan.placement)
         run_id = store.begin_run(command, plan.kernel.name, plan.ranks, how.oversubscribed,
-                                 plan.settings(), sweep_id, launch_no)
+                                 plan.settings(), sweep_id, launch_no, plan.kernel.described,
+                                 host.facts())
         own_progress = progress is None
         if own_progress:
             progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
@@ -93,8 +95,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
         for r in readers:
             r.start()
         try:
-            code = _follow(records, proc, ingest, plan.case_timeout)
-        except (KeyboardInterrupt, CaseTimeout) as stopped:
+            code = _follow(records, proc, ingest, plan.sampling.case_timeout)
+        except (KeyboardInterrupt, CaseTimeout, RecordsError) as stopped:
             _stop(proc)
             if own_progress:
                 progress.close()
@@ -102,6 +104,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
             message = _stopped_message(status, ingest)
             if isinstance(stopped, CaseTimeout):
                 message += "; " + _timeout_reason(plan, ingest)
+            if isinstance(stopped, RecordsError):
+                message += f"; {stopped}"
             _finish(store, run_id, how.oversubscribed, status, message)
             return Outcome(run_id, status, message, ingest, how.oversubscribed)
         for r in readers:
@@ -175,7 +179,8 @@ def _timeout_reason(plan: Plan, ingest: Ingest) -> str:
     ranks = "ranks 0 and 1" if plan.kernel.two_ranks else f"ranks 0-{plan.ranks - 1}"
     where = (f"{case_label(ingest.in_flight)} on {ranks}" if ingest.in_flight
              else f"the launch of {plan.ranks} ranks, before its first case")
-    return (f"timed out: {where} made no progress for {plan.case_timeout:g} s (--timeout); "
+    return (f"timed out: {where} made no progress for {plan.sampling.case_timeout:g} s "
+            "(--timeout); "
             "check the ranks' hosts and links, then --resume a sweep or rerun")
 
 

@@ -1,61 +1,64 @@
-"""What one launch measures: kernel, ranks, cases, and how it is placed and synchronised."""
+"""What one launch measures, and the one builder that checks it: kernel, ranks, cases,
+placement, synchronisation and sampling, from plain values.
+
+Every verb and study builds its plans here (`plans`, `sampling`), so what a valid plan
+is lives in one place; `Names` says how each value was given, so a refusal names the
+flag (`--np`) or the sweep file's key (`plan.toml: experiment 2: np`) to fix.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .errors import UserError
-from .kernels import Kernel
-from .launcher import Placement
-from .sizes import format_bytes
+from .kernels import Catalog, Kernel, pair
+from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
+from .sizes import format_bytes, parse_sizes
 
-SYNCS = ("barrier", "window")
-EPOCHS = ("fence", "lock", "lock_all_flush", "pscw")  # rma's access epochs, given as --sync
+DEFAULT_SIZES = "0:4MiB"
 DEFAULT_PRECISION = 0.01  # the 95% CI of each median within +-1% of it
 DEFAULT_MAX_TIME = 2.0  # seconds of sampling before a case stops short of that
 TIMEOUT_BASE, TIMEOUT_FACTOR = 60.0, 10.0  # default per-case timeout: 60 s + 10x the budget
 ITERS_TIMEOUT = 600.0  # --iters gives no time budget: 10 minutes per case
-
-
-def parse_precision(text: str, flag: str = "--precision") -> float:
-    """A relative precision: 1%, 0.5% or 0.01."""
-    raw = str(text).strip()
-    try:
-        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < 1:
-        raise UserError(f"{flag} {text}: give a relative precision such as 1% or 0.01, "
-                        "above 0 and below 100%")
-    return value
-
-
-def check_sample_count(iters: int | None, min_time: float | None, max_time: float,
-                       where: str = "--", timeout: float | None = None) -> None:
-    if iters is not None and iters < 1:
-        raise UserError(f"{where}iters {iters}: give at least 1 sample per case")
-    if min_time is not None and not min_time > 0:
-        raise UserError(f"{where}min-time {min_time}: give a positive number of seconds")
-    if not max_time > 0:
-        raise UserError(f"{where}max-time {max_time}: give a positive number of seconds")
-    if timeout is not None and not timeout > 0:
-        raise UserError(f"{where}timeout {timeout}: give a positive number of seconds")
+# A kernel taking an access epoch (rma) takes it as --sync too: fence, lock, ...
+EPOCH = "epoch"
 
 
 @dataclass(frozen=True)
-class Plan:
-    kernel: Kernel
-    ranks: int
-    modes: list[str | None]
-    sizes: list[int]
-    iters: int | None
-    min_time: float | None  # None, and no --iters: --precision decides
-    window: int
-    validate: bool
-    params: dict[str, str] = field(default_factory=dict)
-    sync: str = "barrier"
-    placement: Placement = Placement()
+class Names:
+    """How a plan's values are named in messages: a verb's flags, or a sweep file's keys."""
+    where: str = ""  # a sweep file's "plan.toml: experiment 2: "
+    flags: bool = True
+
+    def __call__(self, key: str) -> str:
+        return f"--{key.replace('_', '-')}" if self.flags else f"{self.where}{key}"
+
+    def param(self, name: str) -> str:
+        return f"--{name}" if self.flags else f"{self.where}params.{name}"
+
+    def bare(self, *keys: str) -> tuple[str, ...]:
+        """Flags, or a sweep file's keys without where they are: for a remedy inside a
+        message, and for messages that the sweep prefixes itself."""
+        return tuple(self(k) if self.flags else k for k in keys)
+
+    @property
+    def params(self) -> str:
+        """What the kernel's parameters are called: flags, or a sweep file's params table."""
+        return "parameters" if self.flags else "params"
+
+
+FLAGS = Names()
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How many samples each case takes: a fixed count, a fixed time, or (the default)
+    until the 95% CI of its median is within +-precision, capped by max_time."""
+    iters: int | None = None
+    min_time: float | None = None
     precision: float = DEFAULT_PRECISION
     max_time: float = DEFAULT_MAX_TIME
     timeout: float | None = None  # None: case_timeout derives one
@@ -73,23 +76,7 @@ class Plan:
             return ITERS_TIMEOUT
         return TIMEOUT_BASE + TIMEOUT_FACTOR * (self.min_time or self.max_time)
 
-    @property
-    def cases(self) -> int:
-        return len(self.modes) * len(self.sizes)
-
     def native_args(self) -> list[str]:
-        args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
-                "--window", str(self.window), "--sync", self.sync]
-        if self.modes != [None]:
-            args += ["--modes", ",".join(self.modes)]
-        args += self._sample_count_args()
-        for key, value in self.params.items():
-            args += ["--param", f"{key}={value}"]
-        if self.validate:
-            args.append("--validate")
-        return args
-
-    def _sample_count_args(self) -> list[str]:
         if self.iters:
             return ["--iters", str(self.iters)]
         if self.min_time:
@@ -97,51 +84,92 @@ class Plan:
         return ["--precision", repr(self.precision), "--max-time", repr(self.max_time)]
 
     def settings(self) -> dict:
+        adaptive = not (self.iters or self.min_time)
+        return {"iters": self.iters, "min_time": None if self.iters else self.min_time,
+                "precision": self.precision if adaptive else None,
+                "max_time": self.max_time if adaptive else None}
+
+
+def parse_precision(text, name: str = "--precision") -> float:
+    """A relative precision: 1%, 0.5% or 0.01."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise UserError(f"{name} {text}: give a relative precision such as 1% or 0.01, "
+                        "above 0 and below 100%")
+    return value
+
+
+def sampling(*, iters: int | None = None, min_time: float | None = None,
+             precision=None, max_time: float | None = None, timeout: float | None = None,
+             names: Names = FLAGS) -> Sampling:
+    """Sampling, checked: one of iters, min_time or precision; positive times."""
+    if sum(v is not None for v in (iters, min_time, precision)) > 1:
+        raise UserError(f"{names.where}give one of {names('precision')}, "
+                        f"{names('min_time')} or {names('iters')}")
+    max_time = DEFAULT_MAX_TIME if max_time is None else max_time
+    if iters is not None and iters < 1:
+        raise UserError(f"{names('iters')} {iters}: give at least 1 sample per case")
+    for key, value in (("min_time", min_time), ("max_time", max_time), ("timeout", timeout)):
+        if value is not None and not value > 0:
+            raise UserError(f"{names(key)} {value}: give a positive number of seconds")
+    chosen = DEFAULT_PRECISION if precision is None else parse_precision(precision,
+                                                                          names("precision"))
+    return Sampling(iters, min_time, chosen, max_time, timeout)
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernel: Kernel
+    ranks: int
+    modes: list[str | None]
+    sizes: list[int]
+    window: int | None  # None: the kernel takes no window
+    params: dict[str, str] = field(default_factory=dict)
+    sync: str = "barrier"
+    validate: bool = False
+    placement: Placement = Placement()
+    sampling: Sampling = Sampling()
+
+    @property
+    def cases(self) -> int:
+        return len(self.modes) * len(self.sizes)
+
+    def native_args(self) -> list[str]:
+        args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
+                "--sync", self.sync]
+        if self.window is not None:
+            args += ["--window", str(self.window)]
+        if self.modes != [None]:
+            args += ["--modes", ",".join(self.modes)]
+        args += self.sampling.native_args()
+        for key, value in self.params.items():
+            args += ["--param", f"{key}={value}"]
+        if self.validate:
+            args.append("--validate")
+        return args
+
+    def settings(self) -> dict:
         """What was asked for, stored with the run: the provenance of every case in it."""
         return {"params": self.params, "sync": self.sync, **self.placement.as_dict(),
-                "modes": self.modes, "sizes": self.sizes, "iters": self.iters,
-                "min_time": None if self.iters else self.min_time,
-                "precision": None if self.iters or self.min_time else self.precision,
-                "max_time": None if self.iters or self.min_time else self.max_time,
-                "window": self.window,
-                "validate": self.validate}
+                "modes": self.modes, "sizes": self.sizes, **self.sampling.settings(),
+                "window": self.window, "validate": self.validate}
 
 
-def split_sync(k: Kernel, sync: str, given: dict[str, str],
-               flag: str = "--sync") -> tuple[str, dict[str, str]]:
-    """The timing loop's sync, and the kernel parameters, for a --sync value.
-
-    For rma, --sync also names the access epoch (fence, lock, ...): that becomes its
-    epoch parameter, and the loop starts samples after a barrier.
-    """
-    takes_epoch = "epoch" in k.params
-    if sync == "window" and takes_epoch:
-        # Window sync's busy-wait keeps the target out of MPI, and MPICH 5.0.2 grants a
-        # lock only when the target enters MPI: 8 B lock epochs took 1.6 ms, not 2.1 us.
-        raise UserError(f"{flag} window: the rma target would wait outside MPI, stalling its "
-                        f"epochs; use {flag} barrier, fence, lock, lock_all_flush or pscw")
-    if sync in SYNCS:
-        return sync, given
-    if not takes_epoch:
-        raise UserError(f"{flag} {sync}: an RMA access epoch, which only rma takes; "
-                        f"use {flag} {' or '.join(SYNCS)} for {k.name}")
-    if given.get("epoch", sync) != sync:
-        raise UserError(f"{flag} {sync}: the epoch is already given as epoch={given['epoch']}; "
-                        "give it once")
-    return "barrier", {**given, "epoch": sync}
-
-
-def parse_ranks(spec: str, flag: str = "--np") -> list[int]:
+def parse_ranks(spec, name: str = "--np") -> list[int]:
     """Process counts: a list (2,4,8) or a power-of-two range (2:16), sorted, distinct."""
     counts: set[int] = set()
     for item in (i.strip() for i in str(spec).split(",")):
         m = re.fullmatch(r"(\d+)(?:\s*:\s*(\d+))?", item)
         if not m or int(m.group(1)) < 1:
-            raise UserError(f"{flag}: '{item}' is not a process count; use a list (2,4,8) "
+            raise UserError(f"{name}: '{item}' is not a process count; use a list (2,4,8) "
                             "or a power-of-two range (2:16)")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi < lo:
-            raise UserError(f"{flag}: range {item} ends below its start")
+            raise UserError(f"{name}: range {item} ends below its start")
         if m.group(2) is None:
             counts.add(lo)
             continue
@@ -150,6 +178,214 @@ def parse_ranks(spec: str, flag: str = "--np") -> list[int]:
             counts.add(n)
             n *= 2
     return sorted(counts)
+
+
+def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
+          window: int | None = None, params: dict | None = None, sync: str = "barrier",
+          validate: bool = False, sampling: Sampling = Sampling(), map_by: str | None = None,
+          bind_to: str | None = None, transport: str = "auto", hosts: str | None = None,
+          hostfile: str | None = None, ppn: int | None = None, launcher: str = "auto",
+          app: bool = False, names: Names = FLAGS) -> list[Plan]:
+    """One plan per process count, every one checked before anything is launched.
+
+    np and sizes take a spec ("2:8", "0:4MiB") or a list; modes a spec ("all",
+    "standard,ready"); params the kernel's parameters by name, as strings.
+    """
+    k = catalog.kernel(kernel) if app else catalog.runnable(kernel)
+    window = _window(k, window, names)
+    sync, given = split_sync(catalog, k, sync, {n: str(v).strip() for n, v in (params or {}).items()},
+                             names)
+    sizes, given = _sizes(k, sizes, given, names)
+    chosen_modes = modes_for(k, modes, names)
+    _choice(map_by, MAP_BY, names("map_by"))
+    _choice(bind_to, BIND_TO, names("bind_to"))
+    _choice(transport, TRANSPORTS, names("transport"))
+    placement = Placement(map_by, bind_to, transport,
+                          **host_fields(hosts, hostfile, ppn, launcher, mpi,
+                                        names.bare("hosts", "hostfile", "ppn", "launcher")))
+    found = []
+    for ranks in _counts(np, names):
+        if ranks < k.min_ranks:
+            raise UserError(f"{names('np')} {ranks}: {k.name} needs at least {k.min_ranks} ranks")
+        chosen = params_for(k, given, ranks, names)
+        these_sizes = [k.meaning.fixed_bytes(chosen, names.param)] if k.meaning.fixed_bytes \
+            else sizes
+        check_sizes(k, these_sizes, chosen, names)
+        check_placement(mpi, ranks, placement)
+        plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
+                    placement, sampling)
+        check_memory(catalog, plan, names)
+        found.append(plan)
+    return found
+
+
+def _counts(np, names: Names) -> list[int]:
+    spec = ",".join(map(str, np)) if isinstance(np, (list, tuple)) else str(np)
+    return parse_ranks(spec, names("np"))
+
+
+def _choice(value, choices: Iterable[str], name: str) -> None:
+    if value is not None and value not in choices:
+        raise UserError(f"{name} {value}: choose from {', '.join(choices)}")
+
+
+def _window(k: Kernel, window: int | None, names: Names) -> int | None:
+    """The window to pass and record; None for a kernel without one (a window given for
+    it, as for every kernel of a sweep, has nothing to set)."""
+    if window is None or k.default_window is None:
+        return k.default_window
+    if window < 1:
+        raise UserError(f"{names('window')} {window}: give at least 1 message in flight")
+    return window
+
+
+def _sizes(k: Kernel, spec, given: dict[str, str], names: Names) -> tuple[list[int], dict]:
+    """The sizes to measure, and the parameters without a size given as a length."""
+    text = None if spec is None else ",".join(map(str, spec)) if isinstance(spec, (list, tuple)) \
+        else str(spec)
+    if k.meaning.fixed_bytes:
+        if text is not None:
+            raise UserError(f"{names('sizes')}: {k.name}'s bytes follow from its "
+                            f"{names.params}; drop {names.bare('sizes')[0]}")
+        return [], given
+    length = k.meaning.length
+    if length and (text is None or length[0] in given):
+        key, unit, default = length
+        if text is not None:
+            raise UserError(f"{names('sizes')}: {k.name}'s size is its length; give "
+                            f"{names.bare('param')[0]} {key}=N or {names.bare('sizes')[0]}, "
+                            "not both")
+        given = dict(given)
+        n = given.pop(key, str(default))
+        if not n.isdigit() or int(n) < 1:
+            raise UserError(f"{names.param(key)}={n}: give the vector length as a positive "
+                            "integer")
+        return [unit * int(n)], given
+    return parse_sizes(text or DEFAULT_SIZES, names("sizes")), given
+
+
+def split_sync(catalog: Catalog, k: Kernel, sync: str, given: dict[str, str],
+               names: Names = FLAGS) -> tuple[str, dict[str, str]]:
+    """The timing loop's sync, and the kernel parameters, for a --sync value.
+
+    A kernel with an access epoch (rma) takes it as --sync too: that becomes its
+    epoch parameter, and the loop starts samples after a barrier.
+    """
+    name, methods = names("sync"), catalog.sync_methods
+    epoch = k.params.get(EPOCH)
+    if sync == "window" and epoch:
+        # Window sync's busy-wait keeps the target out of MPI, and MPICH 5.0.2 grants a
+        # lock only when the target enters MPI: 8 B lock epochs took 1.6 ms, not 2.1 us.
+        raise UserError(f"{name} window: the {k.name} target would wait outside MPI, stalling "
+                        f"its epochs; use {names.bare('sync')[0]} barrier or one of "
+                        f"{', '.join(epoch.choices)}")
+    if sync in methods:
+        return sync, given
+    takers = [o.name for o in catalog.kernels.values()
+              if EPOCH in o.params and sync in o.params[EPOCH].choices]
+    if not epoch or sync not in epoch.choices:
+        if not takers:
+            raise UserError(f"{name} {sync}: invalid choice: '{sync}'; choose from "
+                            f"{', '.join(methods)}, or an access epoch of "
+                            f"{_epoch_kernels(catalog)}")
+        raise UserError(f"{name} {sync}: an RMA access epoch, which only "
+                        f"{', '.join(takers)} takes; use {names.bare('sync')[0]} "
+                        f"{' or '.join(methods)} for {k.name}")
+    if given.get(EPOCH, sync) != sync:
+        raise UserError(f"{name} {sync}: the epoch is already given as epoch={given[EPOCH]}; "
+                        "give it once")
+    return "barrier", {**given, EPOCH: sync}
+
+
+def _epoch_kernels(catalog: Catalog) -> str:
+    return "; ".join(f"{k.name}: {', '.join(k.params[EPOCH].choices)}"
+                     for k in catalog.kernels.values() if EPOCH in k.params)
+
+
+def modes_for(k: Kernel, spec: str | None, names: Names = FLAGS) -> list[str | None]:
+    """The send modes to run: the --modes list, checked against what the kernel takes."""
+    name = names("modes")
+    if not k.modes:
+        if spec:
+            raise UserError(f"{name}: kernel {k.name} has no send modes; drop "
+                            f"{names.bare('modes')[0]}")
+        return [None]
+    if not spec:
+        return [k.modes[0]]
+    if spec.strip() == "all":
+        return list(k.modes)
+    wanted = [m.strip() for m in spec.split(",") if m.strip()]
+    if not wanted:
+        raise UserError(f"{name}: '{spec}' names no send mode; choose from: {', '.join(k.modes)}")
+    for m in wanted:
+        if m not in k.modes:
+            raise UserError(f"{name}: unknown send mode '{m}' for {k.name}; "
+                            f"choose from: {', '.join(k.modes)}, or all")
+    return list(dict.fromkeys(wanted))
+
+
+def params_for(k: Kernel, given: dict[str, str], ranks: int,
+               names: Names = FLAGS) -> dict[str, str]:
+    """The kernel's parameters with the declared defaults filled in, each value checked.
+
+    Choices first, then what the kernel's size definition checks (halo's tile and
+    width), then each parameter's kind (native/kernel.h: rank, count, grid, ...).
+    """
+    for name in given:
+        if name not in k.params:
+            takes = ", ".join(k.params) or "no parameters"
+            raise UserError(f"{names.param(name)}: kernel {k.name} takes {takes}")
+    values = {name: str(given.get(name, p.default)).strip()
+              for name, p in k.params.items() if name in given or p.default is not None}
+    for name, value in values.items():
+        p = k.params[name]
+        if p.kind == "choice" and value not in p.choices:
+            raise UserError(f"{names.param(name)} {value}: choose one of {', '.join(p.choices)}")
+    if k.meaning.fixed_bytes:
+        k.meaning.fixed_bytes(values, names.param)
+    for name, value in values.items():
+        _check_kind(k.params[name], value, ranks, names.param(name))
+    return values
+
+
+def _check_kind(p, value: str, ranks: int, name: str) -> None:
+    if p.kind == "rank" and value != "rotate" and (not value.isdigit() or int(value) >= ranks):
+        raise UserError(f"{name} {value}: give a rank from 0 to {ranks - 1}, or rotate")
+    if p.kind == "count" and not (value.isdigit() and int(value) >= 1):
+        raise UserError(f"{name} {value}: give a whole number from 1")
+    if p.kind == "number" and not _finite(value):
+        raise UserError(f"{name} {value}: give a finite number")
+    if p.kind == "extent" and pair(value) is None:
+        raise UserError(f"{name} {value}: give NXxNY {p.help}, e.g. {p.default}")
+    if p.kind == "grid" and value != "auto":
+        grid = pair(value)
+        if grid is None:
+            raise UserError(f"{name} {value}: give PXxPY (e.g. 2x2) or auto")
+        if grid[0] * grid[1] != ranks:
+            raise UserError(f"{name} {value}: a {value} process grid is {grid[0] * grid[1]} "
+                            f"ranks, but the run has {ranks}; give PXxPY with PX*PY = {ranks}, "
+                            "or auto")
+
+
+def _finite(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str],
+                names: Names = FLAGS) -> None:
+    """Every size a whole number of the elements the chosen parameters ask for."""
+    for name, value in params.items():
+        element = (k.params[name].elements or {}).get(value)
+        if element is None:
+            continue
+        odd = [s for s in sizes if s % element.bytes]
+        if odd:
+            what = value if element.type == value else f"{value}'s {element.type}"
+            raise UserError(f"{names('sizes')}: {odd[0]} B is not a whole number of {what} "
+                            f"({element.bytes} B) elements; give multiples of {element.bytes}")
 
 
 def available_memory() -> int | None:
@@ -164,15 +400,16 @@ def available_memory() -> int | None:
     return None
 
 
-def check_memory(plan: Plan) -> None:
+def check_memory(catalog: Catalog, plan: Plan, names: Names = FLAGS) -> None:
     """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
     largest = max(plan.sizes)
-    per_rank = plan.kernel.memory(largest, plan.window, plan.ranks)
+    window = catalog.window_used(plan.kernel, plan.window, largest)
+    per_rank = plan.kernel.meaning.memory(largest, window, plan.ranks)
     need = per_rank * (2 if plan.kernel.two_ranks else plan.ranks)
     have = available_memory()
     if have is not None and need > have:
         raise UserError(
-            f"--sizes: {format_bytes(largest)} messages need {per_rank / 2**30:.1f} GiB per "
-            f"rank for {plan.kernel.name}, {need / 2**30:.1f} GiB on this host for "
+            f"{names('sizes')}: {format_bytes(largest)} messages need {per_rank / 2**30:.1f} GiB "
+            f"per rank for {plan.kernel.name}, {need / 2**30:.1f} GiB on this host for "
             f"{plan.ranks} ranks, but only {have / 2**30:.1f} GiB is available; "
             "lower the largest size")

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from .cases import Case
 from .errors import UserError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -91,6 +91,18 @@ CREATE TABLE warnings (
 );
 CREATE INDEX warnings_by_run ON warnings(run_id);
 """,
+    4: """
+ALTER TABLE runs ADD COLUMN kernel_facts TEXT;  -- JSON: the kernel as the native binary described it
+ALTER TABLE runs ADD COLUMN host_facts TEXT;    -- JSON: the launching host, measured with the run
+-- Runs stored before schema 4 carry no description; their kernels' families, as they were then.
+UPDATE runs SET kernel_facts = '{"family": "' || CASE
+    WHEN kernel IN ('pingpong', 'pingping', 'bw', 'bibw') THEN 'point-to-point'
+    WHEN kernel = 'rma' THEN 'one-sided'
+    WHEN kernel IN ('fanin', 'ring', 'vector_sum') THEN 'many-rank'
+    WHEN kernel = 'halo' THEN 'halo'
+    WHEN kernel = 'advection2d' THEN 'application'
+    ELSE 'collective' END || '"}';
+""",
 }
 
 # Record fields kept in columns or blobs; everything else a case record has goes to `extra`.
@@ -102,40 +114,16 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-@dataclass(frozen=True)
-class Case:
-    id: int
-    run_id: int
-    kernel: str
-    send_mode: str | None
-    bytes: int
-    ranks: int
-    window: int | None
-    batch: int
-    warmup_iterations: int
-    validated: bool
-    timed_by: str
-    samples: np.ndarray  # every sample, as measured
-    settings: dict  # what the run asked for: params, placement, transport, sync
-    params: dict  # the run's kernel parameters
-    extra: dict  # kernel-specific record fields (phases, arrival order, sync, ...)
-    case_key: str | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> "Case":
-        settings = json.loads(row["settings"]) if row["settings"] else {}
-        return cls(row["id"], row["run_id"], row["kernel"], row["send_mode"], row["bytes"],
-                   row["ranks"], row["window"], row["batch"], row["warmup_iterations"],
-                   bool(row["validated"]), row["timed_by"],
-                   np.frombuffer(row["samples"], dtype="<f8"), settings,
-                   settings.get("params", {}),
-                   json.loads(row["extra"]) if row["extra"] else {}, row["case_key"])
-
-    @property
-    def valid_samples(self) -> np.ndarray:
-        """The samples statistics use: all but repetitions the sync marked invalid (late start)."""
-        invalid = self.extra.get("invalid")
-        return np.delete(self.samples, invalid) if invalid else self.samples
+def _case(row: sqlite3.Row) -> Case:
+    settings = json.loads(row["settings"]) if row["settings"] else {}
+    facts = json.loads(row["kernel_facts"]) if row["kernel_facts"] else {}
+    return Case(row["id"], row["run_id"], row["kernel"], row["send_mode"], row["bytes"],
+                row["ranks"], row["window"], row["batch"], row["warmup_iterations"],
+                bool(row["validated"]), row["timed_by"],
+                np.frombuffer(row["samples"], dtype="<f8"), settings,
+                settings.get("params", {}), json.loads(row["extra"]) if row["extra"] else {},
+                row["case_key"], row["launched_ranks"], bool(row["oversubscribed"]),
+                row["mpi_version"], row["launch"], facts.get("family"))
 
 
 def _blob(values) -> bytes:
@@ -193,12 +181,15 @@ class Store:
 
     def begin_run(self, command: list[str], kernel: str, ranks: int, oversubscribed: bool,
                   settings: dict | None = None, sweep_id: int | None = None,
-                  launch: int | None = None) -> int:
+                  launch: int | None = None, kernel_facts: dict | None = None,
+                  host_facts: dict | None = None) -> int:
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, status, command, kernel, ranks, oversubscribed, "
-            "settings, sweep_id, launch) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+            "settings, sweep_id, launch, kernel_facts, host_facts) "
+            "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed),
-             json.dumps(settings or {}), sweep_id, launch))
+             json.dumps(settings or {}), sweep_id, launch, json.dumps(kernel_facts or {}),
+             None if host_facts is None else json.dumps(host_facts)))
         return cur.lastrowid
 
     def set_context(self, run_id: int, context: dict) -> None:
@@ -257,10 +248,12 @@ class Store:
         return row
 
     def cases(self, run_id: int) -> list[Case]:
-        rows = self.db.execute("SELECT cases.*, runs.settings FROM cases JOIN runs "
+        rows = self.db.execute("SELECT cases.*, runs.settings, runs.ranks AS launched_ranks, "
+                               "runs.oversubscribed, runs.mpi_version, runs.launch, "
+                               "runs.kernel_facts FROM cases JOIN runs "
                                "ON runs.id = cases.run_id WHERE run_id = ? ORDER BY cases.id",
                                (run_id,))
-        return [Case.from_row(r) for r in rows]
+        return [_case(r) for r in rows]
 
     # --- sweeps ---
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import kernel
+from .cases import Case
 from .stats import relative_precision, summarize
-from .store import Case
-
-MB = 1e6  # bandwidth is shown in MB/s with MB = 10^6 bytes
+from .units import mb_per_s
 
 
 def case_summary(case: Case) -> dict:
@@ -19,10 +17,9 @@ def case_summary(case: Case) -> dict:
     Repetitions that the window synchronisation marked invalid are left out of
     the statistics and counted.
     """
-    k = kernel(case.kernel)
     samples = case.valid_samples
-    s = summarize(samples * k.latency(1.0, case)) if samples.size else None
-    bandwidth = k.bandwidth_Bps(float(np.median(samples)), case) if s else None
+    s = summarize(case.latency_s) if samples.size else None
+    bandwidth = case.bandwidth_Bps(float(np.median(samples))) if s else None
     out = {
         "run": case.run_id,
         "kernel": case.kernel,
@@ -41,7 +38,7 @@ def case_summary(case: Case) -> dict:
         "invalid": len(case.extra.get("invalid") or ()),
         "precision_target": case.extra.get("precision_target"),
         "capped": case.extra.get("capped", False),
-        "bandwidth_MBps": None if bandwidth is None else bandwidth / MB,
+        "bandwidth_MBps": mb_per_s(bandwidth),
         "validated": case.validated,
     }
     phases = case.extra.get("phase_samples_s")

@@ -14,11 +14,18 @@ VERBS = (run, sweep, app, study, info, results, compare, fit, predict, report)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is a UserError: one line, exit 2."""
+    """argparse, but a usage mistake is a UserError: one line, exit 2; `more_help`, when
+    set, adds text to --help that is only worked out when asked for."""
+
+    more_help = None
 
     def error(self, message: str):
         verb = self.prog.partition(" ")[2]
         raise UserError(f"{verb}: {message}" if verb else message)
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return text + "\n" + self.more_help() + "\n" if self.more_help else text
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,7 +40,13 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args = parser().parse_args(argv)
+        top = parser()
+        # Kernel parameters are flags too (run --op sum), known only from the native
+        # binary's description: the verbs that take them read the rest themselves.
+        args, extra = top.parse_known_args(argv)
+        if extra and not getattr(args, "kernel_flags", False):
+            top.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra = extra
         return args.func(args, argv)
     except UserError as exc:
         print(f"commscope: {exc}", file=sys.stderr)

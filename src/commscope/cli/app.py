@@ -8,11 +8,10 @@ import os
 from ..advection import (INITS, METHODS, Problem, app_summary, check, check_points, default_dt,
                          field_bytes, parse_grid)
 from ..errors import UserError
-from ..kernels import kernel
-from ..launcher import Placement, check_placement
+from ..kernels import catalog
 from ..measure import measure
 from ..mpi import find_mpi
-from ..plan import Plan, check_memory, check_sample_count, parse_ranks
+from ..plan import Plan, parse_ranks, plans, sampling
 from ..store import Store
 from ..summary import case_summary
 from ..views.advection import render
@@ -70,13 +69,10 @@ def plan_from(args: argparse.Namespace, mpi) -> Plan:
     if len(ranks) != 1:
         raise UserError(f"--np {args.np}: give one process count; the app runs one launch")
     iters = DEFAULT_ITERS if args.iters is None and args.min_time is None else args.iters
-    check_sample_count(iters, args.min_time, 1.0)
+    solves = sampling(iters=iters, min_time=args.min_time)
     problem = problem_from(args, ranks[0])
-    placement = Placement()
-    check_placement(mpi, ranks[0], placement)
-    plan = Plan(kernel(args.app), ranks[0], [None], [field_bytes(problem.n)], iters,
-                args.min_time, 1, False, problem.params(), "barrier", placement)
-    check_memory(plan)
+    (plan,) = plans(catalog(mpi), mpi, kernel=args.app, np=ranks, sizes=[field_bytes(problem.n)],
+                    params=problem.params(), sampling=solves, app=True)
     return plan
 
 

@@ -1,4 +1,4 @@
-"""Options shared by several verbs."""
+"""Options and output shared by several verbs."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
+from .. import names
 from ..advice import fold
 from ..errors import UserError
 from ..store import Store
 from ..summary import case_summary
-from ..views.table import library_label, render, render_phases, render_ranks
+from ..views.run import rank_times, render, render_phases, render_ranks
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
@@ -39,6 +38,23 @@ def print_json(value) -> None:
     print(json.dumps(value, indent=2))
 
 
+def kernel_list() -> str:
+    """The kernels as the native binary of the MPI found describes them, for --help."""
+    from ..kernels import catalog  # finding an MPI and building happen only for help
+    try:
+        known = catalog()
+    except (UserError, OSError, RuntimeError) as exc:
+        return f"kernels: listed once an MPI is found ({exc})"
+    lines = ["kernels (commscope-native --describe):"]
+    for k in known.kernels.values():
+        modes = f"; modes {', '.join(k.modes)}" if k.modes else ""
+        lines.append(f"  {k.name:<15} {k.description} ({k.family}, {k.min_ranks}+ ranks{modes})")
+        for p in k.params.values():
+            values = "|".join(p.choices) if p.choices else p.kind
+            lines.append(f"      --{p.name} {values}: {p.help} (default {p.default or 'none'})")
+    return "\n".join(lines)
+
+
 def show_launch(store, outcome, plan, db: str, as_json: bool, table=None) -> list[dict]:
     """Print one launch's table (unless JSON is wanted later) and its skips; its summaries.
 
@@ -47,15 +63,13 @@ def show_launch(store, outcome, plan, db: str, as_json: bool, table=None) -> lis
     cases = store.cases(outcome.run_id)
     summaries = [case_summary(c) for c in cases]
     if not as_json and summaries:
-        lib = library_label((outcome.ingest.context or {}).get("mpi_library_version"))
+        lib = names.library((outcome.ingest.context or {}).get("mpi_library_version"))
         print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, {lib}, "
               f"results in {db}")
         print(table(cases, summaries) if table else render(summaries))
-        if plan.kernel.name == "fanin":  # each sender's send-completion time (its fanin phase)
-            print(render_ranks(cases, [np.asarray(c.extra["phase_samples_s"]["fanin"])
-                                       for c in cases]))
-        elif plan.kernel.name == "ring":  # who waits: each rank's own time
-            print(render_ranks(cases, [store.rank_samples(c.id) for c in cases]))
+        per_rank = [rank_times(c, store.rank_samples) for c in cases]
+        if per_rank[0] is not None:  # who waits: each rank's own time
+            print(render_ranks(cases, per_rank))
         if not table and len(summaries[0].get("phase_median_s", {})) > 1:
             print(render_phases(summaries))
     # Oversubscription is told once per command, by warn_oversubscribed.

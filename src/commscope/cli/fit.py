@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import selection
 from ..errors import UserError
 from ..models.groups import MAX_SEGMENTS, fit_runs
 from ..views.models import fit_json, render_fits
@@ -15,9 +16,9 @@ def add_parser(sub) -> None:
                        description="Fit t(n) = alpha + n/B (and piecewise lines at protocol "
                                    "switches) to the per-size medians of stored runs, with "
                                    "bootstrap CIs; see docs/models.md.")
-    p.add_argument("run_ids", type=int, nargs="*", metavar="RUN",
-                   help="runs to fit (default: the latest command's runs: every run of the "
-                        "latest sweep, or of the latest `commscope run`)")
+    p.add_argument("runs", nargs="*", metavar="RUNS",
+                   help=f"runs to fit: {selection.SYNTAX} (default: the latest command's "
+                        "runs: every run of the latest sweep, or of the latest `commscope run`)")
     p.add_argument("--kernel", metavar="K", help="fit only this kernel's cases")
     p.add_argument("--max-segments", type=int, default=MAX_SEGMENTS, metavar="K",
                    help=f"most segments the BIC may choose (default {MAX_SEGMENTS})")
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.max_segments < 1:
         raise UserError(f"--max-segments {args.max_segments}: give at least 1")
     store = existing_store(args.db)
-    run_ids = args.run_ids or store.latest_command_runs()
+    run_ids = selection.runs(args.runs, store)
     found = fit_runs(store, run_ids, args.kernel, args.max_segments)
     if all(g.fit is None for g in found) and len(found) == 1:
         raise UserError(f"run {', '.join(map(str, run_ids))}: {found[0].note}")

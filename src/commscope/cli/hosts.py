@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from .. import launcher
 from ..launcher import LAUNCHERS
 
 
@@ -21,6 +20,7 @@ def add_host_flags(p: argparse.ArgumentParser) -> None:
                         "an allocation (SLURM_JOB_ID set), else mpi (default auto)")
 
 
-def host_fields(args: argparse.Namespace, mpi) -> dict:
-    """Placement's hosts, ppn and launcher from the flags, checked."""
-    return launcher.host_fields(args.hosts, args.hostfile, args.ppn, args.launcher, mpi)
+def host_args(args: argparse.Namespace) -> dict:
+    """The host flags as the plan builder's keywords."""
+    return {"hosts": args.hosts, "hostfile": args.hostfile, "ppn": args.ppn,
+            "launcher": args.launcher}

@@ -6,13 +6,15 @@ import argparse
 import itertools
 import sys
 
+from .. import selection
+from ..cases import Case
 from ..errors import UserError
 from ..models.collectives import ALGORITHMS
 from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, load_cases
 from ..models.predict import comparable, predictions
 from ..plan import parse_ranks
 from ..sizes import parse_sizes
-from ..store import Case, Store
+from ..store import Store
 from ..views.models import render_predictions, source_label
 from .common import add_db, existing_store, print_json
 
@@ -25,14 +27,16 @@ def add_parser(sub) -> None:
                                    "docs/models.md.")
     p.add_argument("kernel", choices=list(ALGORITHMS), metavar="KERNEL",
                    help=f"what to predict: {', '.join(ALGORITHMS)}")
-    p.add_argument("--from", dest="source", type=int, required=True, metavar="RUN",
-                   help="the run whose fit gives t(m), e.g. a pingping or pingpong run")
+    p.add_argument("--from", dest="source", required=True, metavar="RUNS",
+                   help="the run(s) whose fit gives t(m), e.g. a pingping or pingpong run: "
+                        f"{selection.SYNTAX}")
     p.add_argument("--mode", metavar="MODE",
                    help="the send mode to take from --from when it has several")
     p.add_argument("--np", metavar="LIST", help="process counts: 2,3,4 or 2:16")
     p.add_argument("--sizes", metavar="SPEC", help="sizes, as for `commscope run`")
-    p.add_argument("--compare", type=int, nargs="+", default=[], metavar="RUN",
-                   help="measured runs of KERNEL to set the predictions against")
+    p.add_argument("--compare", nargs="+", default=[], metavar="RUNS",
+                   help=f"measured runs of KERNEL to set the predictions against: "
+                        f"{selection.SYNTAX}")
     p.add_argument("--one-line", action="store_true",
                    help="use the single Hockney line, not the segments the BIC chose")
     p.add_argument("--gamma", type=float, default=0.0, metavar="S_PER_BYTE",
@@ -42,30 +46,32 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def source_fit(store: Store, run_id: int, mode: str | None) -> GroupFit:
-    """The one configuration of run `run_id` (of send mode `mode`) with its fit."""
-    found = fit_runs(store, [run_id], None, MAX_SEGMENTS, resamples=0, flag="--from")
+def source_fit(store: Store, spec: str, mode: str | None) -> GroupFit:
+    """The one configuration of the runs `spec` (of send mode `mode`) with its fit."""
+    run_ids = selection.parse(spec, store, "--from")
+    found = fit_runs(store, run_ids, None, MAX_SEGMENTS, resamples=0, flag="--from")
     if mode:
         found = [g for g in found if g.group.config["send_mode"] == mode]
         if not found:
-            raise UserError(f"--mode {mode}: run {run_id} has no {mode} cases")
+            raise UserError(f"--mode {mode}: run {spec} has no {mode} cases")
     if len(found) > 1:
         modes = ", ".join(str(g.group.config["send_mode"]) for g in found)
-        raise UserError(f"--from {run_id}: {len(found)} configurations (send modes {modes}); "
+        raise UserError(f"--from {spec}: {len(found)} configurations (send modes {modes}); "
                         "choose one with --mode")
     if found[0].fit is None:
-        raise UserError(f"--from {run_id}: {found[0].note}")
+        raise UserError(f"--from {spec}: {found[0].note}")
     return found[0]
 
 
-def measured_cases(store: Store, run_ids: list[int], kernel_name: str) -> list[Case]:
-    if not run_ids:
+def measured_cases(store: Store, specs: list[str], kernel_name: str) -> list[Case]:
+    if not specs:
         return []
-    cases = [c for c in load_cases(store, run_ids)[0] if comparable(c, kernel_name)]
+    run_ids = [r for spec in specs for r in selection.parse(spec, store, "--compare")]
+    cases = [c for c in load_cases(store, run_ids) if comparable(c, kernel_name)]
     if not cases:
         what = f"{kernel_name} cases with pattern ring" if kernel_name == "ring" \
             else f"{kernel_name} cases"
-        raise UserError(f"--compare {' '.join(map(str, run_ids))}: no {what}")
+        raise UserError(f"--compare {' '.join(specs)}: no {what}")
     return cases
 
 
@@ -95,11 +101,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError("--np: the models need at least 2 ranks")
     t = source.fit.single.line.time_s if args.one_line else source.fit.time_s
     rows = predictions(args.kernel, t, points, measured, args.gamma)
-    for run_id in sorted({c.run_id for c in measured}):
-        if store.run(run_id)["oversubscribed"]:
-            print(f"commscope: warning: run {run_id} ran more ranks than cores: its times "
-                  "include time-slicing, which the models leave out; compare runs with one "
-                  "rank per core", file=sys.stderr)
+    for run_id in sorted({c.run_id for c in measured if c.oversubscribed}):
+        print(f"commscope: warning: run {run_id} ran more ranks than cores: its times "
+              "include time-slicing, which the models leave out; compare runs with one "
+              "rank per core", file=sys.stderr)
     if args.json:
         print_json(rows)
     else:

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..compare import parse_runs
+from .. import selection
 from ..errors import UserError
 from .common import add_db, existing_store
 
@@ -16,9 +16,9 @@ def add_parser(sub) -> None:
                        description="Write one HTML file (figures embedded, no network needed) "
                                    "with latency, bandwidth, fits, distributions, per-rank "
                                    "times, scaling, provenance and warnings; see docs/report.md.")
-    p.add_argument("run_ids", nargs="*", metavar="RUN",
-                   help="runs: 3, 3,4, 3-5 or sweep:2 (default: the latest command's runs, as "
-                        "for `commscope fit`)")
+    p.add_argument("runs", nargs="*", metavar="RUNS",
+                   help=f"{selection.SYNTAX} (default: the latest command's runs, as for "
+                        "`commscope fit`)")
     p.add_argument("--sweep", type=int, metavar="N", help="add every run of sweep N")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
     add_db(p)
@@ -29,7 +29,7 @@ def chosen_runs(store, given: list[str], sweep: int | None) -> tuple[list[int], 
     """The runs to report and how they were chosen, in words for the page."""
     runs: list[int] = []
     for item in given:
-        runs += [r for r in parse_runs(item, store, "RUN") if r not in runs]
+        runs += [r for r in selection.parse(item, store, "RUN") if r not in runs]
     if sweep is not None:
         found = store.sweep_runs(sweep)
         if not found:
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     output = Path(args.output)
     check_output(output)
     store = existing_store(args.db)
-    run_ids, how = chosen_runs(store, args.run_ids, args.sweep)
+    run_ids, how = chosen_runs(store, args.runs, args.sweep)
     from ..report import build  # matplotlib: imported only by the verbs that draw
 
     write(output, build(store, run_ids, how))

@@ -5,33 +5,32 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UserError
-from ..kernels import KERNELS, PARAMS, SEND_MODES, check_sizes, modes_for, params_for, runnable
-from ..launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement
+from ..kernels import Catalog, catalog
+from ..launcher import BIND_TO, MAP_BY, TRANSPORTS
 from ..measure import measure
 from ..mpi import find_mpi
-from ..plan import (DEFAULT_MAX_TIME, DEFAULT_PRECISION, EPOCHS, SYNCS, Plan, check_memory,
-                    check_sample_count, parse_precision, parse_ranks, split_sync)
-from ..sizes import parse_sizes
+from ..plan import DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES, plans, sampling
 from ..store import Store
-from .common import add_db, add_mpi, exit_code, print_json, show_launch, warn_oversubscribed
-from .hosts import add_host_flags, host_fields
-
-DEFAULT_SIZES = "0:4MiB"
-DEFAULT_VECTOR = 1_000_000  # vector_sum's N when --param n= is not given
+from .common import (add_db, add_mpi, exit_code, kernel_list, print_json, show_launch,
+                     warn_oversubscribed)
+from .hosts import add_host_flags, host_args
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="measure one kernel",
+    p = sub.add_parser("run", help="measure one kernel", allow_abbrev=False,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Measure one kernel over message sizes, send modes and "
-                                   "process counts.")
-    p.add_argument("kernel", help=f"one of: {', '.join(KERNELS)}")
+                                   "process counts. Each kernel parameter is also a flag: "
+                                   "--NAME VALUE, as --param NAME=VALUE (listed below).")
+    p.more_help = kernel_list
+    p.add_argument("kernel", help="the kernel (listed below)")
     p.add_argument("--np", default="2", metavar="LIST",
                    help="process counts: 2, a list 2,4,8 or a power-of-two range 2:16 (default 2)")
     p.add_argument("--sizes", metavar="SPEC",
                    help="message sizes: 8,1K,64KiB or a power-of-two range 0:4MiB "
                         f"(default {DEFAULT_SIZES})")
     p.add_argument("--modes", metavar="LIST",
-                   help=f"send modes: {', '.join(SEND_MODES)}, or all (default standard)")
+                   help="send modes of the kernel (listed below), or all (default: the first)")
     p.add_argument("--window", type=int, metavar="W",
                    help="messages in flight per iteration for bw and bibw (default 64); "
                         "operations per epoch for rma (default 1)")
@@ -49,15 +48,12 @@ def add_parser(sub) -> None:
                         "flagged (default %(default)s)")
     p.add_argument("--validate", action="store_true",
                    help="check every payload byte on every iteration")
-    for param in (p for p in PARAMS.values() if p.flag):
-        choices = param.metavar or "|".join(param.choices) or "N|rotate"
-        p.add_argument(f"--{param.name}", metavar=choices, help=f"{param.help} (default {param.default})")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
-    p.add_argument("--sync", choices=SYNCS + EPOCHS, default="barrier",
+    p.add_argument("--sync", default="barrier", metavar="barrier|window|EPOCH",
                    help="start of each sample: a barrier, or agreed times on offset-corrected "
                         "clocks (late starts marked invalid); for rma, the access epoch "
-                        "(default fence), with samples started by a barrier")
+                        "(fence, lock, lock_all_flush, pscw), with samples started by a barrier")
     p.add_argument("--map-by", choices=MAP_BY, help="rank mapping, translated for the launcher")
     p.add_argument("--bind-to", choices=BIND_TO, help="rank binding, translated for the launcher")
     p.add_argument("--transport", choices=TRANSPORTS, default="auto",
@@ -66,12 +62,23 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     add_mpi(p)
     add_db(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, kernel_flags=True)
 
 
-def _given_params(args: argparse.Namespace) -> dict[str, str]:
-    given = {name: getattr(args, name) for name in PARAMS
-             if getattr(args, name, None) is not None}
+def kernel_params(args: argparse.Namespace, known: Catalog) -> dict[str, str]:
+    """--param KEY=VALUE and the --NAME VALUE flags of kernel parameters, by name."""
+    given = {}
+    extra = list(args.extra)
+    while extra:
+        item = extra.pop(0)
+        name, eq, value = item[2:].partition("=") if item.startswith("--") else ("", "", "")
+        if not any(name in k.params for k in known.kernels.values()):
+            raise UserError(f"run: unrecognized arguments: {' '.join(args.extra)}")
+        if not eq:
+            if not extra or extra[0].startswith("--"):
+                raise UserError(f"--{name}: give a value")
+            value = extra.pop(0)
+        given[name] = value
     for item in args.param:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
@@ -80,54 +87,26 @@ def _given_params(args: argparse.Namespace) -> dict[str, str]:
     return given
 
 
-def _sizes(k, args: argparse.Namespace, given: dict[str, str]) -> list[int]:
-    if k.fixed_bytes:
-        if args.sizes:
-            raise UserError(f"--sizes: {k.name}'s bytes follow from its parameters; drop --sizes")
-        return [k.fixed_bytes(given, "--")]
-    if k.name != "vector_sum":
-        return parse_sizes(args.sizes or DEFAULT_SIZES)
-    if args.sizes:
-        raise UserError("--sizes: vector_sum's size is its length; give --param n=N instead")
-    n = given.pop("n", str(DEFAULT_VECTOR))
-    if not n.isdigit() or int(n) < 1:
-        raise UserError(f"--param n={n}: give the vector length as a positive integer")
-    return [8 * int(n)]  # 64-bit integers
-
-
-def plans_from(args: argparse.Namespace, mpi) -> list[Plan]:
+def plans_from(args: argparse.Namespace, mpi):
     """One plan per process count, every one checked before anything is launched."""
-    k = runnable(args.kernel)
-    window = k.default_window if args.window is None else args.window
-    if window < 1:
-        raise UserError(f"--window {window}: give at least 1 message in flight")
-    check_sample_count(args.iters, args.min_time, args.max_time, timeout=args.timeout)
-    precision = parse_precision(args.precision)
-    sync, given = split_sync(k, args.sync, _given_params(args))
-    sizes = _sizes(k, args, given)
-    modes = modes_for(k, args.modes)
-    placement = Placement(args.map_by, args.bind_to, args.transport, **host_fields(args, mpi))
-    plans = []
-    for ranks in parse_ranks(args.np):
-        if ranks < k.min_ranks:
-            raise UserError(f"--np {ranks}: {k.name} needs at least {k.min_ranks} ranks")
-        params = params_for(k, given, ranks)
-        check_sizes(k, sizes, params)
-        check_placement(mpi, ranks, placement)
-        plan = Plan(k, ranks, modes, sizes, args.iters, args.min_time, window,
-                    args.validate, params, sync, placement, precision, args.max_time,
-                    args.timeout)
-        check_memory(plan)
-        plans.append(plan)
-    return plans
+    known = catalog(mpi)
+    return plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
+                 modes=args.modes, window=args.window, params=kernel_params(args, known),
+                 sync=args.sync, validate=args.validate,
+                 sampling=sampling(iters=args.iters, min_time=args.min_time,
+                                   precision=None if args.iters or args.min_time
+                                   else args.precision,
+                                   max_time=args.max_time, timeout=args.timeout),
+                 map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
+                 **host_args(args))
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
-    plans = plans_from(args, mpi)
+    launches = plans_from(args, mpi)
     store = Store(args.db)  # checked before launching: a foreign file is refused untouched
     everything, warned = [], False
-    for plan in plans:
+    for plan in launches:
         outcome = measure(store, mpi, plan, ["commscope", *argv])
         everything += show_launch(store, outcome, plan, args.db, args.json)
         warned = warn_oversubscribed(outcome, plan, warned)

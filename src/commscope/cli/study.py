@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..measure import measure
 from ..mpi import find_mpi
-from ..plan import check_sample_count, parse_ranks
+from ..plan import parse_ranks, sampling
 from ..progress import Progress
 from ..store import Store
 from .common import add_db, add_mpi, exit_code, show_launch, warn_oversubscribed
@@ -54,8 +54,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     plans = study.plans(parse_ranks(args.np or study.default_np), mpi)  # all checked first
     if args.max_time is not None:
-        check_sample_count(None, None, args.max_time)
-        plans = [dataclasses.replace(p, max_time=args.max_time) for p in plans]
+        sampling(max_time=args.max_time)  # checked
+        plans = [dataclasses.replace(p, sampling=dataclasses.replace(p.sampling,
+                                                                     max_time=args.max_time))
+                 for p in plans]
     out.mkdir(parents=True, exist_ok=True)
     store = Store(args.db)
     progress = Progress(sum(p.cases for p in plans), f"study {study.name}")

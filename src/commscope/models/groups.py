@@ -1,9 +1,9 @@
 """Cases grouped by everything but size, and each group's Hockney and segmented fits.
 
-A fit is only meaningful over cases that differ in size alone: one kernel,
-send mode, transport, placement, rank count, kernel parameters, sync method
-and MPI library. Cases of the same size in one group (repeated launches of a
-sweep) are separate points of the same fit.
+A fit is only meaningful over cases that differ in size alone: the identity of
+cases.identity without the size (and without --validate), with the MPI library
+and the window as asked. Cases of the same size in one group (repeated launches
+of a sweep) are separate points of the same fit.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cases import Case, grouped, identity
 from ..errors import UserError
-from ..store import Case, Store
+from ..store import Store
 from . import segmented
+from .hockney import HockneyFit
 from .resample import bootstrap_medians, point
 
 RESAMPLES = 1000  # bootstrap replicates per group
@@ -41,28 +43,17 @@ class GroupFit:
     rel_rms_residual_segmented: float | None
 
 
-def configuration(case: Case, mpi: str | None) -> dict:
-    s = case.settings
-    config = {"kernel": case.kernel, "send_mode": case.send_mode, "ranks": case.ranks,
-              "transport": s.get("transport", "auto"), "map_by": s.get("map_by"),
-              "bind_to": s.get("bind_to"), "sync": s.get("sync", "barrier"),
-              "params": case.params, "mpi": mpi}
-    if s.get("hosts"):  # runs across hosts never pool with runs on one (or other hosts)
-        config["hosts"] = s["hosts"]
-    if case.window is not None:  # bw, bibw: the asked-for window (large sizes shrink it)
-        config["window"] = s.get("window", case.window)
-    return config
+# What a fit's cases share: the identity less the size and --validate, with the MPI.
+CONFIGURATION = {"size": False, "validated": False, "mpi": True, "window": "asked"}
 
 
-def group_cases(cases: list[Case], mpi_of_run: dict[int, str | None]) -> list[Group]:
+def configuration(case: Case) -> dict:
+    return identity(case, **CONFIGURATION)
+
+
+def group_cases(cases: list[Case]) -> list[Group]:
     """Groups in order of first appearance; cases in each ordered by size."""
-    groups: dict[str, Group] = {}
-    for case in cases:
-        config = configuration(case, mpi_of_run.get(case.run_id))
-        key = json.dumps(config, sort_keys=True)
-        groups.setdefault(key, Group(config, [])).cases.append(case)
-    return [Group(g.config, sorted(g.cases, key=lambda c: (c.bytes, c.id)))
-            for g in groups.values()]
+    return [Group(config, found) for config, found in grouped(cases, **CONFIGURATION)]
 
 
 def fit_group(group: Group, resamples: int = RESAMPLES,
@@ -96,19 +87,15 @@ def _rel_rms(measured: np.ndarray, model: np.ndarray) -> float:
     return float(np.sqrt(np.mean(((model - measured) / measured) ** 2)))
 
 
-def load_cases(store: Store, run_ids: list[int]) -> tuple[list[Case], dict[int, str | None]]:
-    """Every case of the runs, and each run's MPI library (fits never mix libraries)."""
-    cases, mpi = [], {}
-    for run_id in dict.fromkeys(run_ids):
-        mpi[run_id] = store.run(run_id)["mpi_version"]
-        cases += store.cases(run_id)
-    return cases, mpi
+def load_cases(store: Store, run_ids: list[int]) -> list[Case]:
+    """Every case of the runs, each run once."""
+    return [c for run_id in dict.fromkeys(run_ids) for c in store.cases(run_id)]
 
 
 def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segments: int,
          resamples: int = RESAMPLES, flag: str = "run") -> list[GroupFit]:
     """Each configuration's fit; `flag` names where the runs came from, for messages."""
-    cases, mpi = load_cases(store, run_ids)
+    cases = load_cases(store, run_ids)
     runs = ", ".join(map(str, run_ids))
     if not cases:
         raise UserError(f"{flag} {runs}: no cases stored; `commscope results list` shows the runs")
@@ -117,4 +104,34 @@ def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segm
         if not cases:
             raise UserError(f"--kernel {kernel_name}: {flag} {runs} has no {kernel_name} cases; "
                             "`commscope results list` shows each run's kernel")
-    return [fit_group(g, resamples, max_segments) for g in group_cases(cases, mpi)]
+    return [fit_group(g, resamples, max_segments) for g in group_cases(cases)]
+
+
+def _line(fit: HockneyFit) -> dict:
+    line = fit.line
+    return {"alpha_s": line.alpha_s, "alpha_ci_s": _pair(fit.alpha_ci_s),
+            "bandwidth_Bps": line.bandwidth_Bps, "bandwidth_ci_Bps": _pair(fit.bandwidth_ci_Bps),
+            "n_half_bytes": line.n_half_bytes, "n_half_ci_bytes": _pair(fit.n_half_ci_bytes)}
+
+
+def _pair(interval):
+    return None if interval is None else list(interval)
+
+
+def summary(g: GroupFit) -> dict:
+    """The group's fit as plain data, seconds and bytes: the configuration, the runs, the
+    single line and each segment (alpha, B, n_half with CIs), the breakpoints, residuals
+    and BIC. None of a bandwidth or CI end: unbounded (no bandwidth limit seen)."""
+    out = {**g.group.config, "runs": sorted({c.run_id for c in g.group.cases}),
+           "sizes": g.sizes, "note": g.note}
+    if g.fit is None:
+        return out
+    f = g.fit
+    return {**out, **_line(f.single), "rel_rms_residual": g.rel_rms_residual,
+            "segments": [{"from_bytes": s.from_bytes, "to_bytes": s.to_bytes, **_line(s.fit)}
+                         for s in f.segments],
+            "breakpoints": [{"bytes": b.bytes, "ci_bytes": _pair(b.ci_bytes)}
+                            for b in f.breakpoints],
+            "rel_rms_residual_segmented": g.rel_rms_residual_segmented,
+            "bic": [{"segments": k, "bic": v} for k, v in f.bic.items()],
+            "resamples": RESAMPLES, "seed": SEED}

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import kernel
+from ..cases import Case
 from ..stats import median_ci
-from ..store import Case
 from .collectives import ALGORITHMS, MessageTime
 
 
 def comparable(case: Case, kernel_name: str) -> bool:
     """A case the model describes: the kernel, and for `ring` seed 001's pattern only."""
     return case.kernel == kernel_name and case.valid_samples.size > 0 and (
-        kernel_name != "ring" or case.params.get("pattern", "ring") == "ring")
+        kernel_name != "ring" or case.params["pattern"] == "ring")
 
 
 def measured_latency(case: Case) -> tuple[float, tuple[float, float] | None]:
@@ -26,7 +25,7 @@ def measured_latency(case: Case) -> tuple[float, tuple[float, float] | None]:
     if "call" in phases:
         latency = np.max(np.asarray(phases["call"]), axis=0)
     else:
-        latency = case.valid_samples * kernel(case.kernel).latency(1.0, case)
+        latency = case.latency_s
     ordered = np.sort(latency)
     return float(np.median(ordered)), median_ci(ordered, presorted=True)
 

@@ -11,9 +11,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..kernels import kernel
+from ..cases import Case
 from ..stats import median_ci
-from ..store import Case
 
 CONFIDENCE = 0.95
 # The order-statistic CI of the median is asymptotically median +- z * se
@@ -41,8 +40,7 @@ def point(case: Case) -> Point:
     such a case keeps a weight, but only a relative one, far below any case
     with a CI.
     """
-    scale = kernel(case.kernel).latency(1.0, case)  # latency is linear in the sample
-    latency = np.sort(case.valid_samples * scale)
+    latency = np.sort(case.latency_s)
     median = float(np.median(latency))
     ci = median_ci(latency, CONFIDENCE, presorted=True)
     se = (ci[1] - ci[0]) / (2 * Z) if ci else abs(median)

@@ -17,14 +17,13 @@ from .html import Section, contents, el, page
 
 
 def build(store: Store, run_ids: list[int], chosen: str,
-          ceiling: memcpy.Ceiling | None = None, first: tuple[Section, ...] = ()) -> str:
-    """The report of `run_ids`; `chosen` says how they were chosen; `ceiling` the memcpy
-    measurement (measured here when not given and some case has a bandwidth); `first`:
-    sections to put before the rest (a study's own figure)."""
+          first: tuple[Section, ...] = ()) -> str:
+    """The report of `run_ids`; `chosen` says how they were chosen; `first`: sections to
+    put before the rest (a study's own figure). It reads stored data only."""
     data = load(store, run_ids)
-    found = size.fits(data, size.size_cases(data))  # the p2p fits also give the ring's model
+    found = size.fits(size.size_cases(data))  # the p2p fits also give the ring's model
     parts = [size.render(data, found), distributions.render(data), ranks.render(data),
-             scaling.render(data, found), advection.render(data), memcpy.render(data, ceiling),
+             scaling.render(data, found), advection.render(data), memcpy.render(data),
              provenance.render(data)]
     sections = [*first, *(p for p in parts if p is not None)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")

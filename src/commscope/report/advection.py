@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import units
 from ..advection import app_summary
+from ..units import MS_PER_S
+from ..views.tables import Table
 from . import figures
 from .data import ReportData
 from .html import Section, figure, section, table
@@ -25,18 +28,10 @@ def _name(s: dict) -> str:
             f"comm={s['params'].get('comm')}, {grid_text}")
 
 
-def _ms(v) -> str:
-    return "-" if v is None else f"{v * 1e3:.3f}"
-
-
-def _error(v) -> str:
-    return "-" if v is None else f"{v:.3e}"
-
-
 def _times_figure(rows: list[dict]) -> bytes:
     """Stacked bars: median compute and communicate time per case, the solve's median beside."""
     names = [_name(s) for s in rows]
-    phase = {k: np.array([(s.get("phase_median_s") or {}).get(k) or 0.0 for s in rows]) * 1e3
+    phase = {k: np.array([(s.get("phase_median_s") or {}).get(k) or 0.0 for s in rows]) * MS_PER_S
              for k in ("compute", "communicate")}
     fig, axes = figures.new(1, 1, width=10, row_height=1.3 + 0.35 * len(rows), left=3.2,
                             right=1.6)
@@ -45,7 +40,7 @@ def _times_figure(rows: list[dict]) -> bytes:
     ax.barh(y, phase["compute"], color=figures.color(0), label="compute")
     ax.barh(y, phase["communicate"], left=phase["compute"], color=figures.color(1),
             label="communicate")
-    ax.plot([s["median_s"] * 1e3 for s in rows], y, "k|", ms=14, label="solve (median)")
+    ax.plot([s["median_s"] * MS_PER_S for s in rows], y, "k|", ms=14, label="solve (median)")
     ax.set_yticks(y, names, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("time per solve (ms)")
@@ -86,13 +81,14 @@ def render(data: ReportData) -> Section | None:
     lines = []
     for s in rows:
         phases = s.get("phase_median_s") or {}
-        ci = "" if s["ci_low_s"] is None else f" ({_ms(s['ci_low_s'])} to {_ms(s['ci_high_s'])})"
+        ci = "" if s["ci_low_s"] is None else \
+            f" ({units.ms(s['ci_low_s'])} to {units.ms(s['ci_high_s'])})"
         lines.append((_name(s), s["params"].get("steps"),
                       "-" if s.get("cfl") is None else f"{s['cfl']:.3f}", s["n"],
-                      _ms(s["median_s"]) + ci, _ms(phases.get("compute")),
-                      _ms(phases.get("communicate")), _error(s.get("l2_error")),
-                      _error(s.get("max_error"))))
-    body = [table(HEADER, lines),
+                      units.ms(s["median_s"]) + ci, units.ms(phases.get("compute")),
+                      units.ms(phases.get("communicate")), units.scientific(s.get("l2_error")),
+                      units.scientific(s.get("max_error"))))
+    body = [table(Table(HEADER, lines, align="l")),
             figure(_times_figure(rows), "advection2d compute and communicate time",
                    "Median time of one whole solve split into its phases (slowest rank per "
                    "sample, then the median; the parts need not add up to the solve's median). "

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from ..kernels import kernel
-from ..models.groups import configuration
-from ..store import Case, Store
+from .. import cases as identities
+from ..cases import Case
+from ..models.groups import CONFIGURATION
+from ..store import Store
 from ..summary import case_summary
-from ..views.table import library_label
+from . import figures
 
-# The kernels of docs/kernels-collectives.md: each measured over sizes and process counts.
-COLLECTIVES = ("barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
-               "alltoall", "reduce_scatter", "scan")
-# Kernels shown against P (ring and the collectives); the others against size at fixed P.
-OVER_RANKS = ("ring",) + COLLECTIVES
+# Shown against the process count P: the collectives, and the ring, whose time grows with P.
+RING = "ring"
 
 
 @dataclass(frozen=True)
@@ -28,6 +26,7 @@ class RunData:
     context: dict  # the native context record; empty when the run stopped before it
     settings: dict
     command: list[str]
+    host: dict  # the launching host's facts measured with the run; empty before schema 4
     cases: list[Case]
     warnings: list[sqlite3.Row]
     skips: list[sqlite3.Row]
@@ -43,15 +42,11 @@ class ReportData:
     runs: list[RunData]
     summaries: dict[int, dict]  # case id -> summary.case_summary
     rank_samples: Callable[[int], np.ndarray]  # case id -> ranks x n, as store.rank_samples
-    mpi: dict[int, str | None] = field(default_factory=dict)  # run id -> MPI library version
+    mode_color: dict[str | None, str]  # one colour per send mode in every figure
 
     @property
     def cases(self) -> list[Case]:
         return [c for r in self.runs for c in r.cases]
-
-    def latency_s(self, case: Case) -> np.ndarray:
-        """The case's valid samples as the kernel's latency (half round trip, ...), seconds."""
-        return case.valid_samples * kernel(case.kernel).latency(1.0, case)
 
 
 def load(store: Store, run_ids: list[int]) -> ReportData:
@@ -60,43 +55,27 @@ def load(store: Store, run_ids: list[int]) -> ReportData:
         row = store.run(run_id)
         runs.append(RunData(row, json.loads(row["context"]) if row["context"] else {},
                             json.loads(row["settings"]) if row["settings"] else {},
-                            json.loads(row["command"]), store.cases(run_id),
-                            store.warnings(run_id), store.skips(run_id),
+                            json.loads(row["command"]),
+                            json.loads(row["host_facts"]) if row["host_facts"] else {},
+                            store.cases(run_id), store.warnings(run_id), store.skips(run_id),
                             None if row["sweep_id"] is None else store.sweep(row["sweep_id"])))
-    summaries = {c.id: case_summary(c) for r in runs for c in r.cases}
-    return ReportData(runs, summaries, store.rank_samples,
-                      {r.id: r.row["mpi_version"] for r in runs})
+    found = [c for r in runs for c in r.cases]
+    return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
+                      figures.mode_colors(c.send_mode for c in found))
 
 
-def grouped(data: ReportData, cases: list[Case], without: tuple[str, ...] = ()
-            ) -> list[tuple[dict, list[Case]]]:
-    """Cases grouped by configuration (models.groups) less the fields in `without`,
-    in order of first appearance, each group's cases by size."""
-    groups: dict[str, tuple[dict, list[Case]]] = {}
-    for case in cases:
-        config = {k: v for k, v in configuration(case, data.mpi.get(case.run_id)).items()
-                  if k not in without}
-        key = json.dumps(config, sort_keys=True)
-        groups.setdefault(key, (config, []))[1].append(case)
-    return [(config, sorted(found, key=lambda c: (c.bytes, c.ranks, c.id)))
-            for config, found in groups.values()]
+def over_ranks(case: Case) -> bool:
+    """Shown against P rather than against size."""
+    return case.family == "collective" or case.kernel == RING
 
 
-def short_label(config: dict) -> str:
-    """What was measured: kernel, send mode, parameters, window and ranks, for legends."""
-    parts = [config["kernel"]]
-    if config.get("send_mode"):
-        parts.append(config["send_mode"])
-    parts += [f"{k}={v}" for k, v in sorted(config.get("params", {}).items())]
-    if "window" in config:
-        parts.append(f"window={config['window']}")
-    return " ".join(parts) + (f", {config['ranks']} ranks" if "ranks" in config else "")
+def application(case: Case) -> bool:
+    return case.family == "application"
 
 
-def label(config: dict) -> str:
-    """A group's configuration in words, for titles; fields a grouping left out are skipped."""
-    words = [short_label(config)]
-    words += [f"transport {config['transport']}",
-              f"map-by {config['map_by'] or 'default'}, bind-to {config['bind_to'] or 'default'}",
-              f"sync {config['sync']}", library_label(config.get("mpi"))]
-    return ", ".join(words)
+def grouped(cases: list[Case], send_mode: bool = True,
+            ranks: bool = True) -> list[tuple[dict, list[Case]]]:
+    """Cases grouped as fits group them (models.groups), less the send mode or the ranks
+    (with oversubscription) where a figure puts those on one set of axes."""
+    return identities.grouped(cases, **{**CONFIGURATION, "send_mode": send_mode,
+                                        "ranks": ranks, "oversubscribed": ranks})

@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import LineCollection, PolyCollection
 
-from ..kernels import kernel
+from .. import names
 from ..sizes import format_bytes
+from ..units import US_PER_S
 from . import figures
-from .data import ReportData, grouped, label
+from .data import ReportData, application, grouped
 from .html import Section, el, figure, section
 
 BINS = 30
@@ -46,7 +47,7 @@ class _Row:
         self.outlines, self.whiskers, self.medians, self.dots = [], [], [], []
 
     def add(self, x: float, latency_s: np.ndarray) -> None:
-        latency_us = latency_s[latency_s > 0] * 1e6  # log axes: a zero reading is left out
+        latency_us = latency_s[latency_s > 0] * US_PER_S  # log axes: a zero reading is left out
         if latency_us.size == 0:
             return
         p05, median, p95 = np.percentile(latency_us, (5, 50, 95))
@@ -74,10 +75,10 @@ def _row(ax, data: ReportData, config: dict, cases, sizes: list[int]) -> None:
     """One axes of distributions at the positions of `sizes`."""
     row = _Row()
     for i, nbytes in enumerate(sizes):
-        at_size = [data.latency_s(c) for c in cases if c.bytes == nbytes]
+        at_size = [c.latency_s for c in cases if c.bytes == nbytes]
         if at_size:
             row.add(i, np.concatenate(at_size))
-    row.draw(ax, figures.mode_color(config["send_mode"]))
+    row.draw(ax, data.mode_color[config["send_mode"]])
     figures.log_axis(ax, "latency (µs)")
     # A label inside the axes, not a title: placing a title measures every tick label first.
     ax.text(0.005, 0.96, f"{config['send_mode'] or config['kernel']}, {config['ranks']} ranks",
@@ -107,13 +108,14 @@ CAPTION = ("Every valid sample of each case as latency (kernel definition), log 
 
 
 def render(data: ReportData) -> Section | None:
-    cases = [c for c in data.cases if not kernel(c.kernel).app and c.valid_samples.size]
+    cases = [c for c in data.cases if not application(c) and c.valid_samples.size]
     if not cases:
         return None
     body = []
-    for config, panel in grouped(data, cases, without=("send_mode", "ranks")):
-        rows = grouped(data, panel)
+    for config, panel in grouped(cases, send_mode=False, ranks=False):
+        rows = grouped(panel)
+        title = names.configuration(config)
         for start in range(0, len(rows), ROWS_PER_FIGURE):
             body.append(figure(_figure(data, rows[start:start + ROWS_PER_FIGURE]),
-                               f"sample distributions: {label(config)}", label(config)))
+                               f"sample distributions: {title}", title))
     return section("distributions", "Sample distributions", el("p", CAPTION), *body)

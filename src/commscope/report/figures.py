@@ -13,7 +13,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from ..kernels import SEND_MODES
 from ..sizes import format_bytes
 
 DPI = 90
@@ -47,9 +46,10 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def mode_color(send_mode: str | None) -> str:
-    """The same colour for a send mode in every figure."""
-    return color(SEND_MODES.index(send_mode) if send_mode in SEND_MODES else 0)
+def mode_colors(send_modes) -> dict[str | None, str]:
+    """One colour per send mode, in order of first appearance (runs measure them in the
+    native side's order), so a mode has the same colour in every figure of a page."""
+    return {mode: color(i) for i, mode in enumerate(dict.fromkeys(send_modes))}
 
 
 def _size_label(x: float, _pos) -> str:

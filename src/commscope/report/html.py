@@ -13,6 +13,8 @@ import html
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..views.tables import Table
+
 
 class Html(str):
     """Markup built by the report: inserted as it is."""
@@ -33,14 +35,13 @@ def el(tag: str, *children, **attrs) -> Html:
     return Html(f"<{tag}{attr_text}>{join(children)}</{tag}>")
 
 
-def table(header: Iterable | None, rows: Iterable[Iterable], numeric_from: int = 1) -> Html:
-    """A table (no header row when header is None); columns from `numeric_from` on are
-    numbers, set right-aligned."""
+def table(t: Table) -> Html:
+    """The table as HTML: its right-aligned columns are numbers (class num)."""
     def row(cells, cell_tag):
-        return el("tr", *(el(cell_tag, c, class_="num" if i >= numeric_from else None)
+        return el("tr", *(el(cell_tag, c, class_="num" if t.aligned(i) == "r" else None)
                           for i, c in enumerate(cells)))
-    head = "" if header is None else el("thead", row(header, "th"))
-    return el("table", head, el("tbody", *(row(r, "td") for r in rows)))
+    head = "" if t.header is None else el("thead", row(t.header, "th"))
+    return el("table", head, el("tbody", *(row(r, "td") for r in t.rows)))
 
 
 def png_img(png: bytes, alt: str) -> Html:

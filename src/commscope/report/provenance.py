@@ -6,18 +6,21 @@ from __future__ import annotations
 import json
 import shlex
 
+from .. import names
 from ..sizes import format_bytes
-from ..views.table import library_label
+from ..views.tables import Table
 from .data import ReportData, RunData
 from .html import Html, Section, el, section, table
+
+ALL_LEFT = "l" * 9  # provenance is words, not numbers
 
 
 def overview(data: ReportData) -> Html:
     rows = [(r.id, r.row["kernel"], r.row["ranks"], r.row["status"], len(r.cases),
-             library_label(r.row["mpi_version"]), r.row["started_utc"],
+             names.library(r.row["mpi_version"]), r.row["started_utc"],
              len(r.warnings)) for r in data.runs]
-    return table(("run", "kernel", "ranks", "status", "cases", "MPI", "started (UTC)",
-                  "warnings"), rows, numeric_from=99)
+    return table(Table(("run", "kernel", "ranks", "status", "cases", "MPI", "started (UTC)",
+                        "warnings"), rows, align=ALL_LEFT))
 
 
 def _compact(value) -> str:
@@ -66,28 +69,28 @@ def _facts(run: RunData) -> list[tuple[str, object]]:
 
 
 def _case_names(run: RunData) -> dict[int, str]:
-    return {c.id: " ".join(filter(None, (c.kernel, c.send_mode, format_bytes(c.bytes),
-                                         f"{c.ranks} ranks"))) for c in run.cases}
+    return {c.id: f"{names.case(c.kernel, c.send_mode, c.bytes)} {c.ranks} ranks"
+            for c in run.cases}
 
 
 def _run(run: RunData) -> list[Html]:
     out = [el("h3", f"Run {run.id}: {run.row['kernel']} on {run.row['ranks']} ranks"),
-           table(None, _facts(run), numeric_from=99)]
+           table(Table(None, _facts(run), align=ALL_LEFT))]
     placement = run.context.get("placement") or []
     if placement:
-        out.append(table(("rank", "host", "cpu", "binding"),
-                         [(p.get("rank"), p.get("host"), p.get("cpu"), p.get("binding"))
-                          for p in placement], numeric_from=99))
+        out.append(table(Table(("rank", "host", "cpu", "binding"),
+                               [(p.get("rank"), p.get("host"), p.get("cpu"), p.get("binding"))
+                                for p in placement], align=ALL_LEFT)))
     if run.skips:
-        out.append(table(("skipped", "size", "reason"),
-                         [(" ".join(filter(None, (s["kernel"], s["send_mode"]))),
-                           format_bytes(s["bytes"]), s["reason"]) for s in run.skips],
-                         numeric_from=99))
-    names = _case_names(run)
+        out.append(table(Table(("skipped", "size", "reason"),
+                               [(" ".join(filter(None, (s["kernel"], s["send_mode"]))),
+                                 format_bytes(s["bytes"]), s["reason"]) for s in run.skips],
+                               align=ALL_LEFT)))
+    case_names = _case_names(run)
     if run.warnings:
-        out.append(table(("warning", "case", "what was seen and what to do"),
-                         [(w["kind"], names.get(w["case_id"], "whole run"), w["message"])
-                          for w in run.warnings], numeric_from=99))
+        out.append(table(Table(("warning", "case", "what was seen and what to do"),
+                               [(w["kind"], case_names.get(w["case_id"], "whole run"),
+                                 w["message"]) for w in run.warnings], align=ALL_LEFT)))
     else:
         out.append(el("p", "No warnings stored for this run."))
     return out

@@ -15,22 +15,22 @@ import numpy as np
 from matplotlib.colors import Normalize
 from matplotlib.ticker import FuncFormatter
 
+from .. import names
+from ..cases import Case
+from ..kernels import meaning
 from ..sizes import format_bytes
-from ..store import Case
+from ..units import US_PER_S
+from ..views.run import rank_times
 from . import figures
-from .data import ReportData, grouped, label
+from .data import ReportData, grouped
 from .html import Section, el, figure, section
 
-KERNELS = ("fanin", "ring")
 ANNOTATE_MAX_CELLS = 160  # write the µs into each cell up to this many cells
 
 
 def per_rank_s(data: ReportData, case: Case) -> np.ndarray:
     """ranks x valid samples: the per-rank times this section shows."""
-    if case.kernel == "fanin":
-        matrix = np.asarray(case.extra["phase_samples_s"]["fanin"], dtype=float)
-    else:
-        matrix = data.rank_samples(case.id)
+    matrix = rank_times(case, data.rank_samples)
     invalid = case.extra.get("invalid")
     return np.delete(matrix, invalid, axis=1) if invalid else matrix
 
@@ -66,7 +66,7 @@ def _heatmap(data: ReportData, config: dict, cases: list[Case]) -> bytes:
     if ratio.size <= ANNOTATE_MAX_CELLS:
         for (r, s), value in np.ndenumerate(median_s):  # cells, not samples
             dark = abs(ratio[r, s]) > 0.6 * reach
-            ax.text(s, r, f"{value * 1e6:.3g}", ha="center", va="center", fontsize=7,
+            ax.text(s, r, f"{value * US_PER_S:.3g}", ha="center", va="center", fontsize=7,
                     color="white" if dark else "black")
     return figures.png(fig)
 
@@ -78,11 +78,11 @@ CAPTION = ("Rows: ranks; columns: sizes. Numbers: each rank's median time in µs
 
 
 def render(data: ReportData) -> Section | None:
-    cases = [c for c in data.cases if c.kernel in KERNELS and c.valid_samples.size]
+    cases = [c for c in data.cases if meaning(c.kernel).rank_times and c.valid_samples.size]
     if not cases:
         return None
     body = [el("p", CAPTION)]
-    for config, group in grouped(data, cases):
-        body.append(figure(_heatmap(data, config, group), f"per-rank heatmap: {label(config)}",
-                           label(config)))
+    for config, group in grouped(cases):
+        title = names.configuration(config)
+        body.append(figure(_heatmap(data, config, group), f"per-rank heatmap: {title}", title))
     return section("ranks", "Per-rank times: fanin and ring", *body)

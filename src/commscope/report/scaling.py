@@ -14,11 +14,13 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from .. import names
 from ..models.collectives import ALGORITHMS
 from ..models.groups import GroupFit
 from ..sizes import format_bytes
+from ..units import US_PER_S
 from . import figures
-from .data import OVER_RANKS, ReportData, grouped, label
+from .data import RING, ReportData, grouped, over_ranks
 from .html import Section, el, figure, section
 
 SIZES_VS_P = 4
@@ -60,8 +62,8 @@ def _vs_size(ax, ranks, size, median, low, high) -> None:
     for i, p in enumerate(np.unique(ranks)):
         on = (ranks == p) & (size > 0) & np.isfinite(median)
         x, mid, lo, hi = figures.per_size(size[on], median[on], low[on], high[on])
-        ax.plot(x, mid * 1e6, "o-", color=figures.color(i), ms=3, lw=1, label=f"P = {p}")
-        ax.fill_between(x, lo * 1e6, hi * 1e6, color=figures.color(i), alpha=0.25, lw=0)
+        ax.plot(x, mid * US_PER_S, "o-", color=figures.color(i), ms=3, lw=1, label=f"P = {p}")
+        ax.fill_between(x, lo * US_PER_S, hi * US_PER_S, color=figures.color(i), alpha=0.25, lw=0)
     figures.size_axis(ax)
     figures.log_axis(ax, "latency (µs)")
     ax.legend(fontsize=8)
@@ -73,13 +75,13 @@ def _vs_ranks(ax, ranks, size, median, low, high, model: GroupFit | None) -> Non
         order = np.argsort(ranks[at], kind="stable")
         p, mid = ranks[at][order], median[at][order]
         err = np.abs(np.vstack([low[at][order], high[at][order]]) - mid)
-        ax.errorbar(p, mid * 1e6, yerr=np.nan_to_num(err) * 1e6, fmt="o-", ms=3, lw=1,
+        ax.errorbar(p, mid * US_PER_S, yerr=np.nan_to_num(err) * US_PER_S, fmt="o-", ms=3, lw=1,
                     capsize=2, color=figures.color(i), label=format_bytes(int(nbytes)))
         if model is not None and p.size:
             grid = np.arange(max(2, p.min()), p.max() + 1)
             for name, predict in ALGORITHMS["ring"].items():
                 t = [predict(model.fit.time_s, int(q), int(nbytes)) for q in grid]
-                ax.plot(grid, np.array(t) * 1e6, MODEL_STYLES[name], color=figures.color(i),
+                ax.plot(grid, np.array(t) * US_PER_S, MODEL_STYLES[name], color=figures.color(i),
                         lw=1)
     ax.set_xlabel("ranks P")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -96,9 +98,9 @@ def _caption(config: dict, model: GroupFit | None, ranks: np.ndarray,
     if oversubscribed:
         text += (f" Run {', '.join(map(str, oversubscribed))} ran more ranks than cores: its "
                  "times include time-slicing, which no model describes.")
-    if config["kernel"] != "ring":
+    if config["kernel"] != RING:
         return text
-    if config["params"].get("pattern", "ring") != "ring":
+    if config["params"]["pattern"] != "ring":
         return text + " The ring models describe pattern=ring only."
     if model is None:
         return text + (" No pingping or pingpong run of the same MPI library and transport with "
@@ -106,25 +108,26 @@ def _caption(config: dict, model: GroupFit | None, ranks: np.ndarray,
     runs = ", ".join(str(r) for r in sorted({c.run_id for c in model.group.cases}))
     return text + (f" Dashed: 2P t(n), steps one message after the other; dotted: P t(2n), a "
                    f"step's messages in flight together; t(m) from the fit of run {runs} "
-                   f"({label(model.group.config)}), as `commscope predict ring`.")
+                   f"({names.configuration(model.group.config)}), as `commscope predict ring`.")
 
 
 def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
-    cases = [c for c in data.cases if c.kernel in OVER_RANKS and c.valid_samples.size]
+    cases = [c for c in data.cases if over_ranks(c) and c.valid_samples.size]
     if not cases:
         return None
     body = []
-    for config, group in grouped(data, cases, without=("ranks",)):
+    for config, group in grouped(cases, ranks=False):
         columns = _columns(data, group)
         model = None
-        if config["kernel"] == "ring" and config["params"].get("pattern", "ring") == "ring":
+        if config["kernel"] == RING and config["params"]["pattern"] == "ring":
             model = source_fit(found, config)
         has_sizes = bool((columns[1] > 0).any())
         fig, axes = figures.new(1, 2 if has_sizes else 1, width=11 if has_sizes else 6)
         if has_sizes:
             _vs_size(axes[0][0], *columns)
         _vs_ranks(axes[0][-1], *columns, model)
-        body += [el("h3", label(config)),
-                 figure(figures.png(fig), f"latency vs size and P: {label(config)}",
+        title = names.configuration(config)
+        body += [el("h3", title),
+                 figure(figures.png(fig), f"latency vs size and P: {title}",
                         _caption(config, model, columns[0], oversubscribed(data, group)))]
     return section("scaling", "Ring and collectives vs size and process count", *body)

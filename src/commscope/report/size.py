@@ -10,36 +10,35 @@ their bootstrap CI shaded.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-from ..kernels import kernel
-from ..models.groups import GroupFit, configuration, fit_group, group_cases
+from .. import names
+from ..cases import Case, key
+from ..kernels import meaning
+from ..models.groups import GroupFit, configuration, fit_group, group_cases, summary
 from ..sizes import format_bytes
-from ..store import Case
-from ..views.models import fit_json
+from ..units import MB, US_PER_S
+from ..views.models import line_cells
+from ..views.tables import Table
 from . import figures
-from .data import OVER_RANKS, ReportData, grouped, label
+from .data import ReportData, application, grouped, over_ranks
 from .html import Section, el, figure, section, table
 
-MB = 1e6  # MB = 10^6 bytes
 MODEL_POINTS = 200  # points on each drawn model curve
 
 
 def size_cases(data: ReportData) -> list[Case]:
     """Cases shown against size: everything but the kernels shown against P and the apps."""
-    return [c for c in data.cases if c.kernel not in OVER_RANKS and not kernel(c.kernel).app]
+    return [c for c in data.cases if not over_ranks(c) and not application(c)]
 
 
-def fits(data: ReportData, cases: list[Case]) -> dict[str, GroupFit]:
-    """Each configuration's fit, keyed by its configuration as JSON."""
-    return {json.dumps(g.config, sort_keys=True): fit_group(g)
-            for g in group_cases(cases, data.mpi)}
+def fits(cases: list[Case]) -> dict[str, GroupFit]:
+    """Each configuration's fit, keyed by its configuration (cases.key)."""
+    return {key(g.config): fit_group(g) for g in group_cases(cases)}
 
 
-def fit_of(found: dict[str, GroupFit], case: Case, data: ReportData) -> GroupFit | None:
-    return found.get(json.dumps(configuration(case, data.mpi.get(case.run_id)), sort_keys=True))
+def fit_of(found: dict[str, GroupFit], case: Case) -> GroupFit | None:
+    return found.get(key(configuration(case)))
 
 
 def _columns(data: ReportData, cases: list[Case]):
@@ -64,8 +63,8 @@ def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -
     size, median, low, high, bandwidth = _columns(data, cases)
     keep = (size > 0) & np.isfinite(median)
     x, mid, lo, hi = figures.per_size(size[keep], median[keep], low[keep], high[keep])
-    ax_lat.plot(x, mid * 1e6, "o-", color=colour, ms=3, lw=1, label=name)
-    ax_lat.fill_between(x, lo * 1e6, hi * 1e6, color=colour, alpha=0.25, lw=0)
+    ax_lat.plot(x, mid * US_PER_S, "o-", color=colour, ms=3, lw=1, label=name)
+    ax_lat.fill_between(x, lo * US_PER_S, hi * US_PER_S, color=colour, alpha=0.25, lw=0)
     factor = _bytes_per_latency(size, median, bandwidth) if ax_bw is not None else None
     if factor is not None:
         ax_bw.plot(x, factor * x / mid / MB, "o-", color=colour, ms=3, lw=1, label=name)
@@ -77,7 +76,7 @@ def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -
     for model, style in ((fit.fit.single.line.time_s, ":"), (fit.fit.time_s, "--")):
         t = model(grid)
         ok = t > 0  # a fitted line may cross zero below the smallest size it was fitted to
-        ax_lat.plot(grid[ok], t[ok] * 1e6, style, color=colour, lw=1.2)
+        ax_lat.plot(grid[ok], t[ok] * US_PER_S, style, color=colour, lw=1.2)
         if factor is not None:
             ax_bw.plot(grid[ok], factor * grid[ok] / t[ok] / MB, style, color=colour, lw=1.2)
     for b in fit.fit.breakpoints:
@@ -88,13 +87,13 @@ def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -
 
 
 def _figure(data, config, cases, found) -> bytes:
-    by_mode = grouped(data, cases)
-    has_bandwidth = kernel(config["kernel"]).bandwidth is not None
+    by_mode = grouped(cases)
+    has_bandwidth = meaning(config["kernel"]).bandwidth is not None
     fig, axes = figures.new(1, 2 if has_bandwidth else 1, width=11 if has_bandwidth else 6.5)
     ax_lat, ax_bw = axes[0][0], axes[0][1] if has_bandwidth else None
     for mode_config, mode_cases in by_mode:
-        _draw_mode(ax_lat, ax_bw, data, mode_cases, fit_of(found, mode_cases[0], data),
-                   figures.mode_color(mode_config["send_mode"]),
+        _draw_mode(ax_lat, ax_bw, data, mode_cases, fit_of(found, mode_cases[0]),
+                   data.mode_color[mode_config["send_mode"]],
                    mode_config["send_mode"] or config["kernel"])
     for ax, name in ((ax_lat, "latency (µs)"), (ax_bw, "bandwidth (MB/s, MB = 10^6 B)")):
         if ax is not None:
@@ -104,14 +103,6 @@ def _figure(data, config, cases, found) -> bytes:
     return figures.png(fig)
 
 
-def _us(v) -> str:
-    return "-" if v is None else f"{v * 1e6:.3f}"
-
-
-def _mbps(v) -> str:
-    return "inf" if v is None else f"{v:,.0f}"
-
-
 def _ci(ci, fmt) -> str:
     return "" if ci is None else f" ({fmt(ci[0])} to {fmt(ci[1])})"
 
@@ -119,7 +110,7 @@ def _ci(ci, fmt) -> str:
 def _fit_rows(name: str, g: GroupFit):
     if g.fit is None:
         return [(name, "no fit", g.note, "", "", "")]
-    j = fit_json(g)
+    j = summary(g)
     lines = [("one line", j)] + [(f"segment {i}", s) for i, s in enumerate(j["segments"], 1)
                                  if len(j["segments"]) > 1]
     first, last = j["segments"][0]["from_bytes"], j["segments"][-1]["to_bytes"]
@@ -128,8 +119,8 @@ def _fit_rows(name: str, g: GroupFit):
         span = (format_bytes(line.get("from_bytes", first)) + " to "
                 + format_bytes(line.get("to_bytes", last)))
         n_half = line["n_half_bytes"]
-        rows.append((name, model, span, _us(line["alpha_s"]) + _ci(line["alpha_ci_s"], _us),
-                     _mbps(line["bandwidth_MBps"]) + _ci(line["bandwidth_ci_MBps"], _mbps),
+        alpha, bandwidth, _ = line_cells(line, between=" to ")
+        rows.append((name, model, span, alpha, bandwidth,
                      "-" if n_half is None else format_bytes(int(round(n_half)))))
     breaks = ", ".join(format_bytes(b["bytes"]) + _ci(b["ci_bytes"], format_bytes)
                        for b in j["breakpoints"]) or "none"
@@ -150,13 +141,13 @@ def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
     if not cases:
         return None
     body = []
-    for config, panel in grouped(data, cases, without=("send_mode",)):
-        title = label(config)
+    for config, panel in grouped(cases, send_mode=False):
+        title = names.configuration(config)
         png = _figure(data, config, panel, found)
-        rows = [row for mode_config, mode_cases in grouped(data, panel)
+        rows = [row for mode_config, mode_cases in grouped(panel)
                 for row in _fit_rows(mode_config["send_mode"] or config["kernel"],
-                                     fit_of(found, mode_cases[0], data))]
+                                     fit_of(found, mode_cases[0]))]
         body += [el("h3", title), figure(png, f"latency and bandwidth vs size: {title}", CAPTION),
-                 table(("mode", "model", "sizes", "alpha µs (95% CI)", "B MB/s (95% CI)",
-                        "n_half"), rows, numeric_from=3)]
+                 table(Table(("mode", "model", "sizes", "alpha µs (95% CI)", "B MB/s (95% CI)",
+                              "n_half"), rows, align="lll"))]
     return section("size", "Latency and bandwidth vs message size", *body)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from ..advection import Problem, app_summary, check, default_dt, default_grid, field_bytes
-from ..kernels import kernel
-from ..launcher import Placement, check_placement
-from ..plan import Plan, check_memory
 from ..report import figures
 from ..summary import case_summary
+from ..units import MS_PER_S
 from . import Study
-from .common import cases, study_section
+from .common import cases, plan, study_section
 
 GRIDS = (128, 256, 512)
 STEPS = 100
@@ -19,16 +17,13 @@ SOLVES = 6  # each solve is long; six are the fewest with a 95% CI of the median
 def _plans(counts, mpi):
     launches = []
     for ranks in counts:
-        check_placement(mpi, ranks, Placement())
         for n in GRIDS:
             for comm in (True, False):
                 p = Problem(n, 0.5, 0.5, default_dt(n, 0.5, 0.5), STEPS, "sin", "rma", comm,
                             default_grid(ranks))
                 check(p)
-                plan = Plan(kernel("advection2d"), ranks, [None], [field_bytes(n)], SOLVES,
-                            None, 1, False, p.params(), "barrier", Placement())
-                check_memory(plan)
-                launches.append(plan)
+                launches.append(plan(mpi, "advection2d", ranks, [field_bytes(n)], None,
+                                     p.params(), iters=SOLVES, app=True))
     return launches
 
 
@@ -43,7 +38,7 @@ def _section(store, run_ids):
                           key=lambda c: c.bytes)
             rows = [app_summary(c, case_summary(c)) for c in mine]
             n = [r["points_per_side"] for r in rows]
-            time_ax.plot(n, [r["median_s"] * 1e3 for r in rows], style, color=figures.color(i),
+            time_ax.plot(n, [r["median_s"] * MS_PER_S for r in rows], style, color=figures.color(i),
                          label=f"{ranks} ranks, communication {comm}")
             if comm == "on":
                 error_ax.plot(n, [r.get("l2_error") for r in rows], style,

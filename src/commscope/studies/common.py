@@ -4,27 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import check_sizes, kernel, modes_for, params_for
-from ..launcher import Placement
-from ..plan import Plan, check_memory
+from ..cases import Case
+from ..kernels import catalog
+from ..plan import Plan, plans, sampling
 from ..report import figures
 from ..report.html import Section, figure, section
-from ..sizes import parse_sizes
-from ..store import Case, Store
+from ..store import Store
 from ..summary import case_summary
 
 
-def plan(name: str, ranks: int, sizes: str, modes: str | None = None, params=None,
-         placement: Placement = Placement(), iters: int | None = None) -> Plan:
-    """A checked plan with commscope's defaults (--precision 1%), as `commscope run` makes."""
-    k = kernel(name)
-    chosen = params_for(k, params or {}, ranks)
-    size_list = parse_sizes(sizes)
-    check_sizes(k, size_list, chosen)
-    p = Plan(k, ranks, modes_for(k, modes), size_list, iters, None, 64, False, chosen,
-             "barrier", placement)
-    check_memory(p)
-    return p
+def plan(mpi, kernel: str, ranks: int, sizes=None, modes: str | None = None, params=None,
+         iters: int | None = None, app: bool = False, **placement) -> Plan:
+    """A checked plan with commscope's defaults (--precision 1%), as `commscope run` makes
+    it from the same values (plan.plans)."""
+    (found,) = plans(catalog(mpi), mpi, kernel=kernel, np=ranks, sizes=sizes, modes=modes,
+                     params=params, sampling=sampling(iters=iters), app=app, **placement)
+    return found
 
 
 def cases(store: Store, run_ids: list[int], kernel_name: str | None = None) -> list[Case]:

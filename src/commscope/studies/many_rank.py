@@ -7,12 +7,12 @@ import itertools
 import numpy as np
 
 from ..errors import UserError
-from ..launcher import Placement, check_placement
 from ..models.collectives import ring_serial
 from ..models.groups import fit_group, group_cases
 from ..report import figures
 from ..sizes import format_bytes
 from ..summary import case_summary
+from ..units import US_PER_S
 from . import Study
 from .common import cases, plan, study_section
 
@@ -23,7 +23,7 @@ MAPPINGS = ("core", "socket", "node")
 
 
 def _vector_sum_plans(counts, mpi):
-    return [plan("vector_sum", ranks, "8000000", params={"distribute": d, "combine": c})
+    return [plan(mpi, "vector_sum", ranks, "8000000", params={"distribute": d, "combine": c})
             for ranks in counts for d, c in itertools.product(DISTRIBUTE, COMBINE)]
 
 
@@ -40,7 +40,7 @@ def _vector_sum_section(store, run_ids):
             for m in methods:
                 mine = [case_summary(c)["phase_median_s"][phase] for c in found
                         if c.ranks == ranks and c.params.get(key) == m]
-                heights.append(np.median(mine) * 1e6 if mine else np.nan)
+                heights.append(np.median(mine) * US_PER_S if mine else np.nan)
             ax.bar(np.arange(len(methods)) + j * width, heights, width, label=f"{ranks} ranks",
                    color=figures.color(j))
         ax.set_xticks(np.arange(len(methods)) + width * (len(counts) - 1) / 2, methods)
@@ -55,25 +55,15 @@ def _vector_sum_section(store, run_ids):
         "process count; every total was checked against N(N+1)/2.")
 
 
-def _mappings(counts, mpi):
-    possible = []
-    for m in MAPPINGS:
-        try:
-            for ranks in counts:
-                check_placement(mpi, ranks, Placement(map_by=m))
-            possible.append(m)
-        except UserError:  # this MPI cannot map so (e.g. MPICH by node): left out
-            continue
-    return possible
-
-
 def _ring_plans(counts, mpi):
     launches = []
-    for m in _mappings(counts, mpi):
-        placement = Placement(map_by=m)
-        launches.append(plan("pingping", 2, "1:1MiB", placement=placement))
-        launches += [plan("ring", ranks, str(RING_BYTES), placement=placement)
-                     for ranks in counts if ranks >= 2]
+    for m in MAPPINGS:
+        try:
+            launches += [plan(mpi, "pingping", 2, "1:1MiB", map_by=m)]
+            launches += [plan(mpi, "ring", ranks, str(RING_BYTES), map_by=m)
+                         for ranks in counts if ranks >= 2]
+        except UserError:  # this MPI cannot map so (e.g. MPICH by node): left out
+            launches = [p for p in launches if p.placement.map_by != m]
     return launches
 
 
@@ -89,14 +79,14 @@ def _ring_section(store, run_ids):
                        key=lambda c: c.ranks)
         for over in (False, True):  # hollow: more ranks than cores, time-sliced
             mine = [c for c in rings if oversubscribed[c.run_id] == over]
-            ax.plot([c.ranks for c in mine], [case_summary(c)["median_s"] * 1e6 for c in mine],
+            ax.plot([c.ranks for c in mine], [case_summary(c)["median_s"] * US_PER_S for c in mine],
                     "o", color=colour, fillstyle="none" if over else "full",
                     label=f"ring, map-by {m}" + (", oversubscribed" if over else ""))
         pingping = [c for c in found if c.kernel == "pingping" and c.settings.get("map_by") == m]
-        fitted = [fit_group(g, resamples=0) for g in group_cases(pingping, {})]
+        fitted = [fit_group(g, resamples=0) for g in group_cases(pingping)]
         if rings and fitted and fitted[0].fit:
             p = np.arange(2, max(c.ranks for c in rings) + 1)
-            model = [ring_serial(fitted[0].fit.time_s, int(r), RING_BYTES) * 1e6 for r in p]
+            model = [ring_serial(fitted[0].fit.time_s, int(r), RING_BYTES) * US_PER_S for r in p]
             ax.plot(p, model, "-", color=colour, label=f"2P(alpha + n/B), map-by {m}")
     ax.set_xticks(sorted({c.ranks for c in found if c.kernel == "ring"}))
     ax.set_xlabel("processes P")

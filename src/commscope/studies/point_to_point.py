@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import SEND_MODES, kernel
-from ..launcher import Placement
 from ..report import figures
 from ..sizes import format_bytes
 from ..summary import case_summary
+from ..units import MB, US_PER_S
 from . import Study
 from .common import cases, medians, plan, study_section
 
 
 def _send_mode_plans(counts, mpi):
-    launches = [plan("pingpong", 2, "1:1MiB", "all")]
+    launches = [plan(mpi, "pingpong", 2, "1:1MiB", "all")]
     wide = max(counts)
     if wide > 2:  # seed 000: each sender's time per send mode, at the widest count asked for
-        launches.append(plan("fanin", wide, "8", "all"))
+        launches.append(plan(mpi, "fanin", wide, "8", "all"))
     return launches
 
 
@@ -28,15 +27,14 @@ def _send_mode_section(store, run_ids):
     fanin = [c for c in found if c.kernel == "fanin"]
     fig, axes = figures.new(2 if fanin else 1, 2)
     lat, bw = axes[0]
-    for mode in SEND_MODES:
+    colours = figures.mode_colors(c.send_mode for c in found)
+    for mode in dict.fromkeys(c.send_mode for c in pingpong):
         mine = [c for c in pingpong if c.send_mode == mode]
-        if not mine:
-            continue
         size, median, low, high, _ = medians(mine)
-        colour = figures.mode_color(mode)
-        lat.plot(size, median * 1e6, "o-", ms=3, color=colour, label=mode)
-        lat.fill_between(size, low * 1e6, high * 1e6, color=colour, alpha=0.2)
-        bw.plot(size, size / median / 1e6, "o-", ms=3, color=colour, label=mode)
+        colour = colours[mode]
+        lat.plot(size, median * US_PER_S, "o-", ms=3, color=colour, label=mode)
+        lat.fill_between(size, low * US_PER_S, high * US_PER_S, color=colour, alpha=0.2)
+        bw.plot(size, size / median / MB, "o-", ms=3, color=colour, label=mode)
     for ax in (lat, bw):
         figures.size_axis(ax)
     figures.log_axis(lat, "half round trip (us)")
@@ -46,8 +44,8 @@ def _send_mode_section(store, run_ids):
         ax = axes[1][0]
         for c in fanin:
             per_rank = np.median(np.asarray(c.extra["phase_samples_s"]["fanin"]), axis=1)
-            ax.plot(range(1, len(per_rank)), per_rank[1:] * 1e6, "o-",
-                    color=figures.mode_color(c.send_mode), label=c.send_mode)
+            ax.plot(range(1, len(per_rank)), per_rank[1:] * US_PER_S, "o-",
+                    color=colours[c.send_mode], label=c.send_mode)
         ax.set_xticks(range(1, fanin[0].ranks))
         ax.set_xlabel("sending rank")
         ax.set_ylabel("send completion (us)")
@@ -62,7 +60,15 @@ def _send_mode_section(store, run_ids):
 
 
 def _convergence_plans(counts, mpi):
-    return [plan("pingpong", 2, "8,1KiB,64KiB", iters=2000)]
+    return [plan(mpi, "pingpong", 2, "8,1KiB,64KiB", iters=2000)]
+
+
+def running_mean(case) -> tuple[np.ndarray, np.ndarray]:
+    """Iterations averaged, and the mean latency over them, sample by sample; valid samples
+    only (late window starts left out), as in every other figure."""
+    latency = case.latency_s
+    counted = np.arange(1, latency.size + 1)
+    return counted * case.batch, np.cumsum(latency) / counted
 
 
 def _convergence_section(store, run_ids):
@@ -70,13 +76,11 @@ def _convergence_section(store, run_ids):
     fig, axes = figures.new(1, 1)
     ax = axes[0][0]
     for i, c in enumerate(cases(store, run_ids)):
-        latency = c.samples * kernel(c.kernel).latency(1.0, c)
-        running = np.cumsum(latency) / np.arange(1, latency.size + 1)
-        iterations = np.arange(1, latency.size + 1) * c.batch
+        iterations, running = running_mean(c)
         s = case_summary(c)
         colour = figures.color(i)
-        ax.plot(iterations, running * 1e6, color=colour, label=format_bytes(c.bytes))
-        ax.axhspan(s["ci_low_s"] * 1e6, s["ci_high_s"] * 1e6, color=colour, alpha=0.15)
+        ax.plot(iterations, running * US_PER_S, color=colour, label=format_bytes(c.bytes))
+        ax.axhspan(s["ci_low_s"] * US_PER_S, s["ci_high_s"] * US_PER_S, color=colour, alpha=0.15)
     ax.set_xscale("log")
     ax.set_xlabel("iterations averaged")
     figures.log_axis(ax, "mean half round trip (us)")
@@ -89,7 +93,7 @@ def _convergence_section(store, run_ids):
 
 
 def _transport_plans(counts, mpi):
-    return [plan(name, 2, sizes, modes, placement=Placement(transport=t))
+    return [plan(mpi, name, 2, sizes, modes, transport=t)
             for t in ("shm", "tcp")
             for name, sizes, modes in (("pingpong", "8,1KiB,64KiB,1MiB", "standard,nonblocking"),
                                        ("bw", "1KiB:4MiB", None))]
@@ -110,7 +114,7 @@ def _transport_section(store, run_ids):
             size, median, _, _, mbps = medians(mine)
             label = f"{mine[0].kernel}{' ' + mode if mode else ''}, {over}"
             if mine[0].kernel == "pingpong":
-                lat.plot(size, median * 1e6, style, ms=3, color=figures.color(i), label=label)
+                lat.plot(size, median * US_PER_S, style, ms=3, color=figures.color(i), label=label)
             thr.plot(size, mbps, style, ms=3, color=figures.color(i), label=label)
     for ax in (lat, thr):
         figures.size_axis(ax)

@@ -1,0 +1,68 @@
+"""How a case and a configuration are named, in every table, title, legend and message."""
+
+from __future__ import annotations
+
+from .sizes import format_bytes
+
+
+def library(version_text: str | None) -> str:
+    """The first phrase of MPI_Get_library_version's text: "Open MPI v5.0.11", "MPICH Version: 5.0.2"."""
+    if not version_text:
+        return "MPI unknown"
+    return " ".join(version_text.splitlines()[0].split(",")[0].split())
+
+
+def case(kernel: str, send_mode: str | None, nbytes: int) -> str:
+    """One measured case: "pingpong standard 8 KiB", "allreduce 1 KiB"."""
+    return " ".join(filter(None, (kernel, send_mode, format_bytes(nbytes))))
+
+
+def _ranks(ident: dict) -> str:
+    np_, ranks = ident.get("np"), ident.get("ranks")
+    if np_ is None:
+        return ""
+    text = f"{np_} ranks" if ranks in (None, np_) else f"{ranks} of {np_} ranks"
+    return text + (", oversubscribed" if ident.get("oversubscribed") else "")
+
+
+def identity(ident: dict) -> str:
+    """A case identity (cases.identity) in words, compactly, for a comparison's rows:
+    "pingpong standard 8 B np2 window=64 op=sum transport=tcp ..."."""
+    words = [ident["kernel"], ident.get("send_mode") or ""]
+    words += [format_bytes(ident["bytes"])] if "bytes" in ident else []
+    words += [f"np{ident['np']}"] if "np" in ident else []
+    words += ["oversubscribed"] if ident.get("oversubscribed") else []
+    words += [f"window={ident['window']}"] if ident.get("window") is not None else []
+    words += [f"{k}={v}" for k, v in ident["params"].items()]
+    words += [f"transport={ident['transport']}"] if ident["transport"] != "auto" else []
+    words += [f"map-by={ident['map_by']}"] if ident["map_by"] else []
+    words += [f"bind-to={ident['bind_to']}"] if ident["bind_to"] else []
+    words += [f"sync={ident['sync']}"] if ident["sync"] != "barrier" else []
+    words += ["validated"] if ident.get("validated") else []
+    words += [f"hosts={ident['hosts']}"] if ident.get("hosts") else []
+    return " ".join(w for w in words if w)
+
+
+def what(ident: dict) -> str:
+    """What was measured, for legends: kernel, send mode, parameters, window and ranks."""
+    parts = [ident["kernel"]]
+    if ident.get("send_mode"):
+        parts.append(ident["send_mode"])
+    parts += [f"{k}={v}" for k, v in sorted(ident.get("params", {}).items())]
+    if "window" in ident:
+        parts.append(f"window={ident['window']}")
+    ranks = _ranks(ident)
+    return " ".join(parts) + (f", {ranks}" if ranks else "")
+
+
+def configuration(ident: dict) -> str:
+    """A configuration (a fit's group, a figure's panel) in words, for titles; fields the
+    grouping left out are skipped."""
+    words = [what(ident), f"transport {ident['transport']}",
+             f"map-by {ident['map_by'] or 'default'}, bind-to {ident['bind_to'] or 'default'}",
+             f"sync {ident['sync']}"]
+    if ident.get("hosts"):
+        words.append(f"hosts {ident['hosts']}")
+    if "mpi" in ident:
+        words.append(library(ident["mpi"]))
+    return ", ".join(words)

@@ -1,0 +1,92 @@
+"""A run in the terminal: its cases' table, per-rank and per-phase times, the list of
+stored runs and a run's provenance; what a launch prints when it ends."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import names, units
+from ..kernels import meaning
+from ..sizes import format_bytes
+from .tables import Table
+
+HEADER = ("kernel", "mode", "size", "n", "median us", "95% CI us", "+-", "p5 us", "p95 us", "MB/s")
+FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
+          "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank (fanin, ring, collectives, "
+          "vector_sum, halo); +-: the CI's reach from the median (* stopped by --max-time); "
+          "MB/s with MB = 10^6 bytes")
+MAX_RANK_COLUMNS = 16
+
+
+def _precision(s: dict) -> str:
+    """The CI's reach from the median in %, starred when --max-time stopped the case short."""
+    return units.percent(s["precision"]) + ("*" if s["capped"] and s["precision"] is not None
+                                             else "")
+
+
+def _row(s: dict) -> tuple[str, ...]:
+    ci = "n<6" if s["ci_low_s"] is None else f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}"
+    # Kernels without send modes name their parameters there (rma: put fence allocate).
+    mode = s["send_mode"] or " ".join(map(str, (s.get("params") or {}).values())) or "-"
+    bandwidth = None if s["bytes"] == 0 else s["bandwidth_MBps"]
+    return (s["kernel"], mode, format_bytes(s["bytes"]), str(s["n"]), units.us(s["median_s"]),
+            ci, _precision(s), units.us(s["p05_s"]), units.us(s["p95_s"]),
+            units.rate(bandwidth, 1, missing=units.MISSING))
+
+
+def render(summaries: list[dict]) -> str:
+    """One row per case: median latency, its CI and reach, percentiles, bandwidth."""
+    return Table(HEADER, [_row(s) for s in summaries], align="ll", rule=True,
+                 footer=FOOTER).text()
+
+
+def rank_times(case, rank_samples) -> np.ndarray | None:
+    """ranks x samples: each rank's own time per iteration where the kernel has one to show
+    (kernels.Meaning.rank_times); `rank_samples(case_id)` reads the stored ones."""
+    which = meaning(case.kernel).rank_times
+    if which is None:
+        return None
+    if which == "samples":
+        return rank_samples(case.id)
+    return np.asarray(case.extra["phase_samples_s"][which], dtype=float)
+
+
+def render_ranks(cases, per_rank: list[np.ndarray]) -> str:
+    """Each rank's own median time per iteration (us), one row per case: who waits."""
+    ranks = min(max(len(r) for r in per_rank), MAX_RANK_COLUMNS)
+    rows = [(case.send_mode or "-", format_bytes(case.bytes),
+             *(units.us(float(np.median(times[r]))) for r in range(min(ranks, len(times)))))
+            for case, times in zip(cases, per_rank)]
+    more = " (first 16 ranks)" if max(len(r) for r in per_rank) > ranks else ""
+    return Table(("mode", "size") + tuple(f"rank {r}" for r in range(ranks)), rows,
+                 title="per-rank median us per iteration (send completion for fanin)" + more
+                 ).text()
+
+
+def render_phases(summaries: list[dict]) -> str:
+    """Median time per phase (slowest rank per sample), one row per case."""
+    phases = list(summaries[0].get("phase_median_s", {}))
+    rows = [(format_bytes(s["bytes"]), *(units.us(s["phase_median_s"][p]) for p in phases))
+            for s in summaries]
+    return Table(("size",) + tuple(f"{p} us" for p in phases), rows).text()
+
+
+def render_runs(runs) -> str:
+    """`results list`: one line per stored run."""
+    rows = [(r["id"], r["started_utc"], r["status"], r["kernel"], r["ranks"], r["n_cases"],
+             names.library(r["mpi_version"]) + ("  (oversubscribed)" if r["oversubscribed"]
+                                                else ""))
+            for r in runs]
+    return Table(("run", "started (UTC)", "status", "kernel", "ranks", "cases", "MPI"), rows,
+                 align="rlllrrl").text()
+
+
+def render_provenance(ctx: dict, oversubscribed: bool) -> str:
+    """`results show`: the MPI, where each rank ran, the timer and the compiler."""
+    placement = ", ".join(f"{p['rank']}@{p['host']}:cpu{p['cpu']}" for p in ctx["placement"])
+    t = ctx["timer"]
+    return (f"MPI: {names.library(ctx['mpi_library_version'])} (MPI {ctx['mpi_standard']})\n"
+            f"ranks: {ctx['ranks']}{' oversubscribed' if oversubscribed else ''}; "
+            f"placement: {placement}\n"
+            f"timer: {t['name']}, resolution {t['resolution_s']:.3g} s, "
+            f"overhead {t['overhead_s']:.3g} s; compiler {ctx['compiler']}")
