@@ -41,6 +41,7 @@ bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/overhead.py --mpi $(abspath $(MPICH))
 	$(BIN)/python bench/time_to_answer.py
 	$(BIN)/python bench/analysis.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) $(MPICH) commscope.db commscope-report.html

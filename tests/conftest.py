@@ -50,3 +50,15 @@ def one_line_error(done: subprocess.CompletedProcess) -> str:
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("commscope: ")
     return lines[0]
+
+
+@pytest.fixture(scope="session")
+def fake_mpi(tmp_path_factory) -> Path:
+    """A fake MPI prefix (tests/fakempi): every verb runs for real on synthetic records,
+    without launching MPI. Its binary repeats the real binary's kernel description."""
+    from commscope.build import native_description
+    from commscope.mpi import find_mpi
+    from fakempi import make_prefix
+
+    return make_prefix(tmp_path_factory.mktemp("fakempi"),
+                       native_description(find_mpi(str(EMBEDDED))))

@@ -1,0 +1,124 @@
+"""The fake native binary: the records the real one writes (docs/native.md, "Records"),
+with samples from a Hockney line t(n) = alpha + n/B and seeded noise instead of MPI.
+
+`records(...)` is also the generator bench/scale.py feeds through ingest at scale.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+ALPHA_S, BANDWIDTH_BPS = 1e-6, 5e9
+HOST = "fakehost"
+
+
+def description() -> dict:
+    return json.loads((Path(os.environ["COMMSCOPE_FAKE_PREFIX"]) / "describe.json").read_text())
+
+
+def _args(argv: list[str]) -> dict:
+    out: dict = {"param": []}
+    i = 0
+    while i < len(argv):
+        name = argv[i][2:]
+        if name in ("validate", "info", "describe"):
+            out[name] = True
+            i += 1
+            continue
+        value = argv[i + 1]
+        if name == "param":
+            out["param"].append(value)
+        else:
+            out[name] = value
+        i += 2
+    return out
+
+
+def context(ranks: int, argv: list[str], kernel: str | None, schema: int = 1) -> dict:
+    return {"type": "context", "schema": schema, "commscope_version": "fake",
+            "mpi_library": "Open MPI", "mpi_library_version": "Open MPI v5.0.0 (fake)",
+            "mpi_standard": "3.1", "large_count": False, "ranks": ranks, "hosts": [HOST],
+            "placement": [{"rank": r, "host": HOST, "cpu": r % 2, "binding": "0-1",
+                           "shm_node": 0} for r in range(ranks)],
+            "library_transport": {"btl": "^ofi", "pml": ""},
+            "timer": {"name": "MPI_Wtime", "wtick_s": 1e-9, "resolution_s": 2e-8,
+                      "overhead_s": 2.5e-8, "barrier_s": 5e-7},
+            "compiler": "fake", "argv": argv, "utc": "2026-01-01T00:00:00Z", "kernel": kernel}
+
+
+def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
+         window: int | None, sync: str = "barrier") -> dict:
+    """One case record: `samples` samples per rank, rank 0's the kernel's sample unless it
+    is timed by the slowest rank."""
+    ranks = kernel["max_ranks"] or world
+    seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks}".encode())
+    rng = np.random.default_rng(seed)
+    per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1)
+    per_rank = per_iteration * (1 + rng.exponential(0.02, (ranks, samples)))
+    kept = per_rank.max(axis=0) if kernel["timed_by"] == "max" else per_rank[0]
+    rec = {"type": "case", "kernel": kernel["name"], "send_mode": mode, "bytes": nbytes,
+           "ranks": ranks, "window": window, "batch": 10, "warmup_iterations": 100,
+           "validated": False, "timed_by": kernel["timed_by"], "samples_s": kept.tolist(),
+           "rank_samples_s": per_rank.tolist(), "sync": sync}
+    if kernel["phases"]:
+        share = 1 / len(kernel["phases"])
+        rec["phase_samples_s"] = {p: (per_rank * share).tolist() for p in kernel["phases"]}
+    if sync == "window":
+        rec.update(window_s=4 * per_iteration, invalid=[],
+                   clock_offsets_s=[0.0] * ranks, clock_rtt_s=[0.0] * ranks)
+    return rec
+
+
+def records(argv: list[str], world: int, schema: int = 1):
+    """Every record one launch writes, in order."""
+    args = _args(argv)
+    kinds = {k["name"]: k for k in description()["kernels"]}
+    k = kinds.get(args.get("kernel"))
+    yield context(world, argv, args.get("kernel"), schema)
+    if args.get("info"):
+        yield {"type": "end", "cases": 0}
+        return
+    modes = args["modes"].split(",") if "modes" in args else [None]
+    window = int(args["window"]) if k["default_window"] and "window" in args else \
+        k["default_window"]
+    samples = int(args.get("iters", 0)) or 20
+    count = 0
+    for mode in modes:
+        for nbytes in map(int, args["sizes"].split(",")):
+            yield {"type": "case_start", "kernel": k["name"], "send_mode": mode, "bytes": nbytes}
+            yield case(k, mode, nbytes, world, samples, window, args.get("sync", "barrier"))
+            count += 1
+    yield {"type": "end", "cases": count}
+
+
+def main(argv: list[str]) -> None:
+    if argv == ["--describe"]:
+        print(json.dumps(description()))
+        return
+    args = _args(argv)
+    out = open(args["output"], "a") if "output" in args else sys.stdout
+    fail_after = int(os.environ.get("COMMSCOPE_FAKE_FAIL_AFTER", -1))
+    hang_after = int(os.environ.get("COMMSCOPE_FAKE_HANG_AFTER", -1))
+    cases = 0
+    for rec in records(argv, int(os.environ.get("COMMSCOPE_FAKE_RANKS", 1)),
+                       int(os.environ.get("COMMSCOPE_FAKE_SCHEMA", 1))):
+        if rec["type"] == "case_start" and cases == hang_after:
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+            time.sleep(3600)
+        if rec["type"] == "case_start" and cases == fail_after:
+            print(json.dumps({"type": "error", "kernel": rec["kernel"],
+                              "send_mode": rec["send_mode"], "bytes": rec["bytes"], "rank": 1,
+                              "message": "fake failure"}), flush=True)
+            sys.exit(1)
+        cases += rec["type"] == "case"
+        out.write(json.dumps(rec) + "\n")
+        out.flush()

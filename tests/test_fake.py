@@ -1,0 +1,144 @@
+"""The whole path, run on the fake MPI (tests/fakempi): plans, launch, ingest, store and views,
+their error paths, and the defects the consolidation fixed, without launching MPI."""
+
+import json
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+
+from commscope.errors import UserError
+from commscope.mpi import find_mpi
+from commscope.plan import parse_ranks
+from commscope.studies import studies
+from commscope.studies.common import plan
+from conftest import EMBEDDED, commscope, one_line_error
+
+
+def fake(fake_mpi, *args, env=None):
+    return commscope(*args, "--mpi", fake_mpi,
+                     env={**os.environ, **(env or {})})
+
+
+def test_a_run_lands_whole_in_the_store_and_the_table(fake_mpi, db):
+    done = fake(fake_mpi, "run", "pingpong", "--modes", "standard,ready", "--sizes", "8,1K",
+                "--iters", "7", "--db", db)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("run 1: pingpong on 2 ranks, Open MPI v5.0.0 (fake)")
+    assert [line.split()[1:4] for line in lines[3:7]] == [
+        ["standard", "8", "B"], ["standard", "1", "KiB"], ["ready", "8", "B"],
+        ["ready", "1", "KiB"]]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT status, kernel_facts IS NOT NULL FROM runs").fetchone() == (
+        "complete", 1)
+    assert con.execute("SELECT count(*), sum(n) FROM cases").fetchone() == (4, 28)
+
+
+def test_runs_of_different_launched_counts_are_never_compared(fake_mpi, db):
+    # pingpong measures ranks 0 and 1 whatever was launched: each case stores ranks = 2.
+    for np_ in (8, 16):
+        done = fake(fake_mpi, "run", "pingpong", "--np", np_, "--sizes", "8", "--iters", "9",
+                    "--db", db)
+        assert done.returncode == 0, done.stderr
+    line = one_line_error(commscope("compare", "1", "2", "--db", db))
+    assert "no case of A (1) matches one of B (2)" in line
+    listing = commscope("compare", "1", "1", "--db", db)
+    assert listing.returncode == 2  # a run on both sides
+    done = fake(fake_mpi, "run", "pingpong", "--np", 8, "--sizes", "8", "--iters", "9",
+                "--db", db)
+    assert done.returncode == 0, done.stderr
+    both = commscope("compare", "1", "3", "--all", "--db", db)
+    assert both.returncode == 0, both.stderr
+    assert "pingpong standard 8 B np8 oversubscribed" in both.stdout
+
+
+def test_fit_and_predict_take_the_same_run_selections_as_compare(fake_mpi, db, tmp_path):
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text('iters = 6\nlaunches = 2\n[[experiment]]\nkernel = "pingping"\n'
+                         'sizes = "1:64KiB"\n')
+    assert fake(fake_mpi, "sweep", plan_file, "--db", db).returncode == 0
+    by_sweep = commscope("fit", "sweep:1", "--json", "--db", db)
+    by_range = commscope("fit", "1-2", "--json", "--db", db)
+    assert by_sweep.returncode == 0, by_sweep.stderr
+    assert json.loads(by_sweep.stdout) == json.loads(by_range.stdout)
+    assert json.loads(by_sweep.stdout)[0]["runs"] == [1, 2]
+    done = commscope("predict", "ring", "--from", "sweep:1", "--np", "4", "--sizes", "1K",
+                     "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "t(m) from run 1, 2: pingping" in done.stdout
+    assert "'x' is not a run" in one_line_error(commscope("fit", "1,x", "--db", db))
+
+
+def test_results_show_and_export_take_selections(fake_mpi, db):
+    for _ in range(2):
+        assert fake(fake_mpi, "run", "bw", "--sizes", "1K", "--iters", "5", "--db", db).returncode == 0
+    shown = commscope("results", "show", "1-2", "--db", db).stdout
+    assert shown.count("run 1: bw") == 1 and shown.count("run 2: bw") == 1
+    rows = commscope("results", "export", "1,2", "--csv", "--db", db).stdout.splitlines()
+    assert [r.split(",")[0] for r in rows[1:]] == ["1", "2"]
+
+
+def test_a_stream_of_another_schema_is_refused_in_one_line(fake_mpi, db):
+    done = fake(fake_mpi, "run", "pingpong", "--sizes", "8", "--iters", "5", "--db", db,
+                env={"COMMSCOPE_FAKE_SCHEMA": "7"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "records of schema 7, this commscope reads schema 1" in done.stderr
+    status, message = sqlite3.connect(db).execute("SELECT status, message FROM runs").fetchone()
+    assert status == "failed" and "schema 7" in message
+
+
+def test_a_failing_rank_keeps_the_finished_cases(fake_mpi, db):
+    done = fake(fake_mpi, "run", "pingpong", "--sizes", "8,16,32", "--iters", "5", "--db", db,
+                env={"COMMSCOPE_FAKE_FAIL_AFTER": "2"})
+    assert done.returncode == 1
+    assert "failed: 2 finished cases kept" in done.stderr
+    assert "rank 1 reported: fake failure" in done.stderr
+
+
+def test_a_hung_case_is_named_when_it_times_out(fake_mpi, db):
+    done = fake(fake_mpi, "run", "allreduce", "--np", "3", "--sizes", "8,16", "--iters", "5",
+                "--timeout", "1", "--db", db, env={"COMMSCOPE_FAKE_HANG_AFTER": "1"})
+    assert done.returncode == 1
+    assert "timed out: allreduce 16 B on ranks 0-2 made no progress for 1 s" in done.stderr
+
+
+def test_the_report_shows_the_ceiling_stored_with_the_run(fake_mpi, db, tmp_path):
+    assert fake(fake_mpi, "run", "bw", "--sizes", "1K,64K", "--iters", "5", "--db",
+                db).returncode == 0
+    con = sqlite3.connect(db)
+    facts = json.loads(con.execute("SELECT host_facts FROM runs").fetchone()[0])
+    assert facts["memcpy"]["bytes_per_s"] > 0 and facts["memcpy"]["repeats"] == 7
+    # The report reads what was stored: a changed ceiling shows, nothing is re-measured.
+    facts.update(host="fakehost", memcpy=dict(facts["memcpy"], bytes_per_s=1.234e9))
+    con.execute("UPDATE runs SET host_facts = ?", (json.dumps(facts),))
+    con.commit()
+    out = tmp_path / "r.html"
+    assert commscope("report", "-o", out, "--db", db).returncode == 0
+    assert "memcpy ceiling on fakehost: 1,234 MB/s" in out.read_text()
+
+
+def test_study_plans_are_built_as_run_builds_them():
+    mpi = find_mpi(str(EMBEDDED))
+    for study in studies().values():
+        for p in study.plans(parse_ranks(study.default_np), mpi):
+            assert p.window == p.kernel.default_window, (study.name, p.kernel.name)
+    with pytest.raises(UserError, match="Open MPI binds within the mapped object"):
+        plan(mpi, "ring", 2, "8", map_by="core", bind_to="socket")
+
+
+def test_the_convergence_study_leaves_late_samples_out(db):
+    from commscope.studies.point_to_point import running_mean
+    from commscope.store import Store
+
+    store = Store(db)
+    run = store.begin_run(["x"], "pingpong", 2, False, {"sync": "window"})
+    samples = [2e-6, 2e-6, 1.0, 2e-6]  # the third started late
+    store.add_case(run, {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
+                         "window": None, "batch": 1, "warmup_iterations": 1,
+                         "validated": False, "timed_by": "origin", "samples_s": samples,
+                         "rank_samples_s": [samples, samples], "invalid": [2]})
+    (case,) = store.cases(run)
+    iterations, mean_s = running_mean(case)
+    assert iterations.tolist() == [1, 2, 3] and np.allclose(mean_s, 1e-6)
