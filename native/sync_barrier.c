@@ -21,12 +21,13 @@
 double sync_barrier_batch(struct sampling *s, uint64_t n)
 {
     struct kcase *c = s->c;
+    void (*run_once)(struct kcase *) = s->kernel->run_once; /* one load, not one a call */
     CHECK_MPI(MPI_Barrier(c->comm));
     double start = MPI_Wtime();
     sampling_phases_start(s, start);
     if (s->active) {
         for (uint64_t i = 0; i < n; i++) {
-            s->kernel->run_once(c);
+            run_once(c);
             c->iteration++;
         }
     }
