@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "jsonl.h"
 #include "options.h"
 #include "pattern.h"
 
@@ -89,6 +90,25 @@ int window_limited(const struct kcase *c)
     if (c->bytes && (size_t)window > WINDOW_BYTES_MAX / c->bytes)
         window = (long long)(WINDOW_BYTES_MAX / c->bytes);
     return window < 1 ? 1 : (int)window;
+}
+
+static const char *const recv_buffer_kinds[] = {"one", "window", NULL};
+const struct kparam recv_buffers_params[] = {
+    {"recv_buffers", PARAM_CHOICE, "one",
+     "receive into one buffer, as the reference suites do, or one per message of the "
+     "window (--validate: one per message)", recv_buffer_kinds, NULL},
+    {0},
+};
+
+int recv_slots(const struct kcase *c)
+{
+    return c->validate || kcase_param_choice(c, "recv_buffers") == 1 ? c->window : 1;
+}
+
+void recv_slots_report(struct jsonl *j, int slots)
+{
+    jsonl_str(j, "recv_buffers", slots == 1 ? "one" : "window");
+    jsonl_int(j, "recv_buffer_count", slots);
 }
 
 const char *kcase_param(const struct kcase *c, const char *key)

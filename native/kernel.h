@@ -145,6 +145,16 @@ void p2p_free(struct p2p *b);
 #define WINDOW_BYTES_MAX ((size_t)1 << 30)
 int window_limited(const struct kcase *c);
 
+/* bw and bibw: --param recv_buffers=one (the default: all W receives into one
+ * buffer, as osu_bw, osu_bibw and IMB Uniband/Biband do, although MPI calls
+ * overlapping pending receives erroneous) or window (W distinct buffers).
+ * recv_slots is how many buffers a case receives into: --validate checks
+ * every message, which needs a buffer of its own each, so it uses W. */
+extern const struct kparam recv_buffers_params[];
+int recv_slots(const struct kcase *c);
+/* The case record's "recv_buffers" ("one" or "window") and "recv_buffer_count". */
+void recv_slots_report(struct jsonl *j, int slots);
+
 /* --validate (docs/native.md): the sender fills its payload for this
  * iteration before each send; the receiver checks every byte. Both do
  * nothing without --validate. */

@@ -1,7 +1,9 @@
 /* commscope-native: runs one kernel over its send modes and message sizes
  * and writes JSON Lines records to stdout (docs/native.md). */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -12,6 +14,31 @@
 #include "options.h"
 #include "records.h"
 #include "timing.h"
+
+/* SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): a seeded stream of 64-bit values. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* The cases' order as indices mode * sizes + size: in order for seed 0,
+ * else a Fisher-Yates shuffle drawn from the seed, so that drift over a
+ * launch lands on different cases in different launches. The same seed on
+ * every rank gives every rank the same order. */
+static void case_order(long long seed, size_t *order, size_t n)
+{
+    uint64_t state = (uint64_t)seed;
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    for (size_t i = n; seed && i > 1; i--) {
+        size_t j = (size_t)(splitmix64(&state) % i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -61,11 +88,14 @@ int main(int argc, char **argv)
 
     struct timer_info timer = timer_calibrate(MPI_COMM_WORLD);
     context_write(&cfg, &timer, argc, argv, MPI_COMM_WORLD);
+    size_t total = cfg.modes.n * cfg.sizes.n;
+    size_t *order = xcalloc(total, sizeof *order);
+    case_order(cfg.shuffle, order, total);
     long long cases = 0;
-    for (size_t m = 0; m < cfg.modes.n; m++)
-        for (size_t s = 0; s < cfg.sizes.n; s++)
-            cases += timing_run_case(&cfg, &timer, cfg.modes.v[m],
-                                     cfg.sizes.v[s], MPI_COMM_WORLD);
+    for (size_t i = 0; i < total; i++)
+        cases += timing_run_case(&cfg, &timer, cfg.modes.v[order[i] / cfg.sizes.n],
+                                 cfg.sizes.v[order[i] % cfg.sizes.n], MPI_COMM_WORLD);
+    free(order);
     if (rank == 0)
         record_end(cases);
     options_free(&cfg);

@@ -63,9 +63,13 @@ static const struct option_spec specs[] = {
      "with --precision: seconds of sampling after which a case stops short",
      FIELD(max_time_s)},
     {"min-samples", OPT_COUNT, "10", false, 1,
-     "fewest samples when --min-time decides", FIELD(min_samples)},
+     "fewest samples when --min-time or --precision decides (--precision: its "
+     "first round)", FIELD(min_samples)},
     {"max-samples", OPT_COUNT, "100000", false, 1,
      "most samples when --min-time decides", FIELD(max_samples)},
+    {"shuffle", OPT_COUNT, "0", false, 0,
+     "run the cases in an order drawn from this seed (0: each mode's sizes in "
+     "order)", FIELD(shuffle)},
     {"window", OPT_COUNT, NULL, false, 1,
      "messages in flight per iteration for bw and bibw; operations per "
      "epoch for rma [the kernel's: see --describe]", FIELD(window)},

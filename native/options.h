@@ -41,6 +41,7 @@ struct config {
     double max_time_s; /* sampling time cap of a case, with --precision */
     long long min_samples, max_samples;
     long long window; /* the kernel's default_window when not given */
+    long long shuffle; /* seed of the cases' order; 0: modes, then sizes, in order */
     const struct sync_method *sync;
     bool validate;
     bool info;          /* context record only */

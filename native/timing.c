@@ -18,12 +18,13 @@
 #include "records.h"
 #include "sync.h"
 
-#define PROBE_MIN_S 1e-3
+#define PROBE_MIN_S 2.5e-4
 #define PROBE_MAX_ITERATIONS ((uint64_t)1 << 20)
-/* --precision: at least 10 samples (a 95% CI of the median needs 6), then
- * rounds sized by the precision reached so far (next_factor), so the checks
- * cost O(log n) sorts. */
-#define PRECISION_MIN_SAMPLES 10.0
+/* --precision: a first round of --min-samples samples, then rounds sized by
+ * the precision reached so far (next_factor), so the checks cost O(log n)
+ * sorts. Below the 6 samples a 95% CI of the median needs, the precision
+ * counts as not reached: the next round grows by PRECISION_MAX_GROWTH, if
+ * --max-time leaves room for it. */
 #define PRECISION_GROWTH 1.2
 #define PRECISION_MAX_GROWTH 4.0
 
@@ -136,8 +137,7 @@ static double precision_samples(struct sampling *s, bool *capped)
     const struct config *cfg = s->c->cfg;
     bool root = s->c->rank == 0;
     double *values = root ? xcalloc((size_t)s->cap, sizeof *values) : NULL;
-    int next = (int)fmin(fmax((double)cfg->min_samples, PRECISION_MIN_SAMPLES),
-                         s->cap);
+    int next = (int)fmin((double)cfg->min_samples, s->cap);
     double start = MPI_Wtime(), spent = 0;
     for (int done = 0;;) {
         s->sync->take(s, done, next);

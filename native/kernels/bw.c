@@ -1,11 +1,13 @@
 /* bw: rank 0 keeps W messages of n bytes in flight to rank 1, which posts
- * W receives into W distinct buffers and answers with a 1-byte
- * acknowledgement once all arrived (OSU osu_bw, docs/native.md "Kernels").
- * The acknowledgement makes rank 0's clock cover delivery, not just the
- * local completion of its sends. */
+ * W receives and answers with a 1-byte acknowledgement once all arrived
+ * (OSU osu_bw, docs/native.md "Kernels"). The acknowledgement makes rank
+ * 0's clock cover delivery, not just the local completion of its sends.
+ * The receives go to one buffer, as osu_bw's do, or to W distinct ones
+ * (--param recv_buffers). */
 #include <stdlib.h>
 
 #include "check.h"
+#include "jsonl.h"
 #include "kernel.h"
 
 enum { TAG_DATA = 1, TAG_ACK };
@@ -13,6 +15,7 @@ enum { TAG_DATA = 1, TAG_ACK };
 struct bw {
     struct p2p msg;
     MPI_Request *reqs;
+    int slots; /* receive buffers: 1, or the window */
     unsigned char ack;
 };
 
@@ -20,8 +23,9 @@ static void bw_setup(struct kcase *c)
 {
     struct bw *s = xcalloc(1, sizeof *s);
     c->window = window_limited(c);
+    s->slots = recv_slots(c);
     /* As in osu_bw, the sender sends the same buffer W times. */
-    p2p_init(&s->msg, c, c->rank == 0, c->rank == 1 ? c->window : 0);
+    p2p_init(&s->msg, c, c->rank == 0, c->rank == 1 ? s->slots : 0);
     s->reqs = xcalloc((size_t)c->window, sizeof *s->reqs);
     c->state = s;
 }
@@ -40,12 +44,18 @@ static void bw_run_once(struct kcase *c)
         return;
     }
     for (int i = 0; i < c->window; i++)
-        msg_irecv(p2p_recv_buf(&s->msg, i), &s->msg.type, 0, TAG_DATA, c->comm,
-                  &s->reqs[i]);
+        msg_irecv(p2p_recv_buf(&s->msg, i % s->slots), &s->msg.type, 0, TAG_DATA,
+                  c->comm, &s->reqs[i]);
     CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
-    for (int i = 0; i < c->window; i++)
+    for (int i = 0; i < s->slots; i++)
         payload_check(c, p2p_recv_buf(&s->msg, i), 0);
     CHECK_MPI(MPI_Send(&s->ack, 1, MPI_BYTE, 0, TAG_ACK, c->comm));
+}
+
+static void bw_report(struct kcase *c, struct jsonl *j)
+{
+    if (j)
+        recv_slots_report(j, ((struct bw *)c->state)->slots);
 }
 
 static void bw_teardown(struct kcase *c)
@@ -64,7 +74,9 @@ const struct kernel kernel_bw = {
     .max_ranks = 2,
     .default_window = 64,
     .timed_by = TIMED_BY_ORIGIN,
+    .params = recv_buffers_params,
     .setup = bw_setup,
     .run_once = bw_run_once,
     .teardown = bw_teardown,
+    .report = bw_report,
 };
