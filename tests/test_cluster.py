@@ -168,7 +168,8 @@ def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_pat
     for host in (a, b):
         virtual_cluster.shape(host, rate_bps, burst)
     commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts", f"{a}:1,{b}:1",
-                 "--sizes", "256KiB:4MiB", "--window", "4", "--iters", "8", "--db", db)
+                 "--sizes", "256KiB:4MiB", "--window", "4", "--iters", "8", "--launches", "1",
+                 "--db", db)
     bytes_sent, packets = virtual_cluster.sent(a)
     fits = json.loads(commscope("fit", "--kernel", "bw", "--json", "--db", db).stdout)
     recovered = fits[0]["segments"][-1]["bandwidth_MBps"] * 1e6  # bytes/s, the largest sizes' slope
@@ -184,6 +185,7 @@ def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_pat
 
 LINK_DOWN_PLAN = """
 name = "link-down"
+launches = 1
 min_time = 0.3
 timeout = 6
 [[experiment]]

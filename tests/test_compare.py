@@ -1,16 +1,13 @@
-"""`commscope compare`: rank statistics against hand computations, synthetic runs with
-known shifts through a real store, bad input, and two real ping-pong runs."""
+"""`commscope compare`: launch-level tests of synthetic runs with known shifts through a
+real store, the verdicts and their wording, bad input, and two real ping-pong runs."""
 
-import itertools
 import json
 import math
 
 import numpy as np
 import pytest
 
-from commscope import ranktests
-from commscope.compare import compare
-from commscope.ranktests import benjamini_hochberg, hodges_lehmann, mann_whitney
+from commscope.compare import Side, compare
 from commscope.store import Store
 from conftest import commscope, one_line_error
 
@@ -18,6 +15,7 @@ FLOOR_S = 2e-6  # synthetic round trips: a floor plus exponential noise, as timi
 NOISE_S = 2e-7
 MEDIAN_S = FLOOR_S + NOISE_S * math.log(2)
 SIZES = (8, 1024, 65536)
+LAUNCH_CV = 0.02  # synthetic launches differ by a log-normal factor of this spread
 
 
 def _samples(rng, n, shift_s=0.0):
@@ -32,14 +30,21 @@ def _record(samples, nbytes, kernel="pingpong"):
             "rank_samples_s": [samples, samples]}
 
 
-def _add_run(db, cases, kernel="pingpong", settings=None, sweep_id=None, launch=None):
-    """One stored run; `cases` maps bytes to raw samples."""
+def _add_run(db, cases, kernel="pingpong", settings=None, sweep_id=None, launches=1,
+             rng=None, factor=1.0):
+    """One stored run of `launches` launches; `cases` maps bytes to a function of a launch's
+    random factor giving its raw samples (each launch scaled by its own log-normal factor)."""
     store = Store(db)
     run = store.begin_run(["commscope", "run", kernel], kernel, 2, False,
                           settings or {"params": {}, "sync": "barrier", "transport": "auto"},
-                          sweep_id, launch)
-    for nbytes, samples in cases.items():
-        store.add_case(run, _record(samples, nbytes, kernel))
+                          sweep_id)
+    rng = rng or np.random.default_rng(0)
+    for number in range(1, launches + 1):
+        launch = store.begin_launch(run, number, False)
+        scale = factor * math.exp(rng.normal(0, LAUNCH_CV))
+        for nbytes, draw in cases.items():
+            store.add_case(launch, _record(np.asarray(draw()) * scale, nbytes, kernel))
+        store.finish_launch(launch, "complete")
     store.finish_run(run, "complete")
     store.close()
     return run
@@ -50,66 +55,64 @@ def _compare_json(db, *args):
     return done, json.loads(done.stdout)
 
 
-# --- the statistics, against hand computations ---
+# --- the tests, on launch medians ---
 
-def test_u_and_hl_of_separated_samples():
-    # Every b above every a: U = nm = 9; P(U >= 9) = 1/C(6,3) = 1/20, two-sided 0.1.
-    # Differences b - a: 1,2,2,3,3,3,4,4,5, median 3. P(U <= 0) = 0.05 > 0.025: no 95% CI.
-    test = mann_whitney([1, 2, 3], [4, 5, 6])
-    assert (test.u, test.exact) == (9, True)
-    assert test.p == pytest.approx(0.1, abs=1e-12)
-    assert hodges_lehmann([1, 2, 3], [4, 5, 6]) == ranktests.Shift(3.0, None, None)
+def _side(medians):
+    return Side({"case": "x"}, np.asarray(medians, dtype=float), [])
 
 
-def test_u_and_hl_exact_with_interval():
-    # a = 1,3,5,7; b = 2,4,6,8,10: pairs b > a: 1+2+3+4+4, U = 14 of nm = 20.
-    # Null counts of U = 0..6 (partitions into <= 4 parts <= 5): 1,1,2,3,5,6,8 = 26 of
-    # C(9,4) = 126, so P(U >= 14) = P(U <= 6) = 26/126 and p = 52/126.
-    # Sorted differences: -5,-3,-3,-1,-1,-1,1,1,1,1,3,3,3,3,5,5,5,7,7,9: median (1+3)/2 = 2.
-    # P(U <= 1) = 2/126 <= 0.025 < P(U <= 2) = 4/126, so k = 2: CI [D_(2), D_(19)] = [-3, 7].
-    a, b = [7, 1, 5, 3], [10, 2, 8, 4, 6]
-    test = mann_whitney(a, b)
-    assert (test.u, test.exact) == (14, True)
-    assert test.p == pytest.approx(52 / 126, abs=1e-12)
-    assert hodges_lehmann(a, b) == ranktests.Shift(2.0, -3.0, 7.0)
-    assert mann_whitney(b, a).u == 20 - 14
+def test_student_t_on_log_launch_medians_by_hand():
+    a, b = [1.0, 1.1, 0.9], [1.2, 1.3, 1.25, 1.22]
+    result = compare({"k": _side(a)}, {"k": _side(b)}, 0.05)
+    (c,) = result.changes
+    la, lb = np.log(a), np.log(b)
+    from scipy import stats
+    # Student's pooled variance, over the launches and, assumed as large, between the
+    # two commands (replication.COMMAND_TO_LAUNCH = 1)
+    pooled = (2 * la.var(ddof=1) + 3 * lb.var(ddof=1)) / 5
+    se = math.sqrt(pooled * (1 / 3 + 1 / 4 + 2))
+    assert (c.method, c.df) == ("student", 5)
+    assert c.p == pytest.approx(2 * stats.t.sf((lb.mean() - la.mean()) / se, 5))
+    half = stats.t.ppf(0.975, 5) * se
+    assert c.relative_ci_low == pytest.approx(math.expm1(lb.mean() - la.mean() - half))
+    assert c.median_a_s == pytest.approx(math.exp(la.mean()))
 
 
-def test_u_with_ties_uses_the_corrected_normal_approximation():
-    # a = 1,2,2,3; b = 2,3,3,4: U = (1 + 1) + 3.5 + 3.5 + 4 = 13 (ties count half), nm/2 = 8.
-    # Tie groups 1,3,3,1 of N = 8: sum(t^3 - t) = 48, var U = 16/12 (9 - 48/56).
-    # z = (|13 - 8| - 1/2) / sd, p = erfc(z / sqrt 2).
-    test = mann_whitney([1, 2, 2, 3], [2, 3, 3, 4])
-    assert (test.u, test.exact) == (13, False)
-    z = 4.5 / math.sqrt(16 / 12 * (9 - 48 / 56))
-    assert test.p == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-12)
-    assert test.p == pytest.approx(0.172, abs=1e-3)
+def test_one_launch_against_several_takes_their_variance():
+    a, b = [1.0], [1.2, 1.3, 1.25]
+    (c,) = compare({"k": _side(a)}, {"k": _side(b)}, 0.05).changes
+    lb = np.log(b)
+    assert (c.method, c.df) == ("student", 2)
+    se = math.sqrt(lb.var(ddof=1) * (1 + 1 / 3 + 2))
+    from scipy import stats
+    assert c.p == pytest.approx(2 * stats.t.sf(lb.mean() / se, 2))
 
 
-@pytest.mark.parametrize("n, m", [(1, 4), (3, 3), (4, 6), (5, 5)])
-def test_exact_null_distribution_matches_enumeration(n, m):
-    counts = [0] * (n * m + 1)
-    for a_places in itertools.combinations(range(n + m), n):
-        u = sum(1 for j in range(n + m) if j not in a_places for i in a_places if i < j)
-        counts[u] += 1
-    assert list(ranktests._u_null_counts(n, m)) == counts
+def test_one_launch_a_side_is_inconclusive_without_history():
+    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, 0.05)
+    (c,) = result.changes
+    assert (c.verdict, c.regression, c.p) == ("inconclusive", False, None)
+    assert c.relative == pytest.approx(0.3)
 
 
-def test_benjamini_hochberg():
-    # Sorted 0.01, 0.03, 0.04, 0.5 scaled by 4/i: 0.04, 0.06, 0.0533, 0.5; monotone from the top.
-    adjusted = benjamini_hochberg([0.01, 0.04, 0.03, 0.5])
-    assert adjusted == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.5])
+def test_history_gives_one_launch_a_side_its_between_launch_variance():
+    from commscope.replication import history
+    past = history([[1.0, 1.02, 0.98], [1.01, 0.99]])
+    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, 0.05, lambda cases: past)
+    (c,) = result.changes
+    assert c.method == "history" and c.df == past.df == 3 and c.verdict == "regression"
 
 
-def test_selection_without_forming_all_differences_is_exact(monkeypatch):
-    rng = np.random.default_rng(7)
-    monkeypatch.setattr(ranktests, "DIRECT_MAX_PAIRS", 40)  # force the selection path
-    for coarse in (False, True):  # a coarse timer: many tied differences
-        a = np.sort(np.round(rng.normal(size=57), 1 if coarse else 9))
-        b = np.round(rng.normal(0.4, 1, size=44), 1 if coarse else 9)
-        ordered = np.sort(np.subtract.outer(b, a).ravel())
-        ranks = [1, 2, 100, 1254, 1255, 2000, 57 * 44]
-        assert ranktests.differences_at_ranks(a, b, ranks) == [ordered[r - 1] for r in ranks]
+@pytest.mark.parametrize("b, verdict", [
+    ([1.30, 1.31, 1.29], "regression"),  # slower, the whole interval beyond 5%
+    ([1.03, 1.032, 1.028], "slower"),  # slower, but not wholly beyond 5%
+    ([0.80, 0.81, 0.79], "faster"),
+    ([1.00, 1.002, 0.998], "no change"),  # the interval within +-5%
+    ([0.9, 1.2, 1.0], "within noise"),  # the interval reaches beyond +-5%
+])
+def test_verdicts_tell_apart_change_no_change_and_noise(b, verdict):
+    result = compare({"k": _side([1.0, 1.002, 0.998])}, {"k": _side(b)}, 0.05)
+    assert result.changes[0].verdict == verdict
 
 
 # --- synthetic runs through the store and the CLI ---
@@ -117,63 +120,60 @@ def test_selection_without_forming_all_differences_is_exact(monkeypatch):
 def test_ten_percent_slowdown_is_found(db):
     rng = np.random.default_rng(1)
     shift = 0.10 * MEDIAN_S
-    _add_run(db, {s: _samples(rng, 500) for s in SIZES})
-    _add_run(db, {8: _samples(rng, 500), 1024: _samples(rng, 500, shift),
-                  65536: _samples(rng, 500)})
+    _add_run(db, {s: (lambda: _samples(rng, 200)) for s in SIZES}, launches=4, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 200), 1024: lambda: _samples(rng, 200, shift),
+                  65536: lambda: _samples(rng, 200)}, launches=4, rng=rng)
     done, out = _compare_json(db, "1", "2", "--threshold", "5%")
     assert done.returncode == 1, done.stderr
     by_size = {c["bytes"]: c for c in out["cases"]}
     slow = by_size[1024]
-    assert slow["change"] == "slower" and slow["regression"]
+    assert slow["verdict"] == "regression" and slow["regression"]
     assert slow["relative_ci_low"] < 0.10 < slow["relative_ci_high"]
+    assert (slow["launches_a"], slow["launches_b"], slow["method"]) == (4, 4, "student")
     # pingpong's latency is half the round trip, as `commscope run` shows it
-    assert slow["shift_s"] == pytest.approx(shift / 2, rel=0.2)
-    assert slow["median_a_s"] == pytest.approx(MEDIAN_S / 2, rel=0.03)
-    assert [by_size[s]["change"] for s in (8, 65536)] == ["none", "none"]
+    assert slow["median_a_s"] == pytest.approx(MEDIAN_S / 2, rel=0.05)
+    assert all(by_size[s]["verdict"] in ("no change", "within noise") for s in (8, 65536))
     table = commscope("compare", "1", "2", "--db", db).stdout
-    assert "pingpong standard 1 KiB np2" in table and "slower" in table
-    assert "pingpong standard 8 B" not in table  # only significant changes by default
-    assert "3 matched cases: 0 faster, 1 slower, 2 without significant change" in table
+    assert "pingpong standard 1 KiB np2" in table and "regression" in table
+    assert "pingpong standard 8 B" not in table  # only changes that matter by default
+    assert "3 matched cases: 1 regression" in table
 
 
 def test_same_distribution_finds_nothing(db):
     rng = np.random.default_rng(2)
     for _ in range(2):
-        _add_run(db, {s: _samples(rng, 300) for s in SIZES})
+        _add_run(db, {s: (lambda: _samples(rng, 300)) for s in SIZES}, launches=3, rng=rng)
     done = commscope("compare", "1", "2", "--db", db)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1].startswith(
-        "3 matched cases: 0 faster, 0 slower, 3 without significant change")
+    assert "0 regression, 0 slower, 0 faster" in done.stdout.strip().splitlines()[-1]
 
 
-def _false_positive_seeds(seeds, cases, n, tick_s):
-    """How many seeds report any significant change between two draws of one distribution."""
+def _false_alarms(seeds, cases, launches, launch_cv):
+    """How many seeds call any case a regression between two draws of one distribution."""
     hits = 0
     for seed in range(seeds):
         rng = np.random.default_rng(100 + seed)
-        draw = lambda: {c: ({"case": c}, np.round(_samples(rng, n) / tick_s) * tick_s)
+        draw = lambda: {c: Side({"case": c}, np.exp(rng.normal(0, launch_cv, launches)), [])
                         for c in range(cases)}
-        result = compare(draw(), draw(), 0.05)
-        hits += any(c.change != "none" for c in result.changes)
+        hits += bool(compare(draw(), draw(), 0.05).regressions)
     return hits
 
 
-def test_false_positives_stay_controlled_over_seeds():
-    # BH under the global null bounds P(any false positive) by 5%: about 2 of 40 seeds
-    # (3 measured). Without the adjustment 9 of these 40 seeds are flagged. The timer
-    # tick of 10 ns makes ties common, which the tie-corrected variance must absorb.
-    assert _false_positive_seeds(40, 10, 200, 1e-8) <= 5
+def test_false_regressions_stay_rare_over_seeds():
+    # A regression needs significance after BH and the whole interval beyond 5%: with a
+    # 5% launch-to-launch spread and 3 launches a side it almost never happens by chance.
+    assert _false_alarms(200, 10, 3, 0.05) <= 10
 
 
-def test_three_percent_shift_is_reported_but_within_threshold(db):
+def test_one_launch_a_side_says_so_and_exits_0(db):
     rng = np.random.default_rng(3)
-    _add_run(db, {8: _samples(rng, 3000)})
-    _add_run(db, {8: _samples(rng, 3000, 0.03 * MEDIAN_S)})
-    done = commscope("compare", "1", "2", "--threshold", "5%", "--db", db)
+    _add_run(db, {8: lambda: _samples(rng, 300)}, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 300, 0.3 * MEDIAN_S)}, rng=rng)
+    done = commscope("compare", "1", "2", "--db", db)
     assert done.returncode == 0, done.stderr
-    assert "slower" in done.stdout.splitlines()[2]
-    assert "1 matched cases: 0 faster, 1 slower" in done.stdout
-    assert commscope("compare", "1", "2", "--threshold", "0.02", "--db", db).returncode == 1
+    assert "inconclusive" in done.stdout.splitlines()[2]
+    assert "1 inconclusive: one launch a side cannot separate a change from launch noise" \
+        in done.stdout
 
 
 def test_launches_pool_and_unmatched_cases_are_listed(db):
@@ -181,29 +181,24 @@ def test_launches_pool_and_unmatched_cases_are_listed(db):
     store = Store(db)
     sweep = store.add_sweep("s", "s.toml", "", "h")
     store.close()
-    for launch in (1, 2):
-        _add_run(db, {8: _samples(rng, 100), 1024: _samples(rng, 100)}, sweep_id=sweep,
-                 launch=launch)
-    _add_run(db, {8: _samples(rng, 150), 4096: _samples(rng, 150)})
-    _add_run(db, {8: _samples(rng, 150)}, settings={"params": {}, "transport": "tcp"})
+    for _ in (1, 2):
+        _add_run(db, {8: lambda: _samples(rng, 100), 1024: lambda: _samples(rng, 100)},
+                 sweep_id=sweep, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 150), 4096: lambda: _samples(rng, 150)},
+             launches=2, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 150)}, settings={"params": {}, "transport": "tcp"},
+             rng=rng)
     done, out = _compare_json(db, f"sweep:{sweep}", "3-4")
     assert done.returncode == 0, done.stderr
     assert (out["a_runs"], out["b_runs"]) == ([1, 2], [3, 4])
     (case,) = out["cases"]
-    assert (case["bytes"], case["transport"], case["n_a"], case["n_b"]) == (8, "auto", 200, 150)
+    assert (case["bytes"], case["transport"], case["launches_a"], case["launches_b"]) == (
+        8, "auto", 2, 2)
     assert [c["bytes"] for c in out["only_a"]] == [1024]
     assert [(c["bytes"], c["transport"]) for c in out["only_b"]] == [(4096, "auto"), (8, "tcp")]
     listing = commscope("compare", "1,2", "3,4", "--all", "--db", db).stdout
     assert "only in B: pingpong standard 8 B np2 transport=tcp" in listing
     assert "3 unmatched (1 only in A, 2 only in B)" in listing
-
-
-def test_large_samples_are_compared_in_bounded_time():
-    rng = np.random.default_rng(5)
-    a, b = _samples(rng, 20000), _samples(rng, 20000, 0.01 * MEDIAN_S)  # 4e8 pairs
-    shift = hodges_lehmann(a, b)
-    assert shift.ci_low < 0.01 * MEDIAN_S < shift.ci_high
-    assert mann_whitney(a, b).p < 1e-6
 
 
 @pytest.mark.parametrize("a, b, extra, says", [
@@ -218,9 +213,9 @@ def test_large_samples_are_compared_in_bounded_time():
 ])
 def test_bad_input_is_one_line(db, a, b, extra, says):
     rng = np.random.default_rng(6)
-    _add_run(db, {8: _samples(rng, 20)})
-    _add_run(db, {8: _samples(rng, 20)})
-    _add_run(db, {8: _samples(rng, 20)}, kernel="pingping")
+    _add_run(db, {8: lambda: _samples(rng, 20)}, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 20)}, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 20)}, kernel="pingping", rng=rng)
     assert says in one_line_error(commscope("compare", a, b, *extra, "--db", db))
 
 
@@ -232,9 +227,8 @@ def test_missing_db_is_one_line(tmp_path):
 @pytest.mark.mpi
 def test_two_real_pingpong_runs(db):
     for _ in range(2):
-        done = commscope("run", "pingpong", "--sizes", "8,1K", "--iters", "200", "--db", db)
+        done = commscope("run", "pingpong", "--sizes", "8,1K", "--db", db)
         assert done.returncode == 0, done.stderr
     done = commscope("compare", "1", "2", "--db", db)
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stderr
-    assert "2 matched cases:" in done.stdout

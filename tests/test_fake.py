@@ -26,14 +26,17 @@ def test_a_run_lands_whole_in_the_store_and_the_table(fake_mpi, db):
                 "--iters", "7", "--db", db)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("run 1: pingpong on 2 ranks, Open MPI v5.0.0 (fake)")
+    assert lines[0].startswith("run 1: pingpong on 2 ranks, 3 launches, Open MPI v5.0.0 (fake)")
     assert [line.split()[1:4] for line in lines[3:7]] == [
         ["standard", "8", "B"], ["standard", "1", "KiB"], ["ready", "8", "B"],
         ["ready", "1", "KiB"]]
     con = sqlite3.connect(db)
     assert con.execute("SELECT status, kernel_facts IS NOT NULL FROM runs").fetchone() == (
         "complete", 1)
-    assert con.execute("SELECT count(*), sum(n) FROM cases").fetchone() == (4, 28)
+    # Three launches by default (auto; --iters: no more once three are in), one run.
+    assert [line.split()[4] for line in lines[3:7]] == ["3"] * 4
+    assert con.execute("SELECT count(*), sum(n) FROM cases").fetchone() == (12, 84)
+    assert con.execute("SELECT count(*) FROM launches").fetchone() == (3,)
 
 
 def test_runs_of_different_launched_counts_are_never_compared(fake_mpi, db):
@@ -59,15 +62,17 @@ def test_fit_and_predict_take_the_same_run_selections_as_compare(fake_mpi, db, t
     plan_file.write_text('iters = 6\nlaunches = 2\n[[experiment]]\nkernel = "pingping"\n'
                          'sizes = "1:64KiB"\n')
     assert fake(fake_mpi, "sweep", plan_file, "--db", db).returncode == 0
+    assert fake(fake_mpi, "run", "pingping", "--sizes", "8", "--iters", "6", "--db",
+                db).returncode == 0
     by_sweep = commscope("fit", "sweep:1", "--json", "--db", db)
-    by_range = commscope("fit", "1-2", "--json", "--db", db)
+    by_range = commscope("fit", "1-1", "--json", "--db", db)
     assert by_sweep.returncode == 0, by_sweep.stderr
     assert json.loads(by_sweep.stdout) == json.loads(by_range.stdout)
-    assert json.loads(by_sweep.stdout)[0]["runs"] == [1, 2]
+    assert json.loads(by_sweep.stdout)[0]["runs"] == [1]
     done = commscope("predict", "ring", "--from", "sweep:1", "--np", "4", "--sizes", "1K",
                      "--db", db)
     assert done.returncode == 0, done.stderr
-    assert "t(m) from run 1, 2: pingping" in done.stdout
+    assert "t(m) from run 1: pingping" in done.stdout
     assert "'x' is not a run" in one_line_error(commscope("fit", "1,x", "--db", db))
 
 
@@ -109,7 +114,25 @@ def test_the_report_shows_the_ceiling_stored_with_the_run(fake_mpi, db, tmp_path
                 db).returncode == 0
     con = sqlite3.connect(db)
     facts = json.loads(con.execute("SELECT host_facts FROM runs").fetchone()[0])
-    assert facts["memcpy"]["bytes_per_s"] > 0 and facts["memcpy"]["repeats"] == 7
+    assert facts["memcpy"]["bytes_per_s"] > 0 and facts["memcpy"]["repeats"] == 5
+    # The next command within the hour takes the same host's ceiling from the store ...
+    assert fake(fake_mpi, "run", "bw", "--sizes", "1K", "--iters", "5", "--db",
+                db).returncode == 0
+    (again,) = con.execute("SELECT host_facts FROM runs WHERE id = 2").fetchone()
+    assert json.loads(again) == facts
+    # ... but not one measured more than an hour before
+    con.execute("UPDATE runs SET host_facts = ?", (json.dumps(
+        dict(facts, measured_utc="2020-01-01T00:00:00+00:00")),))
+    con.commit()
+    assert fake(fake_mpi, "run", "bw", "--sizes", "1K", "--iters", "5", "--db",
+                db).returncode == 0
+    (fresh,) = con.execute("SELECT host_facts FROM runs WHERE id = 3").fetchone()
+    assert json.loads(fresh)["measured_utc"] > "2026"
+    con.execute("DELETE FROM cases WHERE run_id > 1")
+    con.execute("DELETE FROM launches WHERE run_id > 1")
+    con.execute("DELETE FROM warnings WHERE run_id > 1")
+    con.execute("DELETE FROM runs WHERE id > 1")
+    con.commit()
     # The report reads what was stored: a changed ceiling shows, nothing is re-measured.
     facts.update(host="fakehost", memcpy=dict(facts["memcpy"], bytes_per_s=1.234e9))
     con.execute("UPDATE runs SET host_facts = ?", (json.dumps(facts),))
@@ -135,7 +158,7 @@ def test_the_convergence_study_leaves_late_samples_out(db):
     store = Store(db)
     run = store.begin_run(["x"], "pingpong", 2, False, {"sync": "window"})
     samples = [2e-6, 2e-6, 1.0, 2e-6]  # the third started late
-    store.add_case(run, {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
+    store.add_case(store.begin_launch(run, 1, False), {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
                          "window": None, "batch": 1, "warmup_iterations": 1,
                          "validated": False, "timed_by": "origin", "samples_s": samples,
                          "rank_samples_s": [samples, samples], "invalid": [2]})

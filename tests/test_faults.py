@@ -16,6 +16,7 @@ pytestmark = pytest.mark.mpi
 
 PLAN = """
 name = "hang"
+launches = 1
 min_time = 0.2
 timeout = {timeout}
 [[experiment]]

@@ -24,7 +24,8 @@ GRIDS = [(1, "auto", "5x3", 2), (2, "1x2", "6x4", 2), (4, "2x2", "7x5", 1), (4, 
 @pytest.mark.parametrize("np_, grid, tile, width", GRIDS)
 def test_every_method_fills_every_ghost_cell(mpi_prefix, db, method, np_, grid, tile, width):
     done = commscope("run", "halo", "--np", np_, "--grid", grid, "--tile", tile, "--halo", width,
-                     "--method", method, "--iters", 5, "--validate", "--mpi", mpi_prefix,
+                     "--method", method, "--iters", 5, "--launches", 1, "--validate",
+                     "--mpi", mpi_prefix,
                      "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     (case,) = json.loads(done.stdout)
@@ -38,7 +39,8 @@ def test_every_method_fills_every_ghost_cell(mpi_prefix, db, method, np_, grid, 
 
 
 def test_grid_auto_is_mpi_dims_create(db):
-    done = commscope("run", "halo", "--np", 2, "--tile", "4x4", "--iters", 5, "--db", db,
+    done = commscope("run", "halo", "--np", 2, "--tile", "4x4", "--iters", 5, "--launches", 1,
+                     "--db", db,
                      "--json")
     assert done.returncode == 0, done.stderr
     (extra,) = [json.loads(e) for (e,) in sqlite3.connect(db).execute("SELECT extra FROM cases")]
@@ -77,8 +79,8 @@ def test_a_sweep_takes_its_bytes_from_tile_and_halo(tmp_path):
     path.write_text("[[experiment]]\nkernel = 'halo'\nnp = [2, 4]\n"
                     "params = { tile = '8x4', halo = [1, 2], method = ['p2p', 'rma'] }\n")
     plan = load(path, find_mpi(str(EMBEDDED)))
-    assert len(plan.launches) == 2 * 2 * 2
-    assert {(p.ranks, p.params["halo"], tuple(p.sizes)) for p in (la.plan for la in plan.launches)} \
+    assert len(plan.points) == 2 * 2 * 2
+    assert {(p.ranks, p.params["halo"], tuple(p.sizes)) for p in plan.points} \
         == {(r, w, (16 * int(w) * 12,)) for r in (2, 4) for w in ("1", "2")}
     path.write_text("[[experiment]]\nkernel = 'halo'\nsizes = '8'\n")
     line = one_line_error(commscope("sweep", path, "--db", tmp_path / "r.db"))

@@ -19,7 +19,7 @@ def test_records_land_as_they_arrive(db, capsys):
     store = Store(db)
     run = store.begin_run(["x"], "bw", 2, False)
     seen = []
-    ingest = Ingest(store, run, on_case=seen.append)
+    ingest = Ingest(store, run, store.begin_launch(run, 1, False), on_case=seen.append)
     ingest.feed(json.dumps({"type": "context", "schema": 1, "mpi_library": "MPICH",
                             "mpi_library_version": "MPICH Version: 5.0.2"}) + "\n")
     ingest.feed("some MPI library warning\n")
@@ -37,7 +37,8 @@ def test_records_land_as_they_arrive(db, capsys):
 
 def test_a_stream_of_an_unknown_schema_is_refused(db):
     store = Store(db)
-    ingest = Ingest(store, store.begin_run(["x"], "bw", 2, False))
+    run = store.begin_run(["x"], "bw", 2, False)
+    ingest = Ingest(store, run, store.begin_launch(run, 1, False))
     with pytest.raises(RecordsError, match="records of schema 2, this commscope reads schema 1"):
         ingest.feed(json.dumps({"type": "context", "schema": 2}) + "\n")
     assert ingest.context is None

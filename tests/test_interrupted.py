@@ -107,5 +107,7 @@ def test_crashed_rank_keeps_finished_cases(mpi_prefix, db):
     assert "Traceback" not in err
     status, in_flight, message, cases = stored(db)
     assert status == "failed" and cases >= 2
-    assert "finished cases kept" in message and "MPI job exited with code" in message
+    assert "finished cases kept" in message
+    # the launcher's word, or the surviving rank's MPI error when it notices first (MPICH)
+    assert "MPI job exited with code" in message or "rank 0 reported" in message
     assert in_flight is not None and "pingpong standard" in message

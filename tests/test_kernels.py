@@ -55,7 +55,9 @@ def test_window_shrinks_to_keep_receiver_buffers_within_a_gibibyte():
     assert effective_window(64, 1 << 20) == 64
     assert effective_window(64, 1 << 25) == 32
     assert effective_window(64, 3 << 30) == 1
-    assert kernel("bw").meaning.memory(1 << 25, effective_window(64, 1 << 25), 2) == 33 << 25
+    bw = kernel("bw").meaning.memory
+    assert bw(1 << 25, effective_window(64, 1 << 25), 2, {"recv_buffers": "window"}) == 33 << 25
+    assert bw(1 << 25, effective_window(64, 1 << 25), 2, {"recv_buffers": "one"}) == 2 << 25
 
 
 def test_params_are_checked_and_defaulted():
@@ -94,5 +96,6 @@ def test_table_says_when_a_ci_is_missing_and_how_precise_each_median_is():
     text = render([base, dict(base, bytes=1024, n=100, ci_low_s=9.9e-7, ci_high_s=1.02e-6,
                               precision=0.02, capped=True)])
     lines = text.splitlines()
-    assert lines[2].split()[4:8] == ["4", "1.000", "n<6", "-"]
-    assert lines[3].split()[4:8] == ["100", "1.000", "0.990-1.020", "2.0%*"]
+    assert lines[2].split()[4:9] == ["1", "4", "1.000", "n<6", "-"]
+    assert lines[3].split()[4:9] == ["1", "100", "1.000", "0.990-1.020", "2.0%*"]
+    assert lines[2].split()[9] == "?"  # one launch: which spread dominates is unknown

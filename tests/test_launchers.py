@@ -168,8 +168,8 @@ def test_sweep_experiments_take_hosts(tmp_path):
     plan = tmp_path / "plan.toml"
     plan.write_text('iters = 5\n[[experiment]]\nkernel = "pingpong"\nsizes = [8]\n'
                     'hosts = ["a", "b"]\nppn = 2\nnp = [2, 4]\n')
-    launches = sweep.load(str(plan), find_mpi(str(EMBEDDED))).launches
-    assert [l.plan.placement.as_dict() for l in launches] == [
+    points = sweep.load(str(plan), find_mpi(str(EMBEDDED))).points
+    assert [p.placement.as_dict() for p in points] == [
         {"map_by": None, "bind_to": None, "transport": "auto", "hosts": "a:2,b:2", "ppn": 2,
          "launcher": "mpirun"}] * 2
     plan.write_text('[[experiment]]\nkernel = "pingpong"\nhosts = "a:1"\nnp = 2\n')

@@ -9,7 +9,7 @@ from conftest import commscope
 
 pytestmark = pytest.mark.mpi
 
-QUICK = ["--iters", "6", "--validate"]
+QUICK = ["--iters", "6", "--validate", "--launches", "1"]  # one launch: each kernel checked
 COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
                "alltoall", "reduce_scatter", "scan"]
 ROOTED = {"bcast", "scatter", "gather", "reduce"}
@@ -113,7 +113,7 @@ def test_vector_sum_at_other_counts(mpi_prefix, db, np):
 
 def test_window_sync_marks_late_starts_and_keeps_them(db):
     done = commscope("run", "allreduce", "--np", 2, "--sync", "window", "--sizes", "8,1K",
-                     "--iters", "50", "--db", db, "--json")
+                     "--iters", "50", "--launches", "1", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     cases = json.loads(done.stdout)
     assert all(c["sync"] == "window" for c in cases)

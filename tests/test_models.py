@@ -30,11 +30,12 @@ def store_run(db, kernel, latency_of, sizes=SIZES, ranks=2, seed=0, params=None,
     store = Store(db)
     settings = dict(SETTINGS, params=params or {})
     run = store.begin_run(command or ["commscope", "run", kernel], kernel, ranks, False, settings)
+    launch = store.begin_launch(run, 1, False)
     per_latency = 2 if kernel == "pingpong" else 1
     for size in sizes:
         noise = 1 + 0.02 * rng.standard_normal(SAMPLES)
         samples = (per_latency * latency_of(size) * noise).tolist()
-        store.add_case(run, {"kernel": kernel, "send_mode": "standard" if kernel == "pingpong"
+        store.add_case(launch, {"kernel": kernel, "send_mode": "standard" if kernel == "pingpong"
                              else None, "bytes": size, "ranks": ranks, "window": None, "batch": 1,
                              "warmup_iterations": 0, "validated": False, "timed_by": "origin",
                              "samples_s": samples, "rank_samples_s": [samples] * ranks})

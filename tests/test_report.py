@@ -102,10 +102,10 @@ def mixed(tmp_path_factory):
 
 def test_single_pingpong_run(single):
     page = Page(single[1])
-    assert page.sections == ["size", "distributions", "memcpy", "provenance"]
+    assert page.sections == ["size", "launches", "distributions", "memcpy", "provenance"]
     assert page.headings["size"] == "Latency and bandwidth vs message size"
     assert page.headings["provenance"] == "Provenance and warnings"
-    assert [len(page.images.get(s, [])) for s in page.sections] == [1, 1, 1, 0]
+    assert [len(page.images.get(s, [])) for s in page.sections] == [1, 1, 1, 1, 0]
     for src in page.images["size"] + page.images["distributions"]:
         width, height = png_size(src)
         assert width > 300 and height > 200
@@ -137,14 +137,15 @@ def test_sweep_is_chosen_and_its_plan_name_escaped(tmp_path):
 
 def test_mixed_set_has_every_section(mixed):
     page = Page(mixed[1].read_text())
-    assert page.sections == ["size", "distributions", "ranks", "scaling", "advection", "memcpy",
-                             "provenance"]
-    # Figures per configuration, not per case: size: pingpong, bw, fanin; distributions: those
-    # and allreduce and ring (each P a row of one figure); ranks: fanin, ring at 2 and at 3;
-    # scaling: allreduce, ring.
+    assert page.sections == ["size", "launches", "distributions", "ranks", "scaling",
+                             "advection", "memcpy", "provenance"]
+    # Figures per configuration, not per case: size: pingpong, bw, fanin; launches and
+    # distributions: those and allreduce and ring (each P a line or row of one figure; the
+    # advection solve's one launch has no between-launch spread); ranks: fanin, ring at 2
+    # and at 3; scaling: allreduce, ring.
     counts = {s: len(page.images.get(s, [])) for s in page.sections}
-    assert counts == {"size": 3, "distributions": 5, "ranks": 3, "scaling": 2, "advection": 1,
-                      "memcpy": 1, "provenance": 0}
+    assert counts == {"size": 3, "launches": 5, "distributions": 5, "ranks": 3, "scaling": 2,
+                      "advection": 1, "memcpy": 1, "provenance": 0}
     for images in page.images.values():
         for src in images:
             assert min(png_size(src)) > 100
@@ -161,6 +162,8 @@ def test_mixed_set_shows_models_provenance_and_every_warning(mixed):
     warnings = [w["message"] for run in range(1, 9) for w in store.warnings(run)]
     for message in warnings:
         assert html.escape(message) in text
+    # the quality block the terminal printed, over all the report's runs
+    assert html.escape(f"quality: {len(warnings)} warnings over ") in text
     assert "Open MPI" in text or "MPICH" in text
     assert "library_transport" in text and "timer" in text
 
@@ -226,7 +229,7 @@ def test_browser_renders_report(mixed, tmp_path):
     done = _browser(binary, "--virtual-time-budget=10000", "--dump-dom", checked.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = Page(done.stdout)
-    assert dom.headings == source.headings and len(dom.headings) == 7
+    assert dom.headings == source.headings and len(dom.headings) == 8
     assert f"images {images} decoded {images}" in done.stdout
 
     shot = tmp_path / "shot.png"

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 
 from conftest import commscope
@@ -25,7 +26,8 @@ def test_list(stored_run):
     assert out[0].split()[:3] == ["run", "started", "(UTC)"]
     fields = out[1].split()
     assert fields[0] == "1" and "complete" in fields and "pingpong" in fields
-    assert fields[fields.index("pingpong") + 1:fields.index("pingpong") + 3] == ["2", "4"]
+    # ranks, launches (auto: three with --iters), cases (four, in each launch)
+    assert fields[fields.index("pingpong") + 1:fields.index("pingpong") + 4] == ["2", "3", "12"]
 
 
 def test_show_and_csv_agree(stored_run):
@@ -33,9 +35,9 @@ def test_show_and_csv_agree(stored_run):
     assert "ready" in show and "MB = 10^6 bytes" in show
     rows = list(csv.DictReader(io.StringIO(
         commscope("results", "export", "1", "--csv", "--db", stored_run).stdout)))
-    assert [(r["send_mode"], r["bytes"], r["n"]) for r in rows] == [
-        ("standard", "8", "12"), ("standard", "1024", "12"), ("ready", "8", "12"),
-        ("ready", "1024", "12")]
+    assert [(r["send_mode"], r["bytes"], r["launches"], r["n"]) for r in rows] == [
+        ("standard", "8", "3", "36"), ("standard", "1024", "3", "36"), ("ready", "8", "3", "36"),
+        ("ready", "1024", "3", "36")]
     median_us = f"{float(rows[0]['median_s']) * 1e6:.3f}"
     assert median_us in show
 
@@ -48,11 +50,16 @@ def test_json_export_has_context_and_raw_samples(stored_run):
     assert ctx["mpi_library"] == "Open MPI" and ctx["ranks"] == 2
     assert [p["rank"] for p in ctx["placement"]] == [0, 1]
     assert ctx["timer"]["overhead_s"] > 0
+    assert [launch["number"] for launch in data["launches"]] == [1, 2, 3]
+    assert all(launch["context"]["ranks"] == 2 for launch in data["launches"])
     case = data["cases"][0]
-    assert len(case["samples_s"]) == case["n"] == 12
-    # The median reported is the half round trip: half the median raw sample.
-    raw = sorted(case["samples_s"])
-    assert case["median_s"] == pytest.approx((raw[5] + raw[6]) / 4, rel=1e-12)
+    assert [len(s) for s in case["samples_s"]] == [12, 12, 12] and case["n"] == 36
+    # Each launch's median is the half round trip, half its median raw sample; the case's
+    # median is the typical launch's, exp(mean log launch median) (docs/statistics.md).
+    medians = [(sorted(raw)[5] + sorted(raw)[6]) / 4 for raw in case["samples_s"]]
+    assert sorted(case["launch_medians_s"]) == pytest.approx(sorted(medians), rel=1e-12)
+    assert case["median_s"] == pytest.approx(float(np.exp(np.mean(np.log(medians)))),
+                                             rel=1e-12)
 
 
 def test_info_json(mpi_prefix):

@@ -21,7 +21,7 @@ from commscope.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 
 EPOCHS = ("fence", "lock", "lock_all_flush", "pscw")
-QUICK = ["--iters", "6"]
+QUICK = ["--iters", "6", "--launches", "1"]
 
 
 def run_json(mpi_prefix, db, *args):
@@ -103,19 +103,19 @@ def test_latency_is_one_epoch_and_bandwidth_counts_every_operation():
     assert rma.default_window == 1 and kernel("bw").default_window == 64
     # The origin's buffer and accumulate's scratch, W operations each, W within 1 GiB.
     used = catalog().window_used
-    assert rma.meaning.memory(1 << 20, used(rma, 64, 1 << 20), 2) == 2 * 64 << 20
-    assert rma.meaning.memory(1 << 25, used(rma, 64, 1 << 25), 2) == 2 * 32 << 25
+    assert rma.meaning.memory(1 << 20, used(rma, 64, 1 << 20), 2, {}) == 2 * 64 << 20
+    assert rma.meaning.memory(1 << 25, used(rma, 64, 1 << 25), 2, {}) == 2 * 32 << 25
 
 
 def test_sweep_plans_take_rma_epochs_as_sync(tmp_path):
     plan = tmp_path / "rma.toml"
     plan.write_text('iters = 6\n[[experiment]]\nkernel = "rma"\nsizes = "8"\n'
                     'sync = ["fence", "lock_all_flush"]\nparams = { operation = ["put", "get"] }\n')
-    launches = load(str(plan), find_mpi(str(EMBEDDED))).launches
-    assert sorted((p.plan.sync, p.plan.params["epoch"], p.plan.window) for p in launches) == [
+    loaded = load(str(plan), find_mpi(str(EMBEDDED)))
+    assert sorted((p.sync, p.params["epoch"], p.window) for p in loaded.points) == [
         ("barrier", "fence", 1), ("barrier", "fence", 1),
         ("barrier", "lock_all_flush", 1), ("barrier", "lock_all_flush", 1)]
-    assert len({launch.key(None, 8) for launch in launches}) == 4
+    assert len({loaded.key(i, 1, None, 8) for i in range(len(loaded.points))}) == 4
     plan.write_text('[[experiment]]\nkernel = "pingpong"\nsync = "pscw"\n')
     with pytest.raises(UserError, match="experiment 1: sync pscw: an RMA access epoch"):
         load(str(plan), find_mpi(str(EMBEDDED)))

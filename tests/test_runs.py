@@ -16,7 +16,7 @@ SIZE_SPEC = ",".join(map(str, SIZES))
 
 
 def run_json(mpi_prefix, db, *args):
-    done = commscope("run", *args, "--mpi", mpi_prefix, "--db", db, "--json")
+    done = commscope("run", *args, "--launches", "1", "--mpi", mpi_prefix, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return json.loads(done.stdout)

@@ -25,8 +25,9 @@ def test_round_trip_keeps_raw_samples_exactly(db):
     samples = [1.25e-6, 3.0e-7, 9.87654321e-5, 1e-9]
     store = Store(db)
     run = store.begin_run(["commscope", "run", "pingpong"], "pingpong", 2, False)
-    store.set_context(run, {"mpi_library": "MPICH", "mpi_library_version": "MPICH Version: 5"})
-    case_id = store.add_case(run, _record(samples))
+    launch = store.begin_launch(run, 1, False)
+    store.set_context(launch, {"mpi_library": "MPICH", "mpi_library_version": "MPICH Version: 5"})
+    case_id = store.add_case(launch, _record(samples))
     store.finish_run(run, "complete")
     store.close()
 
@@ -52,8 +53,9 @@ def test_new_store_is_marked_with_schema_and_application(db):
 def test_each_case_is_committed_before_the_run_ends(db):
     store = Store(db)
     run = store.begin_run(["x"], "bw", 2, False)
-    store.set_in_flight(run, {"kernel": "bw", "send_mode": None, "bytes": 8})
-    store.add_case(run, _record([1e-6] * 3))
+    launch = store.begin_launch(run, 1, False)
+    store.set_in_flight(launch, {"kernel": "bw", "send_mode": None, "bytes": 8})
+    store.add_case(launch, _record([1e-6] * 3))
     # A second connection sees the case although the run is still 'running'.
     other = sqlite3.connect(db)
     assert other.execute("SELECT count(*) FROM cases").fetchone()[0] == 1
@@ -104,7 +106,7 @@ def test_unknown_run_is_a_user_error(db):
 def test_rank_samples_shape(db):
     store = Store(db)
     run = store.begin_run(["x"], "pingpong", 2, False)
-    cid = store.add_case(run, _record(list(np.linspace(1, 2, 5))))
+    cid = store.add_case(store.begin_launch(run, 1, False), _record(list(np.linspace(1, 2, 5))))
     assert store.rank_samples(cid).shape == (2, 5)
 
 
@@ -131,7 +133,7 @@ def test_extra_fields_and_invalid_repetitions(db):
     store = Store(db)
     run = store.begin_run(["x"], "allreduce", 4, False, settings={"params": {"op": "sum"}})
     rec = dict(_record([1.0, 9.0, 2.0, 3.0]), kernel="allreduce", sync="window", invalid=[1])
-    store.add_case(run, rec, case_key="abc")
+    store.add_case(store.begin_launch(run, 1, False), rec, case_key="abc")
     (case,) = store.cases(run)
     assert case.params == {"op": "sum"} and case.case_key == "abc"
     assert case.extra == {"sync": "window", "invalid": [1]}

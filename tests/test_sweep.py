@@ -36,16 +36,22 @@ sizes = "0,8"
 """
 
 
-def test_plan_expands_to_launches_with_stable_case_ids(tmp_path):
+def case_keys(plan, launches):
+    """Every case key of a sweep plan measured in `launches` launches."""
+    return [plan.key(i, n, m, b) for n in range(1, launches + 1)
+            for i, p in enumerate(plan.points) for m in p.modes for b in p.sizes]
+
+
+def test_plan_expands_to_points_with_stable_case_ids(tmp_path):
     plan = load(write(tmp_path, RING), find_mpi(str(EMBEDDED)))
     # ring: 2 np x 2 map_by x 2 patterns, pingpong: 1; each launched twice.
-    assert len(plan.launches) == (8 + 1) * 2
-    assert plan.cases == (8 * 2 + 1 * 4) * 2
-    assert [launch.number for launch in plan.launches] == [1] * 9 + [2] * 9
-    keys = [k for launch in plan.launches for k in launch.keys()]
-    assert len(keys) == len(set(keys)) == plan.cases
+    assert len(plan.points) == 8 + 1
+    assert plan.cases == 8 * 2 + 1 * 4
+    assert {p.sampling.launches for p in plan.points} == {2}
+    found = case_keys(plan, 2)
+    assert len(found) == len(set(found)) == plan.cases * 2
     again = load(write(tmp_path, RING, "same.toml"), find_mpi(str(EMBEDDED)))
-    assert keys == [k for launch in again.launches for k in launch.keys()]
+    assert found == case_keys(again, 2)
     assert plan.hash == again.hash
 
 
@@ -63,7 +69,7 @@ def test_plan_expands_to_launches_with_stable_case_ids(tmp_path):
     ("[[experiment]]\nkernel = 'ring'\ntransport = 'infiniband'\n", "transport infiniband: choose from auto, shm, tcp"),
     ("[[experiment]]\nkernel = 'allreduce'\nsizes = '6'\nparams = { dtype = 'double' }\n",
      "not a whole number of double"),
-    ("launches = 0\n[[experiment]]\nkernel = 'ring'\n", "launches = 0"),
+    ("launches = 0\n[[experiment]]\nkernel = 'ring'\n", "launches 0: give a whole number"),
     ("[[experiment]\nkernel = 'ring'\n", "not valid TOML"),
     ("name = 'empty'\n", "no [[experiment]] tables"),
 ])
@@ -108,7 +114,7 @@ sizes = "0:4K"
     assert done.returncode == 0, done.stderr
     assert f"{len(before)} already stored, {28 - len(before)} to run" in done.stderr
     keys = [k for (k,) in con.execute("SELECT case_key FROM cases")]
-    expected = {k for launch in load(plan, find_mpi(str(mpi_prefix))).launches for k in launch.keys()}
+    expected = set(case_keys(load(plan, find_mpi(str(mpi_prefix))), 2))
     assert len(keys) == len(set(keys)) == 28  # 14 sizes x 2 launches, none twice
     assert set(keys) == expected
     assert con.execute("SELECT count(DISTINCT sweep_id) FROM runs").fetchone()[0] == 1

@@ -1,8 +1,10 @@
-"""Warnings about a run's figures, each with its remedy (as hyperfine gives them).
+"""What is wrong with a run's figures, and one remedy per kind that fits the options used.
 
-Pure functions over stored cases and their summaries: what was seen, where,
-and what to do about it. They are stored with the run and shown after its
-table; `summarize` folds them to one line per kind for the terminal.
+Pure functions over stored cases and their summaries. A warning says what was seen at
+one case (one per kind and case, the worst of its launches) with a severity to rank
+the cases by; it is stored with the run. The remedy is the kind's, chosen from the
+run's settings when the quality block is shown (`block`): never advice to do what the
+run already did. The terminal and the report show the same block, once per command.
 """
 
 from __future__ import annotations
@@ -11,74 +13,111 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import names
 from .cases import Case
 from .stats import median_ci
+from .summary import case_summary
 
-CV_LIMIT = 0.10  # a coefficient of variation above 10% marks a noisy case
+CV_LIMIT = 0.10  # a within-launch coefficient of variation above 10% marks a noisy case
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
 DRIFT_LIMIT = 0.05  # first- and last-third medians apart by > 5%, CIs disjoint
 SLOW_FIRST_FACTOR = 2.0  # a first sample > 2x the median and above every later one
+WORST = 3  # cases named per kind in the block
+
+# Each kind: what it means, for the block's line (the cases' own figures follow).
+KINDS = {
+    "oversubscribed": "more ranks than cores: latencies include time-slicing",
+    "wide": "95% interval wider than --precision: the launches differ",
+    "capped": "95% interval wider than --precision: time ran out for samples",
+    "one_launch": "one launch: the variation between launches is unknown",
+    "all_late": "every repetition started late under --sync window: no figures",
+    "late": "repetitions started late under --sync window, left out of the statistics",
+    "few_samples": "too few samples for a 95% CI of the median (6 needed)",
+    "cv": f"within-launch CV above {CV_LIMIT:.0%}: the machine is noisy",
+    "drift": "median drifted within a launch: something else ran",
+    "short_samples": f"samples under {TIMER_SPAN_FACTOR}x the timer's resolution",
+    "slow_first": "first repetition far slower than the median: warm-up not steady",
+    "outliers": "outlying samples (modified z-score > 3.5)",
+}
 
 
 @dataclass(frozen=True)
 class Advice:
     kind: str
-    message: str
-    case_id: int | None = None
-
-
-def case_advice(case: Case, summary: dict, timer_resolution_s: float | None) -> list[Advice]:
-    """Everything worth a warning about one case."""
-    where = names.case(case.kernel, case.send_mode, case.bytes)
-    found = [check(case, summary, where) for check in (_all_late, _few, _capped, _cv, _drift,
-                                                       _slow_first, _outliers)]
-    found.append(_short(case, where, timer_resolution_s))
-    return [Advice(kind, message, case.id) for kind, message in filter(None, found)]
+    message: str  # what was seen at the case, in a few words
+    case_id: int | None = None  # None: about the whole run
+    severity: float = 0.0  # the kind's own measure (CV, drift, ...): the worst first
 
 
 def run_advice(oversubscribed: bool, ranks: int) -> list[Advice]:
     if not oversubscribed:
         return []
-    return [Advice("oversubscribed", f"{ranks} ranks on fewer cores: latencies include "
-                   "time-slicing; run fewer ranks per host for clean figures")]
+    return [Advice("oversubscribed", f"{ranks} ranks", None, float(ranks))]
 
 
-def _all_late(case, s, where):
+def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) -> list[Advice]:
+    """Everything worth a warning about one case (its launches' cases and their combined
+    summary; the timer's resolution): one per kind, of its worst launch; the case is
+    named by its first."""
+    found: dict[str, tuple[str, float]] = {}
+    for case in cases:
+        for kind, message, severity in launch_checks(case, case_summary(case), resolution_s):
+            label = f"{message} (launch {case.launch})" if len(cases) > 1 else message
+            if kind not in found or severity > found[kind][1]:
+                found[kind] = (label, severity)
+    for check in (_wide, _one_launch, _few):
+        seen = check(summary, cases[0].settings)
+        if seen:
+            found[seen[0]] = seen[1:]
+    return [Advice(kind, message, cases[0].id, severity)
+            for kind, (message, severity) in found.items()]
+
+
+def launch_checks(case: Case, s: dict, resolution_s: float | None) -> list[tuple]:
+    """(kind, what was seen, severity) of one launch of a case."""
+    checks = (_all_late, _cv, _drift, _slow_first, _outliers)
+    return list(filter(None, [c(case, s) for c in checks] + [_short(case, resolution_s)]))
+
+
+def _wide(s: dict, settings: dict):
+    """Wider than the goal: "wide" where the launches' medians differ more than each is
+    uncertain, "capped" where a launch's own samples were too few."""
+    goal = settings.get("precision")
+    if not goal or s["precision"] is None or s["precision"] <= goal:
+        return None
+    kind = "capped" if s["dominant"] == "within" or s["ci_basis"] != "launches" else "wide"
+    return (kind, f"+-{s['precision']:.1%} in {s['launches']} launches", s["precision"])
+
+
+def _one_launch(s: dict, settings: dict):
+    if s["ci_basis"] == "one launch":
+        return ("one_launch", "between-launch variance unknown", 0.0)
+    return None
+
+
+def _all_late(case, s):
     if s["n"] == 0:
-        return ("all_late", f"every repetition of {where} started late under --sync window, so "
-                "it has no figures; use --sync barrier or fewer ranks per core")
+        return ("all_late", "no valid repetition", 1.0)
     if s["invalid"]:
-        return ("late", f"{s['invalid']} repetitions of {where} started late under --sync window "
-                "and are left out of its statistics (kept in the store); a less loaded machine "
-                "or fewer ranks per core helps")
+        share = s["invalid"] / (s["invalid"] + s["n"])
+        return ("late", f"{s['invalid']} of {s['invalid'] + s['n']} repetitions late", share)
     return None
 
 
-def _few(case, s, where):
+def _few(s: dict, settings: dict):
+    """No interval at all: one launch of fewer than 6 samples (several launches of any
+    size have the launches' interval)."""
     if s["n"] and s["ci_low_s"] is None:
-        return ("few_samples", f"{where}: {s['n']} samples are too few for a 95% CI of the "
-                "median (6 needed); use --precision or raise --iters")
+        return ("few_samples", f"{s['n']} samples", 1 / s["n"])
     return None
 
 
-def _capped(case, s, where):
-    if s["capped"] and s["precision"] is not None:
-        return ("capped", f"{where} reached +-{s['precision']:.1%}, short of "
-                f"+-{s['precision_target']:.1%}, when --max-time "
-                f"{case.extra.get('max_time_s', 0):g} s stopped it; raise --max-time or "
-                "accept the wider interval")
-    return None
-
-
-def _cv(case, s, where):
+def _cv(case, s):
     if s["cv"] is not None and s["cv"] > CV_LIMIT:
-        return ("cv", f"CV {s['cv']:.0%} at {where}: the machine is noisy; pin ranks with "
-                "--bind-to core or raise --precision")
+        return ("cv", f"CV {s['cv']:.0%}", s["cv"])
     return None
 
 
-def _drift(case, s, where):
+def _drift(case, s):
     """The median of the first third against the last: the machine changed during the case."""
     samples = case.valid_samples
     third = samples.size // 3
@@ -88,54 +127,105 @@ def _drift(case, s, where):
     a, b = np.median(first), np.median(last)
     (a_low, a_high), (b_low, b_high) = median_ci(first), median_ci(last)
     if abs(b - a) > DRIFT_LIMIT * a and (b_low > a_high or a_low > b_high):
-        return ("drift", f"the median of {where} drifted by {(b - a) / a:+.0%} from the first "
-                "third of its samples to the last: something else ran on this machine; rerun "
-                "it, or sweep with launches = K to see launch-to-launch variation")
+        return ("drift", f"{(b - a) / a:+.0%} from the first third of samples to the last",
+                abs(b - a) / a)
     return None
 
 
-def _outliers(case, s, where):
+def _outliers(case, s):
     if s["outliers"]:
-        return ("outliers", f"{s['outliers']} of {s['n']} samples of {where} are outliers "
-                "(modified z-score > 3.5); they are kept in every figure, and the median and "
-                "its CI are robust to them")
+        return ("outliers", f"{s['outliers']} of {s['n']}", s["outliers"] / s["n"])
     return None
 
 
-def _slow_first(case, s, where):
+def _slow_first(case, s):
     samples = case.valid_samples
     if samples.size < 3:
         return None
     median = float(np.median(samples))
     if samples[0] > SLOW_FIRST_FACTOR * median and samples[0] > samples[1:].max():
-        return ("slow_first", f"the first repetition of {where} took "
-                f"{samples[0] / median:.1f}x the median: warm-up did not reach a steady state; "
-                "the median is robust to it, a longer --min-time or --precision run dilutes it")
+        return ("slow_first", f"{samples[0] / median:.1f}x the median", samples[0] / median)
     return None
 
 
-def _short(case, where, resolution_s):
+def _short(case, resolution_s):
     """One sample's span (batch x seconds per iteration) against the timer's resolution."""
     samples = case.valid_samples
     if not resolution_s or not samples.size:
         return None
     span = float(np.median(samples)) * case.batch
     if span < TIMER_SPAN_FACTOR * resolution_s:
-        remedy = ("use --sync barrier, which batches calls to span it"
-                  if case.extra.get("sync") == "window" else
-                  "its batches were sized on a slower probe: rerun on a quieter machine")
-        return ("short_samples", f"samples of {where} last {span * 1e6:.3f} us, under "
-                f"{TIMER_SPAN_FACTOR}x the timer's {resolution_s * 1e6:.3f} us resolution; "
-                + remedy)
+        return ("short_samples", f"{span * 1e6:.3f} us against {resolution_s * 1e6:.3f} us",
+                resolution_s / span)
     return None
 
 
-def fold(warnings) -> list[str]:
-    """One line per kind for the terminal: the first message and how many more like it."""
-    lines, seen = [], {}
-    for w in warnings:
-        seen.setdefault(w["kind"], []).append(w["message"])
-    for messages in seen.values():
-        more = f" (and {len(messages) - 1} more like it)" if len(messages) > 1 else ""
-        lines.append(f"commscope: warning: {messages[0]}{more}")
+def options(settings: dict, context: dict | None) -> dict:
+    """What a remedy must fit: the run's settings, and whether its ranks were bound, as
+    --bind-to asked or as the launcher did unasked (Open MPI binds 2 ranks to cores by
+    default): every rank's binding one CPU in the context record's placement."""
+    placement = (context or {}).get("placement") or []
+    bound = settings.get("bind_to") not in (None, "none") or bool(placement) and all(
+        str(p.get("binding", "")).isdigit() for p in placement)
+    return {**settings, "bound": bound}
+
+
+def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
+    """The one thing to do about a kind, given the options the run used (`options`)."""
+    bound = settings.get("bound", settings.get("bind_to") not in (None, "none"))
+    launches = settings.get("launches", "auto")
+    if kind == "oversubscribed":
+        per_host = f" (this host has {cores} cores)" if cores else ""
+        return f"run at most one rank per core{per_host}, or spread them with --hosts"
+    if kind == "wide":
+        if launches != "auto":
+            return f"measure in more launches than --launches {launches}, or use auto"
+        if not bound:
+            return "pin ranks with --bind-to core, so launches differ less"
+        return "raise --max-time so auto can make more launches, or accept the wider interval"
+    if kind == "capped":
+        return f"raise --max-time (it was {settings.get('max_time')} s), or accept the wider interval"
+    if kind == "one_launch":
+        return "measure in 3 or more launches (--launches auto, the default, does)"
+    if kind in ("all_late", "late"):
+        return "use --sync barrier, or fewer ranks per core"
+    if kind == "few_samples":
+        return "raise --iters" if settings.get("iters") else "raise --min-time or --max-time"
+    if kind == "cv":
+        if not bound:
+            return "pin ranks with --bind-to core"
+        return "stop other work on this machine; the launch-aware interval already includes it"
+    if kind == "drift":
+        return ("rerun on a quieter machine; the launch-aware interval includes drift "
+                "between launches")
+    if kind == "short_samples":
+        return ("use --sync barrier, which batches calls to span it"
+                if settings.get("sync") == "window" else "rerun on a quieter machine")
+    return "nothing to do: the median and its interval are robust to it"
+
+
+def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) -> list[str]:
+    """The quality block: one line per kind, the number of cases (runs, for run-wide kinds),
+    the worst WORST cases and one remedy. `found`: (warning, case name, run settings) with
+    warning a stored row (kind, message, severity)."""
+    by_kind: dict[str, list] = {}
+    for warning, name, settings in found:
+        by_kind.setdefault(warning["kind"], []).append((warning, name, settings))
+    if not by_kind:
+        return []
+    cases = {name for _, name, _ in found if name}
+    lines = [f"quality: {len(found)} warnings over {len(cases)} cases"
+             + (" (marked in the table's last column)" if cases else "")]
+    for kind in sorted(by_kind, key=lambda k: list(KINDS).index(k) if k in KINDS else 99):
+        rows = sorted(by_kind[kind], key=lambda r: -(r[0]["severity"] or 0))
+        count = len(rows)
+        unit = "run" if rows[0][1] is None else "case"
+        # Warnings stored before schema 5 have no severity, and their message is a sentence
+        # with its old remedy: those are named only.
+        worst = "; ".join(name or "run" if w["severity"] is None else
+                          f"{name or 'run'}: {w['message']}" for w, name, _ in rows[:WORST])
+        more = f"; and {count - WORST} more" if count > WORST else ""
+        lines.append(f"  {kind}: {count} {unit}{'s' if count > 1 else ''}, "
+                     f"{KINDS.get(kind, kind)}. Worst: {worst}{more}. "
+                     f"Remedy: {remedy(kind, rows[0][2], cores)}")
     return lines

@@ -39,8 +39,10 @@ class Case:
     launched_ranks: int  # ranks of the launch (--np)
     oversubscribed: bool  # more ranks than cores on some host
     mpi: str | None  # the run's MPI library version
-    launch: int | None  # 1..K within a sweep's repeated launches
+    launch: int | None  # 1..K among the launches of one command (a sweep point, a run)
     family: str | None  # the kernel's family as the run described it
+    hosts: tuple[str, ...] = ()  # where the ranks ran (the context record's hosts)
+    sweep_id: int | None = None  # the command whose launch this is
 
     @property
     def valid_samples(self) -> np.ndarray:

@@ -25,11 +25,13 @@ def case_label(rec: dict) -> str:
 class Ingest:
     """One run's records into the store; remembers what was in flight."""
 
-    def __init__(self, store: Store, run_id: int, on_case: Callable[[dict], None] | None = None,
+    def __init__(self, store: Store, run_id: int, launch_id: int,
+                 on_case: Callable[[dict], None] | None = None,
                  case_key: Callable[[dict], str] | None = None):
         self.store = store
         self.case_key = case_key
         self.run_id = run_id
+        self.launch_id = launch_id
         self.on_case = on_case
         self.context: dict | None = None
         self.in_flight: dict | None = None
@@ -57,15 +59,14 @@ class Ingest:
                     f"commscope reads schema {', '.join(map(str, RECORDS_SCHEMAS))}; rebuild "
                     "it from these sources (remove the COMMSCOPE_CACHE directory)")
             self.context = with_pairs(rec)
-            self.store.set_context(self.run_id, self.context)
+            self.store.set_context(self.launch_id, self.context)
         elif kind == "case_start":
             self.in_flight = rec
-            self.store.set_in_flight(self.run_id, rec)
+            self.store.set_in_flight(self.launch_id, rec)
         elif kind == "case":
             key = self.case_key(rec) if self.case_key else None
-            self.case_ids.append(self.store.add_case(self.run_id, rec, key))
+            self.case_ids.append(self.store.add_case(self.launch_id, rec, key))
             self.in_flight = None
-            self.store.set_in_flight(self.run_id, None)
             if self.on_case:
                 self.on_case(rec)
         elif kind == "skip":

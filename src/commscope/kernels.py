@@ -44,8 +44,8 @@ class Meaning:
     latency: Callable[[float, object], float]
     # Payload bytes per second from one sample t, or None where a rate means nothing.
     bandwidth: Callable[[float, object], float] | None
-    # Buffer bytes the busiest rank allocates for one case: (bytes, window used, ranks).
-    memory: Callable[[int, int, int], int]
+    # Buffer bytes the busiest rank allocates for one case: (bytes, window used, ranks, params).
+    memory: Callable[[int, int, int, dict], int]
     # The case's one size from its parameters where --sizes does not apply:
     # (params, name of a parameter in messages) -> bytes.
     fixed_bytes: Callable[[dict[str, str], Callable[[str], str]], int] | None = None
@@ -160,19 +160,20 @@ def catalog(mpi=None) -> Catalog:
 
 # --- what a sample means (Python's side of each kernel) ---
 
-def _two_buffers(n: int, window: int, ranks: int) -> int:
+def _two_buffers(n: int, window: int, ranks: int, params: dict) -> int:
     return 2 * n
 
 
-def _windowed(n: int, window: int, ranks: int) -> int:
-    return n * (1 + window)
+def _windowed(n: int, window: int, ranks: int, params: dict) -> int:
+    """A send buffer and one receive buffer, or one per message (recv_buffers=window)."""
+    return n * (1 + (window if params.get("recv_buffers") == "window" else 1))
 
 
-def _rma_buffers(n: int, window: int, ranks: int) -> int:
+def _rma_buffers(n: int, window: int, ranks: int, params: dict) -> int:
     return 2 * n * window  # origin: its buffer, and accumulate's scratch
 
 
-def _per_rank_blocks(n: int, window: int, ranks: int) -> int:
+def _per_rank_blocks(n: int, window: int, ranks: int, params: dict) -> int:
     return 2 * n * ranks  # a send and a receive block per rank, at the root
 
 
@@ -232,16 +233,16 @@ MEANINGS = {
     "rma": Meaning(_per_call, lambda t, c: c.window * c.bytes / t, _rma_buffers),
     "fanin": Meaning(_per_call, lambda t, c: (c.ranks - 1) * c.bytes / t, _per_rank_blocks,
                      rank_times="fanin"),
-    "ring": Meaning(_per_call, _ring_bytes, lambda n, w, r: 6 * n, rank_times="samples"),
+    "ring": Meaning(_per_call, _ring_bytes, lambda n, w, r, p: 6 * n, rank_times="samples"),
     # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
-    "vector_sum": Meaning(_per_call, None, lambda n, w, r: 2 * n, length=("n", 8, 1_000_000)),
+    "vector_sum": Meaning(_per_call, None, lambda n, w, r, p: 2 * n, length=("n", 8, 1_000_000)),
     # memory: the field follows from tile, not from bytes; _halo_tile bounds it.
-    "halo": Meaning(_per_call, lambda t, c: c.bytes / t, lambda n, w, r: 0,
+    "halo": Meaning(_per_call, lambda t, c: c.bytes / t, lambda n, w, r, p: 0,
                     fixed_bytes=_halo_bytes),
     # A sample is one whole solve; bytes = the n x n float64 field; memory: three tiles per
     # rank and, with field=, the whole field gathered on rank 0 (docs/app-advection2d.md).
-    "advection2d": Meaning(_per_call, None, lambda n, w, r: 3 * n // r + n),
-    "barrier": _collective(memory=lambda n, w, r: 0),
+    "advection2d": Meaning(_per_call, None, lambda n, w, r, p: 3 * n // r + n),
+    "barrier": _collective(memory=lambda n, w, r, p: 0),
     **{name: _collective() for name in ("bcast", "scatter", "gather", "reduce", "allreduce",
                                         "allgather", "alltoall", "reduce_scatter", "scan")},
 }

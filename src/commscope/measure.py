@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -13,21 +12,20 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import host
-from .advice import case_advice, run_advice
 from .build import native_binary
 from .ingest import Ingest, RecordsError, case_label
 from .launcher import launch
 from .mpi import Mpi
-from .plan import Plan
+from .plan import Plan, Step
 from .progress import Progress
 from .store import Store
-from .summary import case_summary
 
 
 @dataclass
 class Outcome:
+    """How one launch ended."""
     run_id: int
+    launch_id: int
     status: str  # complete, interrupted or failed
     message: str | None
     ingest: Ingest
@@ -63,27 +61,27 @@ def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest, timeout_s: float
                 return proc.returncode
             if time.monotonic() - ingest.last_record > timeout_s:
                 raise CaseTimeout
-            time.sleep(0.02)
+            time.sleep(0.005)  # a launch ends within 5 ms of its last record
 
 
-def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: int | None = None,
-            launch_no: int | None = None, case_key=None, progress: Progress | None = None) -> Outcome:
-    """One launch of the plan. `case_key(record)` names sweep cases; `progress` may be shared."""
+def measure(store: Store, mpi: Mpi, plan: Plan, run_id: int, step: Step = Step(),
+            case_key=None, progress: Progress | None = None) -> Outcome:
+    """One launch of the plan, stored as a launch of run `run_id`. `case_key(record)` names
+    sweep cases; `progress` may be shared."""
     binary = native_binary(mpi)
+    timeout_s = step.case_timeout(plan.sampling)
     with tempfile.TemporaryDirectory(prefix="commscope-") as tmp:
         # Rank 0 writes records to a file: launchers relay long stdout lines slowly.
         # Other ranks' error records still come on stdout.
         records = Path(tmp, "records.jsonl")
-        how = launch(mpi, plan.ranks, binary, plan.native_args() + ["--output", str(records)],
-                     plan.placement)
-        run_id = store.begin_run(command, plan.kernel.name, plan.ranks, how.oversubscribed,
-                                 plan.settings(), sweep_id, launch_no, plan.kernel.described,
-                                 host.facts())
+        how = launch(mpi, plan.ranks, binary,
+                     plan.native_args(step) + ["--output", str(records)], plan.placement)
+        launch_id = store.begin_launch(run_id, step.number, how.oversubscribed, step.settings())
         own_progress = progress is None
         if own_progress:
             progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
-        ingest = Ingest(store, run_id, on_case=lambda rec: progress.advance(case_label(rec)),
-                        case_key=case_key)
+        ingest = Ingest(store, run_id, launch_id,
+                        on_case=lambda rec: progress.advance(case_label(rec)), case_key=case_key)
         stdout_lines: list[str] = []
         stderr_tail: deque[str] = deque(maxlen=20)
         # Own session: Ctrl-C reaches only us, and we end the whole MPI job deliberately.
@@ -95,7 +93,7 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
         for r in readers:
             r.start()
         try:
-            code = _follow(records, proc, ingest, plan.sampling.case_timeout)
+            code = _follow(records, proc, ingest, timeout_s)
         except (KeyboardInterrupt, CaseTimeout, RecordsError) as stopped:
             _stop(proc)
             if own_progress:
@@ -103,11 +101,11 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
             status = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "failed"
             message = _stopped_message(status, ingest)
             if isinstance(stopped, CaseTimeout):
-                message += "; " + _timeout_reason(plan, ingest)
+                message += "; " + _timeout_reason(plan, ingest, timeout_s)
             if isinstance(stopped, RecordsError):
                 message += f"; {stopped}"
-            _finish(store, run_id, how.oversubscribed, status, message)
-            return Outcome(run_id, status, message, ingest, how.oversubscribed)
+            store.finish_launch(launch_id, status, message)
+            return Outcome(run_id, launch_id, status, message, ingest, how.oversubscribed)
         for r in readers:
             r.join(timeout=5)
         for line in stdout_lines:
@@ -115,8 +113,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
     if own_progress:
         progress.close()
     if code == 0 and ingest.ended and not ingest.errors:
-        _finish(store, run_id, how.oversubscribed, "complete")
-        return Outcome(run_id, "complete", None, ingest, how.oversubscribed)
+        store.finish_launch(launch_id, "complete")
+        return Outcome(run_id, launch_id, "complete", None, ingest, how.oversubscribed)
     if ingest.errors:
         e = ingest.errors[0]
         reason = f"rank {e.get('rank')} reported: {e.get('message')}"
@@ -127,20 +125,8 @@ def measure(store: Store, mpi: Mpi, plan: Plan, command: list[str], sweep_id: in
         last = ours[:1] or [l.strip() for l in lines if l.strip(" -")][-2:]
         reason = f"MPI job exited with code {code}" + (": " + " | ".join(last) if last else "")
     message = _stopped_message("failed", ingest) + "; " + reason
-    _finish(store, run_id, how.oversubscribed, "failed", message)
-    return Outcome(run_id, "failed", message, ingest, how.oversubscribed)
-
-
-def _finish(store: Store, run_id: int, oversubscribed: bool, status: str,
-            message: str | None = None) -> None:
-    """Store the warnings about what was measured, then the run's end."""
-    run = store.run(run_id)
-    timer = json.loads(run["context"] or "{}").get("timer") or {}
-    advice = run_advice(oversubscribed, run["ranks"])
-    for case in store.cases(run_id):
-        advice += case_advice(case, case_summary(case), timer.get("resolution_s"))
-    store.add_warnings(run_id, advice)
-    store.finish_run(run_id, status, message)
+    store.finish_launch(launch_id, "failed", message)
+    return Outcome(run_id, launch_id, "failed", message, ingest, how.oversubscribed)
 
 
 def _session(sid: int) -> list[int]:
@@ -174,12 +160,12 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _timeout_reason(plan: Plan, ingest: Ingest) -> str:
+def _timeout_reason(plan: Plan, ingest: Ingest, timeout_s: float) -> str:
     """Which case hung, on which ranks, and what to do."""
     ranks = "ranks 0 and 1" if plan.kernel.two_ranks else f"ranks 0-{plan.ranks - 1}"
     where = (f"{case_label(ingest.in_flight)} on {ranks}" if ingest.in_flight
              else f"the launch of {plan.ranks} ranks, before its first case")
-    return (f"timed out: {where} made no progress for {plan.sampling.case_timeout:g} s "
+    return (f"timed out: {where} made no progress for {timeout_s:g} s "
             "(--timeout); "
             "check the ranks' hosts and links, then --resume a sweep or rerun")
 

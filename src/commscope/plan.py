@@ -16,11 +16,20 @@ from typing import Iterable
 from .errors import UserError
 from .kernels import Catalog, Kernel, pair
 from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
+from .replication import MAX_LAUNCHES, PILOT
 from .sizes import format_bytes, parse_sizes
 
 DEFAULT_SIZES = "0:4MiB"
-DEFAULT_PRECISION = 0.01  # the 95% CI of each median within +-1% of it
-DEFAULT_MAX_TIME = 2.0  # seconds of sampling before a case stops short of that
+# The default goal: each case's launch-aware 95% interval within +-5% of its median
+# (replication.py), in at most 1 s of launches per run once 3 launches are in.
+DEFAULT_PRECISION = 0.05
+DEFAULT_MAX_TIME = 1.0
+AUTO_LAUNCHES = (PILOT, MAX_LAUNCHES)  # auto: at least 3 launches, at most 10
+# Per case and launch: the first round of samples. Fewer than the 6 a launch's own CI of
+# the median needs, since the interval is of the launches' medians: a case whose time
+# share ends after 3 samples (bw at 4 MiB: 256 MiB a sample) is still one launch's median.
+LAUNCH_MIN_SAMPLES = 3
+MIN_CASE_TIME = 1e-3  # a launch's per-case share of the budget is never taken below 1 ms
 TIMEOUT_BASE, TIMEOUT_FACTOR = 60.0, 10.0  # default per-case timeout: 60 s + 10x the budget
 ITERS_TIMEOUT = 600.0  # --iters gives no time budget: 10 minutes per case
 # A kernel taking an access epoch (rma) takes it as --sync too: fence, lock, ...
@@ -55,39 +64,62 @@ FLAGS = Names()
 
 @dataclass(frozen=True)
 class Sampling:
-    """How many samples each case takes: a fixed count, a fixed time, or (the default)
-    until the 95% CI of its median is within +-precision, capped by max_time."""
+    """How a run spends its time: over `launches` launches (None: auto, see launches.py),
+    each case taking a fixed count of samples per launch (iters), a fixed time
+    (min_time), or by default samples until its launch-aware interval is within
+    +-precision of the median, the launches of the run sharing max_time seconds."""
     iters: int | None = None
     min_time: float | None = None
     precision: float = DEFAULT_PRECISION
     max_time: float = DEFAULT_MAX_TIME
-    timeout: float | None = None  # None: case_timeout derives one
+    timeout: float | None = None  # None: Step.case_timeout derives one
+    launches: int | None = None  # None: auto
 
     @property
-    def case_timeout(self) -> float:
+    def adaptive(self) -> bool:
+        return not (self.iters or self.min_time)
+
+    def settings(self) -> dict:
+        return {"iters": self.iters, "min_time": None if self.iters else self.min_time,
+                "precision": self.precision if self.adaptive else None,
+                "max_time": self.max_time if self.adaptive else None,
+                "launches": self.launches or "auto"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One launch of a run: its number (the seed of its case order), and, when the run
+    samples to a precision, each case's share of the time left and the precision a
+    launch median needs (launches.py)."""
+    number: int = 1
+    case_time_s: float = DEFAULT_MAX_TIME
+    within_precision: float = DEFAULT_PRECISION / 2
+
+    def native_args(self, sampling: Sampling) -> list[str]:
+        args = ["--shuffle", str(self.number)]
+        if sampling.iters:
+            return args + ["--iters", str(sampling.iters)]
+        if sampling.min_time:
+            return args + ["--min-time", repr(sampling.min_time)]
+        return args + ["--precision", repr(self.within_precision), "--max-time",
+                       repr(max(self.case_time_s, MIN_CASE_TIME)), "--min-samples",
+                       str(LAUNCH_MIN_SAMPLES)]
+
+    def case_timeout(self, sampling: Sampling) -> float:
         """Seconds a case (or the launch before its first record) may go without progress.
 
         Derived from the case's sampling budget: start-up, probing and calibration
         take seconds, sampling at most the budget; ten times that is a hang.
         """
-        if self.timeout:
-            return self.timeout
-        if self.iters:
+        if sampling.timeout:
+            return sampling.timeout
+        if sampling.iters:
             return ITERS_TIMEOUT
-        return TIMEOUT_BASE + TIMEOUT_FACTOR * (self.min_time or self.max_time)
-
-    def native_args(self) -> list[str]:
-        if self.iters:
-            return ["--iters", str(self.iters)]
-        if self.min_time:
-            return ["--min-time", repr(self.min_time)]
-        return ["--precision", repr(self.precision), "--max-time", repr(self.max_time)]
+        return TIMEOUT_BASE + TIMEOUT_FACTOR * (sampling.min_time or self.case_time_s)
 
     def settings(self) -> dict:
-        adaptive = not (self.iters or self.min_time)
-        return {"iters": self.iters, "min_time": None if self.iters else self.min_time,
-                "precision": self.precision if adaptive else None,
-                "max_time": self.max_time if adaptive else None}
+        return {"launch": self.number, "case_time_s": self.case_time_s,
+                "within_precision": self.within_precision}
 
 
 def parse_precision(text, name: str = "--precision") -> float:
@@ -103,10 +135,21 @@ def parse_precision(text, name: str = "--precision") -> float:
     return value
 
 
+def parse_launches(value, name: str = "--launches") -> int | None:
+    """A launch count: a whole number from 1, or auto (None)."""
+    if value is None or str(value).strip() == "auto":
+        return None
+    text = str(value).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(f"{name} {value}: give a whole number of launches from 1, or auto")
+    return int(text)
+
+
 def sampling(*, iters: int | None = None, min_time: float | None = None,
              precision=None, max_time: float | None = None, timeout: float | None = None,
-             names: Names = FLAGS) -> Sampling:
-    """Sampling, checked: one of iters, min_time or precision; positive times."""
+             launches=None, names: Names = FLAGS) -> Sampling:
+    """Sampling, checked: one of iters, min_time or precision; positive times; a launch
+    count from 1, or auto."""
     if sum(v is not None for v in (iters, min_time, precision)) > 1:
         raise UserError(f"{names.where}give one of {names('precision')}, "
                         f"{names('min_time')} or {names('iters')}")
@@ -118,7 +161,8 @@ def sampling(*, iters: int | None = None, min_time: float | None = None,
             raise UserError(f"{names(key)} {value}: give a positive number of seconds")
     chosen = DEFAULT_PRECISION if precision is None else parse_precision(precision,
                                                                           names("precision"))
-    return Sampling(iters, min_time, chosen, max_time, timeout)
+    return Sampling(iters, min_time, chosen, max_time, timeout,
+                    parse_launches(launches, names("launches")))
 
 
 @dataclass(frozen=True)
@@ -138,14 +182,14 @@ class Plan:
     def cases(self) -> int:
         return len(self.modes) * len(self.sizes)
 
-    def native_args(self) -> list[str]:
+    def native_args(self, step: Step = Step()) -> list[str]:
         args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
                 "--sync", self.sync]
         if self.window is not None:
             args += ["--window", str(self.window)]
         if self.modes != [None]:
             args += ["--modes", ",".join(self.modes)]
-        args += self.sampling.native_args()
+        args += step.native_args(self.sampling)
         for key, value in self.params.items():
             args += ["--param", f"{key}={value}"]
         if self.validate:
@@ -404,7 +448,7 @@ def check_memory(catalog: Catalog, plan: Plan, names: Names = FLAGS) -> None:
     """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
     largest = max(plan.sizes)
     window = catalog.window_used(plan.kernel, plan.window, largest)
-    per_rank = plan.kernel.meaning.memory(largest, window, plan.ranks)
+    per_rank = plan.kernel.meaning.memory(largest, window, plan.ranks, plan.params)
     need = per_rank * (2 if plan.kernel.two_ranks else plan.ranks)
     have = available_memory()
     if have is not None and need > have:

@@ -18,7 +18,7 @@ import numpy as np
 from .cases import Case
 from .errors import UserError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -103,6 +103,30 @@ UPDATE runs SET kernel_facts = '{"family": "' || CASE
     WHEN kernel = 'advection2d' THEN 'application'
     ELSE 'collective' END || '"}';
 """,
+    5: """
+CREATE TABLE launches (          -- one mpirun of a run; a run has one or more
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    number INTEGER NOT NULL,     -- 1..K within the run: also the seed of its case order
+    started_utc TEXT NOT NULL,
+    finished_utc TEXT,
+    status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+    oversubscribed INTEGER NOT NULL DEFAULT 0,
+    settings TEXT,               -- JSON: what this launch was asked for (time per case, ...)
+    context TEXT,                -- JSON: its native context record (placement, timer, ...)
+    in_flight TEXT,
+    message TEXT
+);
+CREATE INDEX launches_by_run ON launches(run_id);
+ALTER TABLE cases ADD COLUMN launch_id INTEGER REFERENCES launches(id);
+-- Every run stored before schema 5 was one launch (a sweep's launches were runs).
+INSERT INTO launches (id, run_id, number, started_utc, finished_utc, status, oversubscribed,
+                      context, in_flight, message)
+    SELECT id, id, COALESCE(launch, 1), started_utc, finished_utc, status, oversubscribed,
+           context, in_flight, message FROM runs;
+UPDATE cases SET launch_id = run_id;
+ALTER TABLE warnings ADD COLUMN severity REAL;  -- the kind's own measure: the worst cases first
+""",
 }
 
 # Record fields kept in columns or blobs; everything else a case record has goes to `extra`.
@@ -114,6 +138,16 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+# A case row with the fields of its run and launch that make it what it is. A case of an
+# old sweep (its launches were runs) keeps its run's launch number.
+CASES = ("SELECT cases.*, runs.settings, runs.ranks AS launched_ranks, runs.oversubscribed, "
+         "runs.mpi_version, COALESCE(runs.launch, launches.number) AS launch, "
+         "runs.kernel_facts, runs.sweep_id, "
+         "json_extract(COALESCE(launches.context, runs.context), '$.hosts') AS hosts "
+         "FROM cases JOIN runs ON runs.id = cases.run_id "
+         "LEFT JOIN launches ON launches.id = cases.launch_id")
+
+
 def _case(row: sqlite3.Row) -> Case:
     settings = json.loads(row["settings"]) if row["settings"] else {}
     facts = json.loads(row["kernel_facts"]) if row["kernel_facts"] else {}
@@ -123,7 +157,8 @@ def _case(row: sqlite3.Row) -> Case:
                 np.frombuffer(row["samples"], dtype="<f8"), settings,
                 settings.get("params", {}), json.loads(row["extra"]) if row["extra"] else {},
                 row["case_key"], row["launched_ranks"], bool(row["oversubscribed"]),
-                row["mpi_version"], row["launch"], facts.get("family"))
+                row["mpi_version"], row["launch"], facts.get("family"),
+                tuple(json.loads(row["hosts"]) if row["hosts"] else ()), row["sweep_id"])
 
 
 def _blob(values) -> bytes:
@@ -140,6 +175,11 @@ class Store:
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.row_factory = sqlite3.Row
             self._check_or_create()
+            # Write-ahead logging, synced at checkpoints: a commit survives the process
+            # dying at once, and a run's hundreds of commits are not each an fsync
+            # (half a second of a 2 s bw run here). A power cut may lose the last ones.
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             raise UserError(f"--db {self.path}: not a commscope results file ({exc}); "
                             "choose another --db path") from None
@@ -192,26 +232,58 @@ class Store:
              None if host_facts is None else json.dumps(host_facts)))
         return cur.lastrowid
 
-    def set_context(self, run_id: int, context: dict) -> None:
-        self.db.execute("UPDATE runs SET context = ?, mpi_library = ?, mpi_version = ? WHERE id = ?",
-                        (json.dumps(context), context.get("mpi_library"),
-                         context.get("mpi_library_version"), run_id))
+    def begin_launch(self, run_id: int, number: int, oversubscribed: bool,
+                     settings: dict | None = None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO launches (run_id, number, started_utc, status, oversubscribed, settings) "
+            "VALUES (?, ?, ?, 'running', ?, ?)",
+            (run_id, number, utc_now(), int(oversubscribed), json.dumps(settings or {})))
+        if oversubscribed:
+            self.db.execute("UPDATE runs SET oversubscribed = 1 WHERE id = ?", (run_id,))
+        return cur.lastrowid
 
-    def set_in_flight(self, run_id: int, case: dict | None) -> None:
-        self.db.execute("UPDATE runs SET in_flight = ? WHERE id = ?",
-                        (json.dumps(case) if case else None, run_id))
+    def set_context(self, launch_id: int, context: dict) -> None:
+        """The launch's context record; the run's too, when it is the run's first."""
+        text = json.dumps(context)
+        self.db.execute("UPDATE launches SET context = ? WHERE id = ?", (text, launch_id))
+        self.db.execute("UPDATE runs SET context = ?, mpi_library = ?, mpi_version = ? "
+                        "WHERE id = (SELECT run_id FROM launches WHERE id = ?) "
+                        "AND context IS NULL",
+                        (text, context.get("mpi_library"), context.get("mpi_library_version"),
+                         launch_id))
 
-    def add_case(self, run_id: int, rec: dict, case_key: str | None = None) -> int:
+    def set_in_flight(self, launch_id: int, case: dict | None) -> None:
+        """The case in flight in this launch, and so in its run."""
+        text = json.dumps(case) if case else None
+        with self.db:
+            self.db.execute("BEGIN")
+            self._in_flight(launch_id, text)
+
+    def _in_flight(self, launch_id: int, text: str | None) -> None:
+        self.db.execute("UPDATE launches SET in_flight = ? WHERE id = ?", (text, launch_id))
+        self.db.execute("UPDATE runs SET in_flight = ? "
+                        "WHERE id = (SELECT run_id FROM launches WHERE id = ?)", (text, launch_id))
+
+    def add_case(self, launch_id: int, rec: dict, case_key: str | None = None) -> int:
+        """The case, and its launch no longer having it in flight: one transaction."""
         samples = rec["samples_s"]
         extra = {k: v for k, v in rec.items() if k not in CASE_COLUMNS}
+        with self.db:
+            self.db.execute("BEGIN")
+            self._in_flight(launch_id, None)
+            return self._insert_case(launch_id, rec, samples, extra, case_key)
+
+    def _insert_case(self, launch_id: int, rec: dict, samples, extra: dict,
+                     case_key: str | None) -> int:
         cur = self.db.execute(
-            "INSERT INTO cases (run_id, kernel, send_mode, bytes, ranks, window, batch, "
-            "warmup_iterations, validated, timed_by, n, samples, rank_samples, extra, case_key) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, rec["kernel"], rec.get("send_mode"), rec["bytes"], rec["ranks"],
-             rec.get("window"), rec["batch"], rec["warmup_iterations"], int(rec["validated"]),
-             rec["timed_by"], len(samples), _blob(samples), _blob(rec["rank_samples_s"]),
-             json.dumps(extra) if extra else None, case_key))
+            "INSERT INTO cases (run_id, launch_id, kernel, send_mode, bytes, ranks, window, "
+            "batch, warmup_iterations, validated, timed_by, n, samples, rank_samples, extra, "
+            "case_key) VALUES ((SELECT run_id FROM launches WHERE id = ?), ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?)",
+            (launch_id, launch_id, rec["kernel"], rec.get("send_mode"), rec["bytes"],
+             rec["ranks"], rec.get("window"), rec["batch"], rec["warmup_iterations"],
+             int(rec["validated"]), rec["timed_by"], len(samples), _blob(samples),
+             _blob(rec["rank_samples_s"]), json.dumps(extra) if extra else None, case_key))
         return cur.lastrowid
 
     def add_skip(self, run_id: int, rec: dict) -> None:
@@ -220,26 +292,44 @@ class Store:
                         (run_id, rec["kernel"], rec.get("send_mode"), rec["bytes"], rec["reason"]))
 
     def add_warnings(self, run_id: int, warnings) -> None:
-        """Replaces the run's warnings with these (objects with case_id, kind, message)."""
+        """Replaces the run's warnings with these (advice.Advice)."""
         with self.db:
             self.db.execute("BEGIN")
             self.db.execute("DELETE FROM warnings WHERE run_id = ?", (run_id,))
             self.db.executemany(
-                "INSERT INTO warnings (run_id, case_id, kind, message) VALUES (?, ?, ?, ?)",
-                [(run_id, w.case_id, w.kind, w.message) for w in warnings])
+                "INSERT INTO warnings (run_id, case_id, kind, message, severity) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(run_id, w.case_id, w.kind, w.message, w.severity) for w in warnings])
+
+    def finish_launch(self, launch_id: int, status: str, message: str | None = None) -> None:
+        self.db.execute("UPDATE launches SET status = ?, finished_utc = ?, message = ? "
+                        "WHERE id = ?", (status, utc_now(), message, launch_id))
+        if status == "complete":
+            self.set_in_flight(launch_id, None)
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
         self.db.execute("UPDATE runs SET status = ?, finished_utc = ?, message = ? WHERE id = ?",
                         (status, utc_now(), message, run_id))
         if status == "complete":
-            self.set_in_flight(run_id, None)
+            self.db.execute("UPDATE runs SET in_flight = NULL WHERE id = ?", (run_id,))
 
     # --- reading ---
 
     def runs(self) -> list[sqlite3.Row]:
         return self.db.execute(
-            "SELECT runs.*, (SELECT count(*) FROM cases WHERE run_id = runs.id) AS n_cases "
+            "SELECT runs.*, (SELECT count(*) FROM cases WHERE run_id = runs.id) AS n_cases, "
+            "(SELECT count(*) FROM launches WHERE run_id = runs.id) AS n_launches "
             "FROM runs ORDER BY id").fetchall()
+
+    def launches(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM launches WHERE run_id = ? ORDER BY number",
+                               (run_id,)).fetchall()
+
+    def latest_host_facts(self, count: int = 10) -> list[dict]:
+        """The host facts of the latest runs that have them, latest first."""
+        return [json.loads(r[0]) for r in self.db.execute(
+            "SELECT host_facts FROM runs WHERE host_facts IS NOT NULL ORDER BY id DESC LIMIT ?",
+            (count,))]
 
     def run(self, run_id: int) -> sqlite3.Row:
         row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -248,12 +338,17 @@ class Store:
         return row
 
     def cases(self, run_id: int) -> list[Case]:
-        rows = self.db.execute("SELECT cases.*, runs.settings, runs.ranks AS launched_ranks, "
-                               "runs.oversubscribed, runs.mpi_version, runs.launch, "
-                               "runs.kernel_facts FROM cases JOIN runs "
-                               "ON runs.id = cases.run_id WHERE run_id = ? ORDER BY cases.id",
-                               (run_id,))
-        return [_case(r) for r in rows]
+        return [_case(r) for r in self.db.execute(
+            f"{CASES} WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))]
+
+    def same_cases(self, kernel: str, send_mode: str | None, nbytes: int,
+                   ranks: int) -> list[Case]:
+        """Every stored case of this kernel, send mode, size and ranks: the candidates for a
+        case's history (cases.identity decides which are the same)."""
+        return [_case(r) for r in self.db.execute(
+            f"{CASES} WHERE cases.kernel = ? AND cases.send_mode IS ? AND cases.bytes = ? "
+            "AND cases.ranks = ? AND runs.status = 'complete' ORDER BY cases.id",
+            (kernel, send_mode, nbytes, ranks))]
 
     # --- sweeps ---
 
@@ -307,7 +402,8 @@ class Store:
         return np.frombuffer(row["rank_samples"], dtype="<f8").reshape(row["ranks"], row["n"])
 
     def warnings(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT case_id, kind, message FROM warnings WHERE run_id = ? "
+        return self.db.execute("SELECT case_id, kind, message, severity FROM warnings "
+                               "WHERE run_id = ? "
                                "ORDER BY rowid", (run_id,)).fetchall()
 
     def skips(self, run_id: int) -> list[sqlite3.Row]:

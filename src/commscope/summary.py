@@ -1,59 +1,132 @@
-"""Per-case summaries in the field's units, computed from stored raw samples."""
+"""Per-case summaries in the field's units, computed from stored raw samples: one launch's
+(`case_summary`), and a case's over all its launches (`combined_summary`, the figures
+commscope shows and exports)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .cases import Case
+from .kernels import latency_scale
+from .replication import PILOT, History, Spread, interval, launch, run_spreads
 from .stats import relative_precision, summarize
 from .units import mb_per_s
 
 
 def case_summary(case: Case) -> dict:
-    """The figures users read for one case; times are latencies per the kernel's definition.
+    """The figures of one launch of one case; times are latencies per the kernel's definition.
 
     Latency is a linear function of the raw sample (half the round trip, one
     window slot, ...), so order statistics and percentiles scale with it.
     Repetitions that the window synchronisation marked invalid are left out of
     the statistics and counted.
     """
-    samples = case.valid_samples
-    s = summarize(case.latency_s) if samples.size else None
-    bandwidth = case.bandwidth_Bps(float(np.median(samples))) if s else None
-    out = {
-        "run": case.run_id,
-        "kernel": case.kernel,
-        "send_mode": case.send_mode,
-        "bytes": case.bytes,
-        "ranks": case.ranks,
-        "window": case.window,
-        "params": case.params,
-        "sync": case.settings.get("sync", "barrier"),
-        "map_by": case.settings.get("map_by"),
-        "bind_to": case.settings.get("bind_to"),
-        "transport": case.settings.get("transport", "auto"),
-        "case_key": case.case_key,
-        "n": s.n if s else 0,
-        **_statistics(s),
-        "invalid": len(case.extra.get("invalid") or ()),
-        "precision_target": case.extra.get("precision_target"),
-        "capped": case.extra.get("capped", False),
-        "bandwidth_MBps": mb_per_s(bandwidth),
-        "validated": case.validated,
-    }
-    phases = case.extra.get("phase_samples_s")
-    if phases and s:
-        # A phase lasts as long as its slowest rank: per-sample max over ranks, then the median.
-        out["phase_median_s"] = {name: float(np.median(np.max(np.asarray(per_rank), axis=0)))
-                                 for name, per_rank in phases.items()}
+    return _summary([case], None)
+
+
+def combined_summary(cases: list[Case], past: History | None = None,
+                     spread: Spread | None = None) -> dict:
+    """The figures of one case over its launches (cases of one identity): the median and
+    95% interval of replication.interval, between- and within-launch spread, and the
+    distribution of all valid samples pooled. `past`: the case's history (the variance
+    between commands; a single launch's between-launch variance); `spread`: its launches'
+    spread from all its run's cases (launch_spreads)."""
+    return _summary(cases, past, spread)
+
+
+def launch_spreads(groups: list[list[Case]]) -> list[Spread | None]:
+    """Each group's (one case's launches') spread from all the groups of its run at once
+    (replication.run_spreads), over the launches that chose the count (the pilot) or all
+    of a fixed count, where the groups of a run share those launches; None for a group
+    of several runs, or without them."""
+    out: list[Spread | None] = [None] * len(groups)
+    by_run: dict[int, list[int]] = {}
+    for i, cases in enumerate(groups):
+        if len({c.run_id for c in cases}) == 1:
+            by_run.setdefault(cases[0].run_id, []).append(i)
+    for members in by_run.values():
+        medians = [{c.launch: float(np.median(c.latency_s)) for c in groups[i]
+                    if c.valid_samples.size} for i in members]
+        m = pilot(groups[members[0]]) or min(len(d) for d in medians)
+        usable = [(i, d) for i, d in zip(members, medians) if all(n in d for n in range(1, m + 1))]
+        if m < 2 or not usable:
+            continue
+        table = np.log([[d[n] for n in range(1, m + 1)] for _, d in usable])
+        for (i, _), s in zip(usable, run_spreads(table)):
+            out[i] = s
     return out
 
 
-def _statistics(s) -> dict:
+def pilot(cases: list[Case]) -> int | None:
+    """How many first launches chose the launch count: the pilot of one auto run
+    (launches.py), None for a fixed count or cases of several runs."""
+    if len({c.run_id for c in cases}) != 1 or cases[0].settings.get("launches") != "auto":
+        return None
+    return PILOT
+
+
+def _summary(cases: list[Case], past: History | None, spread: Spread | None = None) -> dict:
+    cases = sorted(cases, key=lambda c: (c.launch or 0, c.id))
+    first = cases[0]
+    measured = [c for c in cases if c.valid_samples.size]
+    pooled = np.concatenate([c.latency_s for c in measured]) if measured else np.empty(0)
+    s = summarize(pooled) if pooled.size else None
+    iv = interval([launch(c.latency_s) for c in measured],
+                  (s.ci_low, s.ci_high) if s and s.ci_low is not None else None, past,
+                  pilot(measured), spread) if s else None
+    bandwidth = first.bandwidth_Bps(iv.median_s / latency_scale(first)) if iv else None
+    out = {
+        "run": first.run_id,
+        "runs": sorted({c.run_id for c in cases}),
+        "kernel": first.kernel,
+        "send_mode": first.send_mode,
+        "bytes": first.bytes,
+        "ranks": first.ranks,
+        "window": first.window,
+        "params": first.params,
+        "sync": first.settings.get("sync", "barrier"),
+        "map_by": first.settings.get("map_by"),
+        "bind_to": first.settings.get("bind_to"),
+        "transport": first.settings.get("transport", "auto"),
+        "case_key": first.case_key,
+        "launches": len(measured),
+        "n": s.n if s else 0,
+        **_statistics(s, iv),
+        "invalid": sum(len(c.extra.get("invalid") or ()) for c in cases),
+        "precision_target": first.extra.get("precision_target"),
+        "capped": any(c.extra.get("capped", False) for c in cases),
+        "bandwidth_MBps": mb_per_s(bandwidth),
+        "validated": first.validated,
+    }
+    phases = [c.extra.get("phase_samples_s") for c in measured]
+    if phases and all(phases):
+        # A phase lasts as long as its slowest rank: per-sample max over ranks, then the median.
+        out["phase_median_s"] = {
+            name: float(np.median(np.concatenate([np.max(np.asarray(p[name]), axis=0)
+                                                  for p in phases])))
+            for name in phases[0]}
+    return out
+
+
+def _statistics(s, iv) -> dict:
     """The summary's figures; all None when no sample is valid (every window late)."""
-    figures = {"median_s": "median", "ci_low_s": "ci_low", "ci_high_s": "ci_high",
-               "p05_s": "p05", "p95_s": "p95", "mean_s": "mean", "stddev_s": "stddev",
+    figures = {"p05_s": "p05", "p95_s": "p95", "mean_s": "mean", "stddev_s": "stddev",
                "cv": "cv", "outliers": "outliers"}
     out = {name: getattr(s, field) if s else None for name, field in figures.items()}
-    out["precision"] = relative_precision(s) if s else None
+    out.update({
+        "median_s": iv.median_s if iv else None,
+        "ci_low_s": iv.ci_low_s if iv else None,
+        "ci_high_s": iv.ci_high_s if iv else None,
+        "precision": iv.precision if iv else None,
+        "ci_basis": iv.basis if iv else None,
+        "within_ci_low_s": s.ci_low if s else None,
+        "within_ci_high_s": s.ci_high if s else None,
+        "within_precision": relative_precision(s) if s else None,
+        "between_launch_cv": iv.between_cv if iv else None,
+        "within_launch_cv": iv.within_cv if iv else None,
+        "dominant": iv.dominant if iv else None,
+        "between_command_cv": iv.command_cv if iv else None,
+        "command_basis": iv.command_basis if iv else None,
+        "launch_medians_s": list(iv.launch_medians_s) if iv else [],
+    })
     return out

@@ -1,19 +1,19 @@
-"""Sweep plans: a TOML file of experiments, expanded into launches of stable cases.
+"""Sweep plans: a TOML file of experiments, expanded into points of stable cases.
 
 A plan's top level holds defaults for every experiment (launches, precision
 and max_time, or min_time, or iters; validate, window, sync); each [[experiment]] names a kernel and any of
 sizes, np, map_by, bind_to, transport, sync, modes, window and a [params]
 table, and where to run it: hosts or hostfile, ppn, launcher (one of each,
 as in `commscope run`). List values multiply: every combination of np, map_by, bind_to,
-transport, sync and params is one launch, repeated `launches` times so that
-variance between launches can be told from variance within one. Modes and
-sizes run inside a launch. Every case (launch settings, launch number, mode,
-size) has a stable id, the key by which --resume knows what is stored.
+transport, sync and params is one point, a run measured in `launches` launches
+(default auto, as `commscope run`: launches.py), so that variance between launches can
+be told from variance within one. Modes and sizes run inside a launch. Every case
+(point settings, launch number, mode, size) has a stable id, the key by which
+--resume knows what is stored.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import itertools
 import tomllib
@@ -33,20 +33,11 @@ EXPERIMENT_KEYS = {"kernel", "sizes", "np", "map_by", "bind_to", "transport", "s
 KEY = {"validated": False, "oversubscribed": False, "window": "asked", "launch": True}
 
 
-@dataclass(frozen=True)
-class Launch:
-    plan: Plan
-    number: int  # 1..launches
-
-    def key(self, mode: str | None, nbytes: int) -> str:
-        """The case's stable id: a hash of everything that defines it."""
-        p = self.plan
-        planned = Planned(p.kernel.name, mode, nbytes, p.ranks, p.settings(), self.number,
-                          p.params, p.window)
-        return short_hash(identity(planned, **KEY))
-
-    def keys(self) -> dict[str, tuple[str | None, int]]:
-        return {self.key(m, b): (m, b) for m in self.plan.modes for b in self.plan.sizes}
+def case_key(p: Plan, number: int, mode: str | None, nbytes: int) -> str:
+    """A case's stable id: a hash of everything that defines it, with its launch number."""
+    planned = Planned(p.kernel.name, mode, nbytes, p.ranks, p.settings(), number, p.params,
+                      p.window)
+    return short_hash(identity(planned, **KEY))
 
 
 @dataclass(frozen=True)
@@ -55,11 +46,14 @@ class SweepPlan:
     path: str
     text: str
     hash: str
-    launches: list[Launch]
+    points: list[Plan]  # each measured as one run of one or more launches
 
     @property
     def cases(self) -> int:
-        return sum(launch.plan.cases for launch in self.launches)
+        return sum(p.cases for p in self.points)
+
+    def key(self, index: int, number: int, mode: str | None, nbytes: int) -> str:
+        return case_key(self.points[index], number, mode, nbytes)
 
 
 def _as_list(value) -> list:
@@ -119,12 +113,10 @@ def load(path: str, mpi) -> SweepPlan:
     experiments = top.get("experiment")
     if not experiments or not isinstance(experiments, list):
         raise UserError(f"{path}: no [[experiment]] tables; add one with kernel = \"pingpong\"")
-    launches_per = top.get("launches", 1)
-    if not isinstance(launches_per, int) or launches_per < 1:
-        raise UserError(f"{path}: launches = {launches_per!r}; give a whole number from 1")
     how_many = sampling(iters=top.get("iters"), min_time=top.get("min_time"),
                         precision=top.get("precision"), max_time=top.get("max_time"),
-                        timeout=top.get("timeout"), names=Names(f"{path}: ", flags=False))
+                        timeout=top.get("timeout"), launches=top.get("launches"),
+                        names=Names(f"{path}: ", flags=False))
     known = catalog(mpi)
     found = []
     for i, exp in enumerate(experiments, 1):
@@ -135,18 +127,5 @@ def load(path: str, mpi) -> SweepPlan:
         except UserError as exc:
             message = str(exc)
             raise UserError(message if message.startswith(path) else f"{where}: {message}") from None
-    # Launch k of every setting before launch k+1 of any: drift over the sweep then
-    # spreads over all settings instead of landing on the last ones.
-    launches = [Launch(p, n) for n in range(1, launches_per + 1) for p in found]
     digest = hashlib.sha256(text.encode()).hexdigest()
-    return SweepPlan(top.get("name", Path(path).stem), str(path), text, digest, launches)
-
-
-def remaining(launch: Launch, stored: set[str]) -> list[Plan]:
-    """The launch's cases not yet stored, as plans (one per send mode with missing sizes)."""
-    missing: dict[str | None, list[int]] = {}
-    for key, (mode, nbytes) in launch.keys().items():
-        if key not in stored:
-            missing.setdefault(mode, []).append(nbytes)
-    p = launch.plan
-    return [dataclasses.replace(p, modes=[mode], sizes=sizes) for mode, sizes in missing.items()]
+    return SweepPlan(top.get("name", Path(path).stem), str(path), text, digest, found)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 ALPHA_S, BANDWIDTH_BPS = 1e-6, 5e9
+LAUNCH_CV = 0.02  # launches differ by a log-normal factor of this spread
 HOST = "fakehost"
 
 
@@ -66,14 +67,16 @@ REPORTS = {"advection2d": _advection2d}
 
 
 def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
-         window: int | None, sync: str = "barrier") -> dict:
+         window: int | None, sync: str = "barrier", launch: int = 0) -> dict:
     """One case record: `samples` samples per rank, rank 0's the kernel's sample unless it
-    is timed by the slowest rank."""
+    is timed by the slowest rank; each launch (the --shuffle seed) a factor of its own."""
     ranks = kernel["max_ranks"] or world
-    seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks}".encode())
+    seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks} {launch}".encode())
     rng = np.random.default_rng(seed)
-    per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1)
-    per_rank = per_iteration * (1 + rng.exponential(0.02, (ranks, samples)))
+    per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1) \
+        * math.exp(rng.normal(0, LAUNCH_CV))
+    spread = float(os.environ.get("COMMSCOPE_FAKE_SPREAD", 0.02))  # within a launch
+    per_rank = per_iteration * (1 + rng.exponential(spread, (ranks, samples)))
     kept = per_rank.max(axis=0) if kernel["timed_by"] == "max" else per_rank[0]
     rec = {"type": "case", "kernel": kernel["name"], "send_mode": mode, "bytes": nbytes,
            "ranks": ranks, "window": window, "batch": 10, "warmup_iterations": 100,
@@ -106,7 +109,8 @@ def records(argv: list[str], world: int, schema: int = 1):
     for mode in modes:
         for nbytes in map(int, args["sizes"].split(",")):
             yield {"type": "case_start", "kernel": k["name"], "send_mode": mode, "bytes": nbytes}
-            yield case(k, mode, nbytes, world, samples, window, args.get("sync", "barrier"))
+            yield case(k, mode, nbytes, world, samples, window, args.get("sync", "barrier"),
+                       int(args.get("shuffle", 0)))
             count += 1
     yield {"type": "end", "cases": count}
 

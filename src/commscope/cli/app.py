@@ -9,13 +9,12 @@ from ..advection import (INITS, METHODS, Problem, app_summary, check, check_poin
                          field_bytes, parse_grid)
 from ..errors import UserError
 from ..kernels import catalog
-from ..measure import measure
+from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import Plan, parse_ranks, plans, sampling
 from ..store import Store
-from ..summary import case_summary
 from ..views.advection import render
-from .common import add_db, add_mpi, exit_code, print_json, show_launch, warn_oversubscribed
+from .common import add_db, add_mpi, print_json, show_runs
 
 APPS = ("advection2d",)
 DEFAULT_ITERS = 10  # solves are long: a fixed count, enough for a 95% CI of the median
@@ -69,7 +68,7 @@ def plan_from(args: argparse.Namespace, mpi) -> Plan:
     if len(ranks) != 1:
         raise UserError(f"--np {args.np}: give one process count; the app runs one launch")
     iters = DEFAULT_ITERS if args.iters is None and args.min_time is None else args.iters
-    solves = sampling(iters=iters, min_time=args.min_time)
+    solves = sampling(iters=iters, min_time=args.min_time, launches=1)
     problem = problem_from(args, ranks[0])
     (plan,) = plans(catalog(mpi), mpi, kernel=args.app, np=ranks, sizes=[field_bytes(problem.n)],
                     params=problem.params(), sampling=solves, app=True)
@@ -80,13 +79,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     plan = plan_from(args, mpi)
     store = Store(args.db)  # checked before launching: a foreign file is refused untouched
-    outcome = measure(store, mpi, plan, ["commscope", *argv])
+    (run,) = measure_runs(store, mpi, [plan], ["commscope", *argv])
 
-    def table(cases, summaries) -> str:
-        return render([app_summary(c, s) for c, s in zip(cases, summaries)])
+    def table(found) -> str:
+        return render([app_summary(cases[0], s) for cases, s in found])
 
-    show_launch(store, outcome, plan, args.db, args.json, table)
-    warn_oversubscribed(outcome, plan, False)
+    summaries, code = show_runs(store, [run], args.db, args.json, table)
     if args.json:
-        print_json([app_summary(c, case_summary(c)) for c in store.cases(outcome.run_id)])
-    return exit_code(outcome)
+        cases = store.cases(run.run_id)
+        print_json([app_summary(c, s) for c, s in zip(cases, summaries)])
+    return code

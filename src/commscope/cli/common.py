@@ -7,11 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .. import names
-from ..advice import fold
 from ..errors import UserError
+from ..results import marks, measured, quality
 from ..store import Store
-from ..summary import case_summary
 from ..views.run import rank_times, render, render_phases, render_ranks
 
 
@@ -55,44 +56,54 @@ def kernel_list() -> str:
     return "\n".join(lines)
 
 
-def show_launch(store, outcome, plan, db: str, as_json: bool, table=None) -> list[dict]:
-    """Print one launch's table (unless JSON is wanted later) and its skips; its summaries.
+def show_runs(store, runs, db: str, as_json: bool, table=None) -> tuple[list[dict], int]:
+    """Every run of a command (show_run), then its quality block, once; the case
+    summaries of all of them and the command's exit code."""
+    everything, code = [], 0
+    shown = [r for r in runs if r.run_id is not None]
+    for run in shown:
+        everything += show_run(store, run, db, as_json, table)
+        code = code or exit_code(run)
+    for line in quality(store, [r.run_id for r in shown]):
+        print(line, file=sys.stderr)
+    return everything, code
 
-    `table(cases, summaries)`, if given, is the table instead (an app's own view).
+
+def show_run(store, run, db: str, as_json: bool, table=None) -> list[dict]:
+    """Print a run's table, its launches combined (unless JSON is wanted later), its
+    skips and failures; its case summaries.
+
+    `table(measured)`, if given, is the table instead (an app's own view), from
+    results.measured's (cases, summary) pairs.
     """
-    cases = store.cases(outcome.run_id)
-    summaries = [case_summary(c) for c in cases]
+    found = measured(store, [run.run_id])
+    summaries = [s for _, s in found]
     if not as_json and summaries:
-        lib = names.library((outcome.ingest.context or {}).get("mpi_library_version"))
-        print(f"run {outcome.run_id}: {plan.kernel.name} on {plan.ranks} ranks, {lib}, "
-              f"results in {db}")
-        print(table(cases, summaries) if table else render(summaries))
-        per_rank = [rank_times(c, store.rank_samples) for c in cases]
+        context = next((o.ingest.context for o in run.outcomes if o.ingest.context), None) or {}
+        lib = names.library(context.get("mpi_library_version"))
+        launches = f", {run.launches} launches" if run.launches > 1 else ""
+        print(f"run {run.run_id}: {run.plan.kernel.name} on {run.plan.ranks} ranks{launches}, "
+              f"{lib}, results in {db}")
+        print(table(found) if table else render(summaries, marks(store, run.run_id, found)))
+        per_rank = [_rank_times(cases, store.rank_samples) for cases, _ in found]
         if per_rank[0] is not None:  # who waits: each rank's own time
-            print(render_ranks(cases, per_rank))
+            print(render_ranks([cases[0] for cases, _ in found], per_rank))
         if not table and len(summaries[0].get("phase_median_s", {})) > 1:
             print(render_phases(summaries))
-    # Oversubscription is told once per command, by warn_oversubscribed.
-    advice = [w for w in store.warnings(outcome.run_id) if w["kind"] != "oversubscribed"]
-    for line in fold(advice):
-        print(line, file=sys.stderr)
-    for skip in outcome.ingest.skips:
-        print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "
-              f"{skip['bytes']} B: {skip['reason']}", file=sys.stderr)
-    if outcome.status != "complete":
-        print(f"commscope: run {outcome.run_id} {outcome.message}", file=sys.stderr)
+    for outcome in run.outcomes:
+        for skip in outcome.ingest.skips:
+            print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "
+                  f"{skip['bytes']} B: {skip['reason']}", file=sys.stderr)
+        if outcome.status != "complete":
+            print(f"commscope: run {run.run_id} {outcome.message}", file=sys.stderr)
     return summaries
 
 
-def warn_oversubscribed(outcome, plan, warned: bool) -> bool:
-    """Warn once per command about oversubscription; True once warned."""
-    if outcome.oversubscribed and not warned:
-        print(f"commscope: warning: {plan.ranks} ranks on fewer cores: oversubscribed "
-              "(recorded with the run); latencies include time-slicing; run fewer ranks "
-              "per host for clean figures", file=sys.stderr)
-        return True
-    return warned
+def _rank_times(cases, rank_samples):
+    """Each rank's own times over all the case's launches, or None (views.run.rank_times)."""
+    parts = [rank_times(c, rank_samples) for c in cases]
+    return None if parts[0] is None else np.concatenate(parts, axis=1)
 
 
-def exit_code(outcome) -> int:
-    return {"complete": 0, "interrupted": 130}.get(outcome.status, 1)
+def exit_code(run) -> int:
+    return {"complete": 0, "interrupted": 130}.get(run.status, 1)

@@ -7,6 +7,7 @@ import argparse
 from .. import names, selection
 from ..compare import ALPHA, DEFAULT_THRESHOLD, compare, load_side, parse_threshold
 from ..errors import UserError
+from ..results import case_history
 from ..views.compare import render
 from .common import add_db, existing_store, print_json
 
@@ -36,7 +37,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     both = sorted(set(runs_a) & set(runs_b))
     if both:
         raise UserError(f"run {both[0]} is in both A and B; give each run to one side")
-    result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold)
+    result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
+                     lambda cases: case_history(store, cases))
     if not result.changes:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")

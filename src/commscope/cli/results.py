@@ -8,14 +8,15 @@ import json
 import sys
 
 from .. import selection
-from ..summary import case_summary
+from ..results import marks, measured, quality, summaries
 from ..views.run import render, render_provenance, render_runs
 from .common import add_db, existing_store, print_json
 
 FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
-          "bind_to", "transport", "n", "median_s", "ci_low_s", "ci_high_s", "p05_s", "p95_s",
-          "mean_s", "stddev_s", "precision", "capped", "outliers", "invalid", "bandwidth_MBps",
-          "validated", "case_key")
+          "bind_to", "transport", "launches", "n", "median_s", "ci_low_s", "ci_high_s",
+          "ci_basis", "within_ci_low_s", "within_ci_high_s", "between_launch_cv",
+          "within_launch_cv", "dominant", "between_command_cv", "command_basis", "p05_s", "p95_s", "mean_s", "stddev_s", "precision",
+          "capped", "outliers", "invalid", "bandwidth_MBps", "validated", "case_key")
 
 
 def add_parser(sub) -> None:
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                              extrasaction="ignore")  # per-phase medians stay in the JSON export
         out.writeheader()
         out.writerows(dict(s, params=json.dumps(s["params"], sort_keys=True))
-                      for run_id in runs for s in map(case_summary, store.cases(run_id)))
+                      for run_id in runs for s in summaries(store, [run_id]))
     else:
         exported = [_export(store, run_id) for run_id in runs]
         print_json(exported[0] if len(exported) == 1 else exported)
@@ -63,14 +64,22 @@ def _show(store, run_id: int) -> str:
         lines.append(render_provenance(json.loads(row["context"]), bool(row["oversubscribed"])))
     if row["message"]:
         lines.append(row["message"])
-    lines.append(render([case_summary(c) for c in store.cases(run_id)]))
-    return "\n".join(lines)
+    found = measured(store, [run_id])
+    lines.append(render([s for _, s in found], marks(store, run_id, found)))
+    return "\n".join(lines + quality(store, [run_id]))
 
 
 def _export(store, run_id: int) -> dict:
+    """The run, its command and first context, each launch, and each case with its
+    launches' raw samples."""
     row = store.run(run_id)
-    cases = store.cases(run_id)
     return {"run": {k: row[k] for k in row.keys() if k not in ("context", "command")},
             "command": json.loads(row["command"]),
             "context": json.loads(row["context"]) if row["context"] else None,
-            "cases": [dict(case_summary(c), samples_s=c.samples.tolist()) for c in cases]}
+            "launches": [{k: (json.loads(launch[k]) if k in ("settings", "context", "in_flight")
+                              and launch[k] else launch[k]) for k in launch.keys()}
+                         for launch in store.launches(run_id)],
+            "warnings": [dict(w) for w in store.warnings(run_id)],
+            "cases": [dict(s, samples_s=[c.samples.tolist() for c in cases],
+                           launch_numbers=[c.launch for c in cases])
+                      for cases, s in measured(store, [run_id])]}

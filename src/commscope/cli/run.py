@@ -7,12 +7,13 @@ import argparse
 from ..errors import UserError
 from ..kernels import Catalog, catalog
 from ..launcher import BIND_TO, MAP_BY, TRANSPORTS
-from ..measure import measure
+from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES, plans, sampling
+from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES, plans,
+                    sampling)
+from ..progress import Progress
 from ..store import Store
-from .common import (add_db, add_mpi, exit_code, kernel_list, print_json, show_launch,
-                     warn_oversubscribed)
+from .common import add_db, add_mpi, kernel_list, print_json, show_runs
 from .hosts import add_host_flags, host_args
 
 
@@ -34,18 +35,26 @@ def add_parser(sub) -> None:
     p.add_argument("--window", type=int, metavar="W",
                    help="messages in flight per iteration for bw and bibw (default 64); "
                         "operations per epoch for rma (default 1)")
+    p.add_argument("--launches", default="auto", metavar="K|auto",
+                   help="launches (mpiruns) each case is measured in: K, or auto: at least "
+                        f"{AUTO_LAUNCHES[0]}, more (up to {AUTO_LAUNCHES[1]}) while a case's "
+                        "interval is wider than --precision and --max-time allows "
+                        "(default auto)")
     count = p.add_mutually_exclusive_group()
     count.add_argument("--precision", metavar="P", default=f"{DEFAULT_PRECISION:.0%}",
-                       help="sample each case until the 95%% CI of its median is within +-P "
-                            "of it, at least 10 samples (default %(default)s)")
-    count.add_argument("--iters", type=int, metavar="N", help="a fixed number of samples per case")
-    count.add_argument("--min-time", type=float, metavar="S", help="fixed seconds of samples per case")
+                       help="the goal: each case's 95%% interval over its launches within +-P "
+                            "of its median (default %(default)s)")
+    count.add_argument("--iters", type=int, metavar="N",
+                       help="a fixed number of samples per case and launch")
+    count.add_argument("--min-time", type=float, metavar="S",
+                       help="fixed seconds of samples per case and launch")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="end the job when a case makes no progress for S seconds (default: "
                         "60 s + 10x the case's time budget; 10 min per case with --iters)")
     p.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME, metavar="S",
-                   help="with --precision: seconds of sampling after which a case stops short, "
-                        "flagged (default %(default)s)")
+                   help="with --precision: seconds the run may spend on its launches; once "
+                        f"{AUTO_LAUNCHES[0]} are in, no launch starts after it (default "
+                        "%(default)s)")
     p.add_argument("--validate", action="store_true",
                    help="check every payload byte on every iteration")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -96,23 +105,22 @@ def plans_from(args: argparse.Namespace, mpi):
                  sampling=sampling(iters=args.iters, min_time=args.min_time,
                                    precision=None if args.iters or args.min_time
                                    else args.precision,
-                                   max_time=args.max_time, timeout=args.timeout),
+                                   max_time=args.max_time, timeout=args.timeout,
+                                   launches=args.launches),
                  map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
                  **host_args(args))
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
-    launches = plans_from(args, mpi)
+    planned = plans_from(args, mpi)
     store = Store(args.db)  # checked before launching: a foreign file is refused untouched
-    everything, warned = [], False
-    for plan in launches:
-        outcome = measure(store, mpi, plan, ["commscope", *argv])
-        everything += show_launch(store, outcome, plan, args.db, args.json)
-        warned = warn_oversubscribed(outcome, plan, warned)
-        code = exit_code(outcome)
-        if code:
-            break
+    progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
+                                                          or AUTO_LAUNCHES[0]),
+                        f"{planned[0].kernel.name}")
+    runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
+    progress.close()
+    everything, code = show_runs(store, runs, args.db, args.json)
     if args.json:
         print_json(everything)  # what was measured, also when a later launch failed
     return code

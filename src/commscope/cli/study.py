@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from ..measure import measure
+from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import parse_ranks, sampling
+from ..plan import AUTO_LAUNCHES, parse_ranks, sampling
 from ..progress import Progress
 from ..store import Store
-from .common import add_db, add_mpi, exit_code, show_launch, warn_oversubscribed
+from .common import add_db, add_mpi, show_runs
 
 
 def add_parser(sub) -> None:
@@ -60,17 +60,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                  for p in plans]
     out.mkdir(parents=True, exist_ok=True)
     store = Store(args.db)
-    progress = Progress(sum(p.cases for p in plans), f"study {study.name}")
-    run_ids, warned, code = [], False, 0
-    for plan in plans:
-        outcome = measure(store, mpi, plan, ["commscope", *argv], progress=progress)
-        run_ids.append(outcome.run_id)
-        show_launch(store, outcome, plan, args.db, as_json=True)  # skips and failures only
-        warned = warn_oversubscribed(outcome, plan, warned)
-        code = exit_code(outcome)
-        if code:
-            break
+    progress = Progress(sum(p.cases * (p.sampling.launches or AUTO_LAUNCHES[0]) for p in plans),
+                        f"study {study.name}")
+    runs = measure_runs(store, mpi, plans, ["commscope", *argv], progress=progress)
     progress.close()
+    _, code = show_runs(store, runs, args.db, as_json=True)  # skips, failures, quality only
+    run_ids = [r.run_id for r in runs if r.run_id is not None]
     report = out / "report.html"
     report.write_text(build(store, run_ids, f"study {study.name}",
                             first=(study.section(store, run_ids),)))

@@ -6,12 +6,13 @@ import argparse
 import sys
 
 from ..errors import UserError
-from ..measure import measure
+from ..launches import measure_runs
 from ..mpi import find_mpi
+from ..plan import AUTO_LAUNCHES
 from ..progress import Progress
 from ..store import Store
-from ..sweep import load, remaining
-from .common import add_db, add_mpi, exit_code, print_json, show_launch, warn_oversubscribed
+from ..sweep import load
+from .common import add_db, add_mpi, print_json, show_runs
 
 
 def add_parser(sub) -> None:
@@ -40,24 +41,21 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         sweep_id = store.add_sweep(plan.name, plan.path, plan.text, plan.hash)
         stored = set()
-    todo = [(launch, p) for launch in plan.launches for p in remaining(launch, stored)]
-    total = sum(p.cases for _, p in todo)
-    print(f"sweep {sweep_id} ({plan.name}): {plan.cases} cases in {len(plan.launches)} launches; "
-          f"{plan.cases - total} already stored, {total} to run", file=sys.stderr)
-    progress = Progress(total, f"sweep {sweep_id}")
-    everything, warned, code = [], False, 0
-    for launch, p in todo:
-        outcome = measure(store, mpi, p, ["commscope", *argv], sweep_id, launch.number,
-                          lambda rec, launch=launch: launch.key(rec.get("send_mode"), rec["bytes"]),
-                          progress)
-        everything += show_launch(store, outcome, p, args.db, args.json)
-        warned = warn_oversubscribed(outcome, p, warned)
-        code = exit_code(outcome)
-        if code:
-            print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "
-                  "runs the cases not stored", file=sys.stderr)
-            break
+    launches = plan.points[0].sampling.launches
+    total = plan.cases * (launches or AUTO_LAUNCHES[0])
+    per = f"{launches} launches" if launches else f"at least {AUTO_LAUNCHES[0]} launches (auto)"
+    more = "" if launches else "at least "
+    print(f"sweep {sweep_id} ({plan.name}): {plan.cases} cases in {len(plan.points)} points, "
+          f"{per} each; {len(stored)} already stored, {more}{total - len(stored)} to run",
+          file=sys.stderr)
+    progress = Progress(total - len(stored), f"sweep {sweep_id}")
+    runs = measure_runs(store, mpi, plan.points, ["commscope", *argv], sweep_id, progress,
+                        plan.key, stored)
     progress.close()
+    everything, code = show_runs(store, runs, args.db, args.json)
+    if code:
+        print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "
+              "runs the cases not stored", file=sys.stderr)
     if args.json:
         print_json(everything)
     return code

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..store import Store
-from . import advection, distributions, memcpy, provenance, ranks, scaling, size
+from . import advection, distributions, launches, memcpy, provenance, ranks, scaling, size
 from .data import load
 from .html import Section, contents, el, page
 
@@ -22,7 +22,8 @@ def build(store: Store, run_ids: list[int], chosen: str,
     put before the rest (a study's own figure). It reads stored data only."""
     data = load(store, run_ids)
     found = size.fits(size.size_cases(data))  # the p2p fits also give the ring's model
-    parts = [size.render(data, found), distributions.render(data), ranks.render(data),
+    parts = [size.render(data, found), launches.render(data), distributions.render(data),
+             ranks.render(data),
              scaling.render(data, found), advection.render(data), memcpy.render(data),
              provenance.render(data)]
     sections = [*first, *(p for p in parts if p is not None)]

@@ -12,8 +12,9 @@ import numpy as np
 from .. import cases as identities
 from ..cases import Case
 from ..models.groups import CONFIGURATION
+from ..results import quality
 from ..store import Store
-from ..summary import case_summary
+from ..summary import case_summary, combined_summary
 from . import figures
 
 # Shown against the process count P: the collectives, and the ring, whose time grows with P.
@@ -43,6 +44,7 @@ class ReportData:
     summaries: dict[int, dict]  # case id -> summary.case_summary
     rank_samples: Callable[[int], np.ndarray]  # case id -> ranks x n, as store.rank_samples
     mode_color: dict[str | None, str]  # one colour per send mode in every figure
+    quality: list[str]  # the quality block of the runs' warnings (results.quality)
 
     @property
     def cases(self) -> list[Case]:
@@ -61,7 +63,14 @@ def load(store: Store, run_ids: list[int]) -> ReportData:
                             None if row["sweep_id"] is None else store.sweep(row["sweep_id"])))
     found = [c for r in runs for c in r.cases]
     return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
-                      figures.mode_colors(c.send_mode for c in found))
+                      figures.mode_colors(c.send_mode for c in found),
+                      quality(store, list(dict.fromkeys(run_ids))))
+
+
+def combined(cases: list[Case]) -> list[dict]:
+    """One summary per case identity among these cases, its launches combined
+    (summary.combined_summary)."""
+    return [combined_summary(found) for _, found in identities.grouped(cases)]
 
 
 def over_ranks(case: Case) -> bool:

@@ -1,5 +1,6 @@
 """Where every figure came from: per run the MPI, hosts, placement, transport, timer,
-command line and time, and every warning stored with it (advice.py)."""
+command line and time, and every warning stored with it (advice.py), led by the same
+quality block the terminal shows."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import shlex
 
 from .. import names
+from ..advice import options, remedy
 from ..sizes import format_bytes
 from ..views.tables import Table
 from .data import ReportData, RunData
@@ -88,9 +90,11 @@ def _run(run: RunData) -> list[Html]:
                                align=ALL_LEFT)))
     case_names = _case_names(run)
     if run.warnings:
-        out.append(table(Table(("warning", "case", "what was seen and what to do"),
+        out.append(table(Table(("warning", "case", "what was seen", "remedy"),
                                [(w["kind"], case_names.get(w["case_id"], "whole run"),
-                                 w["message"]) for w in run.warnings], align=ALL_LEFT)))
+                                 w["message"],
+                                 remedy(w["kind"], options(run.settings, run.context)))
+                                for w in run.warnings], align=ALL_LEFT)))
     else:
         out.append(el("p", "No warnings stored for this run."))
     return out
@@ -99,6 +103,8 @@ def _run(run: RunData) -> list[Html]:
 def render(data: ReportData) -> Section:
     body = [el("p", "Per run: what ran, where and how, as stored with it; every warning "
                "stored with the run (thresholds in src/commscope/advice.py).")]
+    if data.quality:
+        body.append(el("pre", "\n".join(data.quality)))
     for run in data.runs:
         body += _run(run)
     return section("provenance", "Provenance and warnings", *body)

@@ -20,7 +20,7 @@ from ..models.groups import GroupFit
 from ..sizes import format_bytes
 from ..units import US_PER_S
 from . import figures
-from .data import RING, ReportData, grouped, over_ranks
+from .data import RING, ReportData, combined, grouped, over_ranks
 from .html import Section, el, figure, section
 
 SIZES_VS_P = 4
@@ -48,8 +48,9 @@ def oversubscribed(data: ReportData, cases) -> list[int]:
 
 
 def _columns(data: ReportData, cases):
-    s = [data.summaries[c.id] for c in cases]
-    return (np.array([c.ranks for c in cases]), np.array([c.bytes for c in cases], dtype=float),
+    """Ranks, size, median and launch-aware CI of each case, its launches combined."""
+    s = combined(cases)
+    return (np.array([x["ranks"] for x in s]), np.array([x["bytes"] for x in s], dtype=float),
             *(figures.nan_none([x[k] for x in s]) for k in ("median_s", "ci_low_s", "ci_high_s")))
 
 

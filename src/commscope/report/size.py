@@ -1,8 +1,9 @@
 """Latency and bandwidth against message size, per send mode, with the fitted models.
 
 One figure per configuration less the send mode: every mode of a run on the
-same axes. The band is each case's median 95% CI (order statistics, Le
-Boudec 2010, from summary.case_summary); the lines are the fits of
+same axes. The points are each launch's median; the line and the band are each
+case's median and launch-aware 95% interval over its launches
+(summary.combined_summary, as `results show` prints them); the lines are the fits of
 `commscope fit` (models.groups.fit_group): the Hockney line t(n) = alpha + n/B
 dotted, the segments chosen by BIC dashed, breakpoints as vertical lines with
 their bootstrap CI shaded.
@@ -21,7 +22,7 @@ from ..units import MB, US_PER_S
 from ..views.models import line_cells
 from ..views.tables import Table
 from . import figures
-from .data import ReportData, application, grouped, over_ranks
+from .data import ReportData, application, combined, grouped, over_ranks
 from .html import Section, el, figure, section, table
 
 MODEL_POINTS = 200  # points on each drawn model curve
@@ -42,13 +43,16 @@ def fit_of(found: dict[str, GroupFit], case: Case) -> GroupFit | None:
 
 
 def _columns(data: ReportData, cases: list[Case]):
-    """Sizes, median latency and its CI, bandwidth and its CI, as arrays over the cases."""
-    s = [data.summaries[c.id] for c in cases]
-    size = np.array([c.bytes for c in cases], dtype=float)
+    """Sizes, median latency and its launch-aware CI, and bandwidth, one entry per case
+    over its launches, by size; and every launch's (size, median latency)."""
+    s = sorted(combined(cases), key=lambda x: x["bytes"])
+    size = np.array([x["bytes"] for x in s], dtype=float)
     median, low, high = (figures.nan_none([x[k] for x in s])
                          for k in ("median_s", "ci_low_s", "ci_high_s"))
     bandwidth = figures.nan_none([x["bandwidth_MBps"] for x in s])
-    return size, median, low, high, bandwidth
+    launches = np.array([(x["bytes"], m) for x in s for m in x["launch_medians_s"]],
+                        dtype=float).reshape(-1, 2)
+    return size, median, low, high, bandwidth, launches
 
 
 def _bytes_per_latency(size, median, bandwidth) -> float | None:
@@ -60,14 +64,18 @@ def _bytes_per_latency(size, median, bandwidth) -> float | None:
 
 
 def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -> None:
-    size, median, low, high, bandwidth = _columns(data, cases)
+    size, median, low, high, bandwidth, launches = _columns(data, cases)
     keep = (size > 0) & np.isfinite(median)
-    x, mid, lo, hi = figures.per_size(size[keep], median[keep], low[keep], high[keep])
-    ax_lat.plot(x, mid * US_PER_S, "o-", color=colour, ms=3, lw=1, label=name)
+    x, mid, lo, hi = size[keep], median[keep], low[keep], high[keep]
+    dots = launches[launches[:, 0] > 0]
+    ax_lat.plot(x, mid * US_PER_S, "-", color=colour, lw=1, label=name)
+    ax_lat.plot(dots[:, 0], dots[:, 1] * US_PER_S, ".", color=colour, ms=3, alpha=0.6)
     ax_lat.fill_between(x, lo * US_PER_S, hi * US_PER_S, color=colour, alpha=0.25, lw=0)
     factor = _bytes_per_latency(size, median, bandwidth) if ax_bw is not None else None
     if factor is not None:
-        ax_bw.plot(x, factor * x / mid / MB, "o-", color=colour, ms=3, lw=1, label=name)
+        ax_bw.plot(x, factor * x / mid / MB, "-", color=colour, lw=1, label=name)
+        ax_bw.plot(dots[:, 0], factor * dots[:, 0] / dots[:, 1] / MB, ".", color=colour,
+                   ms=3, alpha=0.6)
         ax_bw.fill_between(x, factor * x / hi / MB, factor * x / lo / MB, color=colour,
                            alpha=0.25, lw=0)
     if fit is None or fit.fit is None or x.size == 0:
@@ -129,8 +137,10 @@ def _fit_rows(name: str, g: GroupFit):
     return rows
 
 
-CAPTION = ("Median latency per case (kernel definition, docs/native.md) with its 95% CI as "
-           "the band; bandwidth = bytes moved / latency, MB = 10^6 bytes. Dotted: the Hockney "
+CAPTION = ("Points: each launch's median latency (kernel definition, docs/native.md); line "
+           "and band: the case's median over its launches and its launch-aware 95% interval "
+           "(docs/statistics.md); bandwidth = bytes moved / latency, MB = 10^6 bytes. Dotted: "
+           "the Hockney "
            "line t(n) = alpha + n/B; dashed: the segments chosen by BIC; vertical lines: "
            "breakpoints (first size of the later segment), shaded: their 95% bootstrap CI "
            "(docs/models.md). Sizes of 0 B are left off the log axes.")

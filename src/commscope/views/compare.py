@@ -6,23 +6,26 @@ from .. import names, units
 from ..compare import ALPHA, CaseChange, Comparison
 from .tables import Table
 
-HEADER = ("case", "A us", "B us", "shift us", "95% CI us", "relative", "p (BH)")
+HEADER = ("case", "launches", "A us", "B us", "change", "95% CI", "p (BH)", "verdict")
+REMEDY = ("one launch a side cannot separate a change from launch noise: measure each side "
+          "in 3 or more launches (--launches 3, the default auto), or keep earlier runs of "
+          "the case on these hosts in the results file as its history")
 
 
 def _row(c: CaseChange) -> tuple[str, ...]:
-    ci = "-" if c.shift_ci_low_s is None else \
-        f"{units.us(c.shift_ci_low_s, True)} to {units.us(c.shift_ci_high_s, True)}"
-    mark = "" if c.change == "none" else f" {c.change}"
-    return (names.identity(c.case), units.us(c.median_a_s), units.us(c.median_b_s),
-            units.us(c.shift_s, True), ci, units.percent(c.relative, signed=True) + mark,
-            units.p_value(c.p_adjusted))
+    ci = "-" if c.relative_ci_low is None else \
+        f"{units.percent(c.relative_ci_low, True)} to {units.percent(c.relative_ci_high, True)}"
+    return (names.identity(c.case), f"{c.launches_a}/{c.launches_b}", units.us(c.median_a_s),
+            units.us(c.median_b_s), units.percent(c.relative, signed=True), ci,
+            "-" if c.p_adjusted is None else units.p_value(c.p_adjusted), c.verdict)
 
 
 def render(result: Comparison, everything: bool) -> str:
-    """The significant changes (every matched case with `everything`, and the unmatched
+    """The changes that matter (every matched case with `everything`, and the unmatched
     ones), then the summary line."""
     lines = []
-    shown = [c for c in result.changes if everything or c.change != "none"]
+    shown = [c for c in result.changes if everything or c.verdict not in ("no change",
+                                                                          "within noise")]
     if shown:
         lines.append(Table(HEADER, [_row(c) for c in shown], align="l", rule=True).text())
     if everything:
@@ -32,13 +35,16 @@ def render(result: Comparison, everything: bool) -> str:
 
 
 def summary(result: Comparison) -> str:
-    matched = len(result.changes)
-    faster, slower = result.count("faster"), result.count("slower")
+    counts = ", ".join(f"{result.count(v)} {v}" for v in ("regression", "slower", "faster",
+                                                          "no change", "within noise",
+                                                          "inconclusive"))
     unmatched = len(result.only_a) + len(result.only_b)
-    line = (f"{matched} matched cases: {faster} faster, {slower} slower, "
-            f"{matched - faster - slower} without significant change "
-            f"(BH-adjusted p < {ALPHA:g} and shift CI excluding 0); {unmatched} unmatched "
-            f"({len(result.only_a)} only in A, {len(result.only_b)} only in B)")
+    line = (f"{len(result.changes)} matched cases: {counts} (tested on launch medians; "
+            f"BH-adjusted p < {ALPHA:g}; regression: slower with the whole interval beyond "
+            f"{result.threshold * 100:g}%); {unmatched} unmatched ({len(result.only_a)} only in "
+            f"A, {len(result.only_b)} only in B)")
+    if result.count("inconclusive"):
+        line += f"\n{result.count('inconclusive')} inconclusive: {REMEDY}"
     regressions = len(result.regressions)
     if regressions:
         line += (f"\n{regressions} case(s) slower by more than the threshold "

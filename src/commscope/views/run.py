@@ -10,11 +10,15 @@ from ..kernels import meaning
 from ..sizes import format_bytes
 from .tables import Table
 
-HEADER = ("kernel", "mode", "size", "n", "median us", "95% CI us", "+-", "p5 us", "p95 us", "MB/s")
+HEADER = ("kernel", "mode", "size", "launches", "n", "median us", "95% CI us", "+-", "spread",
+          "p5 us", "p95 us", "MB/s", "warnings")
 FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
-          "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank (fanin, ring, collectives, "
-          "vector_sum, halo); +-: the CI's reach from the median (* stopped by --max-time); "
-          "MB/s with MB = 10^6 bytes")
+          "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank "
+          "(fanin, ring, collectives, vector_sum, halo); median and 95% CI: of the launches' "
+          "medians (docs/statistics.md), within the launch for one launch; +-: the CI's reach "
+          "from the median (* a launch stopped by its share of --max-time); spread: which "
+          "varies more, the launches' medians or a launch's own (CV), '?' where one launch "
+          "cannot tell; MB/s with MB = 10^6 bytes; warnings: the quality block's kinds")
 MAX_RANK_COLUMNS = 16
 
 
@@ -24,20 +28,32 @@ def _precision(s: dict) -> str:
                                              else "")
 
 
-def _row(s: dict) -> tuple[str, ...]:
+def spread(s: dict) -> str:
+    """The dominant variance component: launches (between) or samples (within), with its CV;
+    '?' for one launch without history."""
+    if s.get("dominant") is None:
+        return "?" if s.get("launches", 1) == 1 else units.MISSING
+    if s["dominant"] == "between":
+        return f"launches {units.percent(s['between_launch_cv'])}"
+    return f"samples {units.percent(s['within_launch_cv'])}"
+
+
+def _row(s: dict, mark: str) -> tuple[str, ...]:
     ci = "n<6" if s["ci_low_s"] is None else f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}"
     # Kernels without send modes name their parameters there (rma: put fence allocate).
     mode = s["send_mode"] or " ".join(map(str, (s.get("params") or {}).values())) or "-"
     bandwidth = None if s["bytes"] == 0 else s["bandwidth_MBps"]
-    return (s["kernel"], mode, format_bytes(s["bytes"]), str(s["n"]), units.us(s["median_s"]),
-            ci, _precision(s), units.us(s["p05_s"]), units.us(s["p95_s"]),
-            units.rate(bandwidth, 1, missing=units.MISSING))
+    return (s["kernel"], mode, format_bytes(s["bytes"]), str(s.get("launches", 1)), str(s["n"]),
+            units.us(s["median_s"]), ci, _precision(s), spread(s), units.us(s["p05_s"]),
+            units.us(s["p95_s"]), units.rate(bandwidth, 1, missing=units.MISSING), mark)
 
 
-def render(summaries: list[dict]) -> str:
-    """One row per case: median latency, its CI and reach, percentiles, bandwidth."""
-    return Table(HEADER, [_row(s) for s in summaries], align="ll", rule=True,
-                 footer=FOOTER).text()
+def render(summaries: list[dict], marks: list[str] | None = None) -> str:
+    """One row per case: median latency, its CI and reach, percentiles, bandwidth, and the
+    kinds of warning about it (`marks`, in the same order)."""
+    marks = marks or [""] * len(summaries)
+    return Table(HEADER, [_row(s, m) for s, m in zip(summaries, marks)], align="ll",
+                 rule=True, footer=FOOTER).text()
 
 
 def rank_times(case, rank_samples) -> np.ndarray | None:
@@ -73,12 +89,12 @@ def render_phases(summaries: list[dict]) -> str:
 
 def render_runs(runs) -> str:
     """`results list`: one line per stored run."""
-    rows = [(r["id"], r["started_utc"], r["status"], r["kernel"], r["ranks"], r["n_cases"],
-             names.library(r["mpi_version"]) + ("  (oversubscribed)" if r["oversubscribed"]
-                                                else ""))
+    rows = [(r["id"], r["started_utc"], r["status"], r["kernel"], r["ranks"], r["n_launches"],
+             r["n_cases"], names.library(r["mpi_version"])
+             + ("  (oversubscribed)" if r["oversubscribed"] else ""))
             for r in runs]
-    return Table(("run", "started (UTC)", "status", "kernel", "ranks", "cases", "MPI"), rows,
-                 align="rlllrrl").text()
+    return Table(("run", "started (UTC)", "status", "kernel", "ranks", "launches", "cases", "MPI"),
+                 rows, align="rlllrrrl").text()
 
 
 def render_provenance(ctx: dict, oversubscribed: bool) -> str:

@@ -1,0 +1,190 @@
+"""Runs made of launches: each plan measured in several launches (one mpirun each), by
+default as many as its cases need, in turns across the plans of one command.
+
+A plan's launches form one run. With `launches = K` every case is measured in K
+launches. By default (auto) every case is measured in the PILOT launches first, each
+with its cases in an order of its own; then each case is measured in as many more as
+its pilot's spread asks for to bring its interval within +-precision (Stein's
+two-stage count, replication.launches_needed), up to MAX_LAUNCHES, while the run has
+time left of its max_time seconds; none more where the variation between commands
+dominates, which more launches of one command cannot narrow. The count is chosen from the pilot alone, so the
+interval stays exact (replication.py). Within a launch a case samples until its
+median is within +-precision/2, or its share of the time left runs out (plan.Step):
+launch medians need only be precise enough that the launches' spread, not their
+own error, sets the interval. docs/statistics.md says what this gives.
+
+max_time is wall time of launches, their start-up included: auto plans it for
+PLANNED launches (the pilot's take 3/4 of it, the rest goes to the cases that ask for
+more), and each launch's share leaves room for the start-up of the launches after it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+from . import host
+from .advice import case_advice, run_advice
+from .cases import grouped
+from .measure import Outcome, measure
+from .mpi import Mpi
+from .plan import Plan, Step
+from .progress import Progress
+from .replication import MAX_LAUNCHES, PILOT, launches_needed
+from .results import case_history, measured
+from .store import Store
+from .summary import launch_spreads
+
+PLANNED = 4  # auto: launches the budget is planned for; the pilot's PILOT come first
+LAUNCH_COST_S = 0.15  # a launch's own cost (MPI start-up, probes) until one is measured
+MIN_LAUNCH_COST_S = 0.02
+
+
+@dataclass
+class Run:
+    """One plan's run as it is measured: its launches so far and the cases still to measure."""
+    plan: Plan
+    index: int  # the plan's place in the command (a sweep's point)
+    run_id: int | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+    spent_s: float = 0.0
+    launch_cost_s: float = LAUNCH_COST_S  # the least a launch cost beyond its cases' shares
+    needed: dict | None = None  # (mode, bytes) -> launches its pilot asks for
+    todo: dict[str | None, list[int]] | None = None  # mode -> sizes of the next launch
+
+    @property
+    def launches(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def status(self) -> str:
+        failed = [o for o in self.outcomes if o.status != "complete"]
+        return failed[-1].status if failed else "complete"
+
+
+def measure_runs(store: Store, mpi: Mpi, plans: list[Plan], command: list[str],
+                 sweep_id: int | None = None, progress: Progress | None = None,
+                 case_key: Callable[[int, int, str | None, int], str] | None = None,
+                 stored: set[str] = frozenset(),
+                 on_launch: Callable[[Run, Outcome], None] | None = None) -> list[Run]:
+    """Every plan's run, launch k of every plan before launch k+1 of any, so that drift
+    over the command spreads over all plans. `case_key(plan index, launch number, mode,
+    bytes)` names a sweep's cases, and cases whose key is `stored` are not measured
+    again. Stops at the first launch that does not complete."""
+    runs = [Run(p, i) for i, p in enumerate(plans)]
+    number = 0
+    while True:
+        number += 1
+        active = [r for r in runs if _wants(store, r, number)]
+        if not active:
+            break
+        for run in active:
+            todo = _todo(run, number, case_key, stored)
+            if not todo:
+                continue
+            outcome = _launch(store, mpi, run, todo, number, command, sweep_id, progress,
+                              case_key)
+            if on_launch:
+                on_launch(run, outcome)
+            if outcome.status != "complete":
+                _finish_all(store, runs)
+                return runs
+    _finish_all(store, runs)
+    return runs
+
+
+def _wants(store: Store, run: Run, number: int) -> bool:
+    """Whether the run takes launch `number`: every case the first PILOT launches, then the
+    cases whose pilot asks for this many (Stein's count, replication.launches_needed) while
+    the run's time lasts."""
+    s = run.plan.sampling
+    if s.launches:
+        return number <= s.launches
+    if number <= PILOT:
+        return True
+    if number > MAX_LAUNCHES or run.spent_s + run.launch_cost_s >= s.max_time \
+            or not s.adaptive or run.run_id is None:
+        return False
+    if run.needed is None:  # chosen once, from the pilot alone: no peeking at later launches
+        run.needed = _needed(store, run)
+    run.todo = {}
+    for (mode, nbytes), k in run.needed.items():
+        if k >= number:
+            run.todo.setdefault(mode, []).append(nbytes)
+    return bool(run.todo)
+
+
+def _needed(store: Store, run: Run) -> dict[tuple[str | None, int], int]:
+    """Each case's launch count from its pilot launches' spread (all the run's cases at
+    once: summary.launch_spreads) and its history."""
+    found = {}
+    groups = [cases for _, cases in grouped(store.cases(run.run_id))]
+    for cases, spread in zip(groups, launch_spreads(groups)):
+        if spread is not None:
+            found[(cases[0].send_mode, cases[0].bytes)] = launches_needed(
+                spread, run.plan.sampling.precision, case_history(store, cases))
+    return found
+
+
+def _todo(run: Run, number: int, case_key, stored) -> dict[str | None, list[int]]:
+    """Mode -> sizes of the run's launch `number`: the plan's cases (or the pending ones),
+    less those a resumed sweep already stored."""
+    p = run.plan
+    wanted = run.todo if run.todo is not None and number > PILOT \
+        else {m: list(p.sizes) for m in p.modes}
+    if case_key:
+        wanted = {m: [b for b in sizes if case_key(run.index, number, m, b) not in stored]
+                  for m, sizes in wanted.items()}
+    return {m: sizes for m, sizes in wanted.items() if sizes}
+
+
+def _step(run: Run, number: int, cases: int) -> Step:
+    """Launch `number`'s share of the run's time: what is left after the start-up of the
+    launches still planned, over those launches, over this launch's cases."""
+    s = run.plan.sampling
+    planned = max((s.launches or PLANNED) - run.launches, 1)
+    left = max(s.max_time - run.spent_s - planned * run.launch_cost_s, 0.0)
+    return Step(number, left / (planned * cases), s.precision / 2)
+
+
+def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress,
+            case_key) -> Outcome:
+    p = run.plan
+    if run.run_id is None:
+        run.run_id = store.begin_run(command, p.kernel.name, p.ranks, False,
+                                     {**p.settings(), "point": run.index}, sweep_id,
+                                     kernel_facts=p.kernel.described,
+                                     host_facts=host.recent(store.latest_host_facts()))
+    sizes = sorted({b for bs in todo.values() for b in bs})
+    launch_plan = dataclasses.replace(p, modes=list(todo), sizes=sizes)
+    step = _step(run, number, launch_plan.cases)
+    key = None if case_key is None else \
+        (lambda rec: case_key(run.index, number, rec.get("send_mode"), rec["bytes"]))
+    started = time.monotonic()
+    outcome = measure(store, mpi, launch_plan, run.run_id, step, key, progress)
+    took = time.monotonic() - started
+    run.spent_s += took
+    # What the launch cost beyond its cases' shares (which they may not all have used).
+    run.launch_cost_s = min(run.launch_cost_s if run.launches else float("inf"),
+                            max(took - launch_plan.cases * step.case_time_s, MIN_LAUNCH_COST_S))
+    run.outcomes.append(outcome)
+    return outcome
+
+
+def _finish_all(store: Store, runs: list[Run]) -> None:
+    """Each run's warnings over all its launches' cases, then its end."""
+    for run in runs:
+        if run.run_id is None:
+            continue
+        context = next((o.ingest.context for o in run.outcomes if o.ingest.context), None) or {}
+        resolution = (context.get("timer") or {}).get("resolution_s")
+        oversubscribed = any(o.oversubscribed for o in run.outcomes)
+        advice = run_advice(oversubscribed, run.plan.ranks)
+        for cases, summary in measured(store, [run.run_id]):
+            advice += case_advice(cases, summary, resolution)
+        store.add_warnings(run.run_id, advice)
+        failed = [o for o in run.outcomes if o.status != "complete"]
+        store.finish_run(run.run_id, run.status, failed[-1].message if failed else None)

@@ -1,0 +1,302 @@
+"""The launch as the unit of replication: a case's interval from its launches.
+
+Every launch (one mpirun) has its own placement, page layout and clock state, so
+samples inside one launch are not independent evidence about the next launch
+(Hoefler & Belli, SC'15, rule 9). Nor are the launches of one command independent
+evidence about a command run minutes later: on the machine this was built on,
+launches seconds apart agreed more than commands minutes apart did (the means of
+10 invocations spread 2.2 times as much as their launches' spread predicted, for
+pingpong; docs/statistics.md). A case is modelled on the log scale as
+
+    log m_ck = mu + a_c + b_ck,   a_c ~ N(0, sigma^2) between commands (time),
+                                  b_ck ~ N(0, tau^2) between launches of a command,
+
+m_ck the median of launch k of command c. Its interval from one command's K launches
+is the mean of their log medians plus or minus t(df) sqrt(s^2 / K + sigma^2), s^2 the
+launches' variance (df = K - 1). sigma^2 comes from the store's history of the case
+(other commands on the same hosts with the same MPI: the variance of their means less
+their launches' share), or, without enough history, is taken equal to s^2: commands
+differ between them as much as launches differ within one, about what was measured
+here for pingpong (bw's commands differed less). With that assumption the interval is
+t(df) s sqrt(1/K + 1) and its coverage exact, since the ratio is Student's t
+(Searle, Casella & McCulloch, "Variance Components", 1992, 3.5, for the one-way
+random-effects model); with history's sigma^2 the degrees of freedom are
+Satterthwaite's. The point estimate exp(mean) is the typical launch's median; tau^2
+less a launch median's own error variance (at least 0) says which dominates.
+
+When the launch count was itself chosen from the launches' spread (--launches auto:
+launches.py), that choice must not narrow the interval: the count K follows from the
+spread s0 of the first P launches (the pilot), and s0 stands for s in the interval, as
+in Stein's two-stage procedure (C. Stein, "A two-sample test for a linear hypothesis
+whose power is independent of the variance", Ann. Math. Stat. 16(3), 1945): the mean of
+all K is independent of s0, so the coverage holds whatever K the pilot chose.
+
+One launch cannot say how much the next one differs. Its interval is the
+within-launch one, marked so; or, where the history holds launches of the case, the
+launch's median plus or minus t sqrt(tau^2 + sigma^2 + v), tau^2 and sigma^2 the
+history's (sigma^2 = tau^2 without enough commands) and v the launch median's own
+error variance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+# scipy.stats costs 0.4 s of start-up; scipy.special 0.1 s
+from scipy.special import digamma, ndtri, polygamma, stdtrit
+
+from .stats import median_ci
+
+CONFIDENCE = 0.95
+Z = float(ndtri((1 + CONFIDENCE) / 2))
+MIN_HISTORY_DF = 2  # fewer: a variance from the history says too little
+PILOT = 3  # --launches auto: launches every case gets, from which the rest are chosen
+MAX_LAUNCHES = 10  # and the most it gets
+# sigma^2 / tau^2 without history: commands differ as much as a command's launches
+# (measured here: pingpong 0.9, bw 0.1-0.5; docs/statistics.md).
+COMMAND_TO_LAUNCH = 1.0
+MIN_POOLED_CASES = 3  # fewer cases in a run: each case's launches alone give its spread
+MAX_DF = 1e6  # t quantiles of more degrees of freedom are the normal's
+
+
+def t_quantile(df: float) -> float:
+    """The (1 + CONFIDENCE) / 2 quantile of Student's t with df degrees of freedom."""
+    return float(stdtrit(min(df, MAX_DF), (1 + CONFIDENCE) / 2))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How far one launch's log median falls from the case's mean, as a variance over the
+    launches of one command (the common launch effect and the case's own), and its
+    degrees of freedom."""
+    var: float
+    df: float
+
+
+def case_spread(logs: np.ndarray, pilot: int | None = None) -> Spread:
+    """One case's launches alone: the variance of its log launch medians, of the first
+    `pilot` when the pilot chose how many to make, else of all."""
+    first = logs[:pilot] if pilot and logs.size > pilot else logs
+    return Spread(float(first.var(ddof=1)), first.size - 1)
+
+
+def run_spreads(table: np.ndarray) -> list[Spread]:
+    """The spreads of a run's cases from all of them at once: `table` is cases x launches
+    of log launch medians (launch k of every case in column k). A launch is faster or
+    slower at every size (its common effect, with K - 1 degrees of freedom), and each case
+    varies on its own besides (the residual of the two-way layout). The residual
+    variances are moderated towards their common value as far as their spread across
+    cases allows (empirical Bayes: G. K. Smyth, "Linear models and empirical Bayes
+    methods for assessing differential expression in microarray experiments", Stat.
+    Appl. Genet. Mol. Biol. 3(1), 2004, section 6.2), which gives 3 launches of 24 sizes
+    the degrees of freedom of dozens where the sizes vary alike, and each its own where
+    they do not. A case's spread is the common effect's mean square over S plus (1 - 1/S)
+    its moderated residual variance, its degrees of freedom Satterthwaite's; never less
+    than its own launches' variance: a case noisier than the rest of its run is not pulled
+    below what it showed (in simulation, moderation alone left a run's noisiest third of
+    cases covered 88% of the time and called a false regression in 7-15% of runs; with
+    this floor, 95% and 1-5%: docs/statistics.md)."""
+    cases, k = table.shape
+    if cases < MIN_POOLED_CASES or k < 2:
+        return [case_spread(row) for row in table]
+    grand = float(table.mean())
+    launch_effects = table.mean(axis=0) - grand
+    common = float(np.sum(launch_effects ** 2)) / (k - 1)  # mean square of launches / S
+    residual = table - table.mean(axis=1, keepdims=True) - launch_effects
+    df = (k - 1) * (cases - 1) / cases  # of one case's residual sum of squares
+    own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
+    prior_var, prior_df = _prior(own, df)
+    total_df = (k - 1) * (cases - 1)
+    if math.isinf(prior_df):
+        moderated, mod_df = np.full(cases, prior_var), float(total_df)
+    else:
+        moderated = (prior_df * prior_var + df * own) / (prior_df + df)
+        mod_df = min(prior_df + df, total_df)
+    share = 1 - 1 / cases
+    return [Spread(max(common + share * v, float(row.var(ddof=1))),
+                   satterthwaite([(common, k - 1), (share * v, mod_df)]))
+            for v, row in zip(moderated, table)]
+
+
+def _prior(s2: np.ndarray, df: float) -> tuple[float, float]:
+    """The scaled inverse chi-square distribution the cases' variances s2 (each of df
+    degrees of freedom) are drawn from, by moments of log s2 (Smyth 2004, 6.2): its scale
+    and degrees of freedom, infinite where the variances agree within their own error."""
+    e = np.log(s2) - float(digamma(df / 2)) + math.log(df / 2)
+    excess = float(e.var(ddof=1)) - float(polygamma(1, df / 2))
+    if excess <= 0:
+        return math.exp(float(e.mean())), math.inf
+    d0 = 2 * _trigamma_inverse(excess)
+    return math.exp(float(e.mean()) + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0
+
+
+def _trigamma_inverse(x: float) -> float:
+    """y with trigamma(y) = x: Newton's method on 1 / trigamma(y) = 1 / x, nearly linear
+    in y (trigamma(y) ~ 1/y + 1/(2y^2)), from y = 1/2 + 1/x."""
+    if x > 1e7:
+        return 1 / math.sqrt(x)
+    if x < 1e-6:
+        return 1 / x
+    y = 0.5 + 1 / x
+    for _ in range(50):
+        tri = float(polygamma(1, y))
+        step = tri * (1 - tri / x) / float(polygamma(2, y))
+        y += step
+        if abs(step) / y < 1e-8:
+            break
+    return y
+
+
+def launches_needed(pilot: Spread, precision: float, past: History | None = None) -> int:
+    """Stein's launch count: the fewest launches that bring the interval within
+    +-precision of the median, from the pilot's spread s0^2 (of the first PILOT
+    launches) and the command term (the history's sigma^2, or s0^2 assumed):
+    t^2 (s0^2 / K + sigma^2) <= log(1 + precision)^2. Where even MAX_LAUNCHES cannot,
+    the command term dominates and more launches of this command would not help: PILOT."""
+    for k in range(PILOT, MAX_LAUNCHES + 1):
+        if half_width(pilot.var, pilot.df, k, past)[0] <= math.log1p(precision):
+            return k
+    return PILOT
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a case: its median latency and the median's log-scale variance."""
+    median_s: float
+    log_var: float  # variance of log(median), from its order-statistic CI
+
+
+def launch(latency_s: np.ndarray) -> Launch:
+    """A launch from its latencies; without a CI (n < 6) the variance is of the range."""
+    ordered = np.sort(latency_s)
+    median = float(np.median(ordered))
+    ci = median_ci(ordered, CONFIDENCE, presorted=True)
+    low, high = ci if ci else (float(ordered[0]), float(ordered[-1]))
+    # The order-statistic CI of the median is asymptotically median +- z se (Le Boudec
+    # 2010, Thm 2.1); on the log scale se(log m) = se(m) / m.
+    se = (math.log(high) - math.log(low)) / (2 * Z) if low > 0 else 0.0
+    return Launch(median, se * se)
+
+
+@dataclass(frozen=True)
+class History:
+    """A case's variance components from other commands' launches of it (log scale)."""
+    between_var: float  # tau^2: between launches of one command
+    df: int
+    launches: int
+    command_var: float | None = None  # sigma^2: between commands; None: too few commands
+    command_df: int = 0
+    commands: int = 0
+
+
+def history(groups: list[list[float]]) -> History | None:
+    """The variance components of log launch medians grouped by command (one-way ANOVA):
+    tau^2 the pooled variance within the commands of two or more launches; sigma^2 the
+    variance of the commands' means less their launches' share, tau^2 times the mean of
+    1/n (at least 0), from MIN_HISTORY_DF + 1 commands or more. None below MIN_HISTORY_DF
+    degrees of freedom for tau^2."""
+    logs = [np.log(g) for g in groups if len(g)]
+    several = [g for g in logs if g.size >= 2]
+    df = sum(g.size - 1 for g in several)
+    if df < MIN_HISTORY_DF:
+        return None
+    tau2 = sum(float(np.sum((g - g.mean()) ** 2)) for g in several) / df
+    sigma2, command_df = None, len(logs) - 1
+    if command_df >= MIN_HISTORY_DF:
+        means = np.array([g.mean() for g in logs])
+        sigma2 = max(float(means.var(ddof=1)) - tau2 * float(np.mean([1 / g.size for g in logs])),
+                     0.0)
+    return History(tau2, df, sum(g.size for g in logs), sigma2,
+                   command_df if sigma2 is not None else 0, len(logs))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A case's launch-aware figures; times in seconds."""
+    launches: int
+    median_s: float
+    ci_low_s: float | None
+    ci_high_s: float | None
+    basis: str  # "launches", "launches+history", "history" (one launch), "one launch"
+    between_cv: float | None  # sqrt(exp(tau^2) - 1): launch-to-launch spread
+    within_cv: float | None  # the same of a launch median's own error
+    dominant: str | None  # "between" or "within": the larger variance component
+    launch_medians_s: tuple[float, ...] = ()
+    command_cv: float | None = None  # the same of sigma^2; from history or assumed
+    command_basis: str | None = None  # "history" or "assumed" (COMMAND_TO_LAUNCH)
+
+    @property
+    def precision(self) -> float | None:
+        """How far the interval reaches from the median, relative to it."""
+        if self.ci_low_s is None or self.median_s <= 0:
+            return None
+        return max(self.median_s - self.ci_low_s, self.ci_high_s - self.median_s) / self.median_s
+
+
+def _cv(log_var: float | None) -> float | None:
+    return None if log_var is None else math.sqrt(math.expm1(max(log_var, 0.0)))
+
+
+def satterthwaite(parts: list[tuple[float, float]]) -> float:
+    """Degrees of freedom of a sum of variance estimates (value, df) (Satterthwaite 1946)."""
+    total = sum(v for v, _ in parts)
+    denominator = sum(v * v / df for v, df in parts if df > 0 and v > 0)
+    return total * total / denominator if denominator > 0 else max(df for _, df in parts)
+
+
+def command_term(s2: float, df: float, past: History | None) -> tuple[float, float, str]:
+    """sigma^2 with its degrees of freedom and basis: the history's, or s^2 assumed
+    (COMMAND_TO_LAUNCH), which shares s^2's degrees of freedom."""
+    if past is not None and past.command_var is not None:
+        return past.command_var, float(past.command_df), "history"
+    return COMMAND_TO_LAUNCH * s2, df, "assumed"
+
+
+def half_width(s2: float, df: float, k: int, past: History | None) -> tuple[float, float, str]:
+    """The interval's reach on the log scale for k launches of variance s2 (df), with
+    sigma^2 and its basis (command_term). Assumed, the ratio is exactly t(df); from
+    history, its degrees of freedom are Satterthwaite's."""
+    sigma2, sigma_df, how = command_term(s2, df, past)
+    if how == "history":
+        df = satterthwaite([(s2 / k, df), (sigma2, sigma_df)])
+    return t_quantile(df) * math.sqrt(s2 / k + sigma2), sigma2, how
+
+
+def interval(launches: list[Launch], within_ci: tuple[float, float] | None = None,
+             past: History | None = None, pilot: int | None = None,
+             given: Spread | None = None) -> Interval:
+    """The launch-aware interval of a case's launches, in launch order; `pilot`: how many
+    first launches chose the launch count (Stein's interval); `past`: the case's history;
+    `given`: its spread from all the run's cases (run_spreads), else its own launches'.
+    With one launch, its within-launch CI (`within_ci`) unless the history has tau^2."""
+    y = np.log([lc.median_s for lc in launches])
+    within = float(np.mean([lc.log_var for lc in launches]))
+    k = y.size
+    medians = tuple(lc.median_s for lc in launches)
+    if k >= 2:
+        mean = float(y.mean())
+        s = given or case_spread(y, pilot)
+        s2 = s.var
+        half, sigma2, how = half_width(s2, s.df, k, past)
+        tau2 = max(0.0, s2 - within)
+        return Interval(k, math.exp(mean), math.exp(mean - half), math.exp(mean + half),
+                        "launches" if how == "assumed" else "launches+history", _cv(tau2),
+                        _cv(within), _dominant(tau2, within), medians, _cv(sigma2), how)
+    median = launches[0].median_s
+    if past is not None:
+        sigma2, sigma_df, how = command_term(past.between_var, past.df, past)
+        var = past.between_var + sigma2 + within
+        df = satterthwaite([(past.between_var, past.df), (sigma2, sigma_df)]) \
+            if how == "history" else past.df
+        half = t_quantile(df) * math.sqrt(var)
+        return Interval(1, median, median * math.exp(-half), median * math.exp(half), "history",
+                        _cv(past.between_var), _cv(within),
+                        _dominant(past.between_var, within), medians, _cv(sigma2), how)
+    low, high = within_ci if within_ci else (None, None)
+    return Interval(1, median, low, high, "one launch", None, _cv(within), None, medians)
+
+
+def _dominant(between: float, within: float) -> str:
+    return "between" if between > within else "within"

@@ -1,0 +1,81 @@
+"""The figures of stored runs: each case over all its launches, with the history that gives
+a single launch its between-launch variance (replication.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import json
+import os
+
+from . import names
+from .advice import block, options
+from .cases import Case, grouped, identity
+from .replication import History, history
+from .store import Store
+from .summary import combined_summary, launch_spreads
+
+
+def case_history(store: Store, cases: list[Case]) -> History | None:
+    """The between-launch variance of these cases' case from the launches other runs made of
+    it on the same hosts with the same MPI (cases.identity with mpi, and the hosts)."""
+    first = cases[0]
+    mine = {c.run_id for c in cases}
+    same = identity(first, mpi=True)
+    groups: dict[tuple, list[float]] = {}
+    for c in store.same_cases(first.kernel, first.send_mode, first.bytes, first.ranks):
+        if c.run_id in mine or c.hosts != first.hosts or not c.valid_samples.size \
+                or identity(c, mpi=True) != same:
+            continue
+        # One command's launches: a run's, or an old sweep's (its launches were runs).
+        command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
+        groups.setdefault(command, []).append(float(np.median(c.latency_s)))
+    return history(list(groups.values()))
+
+
+def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
+    """Each case of the runs: its stored cases (one per launch) and their summary, launches
+    combined (summary.combined_summary); a case measured in one launch takes its history's
+    between-launch variance, if any."""
+    cases = [c for run_id in run_ids for c in store.cases(run_id)]
+    groups = [found for _, found in sorted(grouped(cases), key=lambda g: _order(g[1][0]))]
+    return [(found, combined_summary(found, case_history(store, found), spread))
+            for found, spread in zip(groups, launch_spreads(groups))]
+
+
+def summaries(store: Store, run_ids: list[int]) -> list[dict]:
+    return [s for _, s in measured(store, run_ids)]
+
+
+def marks(store: Store, run_id: int, found) -> list[str]:
+    """Each case's warning kinds (the quality block's), for the table's last column;
+    `found`: measured's pairs of the run."""
+    kinds: dict[int, list[str]] = {}
+    for w in store.warnings(run_id):
+        kinds.setdefault(w["case_id"], []).append(w["kind"])
+    return [",".join(kinds.get(cases[0].id, ())) for cases, _ in found]
+
+
+def quality(store: Store, run_ids: list[int]) -> list[str]:
+    """The quality block of these runs' stored warnings (advice.block), cases named with
+    their process count."""
+    found = []
+    for run_id in run_ids:
+        cases = {c.id: c for c in store.cases(run_id)}
+        row = store.run(run_id)
+        settings = options(json.loads(row["settings"] or "{}"),
+                           json.loads(row["context"]) if row["context"] else None)
+        for w in store.warnings(run_id):
+            c = cases.get(w["case_id"])
+            name = f"{names.case(c.kernel, c.send_mode, c.bytes)} np{c.launched_ranks}" \
+                if c else None
+            found.append((w, name, settings))
+    return block(found, os.cpu_count())
+
+
+def _order(case: Case) -> tuple:
+    """Rows as the command asked for them: its runs in order, each mode's sizes, whatever
+    order the launches measured them in."""
+    modes = case.settings.get("modes") or [None]
+    return (case.run_id, modes.index(case.send_mode) if case.send_mode in modes else 0,
+            case.bytes, case.launched_ranks)

@@ -1,0 +1,110 @@
+"""Simulated commands with known variance components, measured the way commscope
+measures them: each launch's median of its samples; every case of a run in the same
+launches; the spreads from all the run's cases at once (replication.run_spreads); the
+launch count of --launches auto chosen from the pilot (replication.launches_needed).
+Used by tests/test_replication.py and bench/coverage.py (docs/statistics.md shows it).
+
+Case i's launch k of a command has samples exp(mu + a_i + b_k + c_ik + e):
+  a_i ~ N(0, command_i^2)  once per command, the variance between commands;
+  b_k ~ N(0, common^2)     once per launch, the same at every case (a slow launch);
+  c_ik ~ N(0, tau_i^2)     the case's own launch to launch variation;
+  e ~ N(0, sigma^2)        per sample.
+The true typical launch median is exp(mu) = 1 (times `shift`). By default
+command_i^2 is the variance of a launch's log median (common^2 + tau_i^2 + the
+median's own sampling variance, about (1.2533 sigma)^2 / SAMPLES), as replication.py
+assumes without history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from commscope.compare import Side
+from commscope.replication import (PILOT, History, Interval, Launch, Spread, history,
+                                   interval, launch, launches_needed, run_spreads)
+
+SAMPLES = 20  # per launch: about what a case gets in its share of a default run
+
+
+@dataclass
+class Design:
+    taus: np.ndarray  # each case's own launch-to-launch spread
+    common: float = 0.0  # the launch effect every case shares
+    sigma: float = 0.02  # spread of single samples in a launch
+    command: float | None = None  # between commands, as a multiple of the assumed
+    precision: float = 0.05
+
+
+def one_case(tau: float, **kw) -> Design:
+    return Design(np.array([tau]), **kw)
+
+
+def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
+            past: list[History | None] | None = None):
+    """One command's run: each case's launches and its spread (None: its own launches')."""
+    cases = d.taus.size
+    assumed = np.sqrt(d.common ** 2 + d.taus ** 2 + (1.2533 * d.sigma) ** 2 / SAMPLES)
+    a = rng.normal(0, 1, cases) * assumed * (1.0 if d.command is None else d.command)
+    medians: list[list[Launch]] = [[] for _ in range(cases)]
+
+    def launch_of(which):
+        b = rng.normal(0, d.common)
+        for i in which:
+            samples = shift * np.exp(a[i] + b + rng.normal(0, d.taus[i])
+                                     + rng.normal(0, d.sigma, SAMPLES))
+            medians[i].append(launch(samples))
+    first = PILOT if count == "auto" else count
+    for _ in range(first):
+        launch_of(range(cases))
+    table = np.log([[lc.median_s for lc in m] for m in medians])
+    spreads = run_spreads(table) if first >= 2 else [None] * cases
+    if count == "auto":
+        wanted = [launches_needed(s, d.precision, (past or [None] * cases)[i])
+                  for i, s in enumerate(spreads)]
+        for k in range(PILOT + 1, max(wanted) + 1):
+            launch_of([i for i in range(cases) if wanted[i] >= k])
+    return medians, spreads
+
+
+def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
+              pooled: bool = True) -> list[Interval]:
+    """Each case's interval from one command, with a history of `commands` earlier
+    commands of the same design (0: none); `pooled`: the spreads from all the run's cases
+    (else each case's own launches')."""
+    past = None
+    if commands:
+        runs = [command(rng, d)[0] for _ in range(commands)]
+        past = [history([[lc.median_s for lc in run[i]] for run in runs])
+                for i in range(d.taus.size)]
+    medians, spreads = command(rng, d, count, past=past)
+    pilot = PILOT if count == "auto" else None
+    return [interval(m, pilot=pilot, given=s if pooled else None,
+                     past=past[i] if past else None)
+            for i, (m, s) in enumerate(zip(medians, spreads))]
+
+
+def coverage(rng, d: Design, count: int | str, trials: int, commands: int = 0,
+             pooled: bool = True):
+    """The share of intervals covering the true median, their median half-width
+    (relative) and the mean launch count, over `trials` commands."""
+    covered, widths, counts = 0, [], []
+    for _ in range(trials):
+        for iv in intervals(rng, d, count, commands, pooled):
+            covered += iv.ci_low_s <= 1.0 <= iv.ci_high_s
+            widths.append(iv.precision)
+            counts.append(iv.launches)
+    return covered / len(widths), float(np.median(widths)), float(np.mean(counts))
+
+
+def sides(rng, d: Design, shift: float = 1.0, count: int | str = "auto") -> dict[str, Side]:
+    """One command's cases as compare's sides."""
+    medians, spreads = command(rng, d, count, shift)
+    return {str(i): Side({}, np.array([lc.median_s for lc in m]), [],
+                         PILOT if count == "auto" else None, s)
+            for i, (m, s) in enumerate(zip(medians, spreads))}
+
+
+def spread_of(values: list[float]) -> Spread:
+    logs = np.log(values)
+    return Spread(float(logs.var(ddof=1)), logs.size - 1)

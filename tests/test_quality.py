@@ -1,0 +1,87 @@
+"""The quality block: warnings folded to one line per kind, once per command, with the
+worst cases first and a remedy that fits the options the run used (advice.py)."""
+
+import json
+import os
+
+from commscope.advice import block, options, remedy
+from conftest import commscope
+
+
+def test_remedies_fit_the_options_used():
+    assert "--bind-to core" in remedy("cv", {"bind_to": None})
+    assert "--bind-to" not in remedy("cv", {"bind_to": "core"})
+    assert "--bind-to core" in remedy("wide", {"launches": "auto"})
+    assert "--bind-to" not in remedy("wide", {"launches": "auto", "bind_to": "core"})
+    assert "--launches 3" in remedy("wide", {"launches": 3, "bind_to": "core"})
+    assert "raise --iters" in remedy("few_samples", {"iters": 5})
+    assert "--iters" not in remedy("few_samples", {"iters": None})
+    assert "(it was 2.0 s)" in remedy("capped", {"max_time": 2.0})
+    assert "--sync barrier" in remedy("short_samples", {"sync": "window"})
+    assert "--sync" not in remedy("short_samples", {"sync": "barrier"})
+    assert "2 cores" in remedy("oversubscribed", {}, cores=2)
+
+
+def test_ranks_the_launcher_bound_unasked_count_as_bound():
+    one_cpu = {"placement": [{"binding": "0"}, {"binding": "1"}]}  # Open MPI's default
+    spread = {"placement": [{"binding": "0-1"}, {"binding": "0-1"}]}  # MPICH's
+    assert options({"bind_to": None}, one_cpu)["bound"]
+    assert not options({"bind_to": None}, spread)["bound"]
+    assert options({"bind_to": "core"}, spread)["bound"]
+    assert "--bind-to" not in remedy("cv", options({"bind_to": None}, one_cpu))
+
+
+def _warning(kind, message, severity):
+    return {"kind": kind, "message": message, "severity": severity}
+
+
+def test_one_line_per_kind_worst_cases_first():
+    found = [(_warning("cv", f"CV {cv}%", cv / 100), f"case {cv}", {}) for cv in (12, 40, 15, 90, 11)]
+    found.append((_warning("oversubscribed", "3 ranks", 3.0), None, {}))
+    lines = block(found, cores=2)
+    assert lines[0] == "quality: 6 warnings over 5 cases (marked in the table's last column)"
+    assert lines[1].startswith("  oversubscribed: 1 run, more ranks than cores")
+    (cv,) = [line for line in lines if line.startswith("  cv:")]
+    assert "cv: 5 cases" in cv
+    assert cv.index("case 90: CV 90%") < cv.index("case 40") < cv.index("case 15")
+    assert "case 12" not in cv and "and 2 more" in cv
+    assert cv.endswith("Remedy: pin ranks with --bind-to core")
+    assert block([]) == []
+
+
+def test_a_command_of_several_runs_prints_one_block(fake_mpi, db):
+    done = commscope("run", "pingpong", "--np", "2,4", "--sizes", "8,1K", "--launches", "1",
+                     "--mpi", fake_mpi, "--db", db,
+                     env={**os.environ, "COMMSCOPE_FAKE_SPREAD": "0.5"})
+    assert done.returncode == 0, done.stderr
+    err = done.stderr.splitlines()
+    assert sum(line.startswith("quality:") for line in err) == 1
+    kinds = {line.split(":")[0].strip() for line in err if line.startswith("  ")}
+    assert {"one_launch", "cv", "oversubscribed"} <= kinds
+    assert any(line.startswith("  one_launch: 4 cases") for line in err)
+    assert any(line.startswith("  oversubscribed: 1 run") for line in err)
+    # the table marks the cases concerned in its last column
+    rows = [line for line in done.stdout.splitlines() if line.startswith("pingpong")]
+    assert len(rows) == 4 and all(row.rstrip().endswith("one_launch") or "cv" in row
+                                  for row in rows)
+    shown = commscope("results", "show", "1", "--db", db)
+    assert "quality: " in shown.stdout and "one_launch: 2 cases" in shown.stdout
+
+
+def test_one_launch_takes_the_stores_history_of_the_same_case_and_says_so(fake_mpi, db):
+    def run(*args):
+        done = commscope("run", "pingpong", "--sizes", "8", "--iters", "20", *args,
+                         "--mpi", fake_mpi, "--db", db, "--json")
+        assert done.returncode == 0, done.stderr
+        return done
+    alone = json.loads(run("--launches", "1").stdout)[0]
+    assert alone["ci_basis"] == "one launch" and alone["between_launch_cv"] is None
+    run("--launches", "3")
+    after = run("--launches", "1")
+    (case,) = json.loads(after.stdout)
+    assert case["ci_basis"] == "history" and case["between_launch_cv"] > 0
+    assert case["ci_high_s"] - case["ci_low_s"] > alone["ci_high_s"] - alone["ci_low_s"]
+    assert "one_launch" not in after.stderr
+    # another placement is another case: its history is not this one's
+    other = json.loads(run("--launches", "1", "--bind-to", "core").stdout)[0]
+    assert other["ci_basis"] == "one launch"

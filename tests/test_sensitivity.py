@@ -1,0 +1,106 @@
+"""Real slowdowns are caught, with the right magnitude, by the same default commands and
+`compare` that stay quiet when nothing changed (tests/test_replication.py, the
+calibration bench): a PMPI wrapper that delays every send by a known time, preloaded
+into the ranks; and a shaped link whose rate is lowered by 10%."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from cluster import virtual_cluster  # noqa: F401  (the fixture)
+from conftest import commscope
+from test_cluster import commscope_on
+
+pytestmark = pytest.mark.mpi
+
+DELAY_US = 5.0
+# Every MPI_Send (and MPI-4's MPI_Send_c) waits DELAY_US before it sends: a ping-pong round
+# trip has one send per rank, so its half round trip grows by exactly DELAY_US. Built
+# without libmpi, so that preloading it into python and the launcher, which never send,
+# costs nothing; the ranks resolve PMPI_Send in their libmpi when they first send.
+WRAPPER = r"""
+#include <mpi.h>
+#include <time.h>
+
+static void delay(void)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1e6 + (now.tv_nsec - start.tv_nsec) / 1e3 < %g);
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    delay();
+    return PMPI_Send(buf, count, type, dest, tag, comm);
+}
+#if MPI_VERSION >= 4
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm)
+{
+    delay();
+    return PMPI_Send_c(buf, count, type, dest, tag, comm);
+}
+#endif
+"""
+
+
+def delay_library(mpi_prefix, where) -> str:
+    source, obj, lib = where / "delay.c", where / "delay.o", where / "libdelay.so"
+    source.write_text(WRAPPER % DELAY_US)
+    subprocess.run([str(mpi_prefix / "bin" / "mpicc"), "-O2", "-fPIC", "-c", str(source),
+                    "-o", str(obj)], check=True)
+    subprocess.run(["gcc", "-shared", "-Wl,-z,lazy", "-o", str(lib), str(obj)], check=True)
+    return str(lib)
+
+
+def changes(db, a, b) -> tuple[int, dict]:
+    done = commscope("compare", a, b, "--json", "--db", db)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, {c["bytes"]: c for c in json.loads(done.stdout)["cases"]}
+
+
+def test_a_delayed_send_is_a_regression_of_its_size(mpi_prefix, db, tmp_path):
+    preload = delay_library(mpi_prefix, tmp_path)
+    sizes = ("--sizes", "8,1KiB,16KiB", "--mpi", mpi_prefix, "--db", db)
+    for env in ({}, {"LD_PRELOAD": preload}):  # run 1 as it is, run 2 delayed
+        done = commscope("run", "pingpong", *sizes, env={**os.environ, **env})
+        assert done.returncode == 0, done.stderr
+    code, found = changes(db, "1", "2")
+    assert code == 1  # compare's exit: a regression
+    for nbytes, c in found.items():
+        assert c["verdict"] == "regression", c
+        shift_us = (c["median_b_s"] - c["median_a_s"]) * 1e6
+        low, high = (c["median_a_s"] * c[k] * 1e6 for k in ("relative_ci_low",
+                                                          "relative_ci_high"))
+        print(f"{nbytes} B: +{shift_us:.2f} us (95% CI {low:.2f} to {high:.2f}), "
+              f"injected {DELAY_US} us")
+        assert shift_us == pytest.approx(DELAY_US, rel=0.15)
+        assert low <= DELAY_US <= high
+
+
+def test_a_link_slowed_by_ten_percent_is_caught(virtual_cluster, mpi_prefix, tmp_path):
+    a, b = virtual_cluster.hosts
+    db = tmp_path / "results.db"
+    rate = 800e6
+    for factor in (1.0, 0.9):  # run 1 at the rate, run 2 at 90% of it
+        burst = max(64 * 1024, int(rate * factor / 8 * 0.0025))  # as test_cluster shapes
+        for host in (a, b):
+            virtual_cluster.shape(host, rate * factor, burst)
+        commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts",
+                     f"{a}:1,{b}:1", "--sizes", "256KiB,1MiB", "--window", "4", "--db", db)
+    code, found = changes(db, "1", "2")
+    expected = 1 / 0.9 - 1  # time per byte grows as the rate shrinks: +11.1%
+    for nbytes, c in found.items():
+        print(f"{nbytes} B: {c['relative']:+.2%} ({c['relative_ci_low']:+.2%} to "
+              f"{c['relative_ci_high']:+.2%}), expected {expected:+.2%}: {c['verdict']}")
+        assert c["verdict"] in ("regression", "slower")
+        assert c["relative"] == pytest.approx(expected, abs=0.03)
+        assert c["relative_ci_low"] <= expected <= c["relative_ci_high"]
+    assert code == (1 if any(c["regression"] for c in found.values()) else 0)
