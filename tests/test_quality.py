@@ -85,3 +85,20 @@ def test_one_launch_takes_the_stores_history_of_the_same_case_and_says_so(fake_m
     # another placement is another case: its history is not this one's
     other = json.loads(run("--launches", "1", "--bind-to", "core").stdout)[0]
     assert other["ci_basis"] == "one launch"
+
+
+def test_a_host_that_switches_between_two_states_is_told(fake_mpi, db):
+    def run(scale):
+        done = commscope("run", "pingpong", "--sizes", "8", "--iters", "20", "--mpi", fake_mpi,
+                         "--db", db, "--json",
+                         env={**os.environ, "COMMSCOPE_FAKE_SCALE": str(scale)})
+        assert done.returncode == 0, done.stderr
+        return done
+    for scale in (1, 1, 1, 3, 3, 1):  # the fake host is 3x slower in some commands
+        run(scale)
+    done = run(3)
+    (case,) = json.loads(done.stdout)
+    (low, n_low), (high, n_high) = case["levels"]
+    assert (n_low, n_high) == (4, 2) and 2.5 < high / low < 3.5
+    assert "levels: 1 case" in done.stderr and "the higher" in done.stderr
+    assert "compare commands of the same level" in done.stderr

@@ -145,3 +145,17 @@ def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
     change = compare(one, other, 0.05, lambda cases: past).changes[0]
     assert change.method == "history" and change.verdict == "no change"
     assert spread_of([1.0, 1.1]).df == 1
+
+
+def test_two_levels_in_the_history_are_found_and_one_spread_is_not():
+    from commscope.replication import regimes
+    rng = np.random.default_rng(29)
+    # 8 B ping-pong here: 0.11 us in most commands, 0.37 us in the rest (docs/statistics.md)
+    two = np.log(np.concatenate([0.11 * np.exp(rng.normal(0, 0.03, 26)),
+                                 0.37 * np.exp(rng.normal(0, 0.03, 14))]))
+    (low, n_low), (high, n_high) = regimes(two, 0.03 ** 2)
+    assert (n_low, n_high) == (26, 14)
+    assert low == pytest.approx(0.11, rel=0.05) and high == pytest.approx(0.37, rel=0.05)
+    one = np.log(np.exp(rng.normal(0, 0.10, 40)))  # one level, a wide spread
+    assert regimes(one, 0.10 ** 2) is None
+    assert regimes(two[:3], 0.03 ** 2) is None  # too few commands to tell

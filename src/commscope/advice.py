@@ -9,6 +9,7 @@ run already did. The terminal and the report show the same block, once per comma
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ KINDS = {
     "wide": "95% interval wider than --precision: the launches differ",
     "capped": "95% interval wider than --precision: time ran out for samples",
     "one_launch": "one launch: the variation between launches is unknown",
+    "levels": "earlier commands fall into two levels: this host switches between states",
     "all_late": "every repetition started late under --sync window: no figures",
     "late": "repetitions started late under --sync window, left out of the statistics",
     "few_samples": "too few samples for a 95% CI of the median (6 needed)",
@@ -64,7 +66,7 @@ def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) ->
             label = f"{message} (launch {case.launch})" if len(cases) > 1 else message
             if kind not in found or severity > found[kind][1]:
                 found[kind] = (label, severity)
-    for check in (_wide, _one_launch, _few):
+    for check in (_wide, _one_launch, _few, _levels):
         seen = check(summary, cases[0].settings)
         if seen:
             found[seen[0]] = seen[1:]
@@ -86,6 +88,17 @@ def _wide(s: dict, settings: dict):
         return None
     kind = "capped" if s["dominant"] == "within" or s["ci_basis"] != "launches" else "wide"
     return (kind, f"+-{s['precision']:.1%} in {s['launches']} launches", s["precision"])
+
+
+def _levels(s: dict, settings: dict):
+    """The history of the case has two levels (replication.regimes), and which one this
+    command's median is nearer."""
+    if not s.get("levels") or s["median_s"] is None:
+        return None
+    (low, n_low), (high, n_high) = s["levels"]
+    nearer = "higher" if s["median_s"] > math.sqrt(low * high) else "lower"
+    return ("levels", f"{low * 1e6:.3g} us in {n_low} earlier commands, {high * 1e6:.3g} us in "
+            f"{n_high}; this one {s['median_s'] * 1e6:.3g} us, the {nearer}", high / low)
 
 
 def _one_launch(s: dict, settings: dict):
@@ -185,6 +198,9 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
         return "raise --max-time so auto can make more launches, or accept the wider interval"
     if kind == "capped":
         return f"raise --max-time (it was {settings.get('max_time')} s), or accept the wider interval"
+    if kind == "levels":
+        return ("compare commands of the same level; the interval spans both, as a command "
+                "cannot tell which it will meet")
     if kind == "one_launch":
         return "measure in 3 or more launches (--launches auto, the default, does)"
     if kind in ("all_late", "late"):

@@ -189,6 +189,7 @@ class History:
     command_var: float | None = None  # sigma^2: between commands; None: too few commands
     command_df: int = 0
     commands: int = 0
+    levels: tuple | None = None  # two regimes of the commands' medians (regimes)
 
 
 def history(groups: list[list[float]]) -> History | None:
@@ -204,12 +205,35 @@ def history(groups: list[list[float]]) -> History | None:
         return None
     tau2 = sum(float(np.sum((g - g.mean()) ** 2)) for g in several) / df
     sigma2, command_df = None, len(logs) - 1
+    means = np.array([g.mean() for g in logs])
     if command_df >= MIN_HISTORY_DF:
-        means = np.array([g.mean() for g in logs])
         sigma2 = max(float(means.var(ddof=1)) - tau2 * float(np.mean([1 / g.size for g in logs])),
                      0.0)
     return History(tau2, df, sum(g.size for g in logs), sigma2,
-                   command_df if sigma2 is not None else 0, len(logs))
+                   command_df if sigma2 is not None else 0, len(logs), regimes(means, tau2))
+
+
+LEVEL_GAP = math.log(1.5)  # commands' medians 1.5x apart, with none between: two regimes
+MIN_LEVEL_COMMANDS = 2
+
+
+def regimes(means: np.ndarray, tau2: float) -> tuple | None:
+    """Two levels in the commands' mean log medians: the widest gap between neighbours,
+    when it is at least LEVEL_GAP and 4 launch standard deviations, with
+    MIN_LEVEL_COMMANDS or more on each side; ((median, commands) low, (median, commands)
+    high), or None. A machine that switches between two states (here: 8 B ping-pong at
+    0.11 or 0.37 us, with the VM's placement on its host) shows so, and no single interval
+    describes it well."""
+    ordered = np.sort(means)
+    if ordered.size < 2 * MIN_LEVEL_COMMANDS:
+        return None
+    gaps = np.diff(ordered)[MIN_LEVEL_COMMANDS - 1:ordered.size - MIN_LEVEL_COMMANDS]
+    at = int(np.argmax(gaps)) + MIN_LEVEL_COMMANDS
+    if gaps.max() < max(LEVEL_GAP, 4 * math.sqrt(tau2)):
+        return None
+    low, high = ordered[:at], ordered[at:]
+    return ((math.exp(float(np.median(low))), low.size),
+            (math.exp(float(np.median(high))), high.size))
 
 
 @dataclass(frozen=True)

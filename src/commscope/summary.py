@@ -92,6 +92,8 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
         "launches": len(measured),
         "n": s.n if s else 0,
         **_statistics(s, iv),
+        # the history's two levels, [[median_s, commands], [median_s, commands]] (regimes)
+        "levels": [list(level) for level in past.levels] if past and past.levels else None,
         "invalid": sum(len(c.extra.get("invalid") or ()) for c in cases),
         "precision_target": first.extra.get("precision_target"),
         "capped": any(c.extra.get("capped", False) for c in cases),

@@ -74,7 +74,8 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
     seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks} {launch}".encode())
     rng = np.random.default_rng(seed)
     per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1) \
-        * math.exp(rng.normal(0, LAUNCH_CV))
+        * math.exp(rng.normal(0, LAUNCH_CV)) \
+        * float(os.environ.get("COMMSCOPE_FAKE_SCALE", 1))  # a slower state of the host
     spread = float(os.environ.get("COMMSCOPE_FAKE_SPREAD", 0.02))  # within a launch
     per_rank = per_iteration * (1 + rng.exponential(spread, (ranks, samples)))
     kept = per_rank.max(axis=0) if kernel["timed_by"] == "max" else per_rank[0]
