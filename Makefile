@@ -19,7 +19,7 @@ $(MPICH)/.installed:
 	$(MPICH)/bin/pip install --quiet mpich
 	touch $@
 
-# The main job: measure, fit the models, write the report (of the latest command's runs).
+# The main job: measure, fit the models, write the report (of every run in the file).
 demo: $(VENV)/.installed
 	$(BIN)/commscope info
 	$(BIN)/commscope run bw --np 2 --sizes 1KiB:4MiB

@@ -42,13 +42,14 @@ class Page(HTMLParser):
         if tag == "section":
             self.section = a["id"]
             self.sections.append(self.section)
-        self._in_heading = tag == "h2"
+        # a section's own heading: h2, or h3 for a section inside a kernel's group
+        self._in_heading = tag in ("h2", "h3") and self.section not in self.headings
         if tag == "img":
             self.images.setdefault(self.section, []).append(a["src"])
         self.links += [a[k] for k in ("src", "href") if k in a]
 
     def handle_endtag(self, tag):
-        if tag == "h2":
+        if tag in ("h2", "h3"):
             self._in_heading = False
 
     def handle_data(self, data):
@@ -72,14 +73,16 @@ def measure(db: Path, *args) -> None:
 
 @pytest.fixture(scope="module")
 def single(tmp_path_factory):
-    """One pingpong run whose command line holds markup, and its report (latest run: no RUN)."""
+    """A pingping run, then a pingpong run whose command line holds markup, and their report
+    (no RUN: the whole file)."""
     where = tmp_path_factory.mktemp("single")
     db = where / NAME_WITH_MARKUP
+    measure(db, "run", "pingping", "--sizes", "8", "--iters", "10", "--launches", "1")
     measure(db, "run", "pingpong", *SHORT)
     out = where / "single.html"
     done = commscope("report", "-o", out, "--db", db)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"report of run 1 written to {out}"
+    assert done.stdout.strip() == f"report of run 1, 2 written to {out}"
     return db, out.read_text()
 
 
@@ -102,14 +105,19 @@ def mixed(tmp_path_factory):
 
 def test_single_pingpong_run(single):
     page = Page(single[1])
-    assert page.sections == ["size", "launches", "distributions", "memcpy", "provenance"]
-    assert page.headings["size"] == "Latency and bandwidth vs message size"
+    # grouped by kernel, in the order of the runs; one launch has no launches figure
+    assert page.sections == ["kernel-pingping", "pingping-size", "pingping-distributions",
+                             "pingping-memcpy", "kernel-pingpong", "pingpong-size",
+                             "pingpong-launches", "pingpong-distributions", "pingpong-memcpy",
+                             "provenance"]
+    assert page.headings["kernel-pingpong"] == "pingpong (run 2)"
+    assert page.headings["pingpong-size"] == "Latency and bandwidth vs message size"
     assert page.headings["provenance"] == "Provenance and warnings"
-    assert [len(page.images.get(s, [])) for s in page.sections] == [1, 1, 1, 1, 0]
-    for src in page.images["size"] + page.images["distributions"]:
+    assert [len(page.images.get(s, [])) for s in page.sections] == [0, 1, 1, 1, 0, 1, 1, 1, 1, 0]
+    for src in page.images["pingpong-size"] + page.images["pingpong-distributions"]:
         width, height = png_size(src)
         assert width > 300 and height > 200
-    assert "Runs 1 (the latest command&#x27;s runs)" in single[1]
+    assert "Runs 1, 2 (every run in the file)" in single[1]
     assert "one line" in single[1]  # the Hockney fit's table row
 
 
@@ -137,15 +145,22 @@ def test_sweep_is_chosen_and_its_plan_name_escaped(tmp_path):
 
 def test_mixed_set_has_every_section(mixed):
     page = Page(mixed[1].read_text())
-    assert page.sections == ["size", "launches", "distributions", "ranks", "scaling",
-                             "advection", "memcpy", "provenance"]
-    # Figures per configuration, not per case: size: pingpong, bw, fanin; launches and
-    # distributions: those and allreduce and ring (each P a line or row of one figure; the
-    # advection solve's one launch has no between-launch spread); ranks: fanin, ring at 2
-    # and at 3; scaling: allreduce, ring.
+    # One group per kernel in the order of the runs, each with the sections its runs have;
+    # figures per configuration, not per case: each P a line or row of one figure (the
+    # advection solve's one launch has no between-launch spread); ranks: ring at 2 and 3.
     counts = {s: len(page.images.get(s, [])) for s in page.sections}
-    assert counts == {"size": 3, "launches": 5, "distributions": 5, "ranks": 3, "scaling": 2,
-                      "advection": 1, "memcpy": 1, "provenance": 0}
+    assert counts == {
+        "kernel-pingpong": 0, "pingpong-size": 1, "pingpong-launches": 1,
+        "pingpong-distributions": 1, "pingpong-memcpy": 1,
+        "kernel-bw": 0, "bw-size": 1, "bw-launches": 1, "bw-distributions": 1, "bw-memcpy": 1,
+        "kernel-fanin": 0, "fanin-size": 1, "fanin-launches": 1, "fanin-distributions": 1,
+        "fanin-ranks": 1, "fanin-memcpy": 1,
+        "kernel-allreduce": 0, "allreduce-launches": 1, "allreduce-distributions": 1,
+        "allreduce-scaling": 1, "allreduce-memcpy": 1,
+        "kernel-ring": 0, "ring-launches": 1, "ring-distributions": 1, "ring-ranks": 2,
+        "ring-scaling": 1, "ring-memcpy": 1,
+        "kernel-advection2d": 0, "advection2d-advection": 1, "provenance": 0}
+    assert page.headings["kernel-allreduce"] == "allreduce (runs 4, 5)"
     for images in page.images.values():
         for src in images:
             assert min(png_size(src)) > 100
@@ -229,7 +244,7 @@ def test_browser_renders_report(mixed, tmp_path):
     done = _browser(binary, "--virtual-time-budget=10000", "--dump-dom", checked.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = Page(done.stdout)
-    assert dom.headings == source.headings and len(dom.headings) == 8
+    assert dom.headings == source.headings and len(dom.headings) == 30
     assert f"images {images} decoded {images}" in done.stdout
 
     shot = tmp_path / "shot.png"

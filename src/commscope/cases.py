@@ -43,6 +43,9 @@ class Case:
     family: str | None  # the kernel's family as the run described it
     hosts: tuple[str, ...] = ()  # where the ranks ran (the context record's hosts)
     sweep_id: int | None = None  # the command whose launch this is
+    # Per sample, the mean over the ranks of each rank's own time (timed_by max: where a
+    # sample is the slowest rank's, OSU's collectives average over ranks); None: not kept.
+    rank_mean_samples: np.ndarray | None = None
 
     @property
     def valid_samples(self) -> np.ndarray:
@@ -54,6 +57,15 @@ class Case:
     def latency_s(self) -> np.ndarray:
         """The valid samples as the kernel's latency (half round trip, time per window slot, ...)."""
         return self.valid_samples * latency_scale(self)
+
+    @property
+    def rank_mean_latency_s(self) -> np.ndarray | None:
+        """rank_mean_samples of the valid samples, as the kernel's latency."""
+        if self.rank_mean_samples is None:
+            return None
+        invalid = self.extra.get("invalid")
+        kept = np.delete(self.rank_mean_samples, invalid) if invalid else self.rank_mean_samples
+        return kept * latency_scale(self)
 
     def bandwidth_Bps(self, t: float) -> float | None:
         """Payload bytes per second for a sample of t seconds; None where no rate is defined."""

@@ -55,6 +55,9 @@ class Meaning:
     # A size that may be given as a length instead: (parameter, bytes per element, the
     # length when neither is given).
     length: tuple[str, int, int] | None = None
+    # A collective's bus bandwidth over its algorithm bandwidth, from the ranks taking part
+    # (nccl-tests' busbw); None: no such factor.
+    bus_factor: Callable[[int], float] | None = None
 
 
 @dataclass(frozen=True)
@@ -220,8 +223,20 @@ def _per_call(t: float, case) -> float:
     return t
 
 
-def _collective(memory=_per_rank_blocks) -> Meaning:
-    return Meaning(_per_call, None, memory)
+def _collective(total: bool, bus, memory=_per_rank_blocks) -> Meaning:
+    """A collective's algorithm bandwidth S/t and bus factor, as nccl-tests defines them
+    (NVIDIA/nccl-tests, doc/PERFORMANCE.md): S is the buffer of a reduction or broadcast
+    (n), and the whole gathered, scattered or exchanged buffer where each rank holds one
+    block of n (total: S = n·p). The bus factor makes the figure comparable with a link's
+    bandwidth whatever the process count: allreduce 2(p-1)/p, the block collectives
+    (p-1)/p, bcast and reduce 1."""
+    def algbw(t: float, case) -> float:
+        return case.bytes * (case.ranks if total else 1) / t
+    return Meaning(_per_call, algbw, memory, bus_factor=bus)
+
+
+def _ring_factor(p: int) -> float:
+    return (p - 1) / p
 
 
 MEANINGS = {
@@ -242,9 +257,14 @@ MEANINGS = {
     # A sample is one whole solve; bytes = the n x n float64 field; memory: three tiles per
     # rank and, with field=, the whole field gathered on rank 0 (docs/app-advection2d.md).
     "advection2d": Meaning(_per_call, None, lambda n, w, r, p: 3 * n // r + n),
-    "barrier": _collective(memory=lambda n, w, r, p: 0),
-    **{name: _collective() for name in ("bcast", "scatter", "gather", "reduce", "allreduce",
-                                        "allgather", "alltoall", "reduce_scatter", "scan")},
+    "barrier": Meaning(_per_call, None, lambda n, w, r, p: 0),
+    "allreduce": _collective(False, lambda p: 2 * (p - 1) / p),
+    "bcast": _collective(False, lambda p: 1.0),
+    "reduce": _collective(False, lambda p: 1.0),
+    # nccl-tests has no scan: an algorithm bandwidth over n, no bus factor.
+    "scan": _collective(False, None),
+    **{name: _collective(True, _ring_factor) for name in ("allgather", "alltoall",
+                                                           "reduce_scatter", "gather", "scatter")},
 }
 
 

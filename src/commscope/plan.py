@@ -233,11 +233,13 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
     """One plan per process count, every one checked before anything is launched.
 
     np and sizes take a spec ("2:8", "0:4MiB") or a list; modes a spec ("all",
-    "standard,ready"); params the kernel's parameters by name, as strings.
+    "standard,ready"); params the kernel's parameters by name, as strings (a name's '-' is
+    its '_': --recv-buffers is recv_buffers).
     """
     k = catalog.kernel(kernel) if app else catalog.runnable(kernel)
     window = _window(k, window, names)
-    sync, given = split_sync(catalog, k, sync, {n: str(v).strip() for n, v in (params or {}).items()},
+    sync, given = split_sync(catalog, k, sync, {n.strip().replace('-', '_'): str(v).strip()
+                                                  for n, v in (params or {}).items()},
                              names)
     sizes, given = _sizes(k, sizes, given, names)
     chosen_modes = modes_for(k, modes, names)

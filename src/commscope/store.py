@@ -158,7 +158,16 @@ def _case(row: sqlite3.Row) -> Case:
                 settings.get("params", {}), json.loads(row["extra"]) if row["extra"] else {},
                 row["case_key"], row["launched_ranks"], bool(row["oversubscribed"]),
                 row["mpi_version"], row["launch"], facts.get("family"),
-                tuple(json.loads(row["hosts"]) if row["hosts"] else ()), row["sweep_id"])
+                tuple(json.loads(row["hosts"]) if row["hosts"] else ()), row["sweep_id"],
+                _rank_mean(row))
+
+
+def _rank_mean(row: sqlite3.Row) -> np.ndarray | None:
+    """The per-sample mean over ranks, for a case whose samples are the slowest rank's."""
+    ranks, n = row["ranks"], row["n"]
+    if row["timed_by"] != "max" or not n or len(row["rank_samples"]) != 8 * ranks * n:
+        return None
+    return np.frombuffer(row["rank_samples"], dtype="<f8").reshape(ranks, n).mean(axis=0)
 
 
 def _blob(values) -> bytes:

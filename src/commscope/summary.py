@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cases import Case
-from .kernels import latency_scale
+from .kernels import latency_scale, meaning
 from .replication import PILOT, History, Spread, interval, launch, run_spreads
 from .stats import relative_precision, summarize
 from .units import mb_per_s
@@ -98,6 +98,7 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
         "precision_target": first.extra.get("precision_target"),
         "capped": any(c.extra.get("capped", False) for c in cases),
         "bandwidth_MBps": mb_per_s(bandwidth),
+        **_collective(measured, bandwidth),
         "validated": first.validated,
     }
     phases = [c.extra.get("phase_samples_s") for c in measured]
@@ -108,6 +109,21 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
                                                   for p in phases])))
             for name in phases[0]}
     return out
+
+
+def _collective(measured: list[Case], algbw: float | None) -> dict:
+    """A collective's figures beside its slowest-rank time: the median of the per-sample
+    mean over ranks (OSU's collectives average over ranks), and nccl-tests' bus bandwidth
+    (bandwidth_MBps is its algorithm bandwidth). None for other kernels."""
+    means = [c.rank_mean_latency_s for c in measured]
+    factor = meaning(measured[0].kernel).bus_factor if measured else None
+    ranks = measured[0].ranks if measured else 0
+    return {
+        "rank_mean_median_s": float(np.median(np.concatenate(means)))
+        if means and all(m is not None and m.size for m in means) else None,
+        "bus_factor": factor(ranks) if factor and ranks else None,
+        "busbw_MBps": mb_per_s(algbw * factor(ranks)) if factor and ranks and algbw else None,
+    }
 
 
 def _statistics(s, iv) -> dict:

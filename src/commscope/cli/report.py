@@ -17,8 +17,7 @@ def add_parser(sub) -> None:
                                    "with latency, bandwidth, fits, distributions, per-rank "
                                    "times, scaling, provenance and warnings; see docs/report.md.")
     p.add_argument("runs", nargs="*", metavar="RUNS",
-                   help=f"{selection.SYNTAX} (default: the latest command's runs, as for "
-                        "`commscope fit`)")
+                   help=f"{selection.SYNTAX} (default: every run in the file)")
     p.add_argument("--sweep", type=int, metavar="N", help="add every run of sweep N")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
     add_db(p)
@@ -38,7 +37,7 @@ def chosen_runs(store, given: list[str], sweep: int | None) -> tuple[list[int], 
         runs += [r for r in found if r not in runs]
     if runs:
         return runs, "as given"
-    return store.latest_command_runs(), "the latest command's runs"
+    return [r["id"] for r in store.runs()], "every run in the file"
 
 
 def check_output(path: Path) -> None:

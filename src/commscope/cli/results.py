@@ -7,7 +7,7 @@ import csv
 import json
 import sys
 
-from .. import selection
+from .. import names, selection
 from ..results import marks, measured, quality, summaries
 from ..views.run import render, render_provenance, render_runs
 from .common import add_db, existing_store, print_json
@@ -16,15 +16,20 @@ FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "s
           "bind_to", "transport", "launches", "n", "median_s", "ci_low_s", "ci_high_s",
           "ci_basis", "within_ci_low_s", "within_ci_high_s", "between_launch_cv",
           "within_launch_cv", "dominant", "between_command_cv", "command_basis", "p05_s", "p95_s", "mean_s", "stddev_s", "precision",
-          "capped", "outliers", "invalid", "bandwidth_MBps", "validated", "case_key")
+          "capped", "outliers", "invalid", "bandwidth_MBps", "busbw_MBps", "bus_factor",
+          "rank_mean_median_s", "validated", "case_key")
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("results", help="list, show and export stored runs")
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
-    add_db(actions.add_parser("list", help="one line per run"))
+    listing = actions.add_parser("list", help="one line per run")
+    listing.add_argument("--json", action="store_true", help="print a JSON array, one object per run")
+    add_db(listing)
     show = actions.add_parser("show", help="the summary table of runs")
     show.add_argument("runs", metavar="RUNS", help=selection.SYNTAX)
+    show.add_argument("--json", action="store_true",
+                      help="print a JSON array of the runs' case summaries (as run --json)")
     add_db(show)
     export = actions.add_parser("export", help="runs' summaries and raw samples")
     export.add_argument("runs", metavar="RUNS", help=selection.SYNTAX)
@@ -39,10 +44,15 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     store = existing_store(args.db)
     if args.action == "list":
-        print(render_runs(store.runs()))
+        if args.json:
+            print_json([_listed(row) for row in store.runs()])
+        else:
+            print(render_runs(store.runs()))
         return 0
     runs = selection.parse(args.runs, store, "RUNS")
-    if args.action == "show":
+    if args.action == "show" and args.json:
+        print_json(summaries(store, runs))
+    elif args.action == "show":
         print("\n\n".join(_show(store, run_id) for run_id in runs))
     elif args.csv:
         out = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n",
@@ -54,6 +64,16 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         exported = [_export(store, run_id) for run_id in runs]
         print_json(exported[0] if len(exported) == 1 else exported)
     return 0
+
+
+def _listed(row) -> dict:
+    """`results list --json`: one run's line as an object."""
+    return {"run": row["id"], "started_utc": row["started_utc"],
+            "finished_utc": row["finished_utc"], "status": row["status"],
+            "kernel": row["kernel"], "ranks": row["ranks"], "launches": row["n_launches"],
+            "cases": row["n_cases"], "mpi": names.library(row["mpi_version"]),
+            "mpi_version": row["mpi_version"], "oversubscribed": bool(row["oversubscribed"]),
+            "sweep": row["sweep_id"], "command": json.loads(row["command"])}
 
 
 def _show(store, run_id: int) -> str:

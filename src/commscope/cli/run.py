@@ -81,11 +81,12 @@ def kernel_params(args: argparse.Namespace, known: Catalog) -> dict[str, str]:
     while extra:
         item = extra.pop(0)
         name, eq, value = item[2:].partition("=") if item.startswith("--") else ("", "", "")
+        name = name.replace("-", "_")  # --recv-buffers names recv_buffers
         if not any(name in k.params for k in known.kernels.values()):
             raise UserError(f"run: unrecognized arguments: {' '.join(args.extra)}")
         if not eq:
             if not extra or extra[0].startswith("--"):
-                raise UserError(f"--{name}: give a value")
+                raise UserError(f"{item}: give a value")
             value = extra.pop(0)
         given[name] = value
     for item in args.param:

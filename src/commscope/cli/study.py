@@ -13,7 +13,7 @@ from ..mpi import find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, sampling
 from ..progress import Progress
 from ..store import Store
-from .common import add_db, add_mpi, show_runs
+from .common import add_db, add_mpi, print_json, show_runs
 
 
 def add_parser(sub) -> None:
@@ -23,6 +23,7 @@ def add_parser(sub) -> None:
                                    "figure first.")
     p.add_argument("name", nargs="?", metavar="NAME", help="the study; --list names them")
     p.add_argument("--list", action="store_true", help="name every study with one line each")
+    p.add_argument("--json", action="store_true", help="with --list: a JSON array of the studies")
     p.add_argument("--np", metavar="LIST", help="process counts (default: the study's own)")
     p.add_argument("-o", "--output", metavar="DIR", help="directory for report.html")
     p.add_argument("--max-time", type=float, metavar="S",
@@ -38,6 +39,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     from ..studies import studies
 
     known = studies()
+    if args.list and args.json:
+        print_json([{"study": s.name, "seeds": s.seeds, "summary": s.summary}
+                    for s in known.values()])
+        return 0
     if args.list:
         for s in known.values():
             print(f"{s.name:<20} seed {s.seeds:<12} {s.summary}")

@@ -8,28 +8,40 @@ docs/report.md for what each section shows.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timezone
 
 from ..store import Store
 from . import advection, distributions, launches, memcpy, provenance, ranks, scaling, size
-from .data import load
-from .html import Section, contents, el, page
+from .data import ReportData, load
+from .html import Section, contents, el, join, page
 
 
 def build(store: Store, run_ids: list[int], chosen: str,
           first: tuple[Section, ...] = ()) -> str:
-    """The report of `run_ids`; `chosen` says how they were chosen; `first`: sections to
-    put before the rest (a study's own figure). It reads stored data only."""
+    """The report of `run_ids`, one group of sections per kernel, then provenance and
+    warnings for all; `chosen` says how the runs were chosen; `first`: sections to put
+    before the rest (a study's own figure). It reads stored data only."""
     data = load(store, run_ids)
     found = size.fits(size.size_cases(data))  # the p2p fits also give the ring's model
-    parts = [size.render(data, found), launches.render(data), distributions.render(data),
-             ranks.render(data),
-             scaling.render(data, found), advection.render(data), memcpy.render(data),
-             provenance.render(data)]
-    sections = [*first, *(p for p in parts if p is not None)]
+    kernels = dict.fromkeys(r.row["kernel"] for r in data.runs)
+    groups = [_kernel(kernel, dataclasses.replace(
+        data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
+        for kernel in kernels]
+    sections = [*first, *(g for g in groups if g.parts), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",
                el("code", str(store.path)), f"; made {made}. Times are seconds inside and "
                "shown in µs or ms; MB = 10^6 bytes. How to read each section: docs/report.md.")
     return page("commscope report", [intro, provenance.overview(data), contents(sections),
                                      *(s.html() for s in sections)])
+
+
+def _kernel(kernel: str, data: ReportData, found) -> Section:
+    """One kernel's sections, from its runs only."""
+    parts = [size.render(data, found), launches.render(data), distributions.render(data),
+             ranks.render(data), scaling.render(data, found), advection.render(data),
+             memcpy.render(data)]
+    runs = ", ".join(str(r.id) for r in data.runs)
+    return Section(f"kernel-{kernel}", f"{kernel} (run{'s' if len(data.runs) > 1 else ''} "
+                   f"{runs})", join(()), tuple(p.within(kernel) for p in parts if p))

@@ -61,8 +61,16 @@ class Section:
     title: str
     body: Html
 
-    def html(self) -> Html:
-        return el("section", el("h2", self.title), self.body, id=self.anchor)
+    # A kernel's group holds its sections (Section.within); theirs are one level down.
+    parts: tuple["Section", ...] = ()
+
+    def html(self, level: int = 2) -> Html:
+        return el("section", el(f"h{level}", self.title), self.body,
+                  *(p.html(level + 1) for p in self.parts), id=self.anchor)
+
+    def within(self, group: str) -> "Section":
+        """This section inside a group: its anchor made unique to the group."""
+        return Section(f"{group}-{self.anchor}", self.title, self.body, self.parts)
 
 
 def section(anchor: str, title: str, *body) -> Section:
@@ -70,8 +78,13 @@ def section(anchor: str, title: str, *body) -> Section:
 
 
 def contents(sections: Iterable[Section]) -> Html:
-    return el("nav", el("ul", *(el("li", el("a", s.title, href=f"#{s.anchor}"))
-                                for s in sections)))
+    return el("nav", _entries(sections))
+
+
+def _entries(sections: Iterable[Section]) -> Html:
+    return el("ul", *(el("li", el("a", s.title, href=f"#{s.anchor}"),
+                         *([_entries(s.parts)] if s.parts else []))
+                      for s in sections))
 
 
 STYLE = """

@@ -12,6 +12,8 @@ from .tables import Table
 
 HEADER = ("kernel", "mode", "size", "launches", "n", "median us", "95% CI us", "+-", "spread",
           "p5 us", "p95 us", "MB/s", "warnings")
+# Shown where a case has them: collectives (and other kernels timed by the slowest rank).
+RANK_MEAN, BUSBW = "rank-mean us", "busbw MB/s"
 FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
           "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank "
           "(fanin, ring, collectives, vector_sum, halo); median and 95% CI: of the launches' "
@@ -19,6 +21,13 @@ FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time pe
           "from the median (* a launch stopped by its share of --max-time); spread: which "
           "varies more, the launches' medians or a launch's own (CV), '?' where one launch "
           "cannot tell; MB/s with MB = 10^6 bytes; warnings: the quality block's kinds")
+COLLECTIVE_FOOTER = (f"collectives: MB/s is the algorithm bandwidth S/t and {BUSBW} the bus "
+                     "bandwidth, as nccl-tests; median us is the slowest rank's, "
+                     f"{RANK_MEAN} the mean over ranks, as OSU averages")
+# How a figure relates to the reference suites' (docs/references.md).
+REFERENCES = ("vs OSU and IMB: a median of timed batches of iterations, where OSU prints a "
+              "mean over iterations each timed by its own MPI_Wtime reads and IMB a mean "
+              "over one timed loop; bw and bibw count bytes as osu_bw and osu_bibw")
 MAX_RANK_COLUMNS = 16
 
 
@@ -40,20 +49,32 @@ def spread(s: dict) -> str:
 
 def _row(s: dict, mark: str) -> tuple[str, ...]:
     ci = "n<6" if s["ci_low_s"] is None else f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}"
-    # Kernels without send modes name their parameters there (rma: put fence allocate).
-    mode = s["send_mode"] or " ".join(map(str, (s.get("params") or {}).values())) or "-"
+    # Kernels without send modes name their parameters there (bw: recv-buffers=one).
+    mode = s["send_mode"] or " ".join(f"{k.replace('_', '-')}={v}" for k, v in
+                                      (s.get("params") or {}).items()) or "-"
     bandwidth = None if s["bytes"] == 0 else s["bandwidth_MBps"]
     return (s["kernel"], mode, format_bytes(s["bytes"]), str(s.get("launches", 1)), str(s["n"]),
             units.us(s["median_s"]), ci, _precision(s), spread(s), units.us(s["p05_s"]),
-            units.us(s["p95_s"]), units.rate(bandwidth, 1, missing=units.MISSING), mark)
+            units.us(s["p95_s"]), units.rate(bandwidth, 1, missing=units.MISSING),
+            units.us(s.get("rank_mean_median_s")),
+            units.rate(None if s["bytes"] == 0 else s.get("busbw_MBps"), 1,
+                       missing=units.MISSING), mark)
 
 
 def render(summaries: list[dict], marks: list[str] | None = None) -> str:
-    """One row per case: median latency, its CI and reach, percentiles, bandwidth, and the
-    kinds of warning about it (`marks`, in the same order)."""
+    """One row per case: median latency, its CI and reach, percentiles, bandwidth (and a
+    collective's mean over ranks and bus bandwidth), and the kinds of warning about it
+    (`marks`, in the same order)."""
     marks = marks or [""] * len(summaries)
-    return Table(HEADER, [_row(s, m) for s, m in zip(summaries, marks)], align="ll",
-                 rule=True, footer=FOOTER).text()
+    header = HEADER[:-1] + (RANK_MEAN, BUSBW) + HEADER[-1:]
+    rows = [_row(s, m) for s, m in zip(summaries, marks)]
+    shown = [i for i in range(len(header))
+             if header[i] not in (RANK_MEAN, BUSBW)
+             or any(r[i] != units.MISSING for r in rows)]
+    collective = any(s.get("busbw_MBps") is not None for s in summaries)
+    footer = "\n".join([FOOTER] + ([COLLECTIVE_FOOTER] if collective else []) + [REFERENCES])
+    return Table(tuple(header[i] for i in shown), [tuple(r[i] for i in shown) for r in rows],
+                 align="ll", rule=True, footer=footer).text()
 
 
 def rank_times(case, rank_samples) -> np.ndarray | None:
