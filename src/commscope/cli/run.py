@@ -22,7 +22,14 @@ def add_parser(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Measure one kernel over message sizes, send modes and "
                                    "process counts. Each kernel parameter is also a flag: "
-                                   "--NAME VALUE, as --param NAME=VALUE (listed below).")
+                                   "--NAME VALUE, as --param NAME=VALUE (listed below).\n\n"
+                                   "Figures against OSU and IMB: a median of timed batches, "
+                                   "where osu_latency prints a mean of round trips each timed by "
+                                   "its own MPI_Wtime reads; a collective's time is the slowest "
+                                   "rank's (OSU averages over ranks: the rank-mean column); bw "
+                                   "and bibw receive into one buffer as osu_bw and IMB do "
+                                   "(--recv-buffers window: one per message); collectives show "
+                                   "nccl-tests' algbw and busbw. docs/references.md says more.")
     p.more_help = kernel_list
     p.add_argument("kernel", help="the kernel (listed below)")
     p.add_argument("--np", default="2", metavar="LIST",
