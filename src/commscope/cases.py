@@ -59,6 +59,11 @@ class Case:
         return self.valid_samples * latency_scale(self)
 
     @property
+    def imported(self) -> dict | None:
+        """An imported case's figures (imported.figures); None for a measured case."""
+        return self.extra.get("imported")
+
+    @property
     def rank_mean_latency_s(self) -> np.ndarray | None:
         """rank_mean_samples of the valid samples, as the kernel's latency."""
         if self.rank_mean_samples is None:

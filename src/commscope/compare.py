@@ -29,7 +29,8 @@ from .summary import launch_spreads, pilot
 ALPHA = 0.05  # false discovery rate over the matched cases; intervals are 1 - ALPHA
 DEFAULT_THRESHOLD = "5%"
 # What a case's change is called (docs/compare.md).
-VERDICTS = ("regression", "slower", "faster", "no change", "within noise", "inconclusive")
+VERDICTS = ("regression", "slower", "faster", "no change", "within noise", "inconclusive",
+            "shift only")  # shift only: an imported side, figures without samples
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,14 @@ class Side:
 def sides(cases: list[Case]) -> dict[str, Side]:
     """Each case identity's launch medians (valid samples, the kernel's latency)."""
     out = {}
-    groups = [(ident, sorted((c for c in found if c.valid_samples.size),
+    groups = [(ident, sorted((c for c in found if c.valid_samples.size or c.imported),
                              key=lambda c: (c.launch or 0, c.id)))
               for ident, found in grouped(cases)]
     groups = [(ident, measured) for ident, measured in groups if measured]
     spreads = launch_spreads([measured for _, measured in groups])
     for (ident, measured), given in zip(groups, spreads):
-        out[key(ident)] = Side(ident, np.array([float(np.median(c.latency_s))
+        out[key(ident)] = Side(ident, np.array([c.imported["median_s"] if c.imported else
+                                                float(np.median(c.latency_s))
                                                 for c in measured]), measured,
                                pilot(measured), given)
     return out
@@ -148,9 +150,12 @@ def _test(a: Side, b: Side, past: History | None) -> _Test | None:
 
 
 def _change(a: Side, b: Side, past: History | None) -> CaseChange:
-    t = _test(a, b, past)
     median_a, median_b = float(np.exp(a.logs.mean())), float(np.exp(b.logs.mean()))
     relative = median_b / median_a - 1
+    if any(c.imported for c in a.cases + b.cases):  # a printed figure: no samples to test
+        return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
+                          None, None, "imported", None, None, None, "shift only", False)
+    t = _test(a, b, past)
     if t is None:
         return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
                           None, None, "none", None, None, None, "inconclusive", False)

@@ -18,7 +18,7 @@ import numpy as np
 from .cases import Case
 from .errors import UserError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -126,6 +126,11 @@ INSERT INTO launches (id, run_id, number, started_utc, finished_utc, status, ove
            context, in_flight, message FROM runs;
 UPDATE cases SET launch_id = run_id;
 ALTER TABLE warnings ADD COLUMN severity REAL;  -- the kind's own measure: the worst cases first
+""",
+    6: """
+-- JSON: an imported run's tool, version, benchmark, file and the tool's definitions
+-- (commscope import); NULL for runs commscope measured.
+ALTER TABLE runs ADD COLUMN source TEXT;
 """,
 }
 
@@ -294,6 +299,33 @@ class Store:
              int(rec["validated"]), rec["timed_by"], len(samples), _blob(samples),
              _blob(rec["rank_samples_s"]), json.dumps(extra) if extra else None, case_key))
         return cur.lastrowid
+
+    def add_imported(self, runs: list[tuple[dict, list[dict]]]) -> list[int]:
+        """Runs read from other tools' output, each (run fields, case records): all of them
+        in one transaction, so a failure stores none."""
+        ids = []
+        with self.db:
+            self.db.execute("BEGIN")
+            for run, records in runs:
+                cur = self.db.execute(
+                    "INSERT INTO runs (started_utc, finished_utc, status, command, kernel, "
+                    "ranks, settings, kernel_facts, mpi_version, source) "
+                    "VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?)",
+                    (run["started_utc"], utc_now(), json.dumps(run["command"]), run["kernel"],
+                     run["ranks"], json.dumps(run["settings"]),
+                     json.dumps({"family": run["family"]}), run.get("mpi_version"),
+                     json.dumps(run["source"])))
+                run_id = cur.lastrowid
+                launch = self.db.execute(
+                    "INSERT INTO launches (run_id, number, started_utc, finished_utc, status) "
+                    "VALUES (?, 1, ?, ?, 'complete')",
+                    (run_id, run["started_utc"], utc_now())).lastrowid
+                for rec in records:
+                    self._insert_case(launch, rec, rec["samples_s"],
+                                      {k: v for k, v in rec.items() if k not in CASE_COLUMNS},
+                                      None)
+                ids.append(run_id)
+        return ids
 
     def add_skip(self, run_id: int, rec: dict) -> None:
         self.db.execute("INSERT INTO skips (run_id, kernel, send_mode, bytes, reason) "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cases import Case
+from .imported import NO_SAMPLES
 from .kernels import latency_scale, meaning
 from .replication import PILOT, History, Spread, interval, launch, run_spreads
 from .stats import relative_precision, summarize
@@ -68,6 +69,8 @@ def pilot(cases: list[Case]) -> int | None:
 def _summary(cases: list[Case], past: History | None, spread: Spread | None = None) -> dict:
     cases = sorted(cases, key=lambda c: (c.launch or 0, c.id))
     first = cases[0]
+    if first.imported is not None:
+        return _imported(first)
     measured = [c for c in cases if c.valid_samples.size]
     pooled = np.concatenate([c.latency_s for c in measured]) if measured else np.empty(0)
     s = summarize(pooled) if pooled.size else None
@@ -108,6 +111,20 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
             name: float(np.median(np.concatenate([np.max(np.asarray(p[name]), axis=0)
                                                   for p in phases])))
             for name in phases[0]}
+    return out
+
+
+def _imported(case: Case) -> dict:
+    """An imported case: the figures its tool printed, and none that would need samples
+    (ci_basis says why; docs/import.md)."""
+    out = {"run": case.run_id, "runs": [case.run_id], "kernel": case.kernel,
+           "send_mode": None, "bytes": case.bytes, "ranks": case.ranks, "window": None,
+           "params": case.params, "sync": None, "map_by": None, "bind_to": None,
+           "transport": "auto", "case_key": None, "launches": 1, "n": 0,
+           **_statistics(None, None), "levels": None, "invalid": 0, "precision_target": None,
+           "capped": False, "validated": False, "bus_factor": None}
+    out.update(case.imported)
+    out.update({"ci_basis": NO_SAMPLES, "printed": case.extra.get("printed", {})})
     return out
 
 

@@ -8,9 +8,9 @@ import sys
 from .. import __version__
 from ..build import BuildError
 from ..errors import UserError
-from . import app, compare, fit, info, predict, report, results, run, study, sweep
+from . import app, compare, fit, imports, info, predict, report, results, run, study, sweep
 
-VERBS = (run, sweep, app, study, info, results, compare, fit, predict, report)
+VERBS = (run, sweep, app, study, info, results, compare, fit, predict, report, imports)
 
 
 class _Parser(argparse.ArgumentParser):

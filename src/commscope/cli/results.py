@@ -9,7 +9,7 @@ import sys
 
 from .. import names, selection
 from ..results import marks, measured, quality, summaries
-from ..views.run import render, render_provenance, render_runs
+from ..views.run import imported_from, render, render_provenance, render_runs
 from .common import add_db, existing_store, print_json
 
 FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
@@ -82,6 +82,8 @@ def _show(store, run_id: int) -> str:
              f"started {row['started_utc']}"]
     if row["context"]:
         lines.append(render_provenance(json.loads(row["context"]), bool(row["oversubscribed"])))
+    if row["source"]:
+        lines.append(imported_from(json.loads(row["source"])))
     if row["message"]:
         lines.append(row["message"])
     found = measured(store, [run_id])

@@ -59,7 +59,8 @@ def group_cases(cases: list[Case]) -> list[Group]:
 def fit_group(group: Group, resamples: int = RESAMPLES,
               max_segments: int = MAX_SEGMENTS) -> GroupFit:
     """The group's single line and segments, with CIs from `resamples` bootstrap replicates."""
-    points = [point(c) for c in group.cases if c.valid_samples.size]
+    points = [point(c) for c in group.cases
+              if c.valid_samples.size or c.imported and c.imported["median_s"]]
     x = np.array([p.bytes for p in points], dtype=float)
     sizes = np.unique(x).size
     if sizes < MIN_SIZES:
@@ -114,6 +115,17 @@ def _line(fit: HockneyFit) -> dict:
             "n_half_bytes": line.n_half_bytes, "n_half_ci_bytes": _pair(fit.n_half_ci_bytes)}
 
 
+IMPORTED_NOTE = ("imported figures: no raw samples, so no bootstrap and no confidence "
+                 "intervals; the lines are least squares on the printed figures")
+
+
+def _without_cis(fit: dict) -> dict:
+    """A fit's figures with every interval dropped (a printed figure has no samples)."""
+    def strip(d: dict) -> dict:
+        return {k: None if "_ci_" in k else v for k, v in d.items()}
+    return {**strip(fit), "segments": [strip(s) for s in fit["segments"]]}
+
+
 def _pair(interval):
     return None if interval is None else list(interval)
 
@@ -127,6 +139,15 @@ def summary(g: GroupFit) -> dict:
     if g.fit is None:
         return out
     f = g.fit
+    if any(c.imported for c in g.group.cases):
+        return _without_cis({**out, **_line(f.single), "rel_rms_residual": g.rel_rms_residual,
+                             "note": IMPORTED_NOTE,
+                             "segments": [{"from_bytes": s.from_bytes, "to_bytes": s.to_bytes,
+                                           **_line(s.fit)} for s in f.segments],
+                             "breakpoints": [{"bytes": b.bytes, "ci_bytes": None}
+                                             for b in f.breakpoints],
+                             "rel_rms_residual_segmented": g.rel_rms_residual_segmented,
+                             "bic": [{"segments": k, "bic": v} for k, v in f.bic.items()]})
     return {**out, **_line(f.single), "rel_rms_residual": g.rel_rms_residual,
             "segments": [{"from_bytes": s.from_bytes, "to_bytes": s.to_bytes, **_line(s.fit)}
                          for s in f.segments],

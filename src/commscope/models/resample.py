@@ -40,6 +40,9 @@ def point(case: Case) -> Point:
     such a case keeps a weight, but only a relative one, far below any case
     with a CI.
     """
+    if case.imported:  # one printed figure, equal relative weight: no CI can be drawn
+        median = case.imported["median_s"]
+        return Point(case.bytes, np.array([median]), median, MIN_RELATIVE_SE * abs(median))
     latency = np.sort(case.latency_s)
     median = float(np.median(latency))
     ci = median_ci(latency, CONFIDENCE, presorted=True)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime, timezone
 
+from ..kernels import MEANINGS
 from ..store import Store
-from . import advection, distributions, launches, memcpy, provenance, ranks, scaling, size
+from . import (advection, distributions, imported, launches, memcpy, provenance, ranks,
+               scaling, size)
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
 
@@ -28,7 +30,7 @@ def build(store: Store, run_ids: list[int], chosen: str,
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
         for kernel in kernels]
-    sections = [*first, *(g for g in groups if g.parts), provenance.render(data)]
+    sections = [*first, *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",
                el("code", str(store.path)), f"; made {made}. Times are seconds inside and "
@@ -39,9 +41,12 @@ def build(store: Store, run_ids: list[int], chosen: str,
 
 def _kernel(kernel: str, data: ReportData, found) -> Section:
     """One kernel's sections, from its runs only."""
+    runs = ", ".join(str(r.id) for r in data.runs)
+    title = f"{kernel} (run{'s' if len(data.runs) > 1 else ''} {runs})"
+    if kernel not in MEANINGS:  # imported from a tool whose operation commscope lacks
+        return Section(f"kernel-{kernel}", title, el("p", "Imported figures of an operation "
+                       "commscope does not measure."), (imported.render(data).within(kernel),))
     parts = [size.render(data, found), launches.render(data), distributions.render(data),
              ranks.render(data), scaling.render(data, found), advection.render(data),
-             memcpy.render(data)]
-    runs = ", ".join(str(r.id) for r in data.runs)
-    return Section(f"kernel-{kernel}", f"{kernel} (run{'s' if len(data.runs) > 1 else ''} "
-                   f"{runs})", join(()), tuple(p.within(kernel) for p in parts if p))
+             memcpy.render(data), imported.render(data)]
+    return Section(f"kernel-{kernel}", title, join(()), tuple(p.within(kernel) for p in parts if p))

@@ -37,12 +37,16 @@ def render(result: Comparison, everything: bool) -> str:
 def summary(result: Comparison) -> str:
     counts = ", ".join(f"{result.count(v)} {v}" for v in ("regression", "slower", "faster",
                                                           "no change", "within noise",
-                                                          "inconclusive"))
+                                                          "inconclusive", "shift only"))
     unmatched = len(result.only_a) + len(result.only_b)
     line = (f"{len(result.changes)} matched cases: {counts} (tested on launch medians; "
             f"BH-adjusted p < {ALPHA:g}; regression: slower with the whole interval beyond "
             f"{result.threshold * 100:g}%); {unmatched} unmatched ({len(result.only_a)} only in "
             f"A, {len(result.only_b)} only in B)")
+    if result.count("shift only"):
+        line += (f"\n{result.count('shift only')} shift only: an imported run holds the figures "
+                 "its tool printed, no samples, so there is no p-value and no interval; the "
+                 "change is B/A - 1 of the printed figures")
     if result.count("inconclusive"):
         line += f"\n{result.count('inconclusive')} inconclusive: {REMEDY}"
     regressions = len(result.regressions)

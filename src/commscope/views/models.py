@@ -68,7 +68,8 @@ def render_fit(g: GroupFit) -> str:
                       f"segments by BIC: {len(segments)} of 1..{max(b['segments'] for b in s['bic'])}; "
                       f"breakpoints: {breaks}",
                       f"relative rms residual: one line {g.rel_rms_residual:.1%}, segments "
-                      f"{g.rel_rms_residual_segmented:.1%}"])
+                      f"{g.rel_rms_residual_segmented:.1%}"]
+                     + ([f"note: {s['note']}"] if s.get("note") else []))
 
 
 def render_fits(fits: list[GroupFit]) -> str:

@@ -41,14 +41,15 @@ def spread(s: dict) -> str:
     """The dominant variance component: launches (between) or samples (within), with its CV;
     '?' for one launch without history."""
     if s.get("dominant") is None:
-        return "?" if s.get("launches", 1) == 1 else units.MISSING
+        return "?" if s.get("launches", 1) == 1 and s["n"] else units.MISSING
     if s["dominant"] == "between":
         return f"launches {units.percent(s['between_launch_cv'])}"
     return f"samples {units.percent(s['within_launch_cv'])}"
 
 
 def _row(s: dict, mark: str) -> tuple[str, ...]:
-    ci = "n<6" if s["ci_low_s"] is None else f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}"
+    ci = f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}" if s["ci_low_s"] is not None \
+        else "no samples" if s.get("printed") is not None else "n<6"
     # Kernels without send modes name their parameters there (bw: recv-buffers=one).
     mode = s["send_mode"] or " ".join(f"{k.replace('_', '-')}={v}" for k, v in
                                       (s.get("params") or {}).items()) or "-"
@@ -116,6 +117,13 @@ def render_runs(runs) -> str:
             for r in runs]
     return Table(("run", "started (UTC)", "status", "kernel", "ranks", "launches", "cases", "MPI"),
                  rows, align="rlllrrrl").text()
+
+
+def imported_from(source: dict) -> str:
+    """`results show` of an imported run: where its figures come from and what they are."""
+    return (f"imported from {source['file']}: {source['tool']} {source['version']} "
+            f"{source['benchmark']}; median us is its {source['metric']} as printed "
+            f"({source['definition']}); no raw samples, so no interval, spread or p-value")
 
 
 def render_provenance(ctx: dict, oversubscribed: bool) -> str:

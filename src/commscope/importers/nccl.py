@@ -1,0 +1,120 @@
+"""nccl-tests (and rccl-tests, the same format): the text table with out-of-place and
+in-place columns, ended by '# Avg bus bandwidth', or the JSON that `-J FILE` writes
+(field names from NVIDIA/nccl-tests src/util.cu, JSON file version 3). Times in us,
+bandwidths in GB/s (10^9 bytes). One run per test in the file."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..errors import UserError
+from . import ImportedRow, ImportedRun, bad, row
+
+STARTING = re.compile(r"^# Collective test starting: (\S+)")
+VERSION = re.compile(r"^# nccl-tests version (\S+)|^rccl-tests: Version (\S+)")
+RANK = re.compile(r"^#\s+Rank\s+\d+\s+Group")
+TABLE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw")
+TRAILER = "# Avg bus bandwidth"
+SIDE = ("time_us", "algbw_GBps", "busbw_GBps", "wrong")
+# The columns after size: count, type, redop and root are kept in the header, not figures.
+NAMES = ["count", "", "", "root", *SIDE, *(f"inplace_{n}" for n in SIDE)]
+KERNELS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
+           "reduce_scatter_perf": "reduce_scatter", "alltoall_perf": "alltoall",
+           "broadcast_perf": "bcast", "reduce_perf": "reduce", "gather_perf": "gather",
+           "scatter_perf": "scatter", "sendrecv_perf": "sendrecv", "hypercube_perf": "hypercube"}
+DEFINITION = ("out-of-place time: mean over iterations of one timed loop, until every rank's "
+              "stream is done; algbw = S/t, busbw = algbw times the collective's bus factor "
+              "(doc/PERFORMANCE.md); GB = 10^9 bytes")
+
+
+def recognizes(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith("{") and '"results"' in text or \
+        any(TABLE.match(line) for line in text.splitlines())
+
+
+def parse(path: Path, text: str) -> list[ImportedRun]:
+    if text.lstrip().startswith("{"):
+        return [_json(path, text)]
+    runs, current = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        if STARTING.match(line) or current is None and (VERSION.match(line) or TABLE.match(line)):
+            current = {"name": None, "version": "", "ranks": 0, "rows": [], "line": number,
+                       "table": False, "done": False, "header": {}}
+            runs.append(current)
+        if STARTING.match(line):
+            current["name"] = STARTING.match(line).group(1)
+        elif VERSION.match(line):
+            current["version"] = next(v for v in VERSION.match(line).groups() if v)
+        elif RANK.match(line):
+            current["ranks"] += 1
+        elif TABLE.match(line):
+            current["table"] = True
+        elif line.startswith(TRAILER):
+            current["done"] = True
+            current["header"]["avg_busbw_GBps"] = line.partition(":")[2].strip()
+        elif current["table"] and not current["done"] and line.strip() \
+                and not line.startswith("#"):
+            current["rows"].append(_row(path, number, line))
+    return [_run(path, r) for r in runs]
+
+
+def _row(path: Path, number: int, line: str) -> ImportedRow:
+    tokens = line.split()
+    # '#wrong' prints N/A without validation: no figure then
+    if len(tokens) == 13:
+        tokens = [t if t != "N/A" else "nan" for t in tokens]
+    found = row(path, number, NAMES, tokens)
+    return ImportedRow(found.bytes, {k: v for k, v in found.figures.items() if v == v},
+                       {k: v for k, v in found.printed.items() if v != "nan"})
+
+
+def _kernel(path: Path, name: str | None, line: int) -> tuple[str, str]:
+    name = name or next((k for k in KERNELS if k in path.name), None)
+    if name is None:
+        raise bad(path, line, "nccl-tests output that does not name its test (no '# Collective "
+                              "test starting:'); put the test's name (all_reduce_perf, ...) in "
+                              "the file name")
+    base = name.rsplit("/", 1)[-1]
+    base = next((k for k in KERNELS if base.startswith(k)), base)
+    return base, KERNELS.get(base, base)
+
+
+def _run(path: Path, r: dict) -> ImportedRun:
+    if not r["rows"] or not r["done"]:
+        raise bad(path, r["line"], f"nccl-tests output without {'rows' if not r['rows'] else TRAILER!r} "
+                                   "(truncated?)")
+    benchmark, kernel = _kernel(path, r["name"], r["line"])
+    return ImportedRun("nccl-tests", r["version"], benchmark, kernel, r["ranks"] or None,
+                       "time_us", DEFINITION, tuple(r["rows"]), r["header"])
+
+
+def _json(path: Path, text: str) -> ImportedRun:
+    try:
+        doc = json.loads(text)
+        results = doc["results"]
+        rows = tuple(_json_row(item) for item in results)
+        program = doc.get("args", [None])[0]
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise UserError(f"{path}: not a complete nccl-tests -J JSON file ({exc}); expected "
+                        "OSU, IMB or nccl-tests output") from None
+    if not rows:
+        raise bad(path, 1, "nccl-tests JSON without results (truncated?)")
+    benchmark, kernel = _kernel(path, program, 1)
+    header = {"nccl_version": str(doc.get("nccl_version", "")),
+              "avg_busbw_GBps": str((doc.get("average_bus_bandwidth") or {}).get("bandwidth", ""))}
+    return ImportedRun("nccl-tests", f"JSON {doc.get('version', '')}", benchmark, kernel,
+                       len(doc.get("devices") or []) or None, "time_us", DEFINITION, rows, header)
+
+
+def _json_row(item: dict) -> ImportedRow:
+    figures = {}
+    for prefix, side in (("", item.get("out_of_place")), ("inplace_", item.get("in_place"))):
+        for name, key in zip(SIDE, ("time", "alg_bw", "bus_bw", "nwrong")):
+            if side and side.get(key) is not None:
+                figures[prefix + name] = float(side[key])
+    if "time_us" not in figures:
+        raise KeyError("out_of_place.time")
+    return ImportedRow(int(item["size"]), figures, {k: repr(v) for k, v in figures.items()})
