@@ -1,0 +1,100 @@
+"""Agreement with the reference: commscope bw and bibw against osu_bw and osu_bibw.
+
+Same MPI, same minutes, alternating: each round runs osu_bw and osu_bibw (OSU
+Micro-Benchmarks, built by the user: --osu DIR holding the two binaries), the
+OSU-style control loop of our own (bench/fixed_count.c, bw only: the same
+window, one send and one receive buffer, a fixed count), and `commscope run bw`
+and `run bibw` at their defaults. Every side reports MB = 10^6 bytes. Prints per
+size the median over rounds of each side's figure and the ratios commscope/OSU
+and control/OSU (goal: commscope/OSU within 2% of 1 at 1 MiB and 4 MiB, and
+bibw at 1 MiB); the round-to-round spread of each ratio says how much of a
+difference is launch noise.
+
+usage: python bench/agreement.py --osu DIR [--mpi PREFIX] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from commscope.build import native_binary
+from commscope.launcher import launch
+from commscope.mpi import find_mpi
+
+HERE = Path(__file__).resolve().parent
+SIZES = (1 << 20, 4 << 20)
+BIBW_SIZES = (1 << 20,)
+MB = 1e6
+WINDOW = 64  # fixed_count.c's, osu_bw's and commscope bw's default
+
+
+def osu(mpi, binary: Path, sizes) -> dict[int, float]:
+    """osu_bw or osu_bibw's MB/s per size, as it prints them."""
+    how = launch(mpi, 2, binary, ["-m", f"{min(sizes)}:{max(sizes)}"])
+    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
+    rows = [line.split() for line in done.stdout.splitlines() if line[:1].isdigit()]
+    return {int(r[0]): float(r[1]) for r in rows if int(r[0]) in sizes}
+
+
+def control(mpi, binary: Path) -> dict[int, float]:
+    """The fixed-count OSU-style bw loop's MB/s per size (its output: mean seconds per
+    window of WINDOW messages)."""
+    how = launch(mpi, 2, binary, ["bw", str(max(SIZES))])
+    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
+    rows = (line.split() for line in done.stdout.splitlines())
+    return {int(n): WINDOW * int(n) / float(t) / MB for n, t in rows if int(n) in SIZES}
+
+
+def ours(mpi, kernel: str, sizes, db: Path) -> dict[int, float]:
+    done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
+                           ",".join(map(str, sizes)), "--json", "--db", str(db),
+                           "--mpi", str(mpi.mpicc)], capture_output=True, text=True, check=True)
+    return {c["bytes"]: c["bandwidth_MBps"] for c in json.loads(done.stdout)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--osu", required=True, help="directory with osu_bw and osu_bibw")
+    ap.add_argument("--mpi")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    mpi = find_mpi(args.mpi)
+    native_binary(mpi)
+    rounds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        fixed = Path(tmp) / "fixed_count"
+        subprocess.run([str(mpi.mpicc), "-O2", "-o", str(fixed), str(HERE / "fixed_count.c")],
+                       check=True)
+        for i in range(args.rounds):
+            db = Path(tmp) / f"agree{i}.db"
+            rounds.append({"osu_bw": osu(mpi, Path(args.osu) / "osu_bw", SIZES),
+                           "control": control(mpi, fixed),
+                           "bw": ours(mpi, "bw", SIZES, db),
+                           "osu_bibw": osu(mpi, Path(args.osu) / "osu_bibw", BIBW_SIZES),
+                           "bibw": ours(mpi, "bibw", BIBW_SIZES, db)})
+    print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds; "
+          "MB/s medians over rounds; ratio: median of the rounds' ratios [min-max])")
+    for kernel, reference, sizes in (("bw", "osu_bw", SIZES), ("bibw", "osu_bibw", BIBW_SIZES)):
+        for n in sizes:
+            def med(side):
+                return statistics.median(r[side][n] for r in rounds)
+
+            def ratio(side):
+                values = [r[side][n] / r[reference][n] for r in rounds]
+                return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
+
+            line = (f"{kernel:5s} {n >> 20} MiB: {reference} {med(reference):9,.0f}  "
+                    f"commscope {med(kernel):9,.0f}  commscope/{reference} {ratio(kernel)}")
+            if kernel == "bw":
+                line += f"  control/{reference} {ratio('control')}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
