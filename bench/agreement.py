@@ -1,14 +1,17 @@
 """Agreement with the reference: commscope bw and bibw against osu_bw and osu_bibw.
 
 Same MPI, same minutes, alternating: each round runs osu_bw and osu_bibw (OSU
-Micro-Benchmarks, built by the user: --osu DIR holding the two binaries), the
+Micro-Benchmarks, built by the user: --osu DIR holding osu_bw, osu_bibw and
+osu_latency), the
 OSU-style control loop of our own (bench/fixed_count.c, bw only: the same
 window, one send and one receive buffer, a fixed count), and `commscope run bw`
 and `run bibw` at their defaults. Every side reports MB = 10^6 bytes. Prints per
 size the median over rounds of each side's figure and the ratios commscope/OSU
 and control/OSU (goal: commscope/OSU within 2% of 1 at 1 MiB and 4 MiB, and
 bibw at 1 MiB); the round-to-round spread of each ratio says how much of a
-difference is launch noise.
+difference is launch noise. Last, 8 B ping-pong against osu_latency, whose
+definition differs (a mean of round trips each timed by its own MPI_Wtime
+reads; docs/references.md): there a ratio below 1 is expected.
 
 usage: python bench/agreement.py --osu DIR [--mpi PREFIX] [--rounds N]
 """
@@ -26,16 +29,18 @@ from pathlib import Path
 from commscope.build import native_binary
 from commscope.launcher import launch
 from commscope.mpi import find_mpi
+from commscope.sizes import format_bytes
 
 HERE = Path(__file__).resolve().parent
 SIZES = (1 << 20, 4 << 20)
 BIBW_SIZES = (1 << 20,)
+LATENCY_SIZES = (8,)
 MB = 1e6
 WINDOW = 64  # fixed_count.c's, osu_bw's and commscope bw's default
 
 
 def osu(mpi, binary: Path, sizes) -> dict[int, float]:
-    """osu_bw or osu_bibw's MB/s per size, as it prints them."""
+    """osu_bw or osu_bibw's MB/s (osu_latency's us) per size, as it prints them."""
     how = launch(mpi, 2, binary, ["-m", f"{min(sizes)}:{max(sizes)}"])
     done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
     rows = [line.split() for line in done.stdout.splitlines() if line[:1].isdigit()]
@@ -52,10 +57,12 @@ def control(mpi, binary: Path) -> dict[int, float]:
 
 
 def ours(mpi, kernel: str, sizes, db: Path) -> dict[int, float]:
+    """MB/s per size, or latency in us for pingpong."""
     done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
                            ",".join(map(str, sizes)), "--json", "--db", str(db),
                            "--mpi", str(mpi.mpicc)], capture_output=True, text=True, check=True)
-    return {c["bytes"]: c["bandwidth_MBps"] for c in json.loads(done.stdout)}
+    return {c["bytes"]: c["median_s"] * 1e6 if kernel == "pingpong" else c["bandwidth_MBps"]
+            for c in json.loads(done.stdout)}
 
 
 def main() -> None:
@@ -77,10 +84,14 @@ def main() -> None:
                            "control": control(mpi, fixed),
                            "bw": ours(mpi, "bw", SIZES, db),
                            "osu_bibw": osu(mpi, Path(args.osu) / "osu_bibw", BIBW_SIZES),
-                           "bibw": ours(mpi, "bibw", BIBW_SIZES, db)})
+                           "bibw": ours(mpi, "bibw", BIBW_SIZES, db),
+                           "osu_latency": osu(mpi, Path(args.osu) / "osu_latency",
+                                              LATENCY_SIZES),
+                           "pingpong": ours(mpi, "pingpong", LATENCY_SIZES, db)})
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds; "
           "MB/s medians over rounds; ratio: median of the rounds' ratios [min-max])")
-    for kernel, reference, sizes in (("bw", "osu_bw", SIZES), ("bibw", "osu_bibw", BIBW_SIZES)):
+    for kernel, reference, sizes in (("bw", "osu_bw", SIZES), ("bibw", "osu_bibw", BIBW_SIZES),
+                                     ("pingpong", "osu_latency", LATENCY_SIZES)):
         for n in sizes:
             def med(side):
                 return statistics.median(r[side][n] for r in rounds)
@@ -89,8 +100,9 @@ def main() -> None:
                 values = [r[side][n] / r[reference][n] for r in rounds]
                 return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
 
-            line = (f"{kernel:5s} {n >> 20} MiB: {reference} {med(reference):9,.0f}  "
-                    f"commscope {med(kernel):9,.0f}  commscope/{reference} {ratio(kernel)}")
+            unit = "us" if kernel == "pingpong" else "MB/s"
+            line = (f"{kernel:8s} {format_bytes(n):>6}: {reference} {med(reference):9,.2f} {unit}"
+                    f"  commscope {med(kernel):9,.2f}  commscope/{reference} {ratio(kernel)}")
             if kernel == "bw":
                 line += f"  control/{reference} {ratio('control')}"
             print(line)

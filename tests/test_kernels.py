@@ -48,7 +48,21 @@ def test_many_rank_rates_follow_imb_and_seed_definitions():
     assert ring.bandwidth_Bps(1.0, Shape(10, ranks=4, pattern="exchange")) == 40
     assert ring.bandwidth_Bps(1.0, Shape(10, ranks=4, pattern="ring")) == 80
     assert kernel("fanin").bandwidth_Bps(2.0, Shape(10, ranks=5)) == 20
-    assert kernel("allreduce").bandwidth_Bps(1.0, Shape(10, ranks=4)) is None
+    assert kernel("barrier").bandwidth_Bps(1.0, Shape(0, ranks=4)) is None
+
+
+def test_collective_bandwidths_follow_nccl_tests():
+    # algbw = S / t, S = n for reductions and bcast, n*p where each rank holds a block;
+    # busbw = algbw * factor (nccl-tests doc/PERFORMANCE.md)
+    expected = {"allreduce": (10, 1.5), "bcast": (10, 1.0), "reduce": (10, 1.0),
+                "allgather": (40, 0.75), "alltoall": (40, 0.75), "reduce_scatter": (40, 0.75),
+                "gather": (40, 0.75), "scatter": (40, 0.75)}
+    for name, (algbw, factor) in expected.items():
+        k = kernel(name)
+        assert k.bandwidth_Bps(1.0, Shape(10, ranks=4)) == algbw, name
+        assert k.meaning.bus_factor(4) == factor, name
+    assert kernel("allreduce").meaning.bus_factor(2) == 1.0
+    assert kernel("scan").meaning.bus_factor is None
 
 
 def test_window_shrinks_to_keep_receiver_buffers_within_a_gibibyte():

@@ -98,3 +98,16 @@ def test_more_ranks_than_cores_is_marked_oversubscribed(mpi_prefix, db):
     assert json.loads(context)["ranks"] == ranks
     # Ranks past the kernel's two idle: the case is a 2-rank case.
     assert con.execute("SELECT ranks FROM cases").fetchone()[0] == 2
+
+
+def test_collective_reports_algbw_busbw_and_the_mean_over_ranks(mpi_prefix, db):
+    (case,) = run_json(mpi_prefix, db, "allgather", "--np", "3", "--sizes", "1KiB",
+                       "--iters", "20")
+    # algbw: the whole gathered buffer (3 blocks of 1 KiB) over the slowest rank's time
+    assert case["bandwidth_MBps"] == pytest.approx(3 * 1024 / case["median_s"] / 1e6)
+    assert case["bus_factor"] == pytest.approx(2 / 3)
+    assert case["busbw_MBps"] == pytest.approx(case["bandwidth_MBps"] * 2 / 3)
+    # per sample the mean over ranks is at most the max, and so are their medians
+    assert 0 < case["rank_mean_median_s"] <= case["median_s"]
+    text = commscope("results", "show", "1", "--db", db).stdout
+    assert "rank-mean us" in text and "busbw MB/s" in text and "nccl-tests" in text
