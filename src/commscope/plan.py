@@ -46,7 +46,7 @@ class Names:
         return f"--{key.replace('_', '-')}" if self.flags else f"{self.where}{key}"
 
     def param(self, name: str) -> str:
-        return f"--{name}" if self.flags else f"{self.where}params.{name}"
+        return f"--{name.replace('_', '-')}" if self.flags else f"{self.where}params.{name}"
 
     def bare(self, *keys: str) -> tuple[str, ...]:
         """Flags, or a sweep file's keys without where they are: for a remedy inside a
