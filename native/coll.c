@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "check.h"
 #include "options.h"
 #include "pattern.h"
@@ -197,12 +198,29 @@ void coll_setup(struct kcase *c, enum coll_kind kind)
     c->state = s;
 }
 
+/* Whole pages, so every set starts page-aligned as buffer_alloc's do. */
+static size_t pages(size_t bytes)
+{
+    size_t page = buffer_page_size();
+    return bytes ? (bytes + page - 1) / page * page : 0;
+}
+
+static void *set_of(unsigned char *sets, size_t bytes, size_t set_count, uint64_t iteration)
+{
+    return sets ? sets + bytes * cache_set(iteration, set_count) : NULL;
+}
+
 void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks)
 {
     struct coll *s = c->state;
     s->send_blocks = send_blocks;
-    s->send = send_blocks ? buffer_alloc(s->block * send_blocks) : NULL;
-    s->recv = recv_blocks ? buffer_alloc(s->block * recv_blocks) : NULL;
+    s->send_bytes = pages(s->block * send_blocks);
+    s->recv_bytes = pages(s->block * recv_blocks);
+    s->set_count = cache_sets(c, s->send_bytes + s->recv_bytes);
+    s->send_sets = send_blocks ? buffer_alloc(s->send_bytes * s->set_count) : NULL;
+    s->recv_sets = recv_blocks ? buffer_alloc(s->recv_bytes * s->set_count) : NULL;
+    c->working_set = (s->send_bytes + s->recv_bytes) * s->set_count;
+    coll_iteration(c);
     if (s->kind == COLL_REDUCES) {
         c->iteration--; /* fill_next writes the input of iteration + 1 */
         coll_fill_next(c);
@@ -215,9 +233,17 @@ void coll_teardown(struct kcase *c)
     struct coll *s = c->state;
     if (s->kind == COLL_REDUCES && s->op == COLL_USER)
         CHECK_MPI(MPI_Op_free(&s->mpi_op));
-    buffer_free(s->send);
-    buffer_free(s->recv);
+    buffer_free(s->send_sets);
+    buffer_free(s->recv_sets);
     free(s);
+}
+
+struct coll *coll_iteration(struct kcase *c)
+{
+    struct coll *s = c->state;
+    s->send = set_of(s->send_sets, s->send_bytes, s->set_count, c->iteration);
+    s->recv = set_of(s->recv_sets, s->recv_bytes, s->set_count, c->iteration);
+    return s;
 }
 
 /* Distinct for every (iteration, block): blocks number below c->ranks. */
@@ -306,8 +332,10 @@ static bool affine_find(enum coll_dtype d, const void *buf, size_t n,
 void coll_fill_next(const struct kcase *c)
 {
     const struct coll *s = c->state;
-    affine_fill(s->dtype, s->send, (size_t)s->count * s->send_blocks, 0,
-                c->iteration + 1, 1, c->rank % RANK_TERM);
+    /* into the send buffer iteration + 1 will use (--cold-cache: its set) */
+    affine_fill(s->dtype, set_of(s->send_sets, s->send_bytes, s->set_count, c->iteration + 1),
+                (size_t)s->count * s->send_blocks, 0, c->iteration + 1, 1,
+                c->rank % RANK_TERM);
 }
 
 void coll_check(const struct kcase *c, const void *buf, int contributors,

@@ -39,7 +39,11 @@ struct coll {
     int count;         /* elements of type per block */
     size_t block;      /* bytes per block: count x size of type */
     size_t send_blocks;
-    void *send, *recv; /* NULL where this rank never sends / receives */
+    void *send, *recv; /* this iteration's; NULL where this rank never sends / receives */
+    /* --cold-cache: set_count copies of the send and receive buffers, one per
+     * iteration in turn (cache.h); warm: one. */
+    unsigned char *send_sets, *recv_sets;
+    size_t set_count, send_bytes, recv_bytes;
 };
 
 /* Skip reasons, or NULL. Both parse the --param values, so a bad value
@@ -54,6 +58,9 @@ void coll_setup(struct kcase *c, enum coll_kind kind);
 /* Allocates send_blocks and recv_blocks blocks (0: none). A reduction's
  * send buffer then holds iteration 0's input. */
 void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks);
+/* The state at the start of a run_once: send and recv pointed at this
+ * iteration's buffers. */
+struct coll *coll_iteration(struct kcase *c);
 void coll_teardown(struct kcase *c);
 
 /* Whether this rank may be the root of some iteration: it alone needs the

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "check.h"
 #include "jsonl.h"
 #include "options.h"
@@ -67,21 +68,40 @@ void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots)
 {
     size_t page = buffer_page_size();
     b->type = msg_type_create(c->bytes);
-    b->send_buf = sends ? buffer_alloc(c->bytes) : NULL;
+    b->c = c;
+    b->sends = sends;
     b->stride = c->bytes ? (c->bytes + page - 1) / page * page : page;
-    b->recv_bufs = slots ? buffer_alloc(b->stride * (size_t)slots) : NULL;
+    /* a set: the send buffer, then the receive slots */
+    b->set_bytes = b->stride * ((size_t)sends + (size_t)slots);
+    b->set_count = cache_sets(c, b->set_bytes);
+    b->sets = b->set_bytes ? buffer_alloc(b->set_bytes * b->set_count) : NULL;
+    ((struct kcase *)c)->working_set = b->set_bytes * b->set_count;
+}
+
+static unsigned char *p2p_set(const struct p2p *b, uint64_t iteration)
+{
+    return b->sets + b->set_bytes * cache_set(iteration, b->set_count);
+}
+
+void *p2p_send_buf(const struct p2p *b)
+{
+    return b->sends ? p2p_set(b, b->c->iteration) : NULL;
+}
+
+void *p2p_recv_buf_at(const struct p2p *b, int slot, uint64_t iteration)
+{
+    return p2p_set(b, iteration) + b->stride * ((size_t)b->sends + (size_t)slot);
 }
 
 void *p2p_recv_buf(const struct p2p *b, int slot)
 {
-    return b->recv_bufs + b->stride * (size_t)slot;
+    return p2p_recv_buf_at(b, slot, b->c->iteration);
 }
 
 void p2p_free(struct p2p *b)
 {
     msg_type_free(&b->type);
-    buffer_free(b->send_buf);
-    buffer_free(b->recv_bufs);
+    buffer_free(b->sets);
 }
 
 int window_limited(const struct kcase *c)

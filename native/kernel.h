@@ -80,6 +80,7 @@ struct kcase {
     int window;          /* messages in flight per iteration; 0: none */
     uint64_t iteration;  /* numbers every run_once of the case, warm-up too */
     void *state;         /* the kernel's own, from setup to teardown */
+    size_t working_set;  /* bytes this rank's buffers rotate through (cache.h) */
     struct phases *phases; /* the loop's, for timing_phase_end; NULL: none */
 };
 
@@ -129,15 +130,22 @@ int kparam_choice_index(const struct kparam *p, const char *value);
 
 /* A point-to-point case's messages: the datatype for c->bytes, a send
  * buffer (if the rank sends payload) and `slots` distinct receive buffers,
- * each page-aligned; send and receive never share memory. */
+ * each page-aligned; send and receive never share memory. With --cold-cache
+ * there are several sets of them (cache.h) and each iteration uses its own:
+ * read them through p2p_send_buf and p2p_recv_buf during run_once. */
 struct p2p {
     struct msg_type type;
-    void *send_buf;
-    unsigned char *recv_bufs;
-    size_t stride;
+    const struct kcase *c;
+    unsigned char *sets; /* sets x set_bytes */
+    size_t set_count, set_bytes;
+    size_t stride; /* one buffer, in whole pages */
+    bool sends;
 };
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots);
+void *p2p_send_buf(const struct p2p *b);
 void *p2p_recv_buf(const struct p2p *b, int slot);
+/* The receive slot of another iteration: a receive posted now for a later one. */
+void *p2p_recv_buf_at(const struct p2p *b, int slot, uint64_t iteration);
 void p2p_free(struct p2p *b);
 
 /* --window, limited so that W receive buffers of c->bytes stay within

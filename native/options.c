@@ -79,6 +79,10 @@ static const struct option_spec specs[] = {
      FIELD(sync)},
     {"validate", OPT_FLAG, NULL, false, 0,
      "receivers check every payload byte, every iteration", FIELD(validate)},
+    {"cold-cache", OPT_FLAG, NULL, false, 0,
+     "buffers rotate through a working set of twice the last-level cache, "
+     "so no iteration finds its data in cache (IMB's -off_cache idea)",
+     FIELD(cold_cache)},
     {"param", OPT_PARAM, NULL, false, 0,
      "kernel-specific parameter, repeatable", FIELD(params)},
     {"output", OPT_PATH, NULL, false, 0,

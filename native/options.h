@@ -44,6 +44,7 @@ struct config {
     long long shuffle; /* seed of the cases' order; 0: modes, then sizes, in order */
     const struct sync_method *sync;
     bool validate;
+    bool cold_cache;    /* buffers rotate through twice the LLC (cache.h) */
     bool info;          /* context record only */
     bool describe;      /* the kernels as JSON, and nothing else */
     const char *output; /* rank 0's records file; NULL: stdout */

@@ -165,6 +165,14 @@ void record_case_open(struct jsonl *j, const struct case_record *r)
     numbers(j, "samples_s", r->samples_s, r->samples);
     rank_lists(j, "rank_samples_s", r->rank_samples_s, r->ranks, r->samples);
     sampling(j, r);
+    if (r->copy_s > 0)
+        jsonl_num(j, "copy_s", r->copy_s);
+    else
+        jsonl_null(j, "copy_s");
+    jsonl_int(j, "copy_ranks", r->copy_ranks);
+    jsonl_str(j, "cache", r->cold_cache ? "cold" : "warm");
+    jsonl_uint(j, "llc_bytes", r->llc_bytes);
+    jsonl_uint(j, "working_set_bytes", r->working_set_bytes);
     if (r->phases == 0)
         return;
     jsonl_open(j, "phase_samples_s", '{');

@@ -68,6 +68,11 @@ struct case_record {
     const unsigned char *late; /* [samples]: invalid samples */
     int clock_ranks;
     const double *clock_offsets_s, *clock_rtt_s;
+    /* the copy ceiling (ceiling.h) and the cache state of the buffers */
+    double copy_s; /* 0: none (size 0) */
+    int copy_ranks;
+    bool cold_cache;
+    size_t llc_bytes, working_set_bytes; /* rank 0's */
     /* kernels with phases: [phase][ranks][samples] */
     int phases;
     const char *const *phase_names;

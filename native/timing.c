@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cache.h"
+#include "ceiling.h"
 #include "check.h"
 #include "jsonl.h"
 #include "kernel.h"
@@ -285,7 +287,11 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         .max_time_s = cfg->max_time_s, .sampling_s = sampling_s,
         .capped = capped, .window_s = s.window_s, .late = s.late,
         .clock_ranks = s.clocks.ranks, .clock_offsets_s = s.clocks.offset_s,
-        .clock_rtt_s = s.clocks.rtt_s};
+        .clock_rtt_s = s.clocks.rtt_s, .cold_cache = cfg->cold_cache,
+        .llc_bytes = cache_llc_bytes(), .working_set_bytes = c.working_set};
+    struct ceiling ceiling = ceiling_measure(&c); /* after the samples: none is touched */
+    r.copy_s = ceiling.copy_s;
+    r.copy_ranks = ceiling.ranks;
     gather_and_record(&s, &r);
     if (s.active)
         k->teardown(&c);

@@ -109,7 +109,8 @@ def test_a_hung_case_is_named_when_it_times_out(fake_mpi, db):
     assert "timed out: allreduce 16 B on ranks 0-2 made no progress for 1 s" in done.stderr
 
 
-def test_the_report_shows_the_ceiling_stored_with_the_run(fake_mpi, db, tmp_path):
+def test_host_facts_are_reused_within_the_hour_and_the_report_reads_stored_ceilings(
+        fake_mpi, db, tmp_path):
     assert fake(fake_mpi, "run", "bw", "--sizes", "1K,64K", "--iters", "5", "--db",
                 db).returncode == 0
     con = sqlite3.connect(db)
@@ -133,13 +134,17 @@ def test_the_report_shows_the_ceiling_stored_with_the_run(fake_mpi, db, tmp_path
     con.execute("DELETE FROM warnings WHERE run_id > 1")
     con.execute("DELETE FROM runs WHERE id > 1")
     con.commit()
-    # The report reads what was stored: a changed ceiling shows, nothing is re-measured.
-    facts.update(host="fakehost", memcpy=dict(facts["memcpy"], bytes_per_s=1.234e9))
+    # The report reads each case's stored copy ceiling: a changed one shows, nothing is
+    # re-measured, and the host-wide copy rate is no ceiling for any size.
+    facts.update(host="fakehost", memcpy=dict(facts["memcpy"], bytes_per_s=9.876e9))
     con.execute("UPDATE runs SET host_facts = ?", (json.dumps(facts),))
+    con.execute("UPDATE cases SET extra = json_set(extra, '$.copy_s', bytes / 1.234e9)")
     con.commit()
     out = tmp_path / "r.html"
     assert commscope("report", "-o", out, "--db", db).returncode == 0
-    assert "memcpy ceiling on fakehost: 1,234 MB/s" in out.read_text()
+    text = out.read_text()
+    assert "Bandwidth vs the copy ceiling" in text
+    assert '<td class="num">1,234</td>' in text and "9,876" not in text
 
 
 def test_study_plans_are_built_as_run_builds_them():

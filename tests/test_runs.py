@@ -111,3 +111,36 @@ def test_collective_reports_algbw_busbw_and_the_mean_over_ranks(mpi_prefix, db):
     assert 0 < case["rank_mean_median_s"] <= case["median_s"]
     text = commscope("results", "show", "1", "--db", db).stdout
     assert "rank-mean us" in text and "busbw MB/s" in text and "nccl-tests" in text
+
+
+def test_copy_ceiling_bounds_one_way_bandwidth(mpi_prefix, db):
+    for kernel in ("pingpong", "bw"):
+        cases = run_json(mpi_prefix, db, kernel, "--sizes", "0,8,64KiB,1MiB", "--iters", "10")
+        zero, *sized = cases
+        assert zero["bytes"] == 0 and zero["ceiling_MBps"] is None
+        for c in sized:
+            assert c["ceiling_MBps"] > 0 and c["cache"] == "warm"
+            assert c["ceiling_fraction"] == pytest.approx(c["bandwidth_MBps"] / c["ceiling_MBps"])
+            # one copy per message at least: no one-way kernel outruns one core's copy
+            assert 0 < c["ceiling_fraction"] <= 1, (kernel, c["bytes"])
+
+
+def test_cold_cache_rotates_through_twice_the_last_level_cache(mpi_prefix, db):
+    run_json(mpi_prefix, db, "pingpong", "--sizes", "8,64KiB", "--iters", "10",
+             "--modes", "ready", "--validate")
+    cold = run_json(mpi_prefix, db, "pingpong", "--sizes", "8,64KiB", "--iters", "10",
+                    "--modes", "ready", "--validate", "--cold-cache")
+    assert {c["cache"] for c in cold} == {"cold"} and all(c["ceiling_MBps"] for c in cold)
+    run_json(mpi_prefix, db, "allreduce", "--sizes", "1KiB", "--iters", "10", "--validate",
+             "--cold-cache")  # the next iteration's input goes to the next set, and checks
+    with sqlite3.connect(db) as con:
+        extras = [json.loads(e) for (e,) in con.execute(
+            "SELECT extra FROM cases WHERE kernel = 'pingpong' ORDER BY id")]
+    warm, cold = extras[:2], extras[2:]
+    for e in warm:
+        assert e["cache"] == "warm" and e["working_set_bytes"] < 2 * e["llc_bytes"]
+    for e in cold:
+        assert e["cache"] == "cold" and e["working_set_bytes"] >= 2 * e["llc_bytes"]
+    # warm and cold are not the same measurement: compare matches none of them
+    done = commscope("compare", "1", "2", "--db", db)
+    assert done.returncode == 2 and "matches" in done.stderr

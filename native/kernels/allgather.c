@@ -12,7 +12,7 @@ static void allgather_setup(struct kcase *c)
 
 static void allgather_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     coll_block_fill(c, s->send, c->rank, 0);
     CHECK_MPI(MPI_Allgather(s->send, s->count, MPI_BYTE, s->recv, s->count,
                             MPI_BYTE, c->comm));

@@ -13,7 +13,7 @@ static void allreduce_setup(struct kcase *c)
 
 static void allreduce_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     CHECK_MPI(MPI_Allreduce(s->send, s->recv, s->count, s->type, s->mpi_op,
                             c->comm));
     timing_phase_end(c, COLL_PHASE_CALL);

@@ -12,7 +12,7 @@ static void alltoall_setup(struct kcase *c)
 
 static void alltoall_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     for (int r = 0; r < c->ranks; r++)
         coll_block_fill(c, (char *)s->send + (size_t)r * s->block, c->rank, r);
     CHECK_MPI(MPI_Alltoall(s->send, s->count, MPI_BYTE, s->recv, s->count,

@@ -12,7 +12,7 @@ static void bcast_setup(struct kcase *c)
 
 static void bcast_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     int root = coll_root(c);
     if (c->rank == root)
         coll_block_fill(c, s->recv, root, 0);

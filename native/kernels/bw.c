@@ -34,9 +34,9 @@ static void bw_run_once(struct kcase *c)
 {
     struct bw *s = c->state;
     if (c->rank == 0) {
-        payload_fill(c, s->msg.send_buf);
+        payload_fill(c, p2p_send_buf(&s->msg));
         for (int i = 0; i < c->window; i++)
-            msg_isend(s->msg.send_buf, &s->msg.type, 1, TAG_DATA, c->comm,
+            msg_isend(p2p_send_buf(&s->msg), &s->msg.type, 1, TAG_DATA, c->comm,
                       &s->reqs[i]);
         CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
         CHECK_MPI(MPI_Recv(&s->ack, 1, MPI_BYTE, 1, TAG_ACK, c->comm,

@@ -127,15 +127,15 @@ static void receive_all(struct kcase *c, struct fanin *s)
 
 static void send_one(struct kcase *c, struct fanin *s)
 {
-    payload_fill(c, s->msg.send_buf);
+    payload_fill(c, p2p_send_buf(&s->msg));
     CHECK_MPI(MPI_Barrier(c->comm));
     timing_phase_end(c, PHASE_SYNC);
     if (c->mode == SEND_NONBLOCKING) {
         MPI_Request req;
-        msg_isend(s->msg.send_buf, &s->msg.type, 0, TAG_FANIN, c->comm, &req);
+        msg_isend(p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN, c->comm, &req);
         CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
     } else {
-        msg_send(c->mode, s->msg.send_buf, &s->msg.type, 0, TAG_FANIN,
+        msg_send(c->mode, p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN,
                  c->comm);
     }
     timing_phase_end(c, PHASE_FANIN);

@@ -12,7 +12,7 @@ static void gather_setup(struct kcase *c)
 
 static void gather_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     int root = coll_root(c);
     coll_block_fill(c, s->send, c->rank, 0);
     CHECK_MPI(MPI_Gather(s->send, s->count, MPI_BYTE, s->recv, s->count,

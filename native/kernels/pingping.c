@@ -21,8 +21,8 @@ static void pingping_run_once(struct kcase *c)
     struct p2p *b = c->state;
     int peer = 1 - c->rank;
     MPI_Request req;
-    payload_fill(c, b->send_buf);
-    msg_isend(b->send_buf, &b->type, peer, TAG_PING, c->comm, &req);
+    payload_fill(c, p2p_send_buf(b));
+    msg_isend(p2p_send_buf(b), &b->type, peer, TAG_PING, c->comm, &req);
     msg_recv(p2p_recv_buf(b, 0), &b->type, peer, TAG_PING, c->comm);
     CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
     payload_check(c, p2p_recv_buf(b, 0), peer);

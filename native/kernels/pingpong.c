@@ -46,7 +46,7 @@ static void pingpong_setup(struct kcase *c)
 static void initiate(struct kcase *c, struct pingpong *p)
 {
     const struct msg_type *t = &p->msg.type;
-    void *ping = p->msg.send_buf, *pong = p2p_recv_buf(&p->msg, 0);
+    void *ping = p2p_send_buf(&p->msg), *pong = p2p_recv_buf(&p->msg, 0);
     MPI_Request req[2];
     payload_fill(c, ping);
     switch (c->mode) {
@@ -76,7 +76,7 @@ static void initiate(struct kcase *c, struct pingpong *p)
 static void echo(struct kcase *c, struct pingpong *p)
 {
     const struct msg_type *t = &p->msg.type;
-    void *ping = p2p_recv_buf(&p->msg, 0), *pong = p->msg.send_buf;
+    void *ping = p2p_recv_buf(&p->msg, 0), *pong = p2p_send_buf(&p->msg);
     MPI_Request req;
     switch (c->mode) {
     case SEND_READY:
@@ -84,8 +84,10 @@ static void echo(struct kcase *c, struct pingpong *p)
         payload_check(c, ping, 0);
         payload_fill(c, pong);
         /* Posted before pong i leaves, and rank 0 sends ping i+1 only after
-         * pong i arrived: rank 0's next Rsend finds it. */
-        msg_irecv(ping, t, 0, TAG_PING, c->comm, &p->next_ping);
+         * pong i arrived: rank 0's next Rsend finds it, in iteration i+1's
+         * buffer (--cold-cache: another set). */
+        msg_irecv(p2p_recv_buf_at(&p->msg, 0, c->iteration + 1), t, 0, TAG_PING, c->comm,
+                  &p->next_ping);
         msg_send(SEND_READY, pong, t, 0, TAG_PONG, c->comm);
         break;
     case SEND_NONBLOCKING:

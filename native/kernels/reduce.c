@@ -13,7 +13,7 @@ static void reduce_setup(struct kcase *c)
 
 static void reduce_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     int root = coll_root(c);
     CHECK_MPI(MPI_Reduce(s->send, s->recv, s->count, s->type, s->mpi_op, root,
                          c->comm));

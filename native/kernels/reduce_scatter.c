@@ -13,7 +13,7 @@ static void reduce_scatter_setup(struct kcase *c)
 
 static void reduce_scatter_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     CHECK_MPI(MPI_Reduce_scatter_block(s->send, s->recv, s->count, s->type,
                                        s->mpi_op, c->comm));
     timing_phase_end(c, COLL_PHASE_CALL);

@@ -71,8 +71,8 @@ static void circulate(struct kcase *c, struct ring *s)
 {
     const struct msg_type *t = &s->msg.type;
     int p = c->ranks, rank = c->rank;
-    const void *out_right = s->msg.send_buf, *out_left = s->msg.send_buf;
-    payload_fill(c, s->msg.send_buf);
+    const void *out_right = p2p_send_buf(&s->msg), *out_left = p2p_send_buf(&s->msg);
+    payload_fill(c, p2p_send_buf(&s->msg));
     for (int k = 1; k <= p; k++) {
         void *in_left = p2p_recv_buf(&s->msg, k % 2);
         void *in_right = p2p_recv_buf(&s->msg, 2 + k % 2);
@@ -98,8 +98,8 @@ static void circulate(struct kcase *c, struct ring *s)
 static void sendrecv(struct kcase *c, struct ring *s)
 {
     void *in = p2p_recv_buf(&s->msg, 0);
-    payload_fill(c, s->msg.send_buf);
-    msg_sendrecv(s->msg.send_buf, s->right, tag_of(c->rank, RIGHTWARD), in,
+    payload_fill(c, p2p_send_buf(&s->msg));
+    msg_sendrecv(p2p_send_buf(&s->msg), s->right, tag_of(c->rank, RIGHTWARD), in,
                  s->left, tag_of(s->left, RIGHTWARD), &s->msg.type, c->comm);
     payload_check(c, in, s->left);
 }
@@ -111,10 +111,10 @@ static void exchange(struct kcase *c, struct ring *s)
     void *in_left = p2p_recv_buf(&s->msg, 0);
     void *in_right = p2p_recv_buf(&s->msg, 1);
     MPI_Request req[4];
-    payload_fill(c, s->msg.send_buf);
-    msg_isend(s->msg.send_buf, t, s->right, tag_of(c->rank, RIGHTWARD),
+    payload_fill(c, p2p_send_buf(&s->msg));
+    msg_isend(p2p_send_buf(&s->msg), t, s->right, tag_of(c->rank, RIGHTWARD),
               c->comm, &req[0]);
-    msg_isend(s->msg.send_buf, t, s->left, tag_of(c->rank, LEFTWARD),
+    msg_isend(p2p_send_buf(&s->msg), t, s->left, tag_of(c->rank, LEFTWARD),
               c->comm, &req[1]);
     msg_irecv(in_left, t, s->left, tag_of(s->left, RIGHTWARD), c->comm,
               &req[2]);

@@ -12,7 +12,7 @@ static void scatter_setup(struct kcase *c)
 
 static void scatter_run_once(struct kcase *c)
 {
-    struct coll *s = c->state;
+    struct coll *s = coll_iteration(c);
     int root = coll_root(c);
     if (c->rank == root)
         for (int r = 0; r < c->ranks; r++)

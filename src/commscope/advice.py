@@ -31,6 +31,7 @@ KINDS = {
     "capped": "95% interval wider than --precision: time ran out for samples",
     "one_launch": "one launch: the variation between launches is unknown",
     "levels": "earlier commands fall into two levels: this host switches between states",
+    "above_ceiling": "bandwidth above the copy ceiling measured beside it: a finding to explain",
     "all_late": "every repetition started late under --sync window: no figures",
     "late": "repetitions started late under --sync window, left out of the statistics",
     "few_samples": "too few samples for a 95% CI of the median (6 needed)",
@@ -66,7 +67,7 @@ def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) ->
             label = f"{message} (launch {case.launch})" if len(cases) > 1 else message
             if kind not in found or severity > found[kind][1]:
                 found[kind] = (label, severity)
-    for check in (_wide, _one_launch, _few, _levels):
+    for check in (_wide, _one_launch, _few, _levels, _above_ceiling):
         seen = check(summary, cases[0].settings)
         if seen:
             found[seen[0]] = seen[1:]
@@ -99,6 +100,16 @@ def _levels(s: dict, settings: dict):
     nearer = "higher" if s["median_s"] > math.sqrt(low * high) else "lower"
     return ("levels", f"{low * 1e6:.3g} us in {n_low} earlier commands, {high * 1e6:.3g} us in "
             f"{n_high}; this one {s['median_s'] * 1e6:.3g} us, the {nearer}", high / low)
+
+
+def _above_ceiling(s: dict, settings: dict):
+    """More bytes per second than one core copies them (summary's ceiling_fraction > 1):
+    never shown as a plain number."""
+    fraction = s.get("ceiling_fraction")
+    if fraction is None or fraction <= 1:
+        return None
+    return ("above_ceiling", f"{s['bandwidth_MBps']:,.0f} MB/s, {fraction:.2f}x the copy "
+            f"ceiling of {s['ceiling_MBps']:,.0f} MB/s", fraction)
 
 
 def _one_launch(s: dict, settings: dict):
@@ -201,6 +212,10 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     if kind == "levels":
         return ("compare commands of the same level; the interval spans both, as a command "
                 "cannot tell which it will meet")
+    if kind == "above_ceiling":
+        cold = "" if settings.get("cold_cache") else "measure with --cold-cache, and "
+        return (f"{cold}read docs/native.md, 'Copy ceilings': the transfer found its data in "
+                "cache where the copy did not, or the library copied with more than one core")
     if kind == "one_launch":
         return "measure in 3 or more launches (--launches auto, the default, does)"
     if kind in ("all_late", "late"):

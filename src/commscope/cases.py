@@ -109,7 +109,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
     the send mode, the size, the launched process count (np) and the ranks taking
     part, whether it ran oversubscribed, the window as the kernel used it
     (window="used"; "asked": as requested, which fits use since large sizes shrink
-    it), and --validate (its byte checks are inside the timed loop). Named options
+    it), and --validate (its byte checks are inside the timed loop); --cold-cache always,
+    where given. Named options
     leave a field out (size, send_mode, ranks, validated, oversubscribed) or put one
     in: the MPI library (mpi) and the launch number within a sweep (launch).
     """
@@ -131,6 +132,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
         out["window"] = s.get("window", case.window)
     out.update(params=case.params, **{k: s.get(k, default) for k, default in PLACEMENT.items()},
                **{k: s[k] for k in PLACEMENT_WHERE_USED if k in s}, sync=s.get("sync", "barrier"))
+    if s.get("cold_cache"):  # a run of warm buffers stays as it was before the option
+        out["cold_cache"] = True
     if validated:
         out["validated"] = case.validated
     if mpi:

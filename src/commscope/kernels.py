@@ -58,6 +58,12 @@ class Meaning:
     # A collective's bus bandwidth over its algorithm bandwidth, from the ranks taking part
     # (nccl-tests' busbw); None: no such factor.
     bus_factor: Callable[[int], float] | None = None
+    # The copy ceiling's multiple (docs/native.md, "Copy ceilings"): how many of the bytes
+    # the bandwidth counts each rank may receive per copy time, at most. A rank receives
+    # what it is sent one copy at a time, so a kernel that counts only the received bytes
+    # has 1, one that counts both directions (bibw, IMB's Sendrecv and Exchange) 2.
+    # None: no ceiling (collectives: what they move depends on the algorithm).
+    ceiling: Callable[[object], float] | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +229,10 @@ def _per_call(t: float, case) -> float:
     return t
 
 
+def _one(case) -> float:
+    return 1.0
+
+
 def _collective(total: bool, bus, memory=_per_rank_blocks) -> Meaning:
     """A collective's algorithm bandwidth S/t and bus factor, as nccl-tests defines them
     (NVIDIA/nccl-tests, doc/PERFORMANCE.md): S is the buffer of a reduction or broadcast
@@ -240,20 +250,25 @@ def _ring_factor(p: int) -> float:
 
 
 MEANINGS = {
-    "pingpong": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers),
-    "pingping": Meaning(_per_call, lambda t, c: c.bytes / t, _two_buffers),
-    "bw": Meaning(lambda t, c: t / c.window, lambda t, c: c.window * c.bytes / t, _windowed),
+    "pingpong": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers,
+                        ceiling=_one),
+    "pingping": Meaning(_per_call, lambda t, c: c.bytes / t, _two_buffers, ceiling=_one),
+    "bw": Meaning(lambda t, c: t / c.window, lambda t, c: c.window * c.bytes / t, _windowed,
+                  ceiling=_one),
     "bibw": Meaning(lambda t, c: t / c.window, lambda t, c: 2 * c.window * c.bytes / t,
-                    _windowed),
-    "rma": Meaning(_per_call, lambda t, c: c.window * c.bytes / t, _rma_buffers),
+                    _windowed, ceiling=lambda c: 2.0),
+    "rma": Meaning(_per_call, lambda t, c: c.window * c.bytes / t, _rma_buffers, ceiling=_one),
     "fanin": Meaning(_per_call, lambda t, c: (c.ranks - 1) * c.bytes / t, _per_rank_blocks,
-                     rank_times="fanin"),
-    "ring": Meaning(_per_call, _ring_bytes, lambda n, w, r, p: 6 * n, rank_times="samples"),
+                     rank_times="fanin", ceiling=_one),
+    # ring: 2n a step received two at a time; sendrecv counts 2n and receives n, exchange
+    # counts 4n and receives 2n (IMB)
+    "ring": Meaning(_per_call, _ring_bytes, lambda n, w, r, p: 6 * n, rank_times="samples",
+                    ceiling=lambda c: 1.0 if c.params["pattern"] == "ring" else 2.0),
     # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
     "vector_sum": Meaning(_per_call, None, lambda n, w, r, p: 2 * n, length=("n", 8, 1_000_000)),
     # memory: the field follows from tile, not from bytes; _halo_tile bounds it.
     "halo": Meaning(_per_call, lambda t, c: c.bytes / t, lambda n, w, r, p: 0,
-                    fixed_bytes=_halo_bytes),
+                    fixed_bytes=_halo_bytes, ceiling=_one),
     # A sample is one whole solve; bytes = the n x n float64 field; memory: three tiles per
     # rank and, with field=, the whole field gathered on rank 0 (docs/app-advection2d.md).
     "advection2d": Meaning(_per_call, None, lambda n, w, r, p: 3 * n // r + n),

@@ -39,6 +39,7 @@ def identity(ident: dict) -> str:
     words += [f"bind-to={ident['bind_to']}"] if ident["bind_to"] else []
     words += [f"sync={ident['sync']}"] if ident["sync"] != "barrier" else []
     words += ["validated"] if ident.get("validated") else []
+    words += ["cold-cache"] if ident.get("cold_cache") else []
     words += [f"hosts={ident['hosts']}"] if ident.get("hosts") else []
     return " ".join(w for w in words if w)
 
@@ -51,6 +52,8 @@ def what(ident: dict) -> str:
     parts += [f"{k}={v}" for k, v in sorted(ident.get("params", {}).items())]
     if "window" in ident:
         parts.append(f"window={ident['window']}")
+    if ident.get("cold_cache"):
+        parts.append("cold cache")
     ranks = _ranks(ident)
     return " ".join(parts) + (f", {ranks}" if ranks else "")
 

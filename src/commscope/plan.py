@@ -177,6 +177,7 @@ class Plan:
     validate: bool = False
     placement: Placement = Placement()
     sampling: Sampling = Sampling()
+    cold_cache: bool = False  # buffers rotate through twice the last-level cache
 
     @property
     def cases(self) -> int:
@@ -194,13 +195,15 @@ class Plan:
             args += ["--param", f"{key}={value}"]
         if self.validate:
             args.append("--validate")
+        if self.cold_cache:
+            args.append("--cold-cache")
         return args
 
     def settings(self) -> dict:
         """What was asked for, stored with the run: the provenance of every case in it."""
         return {"params": self.params, "sync": self.sync, **self.placement.as_dict(),
                 "modes": self.modes, "sizes": self.sizes, **self.sampling.settings(),
-                "window": self.window, "validate": self.validate}
+                "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache}
 
 
 def parse_ranks(spec, name: str = "--np") -> list[int]:
@@ -229,7 +232,7 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
           validate: bool = False, sampling: Sampling = Sampling(), map_by: str | None = None,
           bind_to: str | None = None, transport: str = "auto", hosts: str | None = None,
           hostfile: str | None = None, ppn: int | None = None, launcher: str = "auto",
-          app: bool = False, names: Names = FLAGS) -> list[Plan]:
+          app: bool = False, cold_cache: bool = False, names: Names = FLAGS) -> list[Plan]:
     """One plan per process count, every one checked before anything is launched.
 
     np and sizes take a spec ("2:8", "0:4MiB") or a list; modes a spec ("all",
@@ -259,7 +262,7 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
         check_sizes(k, these_sizes, chosen, names)
         check_placement(mpi, ranks, placement)
         plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
-                    placement, sampling)
+                    placement, sampling, cold_cache)
         check_memory(catalog, plan, names)
         found.append(plan)
     return found

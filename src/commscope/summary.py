@@ -102,6 +102,8 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
         "capped": any(c.extra.get("capped", False) for c in cases),
         "bandwidth_MBps": mb_per_s(bandwidth),
         **_collective(measured, bandwidth),
+        **_ceiling(measured, bandwidth),
+        "cache": "cold" if first.settings.get("cold_cache") else "warm",
         "validated": first.validated,
     }
     phases = [c.extra.get("phase_samples_s") for c in measured]
@@ -122,10 +124,25 @@ def _imported(case: Case) -> dict:
            "params": case.params, "sync": None, "map_by": None, "bind_to": None,
            "transport": "auto", "case_key": None, "launches": 1, "n": 0,
            **_statistics(None, None), "levels": None, "invalid": 0, "precision_target": None,
-           "capped": False, "validated": False, "bus_factor": None}
+           "capped": False, "validated": False, "bus_factor": None, "ceiling_MBps": None,
+           "ceiling_fraction": None, "cache": None}
     out.update(case.imported)
     out.update({"ci_basis": NO_SAMPLES, "printed": case.extra.get("printed", {})})
     return out
+
+
+def _ceiling(measured: list[Case], bandwidth: float | None) -> dict:
+    """The copy ceiling (docs/native.md, "Copy ceilings"): the median over launches of the
+    native copy time of the case's size, as a rate in the bytes the kernel's bandwidth
+    counts, and the bandwidth's fraction of it. None where the kernel has no ceiling, the
+    size is 0 or the runs were stored before ceilings were measured."""
+    copies = [c.extra["copy_s"] for c in measured if c.extra.get("copy_s")]
+    factor = meaning(measured[0].kernel).ceiling if measured else None
+    if not copies or factor is None:
+        return {"ceiling_MBps": None, "ceiling_fraction": None}
+    ceiling = mb_per_s(factor(measured[0]) * measured[0].bytes / float(np.median(copies)))
+    rate = mb_per_s(bandwidth)
+    return {"ceiling_MBps": ceiling, "ceiling_fraction": rate / ceiling if rate else None}
 
 
 def _collective(measured: list[Case], algbw: float | None) -> dict:

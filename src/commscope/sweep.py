@@ -1,7 +1,7 @@
 """Sweep plans: a TOML file of experiments, expanded into points of stable cases.
 
 A plan's top level holds defaults for every experiment (launches, precision
-and max_time, or min_time, or iters; validate, window, sync); each [[experiment]] names a kernel and any of
+and max_time, or min_time, or iters; validate, cold_cache, window, sync); each [[experiment]] names a kernel and any of
 sizes, np, map_by, bind_to, transport, sync, modes, window and a [params]
 table, and where to run it: hosts or hostfile, ppn, launcher (one of each,
 as in `commscope run`). List values multiply: every combination of np, map_by, bind_to,
@@ -26,7 +26,7 @@ from .kernels import Catalog, catalog
 from .plan import Names, Plan, plans, sampling
 
 TOP_KEYS = {"name", "launches", "precision", "max_time", "min_time", "iters", "timeout",
-            "validate", "window", "sync", "experiment"}
+            "validate", "cold_cache", "window", "sync", "experiment"}
 EXPERIMENT_KEYS = {"kernel", "sizes", "np", "map_by", "bind_to", "transport", "sync", "modes",
                    "window", "params", "hosts", "hostfile", "ppn", "launcher"}
 # What a sweep's case key says: the planned case (cases.identity) with its launch number.
@@ -80,7 +80,8 @@ def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
              "sizes": _as_list(exp["sizes"]) if "sizes" in exp else None,
              "modes": ",".join(_as_list(exp["modes"])) if "modes" in exp else None,
              "window": exp.get("window", top.get("window")),
-             "validate": bool(top.get("validate", False)), "sampling": how_many,
+             "validate": bool(top.get("validate", False)),
+             "cold_cache": bool(top.get("cold_cache", False)), "sampling": how_many,
              # One set of hosts per experiment (not a list to multiply): they say where.
              "hosts": ",".join(map(str, spec)) if isinstance(spec, list) else spec,
              "hostfile": exp.get("hostfile"), "ppn": exp.get("ppn"),

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 ALPHA_S, BANDWIDTH_BPS = 1e-6, 5e9
+COPY_BPS, LLC_BYTES = 2e10, 32 << 20  # one core's copy rate: the ceiling; the cache
 LAUNCH_CV = 0.02  # launches differ by a log-normal factor of this spread
 HOST = "fakehost"
 
@@ -30,7 +31,7 @@ def _args(argv: list[str]) -> dict:
     i = 0
     while i < len(argv):
         name = argv[i][2:]
-        if name in ("validate", "info", "describe"):
+        if name in ("validate", "info", "describe", "cold-cache"):
             out[name] = True
             i += 1
             continue
@@ -67,7 +68,7 @@ REPORTS = {"advection2d": _advection2d}
 
 
 def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
-         window: int | None, sync: str = "barrier", launch: int = 0) -> dict:
+         window: int | None, sync: str = "barrier", launch: int = 0, cold: bool = False) -> dict:
     """One case record: `samples` samples per rank, rank 0's the kernel's sample unless it
     is timed by the slowest rank; each launch (the --shuffle seed) a factor of its own."""
     ranks = kernel["max_ranks"] or world
@@ -82,7 +83,10 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
     rec = {"type": "case", "kernel": kernel["name"], "send_mode": mode, "bytes": nbytes,
            "ranks": ranks, "window": window, "batch": 10, "warmup_iterations": 100,
            "validated": False, "timed_by": kernel["timed_by"], "samples_s": kept.tolist(),
-           "rank_samples_s": per_rank.tolist(), "sync": sync}
+           "rank_samples_s": per_rank.tolist(), "sync": sync,
+           "copy_s": nbytes / COPY_BPS if nbytes else None, "copy_ranks": min(ranks, 2),
+           "cache": "cold" if cold else "warm", "llc_bytes": LLC_BYTES,
+           "working_set_bytes": 2 * LLC_BYTES if cold else 2 * max(nbytes, 4096)}
     if kernel["phases"]:
         share = 1 / len(kernel["phases"])
         rec["phase_samples_s"] = {p: (per_rank * share).tolist() for p in kernel["phases"]}
@@ -111,7 +115,7 @@ def records(argv: list[str], world: int, schema: int = 1):
         for nbytes in map(int, args["sizes"].split(",")):
             yield {"type": "case_start", "kernel": k["name"], "send_mode": mode, "bytes": nbytes}
             yield case(k, mode, nbytes, world, samples, window, args.get("sync", "barrier"),
-                       int(args.get("shuffle", 0)))
+                       int(args.get("shuffle", 0)), bool(args.get("cold-cache")))
             count += 1
     yield {"type": "end", "cases": count}
 

@@ -17,7 +17,8 @@ FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "s
           "ci_basis", "within_ci_low_s", "within_ci_high_s", "between_launch_cv",
           "within_launch_cv", "dominant", "between_command_cv", "command_basis", "p05_s", "p95_s", "mean_s", "stddev_s", "precision",
           "capped", "outliers", "invalid", "bandwidth_MBps", "busbw_MBps", "bus_factor",
-          "rank_mean_median_s", "validated", "case_key")
+          "rank_mean_median_s", "ceiling_MBps", "ceiling_fraction", "cache", "validated",
+          "case_key")
 
 
 def add_parser(sub) -> None:

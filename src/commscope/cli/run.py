@@ -64,6 +64,10 @@ def add_parser(sub) -> None:
                         "%(default)s)")
     p.add_argument("--validate", action="store_true",
                    help="check every payload byte on every iteration")
+    p.add_argument("--cold-cache", action="store_true",
+                   help="rotate each case's buffers through twice the last-level cache, so "
+                        "no iteration finds its data in cache (IMB's -off_cache idea; "
+                        "default: warm)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
     p.add_argument("--sync", default="barrier", metavar="barrier|window|EPOCH",
@@ -109,7 +113,7 @@ def plans_from(args: argparse.Namespace, mpi):
     known = catalog(mpi)
     return plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
                  modes=args.modes, window=args.window, params=kernel_params(args, known),
-                 sync=args.sync, validate=args.validate,
+                 sync=args.sync, validate=args.validate, cold_cache=args.cold_cache,
                  sampling=sampling(iters=args.iters, min_time=args.min_time,
                                    precision=None if args.iters or args.min_time
                                    else args.precision,

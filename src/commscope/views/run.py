@@ -13,14 +13,15 @@ from .tables import Table
 HEADER = ("kernel", "mode", "size", "launches", "n", "median us", "95% CI us", "+-", "spread",
           "p5 us", "p95 us", "MB/s", "warnings")
 # Shown where a case has them: collectives (and other kernels timed by the slowest rank).
-RANK_MEAN, BUSBW = "rank-mean us", "busbw MB/s"
+RANK_MEAN, BUSBW, CEILING = "rank-mean us", "busbw MB/s", "of ceiling"
 FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
           "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank "
           "(fanin, ring, collectives, vector_sum, halo); median and 95% CI: of the launches' "
           "medians (docs/statistics.md), within the launch for one launch; +-: the CI's reach "
           "from the median (* a launch stopped by its share of --max-time); spread: which "
           "varies more, the launches' medians or a launch's own (CV), '?' where one launch "
-          "cannot tell; MB/s with MB = 10^6 bytes; warnings: the quality block's kinds")
+          "cannot tell; MB/s with MB = 10^6 bytes; of ceiling: MB/s over the copy ceiling "
+          "measured in the same launch (docs/native.md); warnings: the quality block's kinds")
 COLLECTIVE_FOOTER = (f"collectives: MB/s is the algorithm bandwidth S/t and {BUSBW} the bus "
                      "bandwidth, as nccl-tests; median us is the slowest rank's, "
                      f"{RANK_MEAN} the mean over ranks, as OSU averages")
@@ -59,7 +60,8 @@ def _row(s: dict, mark: str) -> tuple[str, ...]:
             units.us(s["p95_s"]), units.rate(bandwidth, 1, missing=units.MISSING),
             units.us(s.get("rank_mean_median_s")),
             units.rate(None if s["bytes"] == 0 else s.get("busbw_MBps"), 1,
-                       missing=units.MISSING), mark)
+                       missing=units.MISSING),
+            units.percent(s.get("ceiling_fraction"), decimals=0), mark)
 
 
 def render(summaries: list[dict], marks: list[str] | None = None) -> str:
@@ -67,10 +69,10 @@ def render(summaries: list[dict], marks: list[str] | None = None) -> str:
     collective's mean over ranks and bus bandwidth), and the kinds of warning about it
     (`marks`, in the same order)."""
     marks = marks or [""] * len(summaries)
-    header = HEADER[:-1] + (RANK_MEAN, BUSBW) + HEADER[-1:]
+    header = HEADER[:-1] + (RANK_MEAN, BUSBW, CEILING) + HEADER[-1:]
     rows = [_row(s, m) for s, m in zip(summaries, marks)]
     shown = [i for i in range(len(header))
-             if header[i] not in (RANK_MEAN, BUSBW)
+             if header[i] not in (RANK_MEAN, BUSBW, CEILING)
              or any(r[i] != units.MISSING for r in rows)]
     collective = any(s.get("busbw_MBps") is not None for s in summaries)
     footer = "\n".join([FOOTER] + ([COLLECTIVE_FOOTER] if collective else []) + [REFERENCES])
