@@ -49,7 +49,7 @@ size_t cache_llc_bytes(void)
 
 size_t cache_sets(const struct kcase *c, size_t set_bytes)
 {
-    if (!c->cfg->cold_cache || set_bytes == 0)
+    if (!c->cfg->cold_cache || !c->cfg->kernel->cold_cache || set_bytes == 0)
         return 1;
     size_t goal = 2 * cache_llc_bytes();
     if (set_bytes >= goal)

@@ -21,11 +21,12 @@ static volatile unsigned char sink;
 struct copies {
     unsigned char *sets; /* count x (source, destination) of stride bytes each */
     size_t stride, count, bytes;
+    uint64_t per_set; /* copies per set: a window's messages share one, as in bw */
 };
 
 static void copy(struct copies *k, uint64_t i)
 {
-    unsigned char *src = k->sets + 2 * k->stride * cache_set(i, k->count);
+    unsigned char *src = k->sets + 2 * k->stride * cache_set(i / k->per_set, k->count);
     memcpy(src + k->stride, src, k->bytes);
     sink = src[k->stride + k->bytes - 1];
 }
@@ -75,7 +76,8 @@ static unsigned char *scratch_for(const struct kcase *c, size_t bytes)
 /* This rank's median seconds per copy of c->bytes. */
 static double measure(const struct kcase *c)
 {
-    struct copies k = {.bytes = c->bytes, .stride = stride_of(c->bytes)};
+    struct copies k = {.bytes = c->bytes, .stride = stride_of(c->bytes),
+                       .per_set = c->window > 0 ? (uint64_t)c->window : 1};
     k.count = cache_sets(c, 2 * k.stride);
     k.sets = scratch_for(c, 2 * k.stride * k.count);
     uint64_t i = 0, n = 1;

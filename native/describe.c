@@ -58,6 +58,7 @@ static void kernel(struct jsonl *j, const struct kernel *k)
             jsonl_str(j, NULL, send_mode_names[m]);
     jsonl_close(j, ']');
     jsonl_str(j, "timed_by", timed_by_names[k->timed_by]);
+    jsonl_bool(j, "cold_cache", k->cold_cache);
     if (k->default_window)
         jsonl_int(j, "default_window", k->default_window);
     else

@@ -94,6 +94,9 @@ struct kernel {
     int max_ranks;
     unsigned modes; /* SEND_MODE_BITs accepted; 0: takes no send modes */
     enum timed_by timed_by;
+    /* --cold-cache applies: the kernel's buffers come from p2p_init or
+     * coll_buffers, which rotate them (cache.h). */
+    bool cold_cache;
     /* --window when not given: messages (operations) in flight per
      * iteration. 0: the kernel takes no window. */
     int default_window;

@@ -287,7 +287,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         .max_time_s = cfg->max_time_s, .sampling_s = sampling_s,
         .capped = capped, .window_s = s.window_s, .late = s.late,
         .clock_ranks = s.clocks.ranks, .clock_offsets_s = s.clocks.offset_s,
-        .clock_rtt_s = s.clocks.rtt_s, .cold_cache = cfg->cold_cache,
+        .clock_rtt_s = s.clocks.rtt_s, .cold_cache = cfg->cold_cache && k->cold_cache,
         .llc_bytes = cache_llc_bytes(), .working_set_bytes = c.working_set};
     struct ceiling ceiling = ceiling_measure(&c); /* after the samples: none is touched */
     r.copy_s = ceiling.copy_s;

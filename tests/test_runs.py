@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from commscope.kernels import catalog
-from conftest import commscope
+from conftest import commscope, one_line_error
 
 pytestmark = pytest.mark.mpi
 
@@ -144,3 +144,6 @@ def test_cold_cache_rotates_through_twice_the_last_level_cache(mpi_prefix, db):
     # warm and cold are not the same measurement: compare matches none of them
     done = commscope("compare", "1", "2", "--db", db)
     assert done.returncode == 2 and "matches" in done.stderr
+    # a kernel with buffers of its own says so, before launching anything
+    done = commscope("run", "rma", "--cold-cache", "--mpi", mpi_prefix, "--db", db)
+    assert "keeps its own buffers warm" in one_line_error(done)

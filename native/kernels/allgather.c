@@ -27,6 +27,7 @@ const struct kernel kernel_allgather = {
     .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .unsupported = coll_bytes_unsupported,
     .setup = allgather_setup,
     .run_once = allgather_run_once,

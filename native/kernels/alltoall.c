@@ -29,6 +29,7 @@ const struct kernel kernel_alltoall = {
     .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .unsupported = coll_bytes_unsupported,
     .setup = alltoall_setup,
     .run_once = alltoall_run_once,

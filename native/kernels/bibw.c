@@ -65,6 +65,7 @@ const struct kernel kernel_bibw = {
     .max_ranks = 2,
     .default_window = 64,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .params = recv_buffers_params,
     .setup = bibw_setup,
     .run_once = bibw_run_once,

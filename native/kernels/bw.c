@@ -74,6 +74,7 @@ const struct kernel kernel_bw = {
     .max_ranks = 2,
     .default_window = 64,
     .timed_by = TIMED_BY_ORIGIN,
+    .cold_cache = true,
     .params = recv_buffers_params,
     .setup = bw_setup,
     .run_once = bw_run_once,

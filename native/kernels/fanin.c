@@ -203,6 +203,7 @@ const struct kernel kernel_fanin = {
              SEND_MODE_BIT(SEND_BUFFERED) | SEND_MODE_BIT(SEND_READY) |
              SEND_MODE_BIT(SEND_NONBLOCKING),
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .params = fanin_params,
     .unsupported = fanin_unsupported,
     .setup = fanin_setup,

@@ -29,6 +29,7 @@ const struct kernel kernel_gather = {
     .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .params = coll_rooted_params,
     .unsupported = coll_bytes_unsupported,
     .setup = gather_setup,

@@ -41,6 +41,7 @@ const struct kernel kernel_pingping = {
     .min_ranks = 2,
     .max_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .setup = pingping_setup,
     .run_once = pingping_run_once,
     .teardown = pingping_teardown,

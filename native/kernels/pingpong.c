@@ -146,6 +146,7 @@ const struct kernel kernel_pingpong = {
              SEND_MODE_BIT(SEND_BUFFERED) | SEND_MODE_BIT(SEND_READY) |
              SEND_MODE_BIT(SEND_NONBLOCKING) | SEND_MODE_BIT(SEND_SENDRECV),
     .timed_by = TIMED_BY_ORIGIN,
+    .cold_cache = true,
     .unsupported = pingpong_unsupported,
     .setup = pingpong_setup,
     .run_once = pingpong_run_once,

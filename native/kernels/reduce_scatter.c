@@ -30,6 +30,7 @@ const struct kernel kernel_reduce_scatter = {
     .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .params = coll_reducing_params,
     .unsupported = coll_reduction_unsupported,
     .setup = reduce_scatter_setup,

@@ -155,6 +155,7 @@ const struct kernel kernel_ring = {
     .family = FAMILY_MANY_RANK,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .params = ring_params,
     .unsupported = ring_unsupported,
     .setup = ring_setup,

@@ -28,6 +28,7 @@ const struct kernel kernel_scan = {
     .family = FAMILY_COLLECTIVE,
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
     .params = coll_reducing_params,
     .unsupported = coll_reduction_unsupported,
     .setup = scan_setup,

@@ -86,6 +86,11 @@ class Kernel:
         return self.max_ranks == 2
 
     @property
+    def cold_cache(self) -> bool:
+        """--cold-cache applies: the binary says the kernel's buffers rotate."""
+        return bool(self.described.get("cold_cache"))
+
+    @property
     def app(self) -> bool:
         """An application: `commscope app NAME` runs it, not run or sweep."""
         return self.family == "application"

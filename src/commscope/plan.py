@@ -240,6 +240,10 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
     its '_': --recv-buffers is recv_buffers).
     """
     k = catalog.kernel(kernel) if app else catalog.runnable(kernel)
+    if cold_cache and not k.cold_cache:
+        takes = ", ".join(n for n, other in catalog.kernels.items() if other.cold_cache)
+        raise UserError(f"{names('cold_cache')}: kernel {k.name} keeps its own buffers warm; "
+                        f"cold caches are for {takes}")
     window = _window(k, window, names)
     sync, given = split_sync(catalog, k, sync, {n.strip().replace('-', '_'): str(v).strip()
                                                   for n, v in (params or {}).items()},
