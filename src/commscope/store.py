@@ -134,6 +134,8 @@ ALTER TABLE runs ADD COLUMN source TEXT;
 """,
 }
 
+BUSY_TIMEOUT_S = 60.0  # how long a command waits for another's lock on the results file
+
 # Record fields kept in columns or blobs; everything else a case record has goes to `extra`.
 CASE_COLUMNS = {"type", "kernel", "send_mode", "bytes", "ranks", "window", "batch",
                 "warmup_iterations", "validated", "timed_by", "samples_s", "rank_samples_s"}
@@ -186,9 +188,11 @@ class Store:
         self.path = Path(path)
         self._check_location()
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
+            # Other commands may hold the file for a moment (a commit, another's schema
+            # creation): wait for them rather than fail.
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
             self.db.row_factory = sqlite3.Row
-            self._check_or_create()
+            self._check_or_create()  # before any write: a foreign file stays untouched
             # Write-ahead logging, synced at checkpoints: a commit survives the process
             # dying at once, and a run's hundreds of commits are not each an fsync
             # (half a second of a 2 s bw run here). A power cut may lose the last ones.
@@ -206,27 +210,47 @@ class Store:
                             "create it or choose another --db path")
 
     def _check_or_create(self) -> None:
+        """Check the file is a store of this schema, creating or migrating it first where
+        needed: all under one write lock (BEGIN IMMEDIATE), so commands that open a new
+        file at the same moment create it once and the others find it made."""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:  # the common case, without taking the write lock
+            return self._check_application()
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+            if app_id == 0 and tables == 0:
+                self._migrate(SCHEMA_1, 2)  # a store is created whole or not at all
+            elif app_id == APPLICATION_ID and 0 < version < SCHEMA_VERSION:
+                self._migrate("", version + 1)
+        self._check_application()
+
+    def _check_application(self) -> None:
         app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if app_id == 0 and tables == 0:
-            self._migrate(SCHEMA_1, 2)  # a store is created whole or not at all
-            return
         if app_id != APPLICATION_ID:
             raise UserError(f"--db {self.path}: a SQLite file that commscope did not write; "
                             "choose another --db path")
-        if 0 < version < SCHEMA_VERSION:
-            self._migrate("", version + 1)
-            return
         if version != SCHEMA_VERSION:
             raise UserError(f"--db {self.path}: results schema {version}, this commscope reads "
                             f"schema {SCHEMA_VERSION}; use a matching commscope or another --db")
 
     def _migrate(self, script: str, first: int) -> None:
-        """Run `script` and the migrations from version `first` on, as one transaction."""
+        """Run `script` and the migrations from version `first` on, inside the caller's
+        transaction: statement by statement, as executescript would commit it first."""
         steps = "".join(MIGRATIONS[v] for v in range(first, SCHEMA_VERSION + 1))
-        self.db.executescript(f"BEGIN; {script} {steps} PRAGMA application_id = {APPLICATION_ID}; "
-                              f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        text = (f"{script}\n{steps}\nPRAGMA application_id = {APPLICATION_ID};\n"
+                f"PRAGMA user_version = {SCHEMA_VERSION};\n")
+        statement = ""
+        for line in text.splitlines(keepends=True):
+            statement += line
+            if sqlite3.complete_statement(statement):
+                self.db.execute(statement)
+                statement = ""
+        if statement.strip():
+            self.db.execute(statement)
 
     def close(self) -> None:
         self.db.close()

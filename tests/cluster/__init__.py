@@ -48,6 +48,7 @@ SUBNET = ipaddress.ip_network("10.251.0.0/24")  # RFC 1918, far from the usual 1
 BRIDGE = f"{PREFIX}-br"
 STATE = Path("/run/commscope-cluster")  # the lock and the agent
 NETNS_ETC = Path("/etc/netns")
+OWN_CPU = "CSCL_OWN_CPU"  # in a command's environment: each host on a CPU of its own
 
 # ssh's calling convention: options, the host, then the command line, which the
 # remote shell parses (PRRTE passes it as one word, hydra as several). Only
@@ -61,7 +62,11 @@ case $host in
     {PREFIX}-h[0-9]*) ;;
     *) echo "agent: $host is not a test-cluster host" >&2; exit 255 ;;
 esac
-exec ip netns exec "$host" unshare --uts \\
+# With {OWN_CPU} set, host k owns CPU k mod the CPUs installed, as a machine owns its
+# cores (Cluster.command).
+pin=""
+if [ -n "${{{OWN_CPU}:-}}" ]; then pin="taskset -c $(( ${{host##*-h}} % $(nproc --all) ))"; fi
+exec $pin ip netns exec "$host" unshare --uts \\
     /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$*"' "$host" "$@"
 """
 
@@ -79,7 +84,7 @@ def unavailable() -> str | None:
     """Why a cluster cannot be made here, or None."""
     if os.geteuid() != 0:
         return "the virtual cluster needs root (network namespaces, tc)"
-    for tool in ("ip", "tc", "unshare", "hostname"):
+    for tool in ("ip", "tc", "unshare", "hostname", "taskset", "nproc"):
         if not shutil.which(tool):
             return f"the virtual cluster needs `{tool}`, which is not on PATH"
     for item in json.loads(_ip("-j", "addr").stdout or "[]"):
@@ -106,14 +111,21 @@ class Cluster:
 
     def run(self, host: str, argv: list[str], env: dict | None = None, timeout: float = 600,
             **kwargs) -> subprocess.CompletedProcess:
-        """Run argv on `host` (its namespace, its host name); argv is never parsed by a shell."""
-        return subprocess.run(self.command(host, argv), env=env, timeout=timeout,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, **kwargs)
+        """Run argv on `host` (its namespace, its host name); argv is never parsed by a shell.
+        With OWN_CPU in env, each host runs on a CPU of its own (and the ranks MPI starts on
+        other hosts through `agent` too)."""
+        return subprocess.run(self.command(host, argv, bool((env or {}).get(OWN_CPU))), env=env,
+                              timeout=timeout, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, **kwargs)
 
-    def command(self, host: str, argv: list[str]) -> list[str]:
-        # $0 is the host name and "$@" the argv, passed through unparsed.
-        return ["ip", "netns", "exec", host, "unshare", "--uts", "/bin/sh", "-c",
-                'hostname "$0" && exec "$@"', host, *map(str, argv)]
+    def command(self, host: str, argv: list[str], own_cpu: bool = False) -> list[str]:
+        # $0 is the host name and "$@" the argv, passed through unparsed. own_cpu: host k
+        # on CPU k (as AGENT does), so ranks of two hosts never trade cores between
+        # launches, which made one launch in a few run 70% slower at 1 MiB.
+        cpu = str(int(host.rsplit("-h", 1)[1]) % (os.cpu_count() or 1))
+        pin = ["taskset", "-c", cpu] if own_cpu else []
+        return [*pin, "ip", "netns", "exec", host, "unshare", "--uts",
+                "/bin/sh", "-c", 'hostname "$0" && exec "$@"', host, *map(str, argv)]
 
     def mpi_env(self, base: dict | None = None) -> dict[str, str]:
         """Environment that makes mpirun (PRRTE) and hydra start ranks through the agent,
