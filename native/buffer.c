@@ -12,6 +12,12 @@ size_t buffer_page_size(void)
     return page > 4096 ? (size_t)page : 4096;
 }
 
+size_t buffer_round_pages(size_t bytes)
+{
+    size_t page = buffer_page_size();
+    return (bytes + page - 1) / page * page;
+}
+
 void *buffer_alloc(size_t bytes)
 {
     size_t align = buffer_page_size();

@@ -11,5 +11,8 @@ void *buffer_alloc(size_t bytes);
 void buffer_free(void *buffer);
 /* The system's page size, at least 4 KiB. */
 size_t buffer_page_size(void);
+/* bytes rounded up to whole pages (0 stays 0): the stride that keeps each of
+ * several buffers in one allocation page-aligned. */
+size_t buffer_round_pages(size_t bytes);
 
 #endif

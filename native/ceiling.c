@@ -45,12 +45,6 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static size_t stride_of(size_t bytes)
-{
-    size_t page = buffer_page_size();
-    return (bytes + page - 1) / page * page;
-}
-
 /* The copies' memory, allocated once for the largest size of the run and kept
  * from case to case: allocating and faulting it in per case cost up to 4 ms a
  * rank warm, 30 ms cold. */
@@ -62,7 +56,7 @@ static unsigned char *scratch_for(const struct kcase *c, size_t bytes)
     if (bytes > scratch_bytes) {
         size_t most = 0;
         for (size_t i = 0; i < c->cfg->sizes.n; i++) {
-            size_t stride = stride_of(c->cfg->sizes.v[i]);
+            size_t stride = buffer_round_pages(c->cfg->sizes.v[i]);
             size_t need = 2 * stride * cache_sets(c, 2 * stride);
             most = need > most ? need : most;
         }
@@ -76,7 +70,7 @@ static unsigned char *scratch_for(const struct kcase *c, size_t bytes)
 /* This rank's median seconds per copy of c->bytes. */
 static double measure(const struct kcase *c)
 {
-    struct copies k = {.bytes = c->bytes, .stride = stride_of(c->bytes),
+    struct copies k = {.bytes = c->bytes, .stride = buffer_round_pages(c->bytes),
                        .per_set = c->window > 0 ? (uint64_t)c->window : 1};
     k.count = cache_sets(c, 2 * k.stride);
     k.sets = scratch_for(c, 2 * k.stride * k.count);

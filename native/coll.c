@@ -198,13 +198,6 @@ void coll_setup(struct kcase *c, enum coll_kind kind)
     c->state = s;
 }
 
-/* Whole pages, so every set starts page-aligned as buffer_alloc's do. */
-static size_t pages(size_t bytes)
-{
-    size_t page = buffer_page_size();
-    return bytes ? (bytes + page - 1) / page * page : 0;
-}
-
 static void *set_of(unsigned char *sets, size_t bytes, size_t set_count, uint64_t iteration)
 {
     return sets ? sets + bytes * cache_set(iteration, set_count) : NULL;
@@ -214,8 +207,9 @@ void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks)
 {
     struct coll *s = c->state;
     s->send_blocks = send_blocks;
-    s->send_bytes = pages(s->block * send_blocks);
-    s->recv_bytes = pages(s->block * recv_blocks);
+    /* whole pages, so every set starts page-aligned as buffer_alloc's do */
+    s->send_bytes = buffer_round_pages(s->block * send_blocks);
+    s->recv_bytes = buffer_round_pages(s->block * recv_blocks);
     s->set_count = cache_sets(c, s->send_bytes + s->recv_bytes);
     s->send_sets = send_blocks ? buffer_alloc(s->send_bytes * s->set_count) : NULL;
     s->recv_sets = recv_blocks ? buffer_alloc(s->recv_bytes * s->set_count) : NULL;

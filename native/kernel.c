@@ -66,11 +66,10 @@ int kparam_choice_index(const struct kparam *p, const char *value)
 
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots)
 {
-    size_t page = buffer_page_size();
     b->type = msg_type_create(c->bytes);
     b->c = c;
     b->sends = sends;
-    b->stride = c->bytes ? (c->bytes + page - 1) / page * page : page;
+    b->stride = c->bytes ? buffer_round_pages(c->bytes) : buffer_page_size();
     /* a set: the send buffer, then the receive slots */
     b->set_bytes = b->stride * ((size_t)sends + (size_t)slots);
     b->set_count = cache_sets(c, b->set_bytes);

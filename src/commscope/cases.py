@@ -47,11 +47,15 @@ class Case:
     # sample is the slowest rank's, OSU's collectives average over ranks); None: not kept.
     rank_mean_samples: np.ndarray | None = None
 
+    def _valid(self, per_sample: np.ndarray) -> np.ndarray:
+        """per_sample without the repetitions the sync marked invalid (late start)."""
+        invalid = self.extra.get("invalid")
+        return np.delete(per_sample, invalid) if invalid else per_sample
+
     @property
     def valid_samples(self) -> np.ndarray:
-        """The samples statistics use: all but repetitions the sync marked invalid (late start)."""
-        invalid = self.extra.get("invalid")
-        return np.delete(self.samples, invalid) if invalid else self.samples
+        """The samples statistics use: all but repetitions the sync marked invalid."""
+        return self._valid(self.samples)
 
     @property
     def latency_s(self) -> np.ndarray:
@@ -68,9 +72,7 @@ class Case:
         """rank_mean_samples of the valid samples, as the kernel's latency."""
         if self.rank_mean_samples is None:
             return None
-        invalid = self.extra.get("invalid")
-        kept = np.delete(self.rank_mean_samples, invalid) if invalid else self.rank_mean_samples
-        return kept * latency_scale(self)
+        return self._valid(self.rank_mean_samples) * latency_scale(self)
 
     def bandwidth_Bps(self, t: float) -> float | None:
         """Payload bytes per second for a sample of t seconds; None where no rate is defined."""

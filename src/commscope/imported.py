@@ -52,13 +52,13 @@ def figures(run: ImportedRun, row: ImportedRow) -> dict:
 
 
 # IMB's Sendrecv and Exchange are commscope's ring kernel in those patterns (kernels.py).
-AS_RING = {"sendrecv": "sendrecv", "exchange": "exchange"}
+AS_RING = {"sendrecv", "exchange"}
 
 
 def kernel_params(run: ImportedRun) -> tuple[str, dict]:
     """The commscope kernel and parameters an imported run is stored as."""
     if run.tool == "imb" and run.kernel in AS_RING:
-        return "ring", {"pattern": AS_RING[run.kernel]}
+        return "ring", {"pattern": run.kernel}
     return run.kernel, {}
 
 
@@ -73,9 +73,18 @@ def source(run: ImportedRun, path: str) -> dict:
             "header": run.header}
 
 
-def case_record(run: ImportedRun, row: ImportedRow) -> dict:
+def stored(run: ImportedRun, path: str, started_utc: str) -> tuple[dict, list[dict]]:
+    """The run's fields and its case records as Store.add_imported takes them."""
+    kernel, params = kernel_params(run)
+    return ({"started_utc": started_utc, "command": ["commscope", "import", path],
+             "kernel": kernel, "ranks": run.ranks or 0, "family": family(run),
+             "settings": {"params": params, "imported": True}, "source": source(run, path)},
+            [_case_record(run, kernel, row) for row in run.rows])
+
+
+def _case_record(run: ImportedRun, kernel: str, row: ImportedRow) -> dict:
     """A case record as the store takes one, without samples."""
-    return {"kernel": kernel_params(run)[0], "send_mode": None, "bytes": row.bytes,
+    return {"kernel": kernel, "send_mode": None, "bytes": row.bytes,
             "ranks": run.ranks or 0, "window": None, "batch": 0, "warmup_iterations": 0,
             "validated": False, "timed_by": "max" if run.kernel in COLLECTIVES else "origin",
             "samples_s": [], "rank_samples_s": [],

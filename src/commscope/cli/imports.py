@@ -48,14 +48,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             for p in map(Path, args.files) for r in _read(p)]  # every file, then store
     store = Store(args.db)
     started = utc_now()
-    ids = store.add_imported([
-        ({"started_utc": started, "command": ["commscope", "import", path],
-          "kernel": imported.kernel_params(r)[0], "ranks": r.ranks or 0,
-          "family": imported.family(r),
-          "settings": {"params": imported.kernel_params(r)[1], "imported": True},
-          "source": imported.source(r, path)},
-         [imported.case_record(r, row) for row in r.rows])
-        for path, r in read])
+    ids = store.add_imported([imported.stored(r, path, started) for path, r in read])
     listed = []
     for run_id, (path, r) in zip(ids, read):
         sizes = f"{format_bytes(r.rows[0].bytes)} to {format_bytes(r.rows[-1].bytes)}"

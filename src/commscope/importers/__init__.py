@@ -41,18 +41,18 @@ def bad(path: Path, line: int, what: str) -> UserError:
 
 def row(path: Path, number: int, names: list[str], tokens: list[str],
         size_column: int | None = 0) -> ImportedRow:
-    """One table line: its size (bytes) and each named figure, as value and token."""
+    """One table line: its size (bytes) and each named figure, as value and token; a column
+    printed as N/A (nccl-tests' #wrong without validation) is no figure."""
     if len(tokens) != len(names) + (size_column is not None):
         raise bad(path, number, f"{len(tokens)} columns where the table has "
                                 f"{len(names) + (size_column is not None)} (truncated?)")
     size = tokens[size_column] if size_column is not None else "0"
-    values = [t for i, t in enumerate(tokens) if i != size_column]
+    printed = {n: v for n, v in zip(names, (t for i, t in enumerate(tokens) if i != size_column))
+               if n and v != "N/A"}
     try:
-        nbytes = int(size)
-        figures = {n: float(v) for n, v in zip(names, values) if n}
+        return ImportedRow(int(size), {n: float(v) for n, v in printed.items()}, printed)
     except ValueError:
         raise bad(path, number, f"not a row of numbers: {' '.join(tokens)!r}") from None
-    return ImportedRow(nbytes, figures, {n: v for n, v in zip(names, values) if n})
 
 
 def parse(path: Path) -> list[ImportedRun]:

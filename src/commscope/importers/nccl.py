@@ -57,18 +57,8 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             current["header"]["avg_busbw_GBps"] = line.partition(":")[2].strip()
         elif current["table"] and not current["done"] and line.strip() \
                 and not line.startswith("#"):
-            current["rows"].append(_row(path, number, line))
+            current["rows"].append(row(path, number, NAMES, line.split()))
     return [_run(path, r) for r in runs]
-
-
-def _row(path: Path, number: int, line: str) -> ImportedRow:
-    tokens = line.split()
-    # '#wrong' prints N/A without validation: no figure then
-    if len(tokens) == 13:
-        tokens = [t if t != "N/A" else "nan" for t in tokens]
-    found = row(path, number, NAMES, tokens)
-    return ImportedRow(found.bytes, {k: v for k, v in found.figures.items() if v == v},
-                       {k: v for k, v in found.printed.items() if v != "nan"})
 
 
 def _kernel(path: Path, name: str | None, line: int) -> tuple[str, str]:
