@@ -1,10 +1,15 @@
 /* commscope-native: runs one kernel over its send modes and message sizes
  * and writes JSON Lines records to stdout (docs/native.md). */
 #include <mpi.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "check.h"
 #include "context.h"
@@ -40,6 +45,19 @@ static void case_order(long long seed, size_t *order, size_t n)
     }
 }
 
+/* A rank dies with the process that started it (mpirun, hydra's proxy, a remote
+ * daemon, slurmstepd), however that ends: a killed launcher must not leave ranks
+ * spinning at full CPU with nobody reading their records. */
+static void die_with_parent(void)
+{
+#ifdef __linux__
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* it ended before the request: no signal would come */
+        _exit(1);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     /* Python reads the kernels from here when it builds the binary: no
@@ -48,6 +66,7 @@ int main(int argc, char **argv)
         describe_write();
         return 0;
     }
+    die_with_parent();
     CHECK_MPI(MPI_Init(&argc, &argv));
     /* Errors come back to CHECK_MPI instead of ending the job inside the
      * library, so each one is reported as an error record first. */

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 
-from . import host
+from . import host, owner, stopping
 from .advice import case_advice, run_advice
 from .cases import grouped
 from .measure import Outcome, measure
@@ -74,7 +74,23 @@ def measure_runs(store: Store, mpi: Mpi, plans: list[Plan], command: list[str],
     over the command spreads over all plans. `case_key(plan index, launch number, mode,
     bytes)` names a sweep's cases, and cases whose key is `stored` are not measured
     again. Stops at the first launch that does not complete."""
+    owner.check_temp()
     runs = [Run(p, i) for i, p in enumerate(plans)]
+    try:
+        return _measure_runs(store, mpi, runs, command, sweep_id, progress, case_key, stored,
+                             on_launch)
+    except KeyboardInterrupt:  # stopped between launches, or while one was set up or ended
+        message = f"interrupted by {stopping.name()} between or around launches"
+        for run in runs:
+            if run.run_id is not None:
+                store.end_running(run.run_id, "interrupted",
+                                  f"{message}; {len(store.cases(run.run_id))} finished "
+                                  "cases kept")
+        raise
+
+
+def _measure_runs(store, mpi, runs: list[Run], command, sweep_id, progress, case_key,
+                  stored, on_launch) -> list[Run]:
     number = 0
     while True:
         number += 1

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import shutil
 import signal
 import subprocess
-import tempfile
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import owner, stopping
 from .build import native_binary
 from .ingest import Ingest, RecordsError, case_label
 from .launcher import launch
@@ -19,6 +22,12 @@ from .mpi import Mpi
 from .plan import Plan, Step
 from .progress import Progress
 from .store import Store
+
+KEEP_TMP = "COMMSCOPE_KEEP_TMP"  # set: each launch's folder (its records file) is kept
+STOP_GRACE_S = 5.0  # the launcher's time to end its job on SIGTERM, before SIGKILL
+# Every rank has finished once rank 0 writes its end record; a launcher that has not
+# exited this long after is hung (a stopped prterun was seen), and is stopped.
+LAUNCHER_EXIT_S = 10.0
 
 
 @dataclass
@@ -41,27 +50,69 @@ class CaseTimeout(Exception):
     """The job showed no progress (no record) for the plan's case timeout."""
 
 
-def _follow(path: Path, proc: subprocess.Popen, ingest: Ingest, timeout_s: float) -> int:
-    """Feed each whole line of the records file as it is written, until the job ends.
+class Records:
+    """The records file rank 0 writes, read a whole line at a time as it grows."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.file = open(path, "a+")  # created here, so it exists before rank 0 opens it
+        self.file.seek(0)
+        self.partial = ""
+
+    def feed(self, ingest: Ingest) -> None:
+        """Every whole line written since the last call, each stored before the next is
+        read; a stop signal waits until the line's record is stored."""
+        for line in self.file.readlines():
+            self.partial += line
+            if self.partial.endswith("\n"):
+                line, self.partial = self.partial, ""
+                with stopping.deferred():
+                    ingest.feed(line)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _follow(records: Records, proc: subprocess.Popen, ingest: Ingest,
+            timeout_s: float) -> int | None:
+    """Feed the records as they are written until the job ends: its exit code, or None
+    when every rank finished but the launcher did not exit (it is then stopped).
 
     Raises CaseTimeout when no record arrives for timeout_s: a hung case, a dead
     link, or a launch that never starts.
     """
-    partial = ""
-    with open(path, "a+") as records:  # created here, so it exists before rank 0 opens it
-        records.seek(0)
-        while True:
-            exited = proc.poll() is not None  # read once more after exit: nothing is missed
-            for line in records.readlines():
-                partial += line
-                if partial.endswith("\n"):
-                    ingest.feed(partial)
-                    partial = ""
-            if exited:
-                return proc.returncode
-            if time.monotonic() - ingest.last_record > timeout_s:
-                raise CaseTimeout
-            time.sleep(0.005)  # a launch ends within 5 ms of its last record
+    while True:
+        exited = proc.poll() is not None  # read once more after exit: nothing is missed
+        records.feed(ingest)
+        if exited:
+            return proc.returncode
+        if ingest.ended and time.monotonic() - ingest.last_record > LAUNCHER_EXIT_S:
+            return None
+        if not ingest.ended and time.monotonic() - ingest.last_record > timeout_s:
+            raise CaseTimeout
+        time.sleep(0.005)  # a launch ends within 5 ms of its last record
+
+
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+PR_SET_PDEATHSIG = 1
+
+
+def _start(argv: list[str], env: dict) -> subprocess.Popen:
+    """The launcher, in a session of its own (Ctrl-C reaches only us, and we end the whole
+    job deliberately), sent SIGTERM by the kernel when this process dies however it dies,
+    SIGKILL included: on SIGTERM mpirun and hydra end their ranks, remote ones too. The
+    ranks themselves die with their launcher (native/main.c), should it be killed."""
+    parent = os.getpid()
+
+    def die_with_parent():
+        if _prctl:
+            _prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            if os.getppid() != parent:  # died before the request: no signal would come
+                os._exit(1)
+
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=die_with_parent)
 
 
 def measure(store: Store, mpi: Mpi, plan: Plan, run_id: int, step: Step = Step(),
@@ -69,49 +120,69 @@ def measure(store: Store, mpi: Mpi, plan: Plan, run_id: int, step: Step = Step()
     """One launch of the plan, stored as a launch of run `run_id`. `case_key(record)` names
     sweep cases; `progress` may be shared."""
     binary = native_binary(mpi)
-    timeout_s = step.case_timeout(plan.sampling)
-    with tempfile.TemporaryDirectory(prefix="commscope-") as tmp:
-        # Rank 0 writes records to a file: launchers relay long stdout lines slowly.
-        # Other ranks' error records still come on stdout.
-        records = Path(tmp, "records.jsonl")
-        how = launch(mpi, plan.ranks, binary,
-                     plan.native_args(step) + ["--output", str(records)], plan.placement)
-        launch_id = store.begin_launch(run_id, step.number, how.oversubscribed, step.settings())
-        own_progress = progress is None
+    tmp = owner.temp_folder()
+    own_progress = progress is None
+    if own_progress:
+        progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
+    try:
+        return _measure(store, mpi, plan, run_id, step, case_key, progress, binary, tmp)
+    finally:
         if own_progress:
-            progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
-        ingest = Ingest(store, run_id, launch_id,
-                        on_case=lambda rec: progress.advance(case_label(rec)), case_key=case_key)
-        stdout_lines: list[str] = []
-        stderr_tail: deque[str] = deque(maxlen=20)
-        # Own session: Ctrl-C reaches only us, and we end the whole MPI job deliberately.
-        proc = subprocess.Popen(how.argv, env=how.env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+            progress.close()
+        if not os.environ.get(KEEP_TMP):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _measure(store: Store, mpi: Mpi, plan: Plan, run_id: int, step: Step, case_key,
+             progress: Progress, binary: Path, tmp: Path) -> Outcome:
+    timeout_s = step.case_timeout(plan.sampling)
+    # Rank 0 writes records to a file: launchers relay long stdout lines slowly.
+    # Other ranks' error records still come on stdout.
+    records = Records(tmp / "records.jsonl")
+    how = launch(mpi, plan.ranks, binary,
+                 plan.native_args(step) + ["--output", str(records.path)], plan.placement)
+    launch_id = store.begin_launch(run_id, step.number, how.oversubscribed, step.settings())
+    ingest = Ingest(store, run_id, launch_id,
+                    on_case=lambda rec: progress.advance(case_label(rec)), case_key=case_key)
+    stdout_lines: list[str] = []
+    stderr_tail: deque[str] = deque(maxlen=20)
+    proc = None
+    try:
+        proc = _start(how.argv, how.env)
         readers = [threading.Thread(target=_drain, args=(proc.stdout, stdout_lines), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, stderr_tail), daemon=True)]
         for r in readers:
             r.start()
-        try:
-            code = _follow(records, proc, ingest, timeout_s)
-        except (KeyboardInterrupt, CaseTimeout, RecordsError) as stopped:
+        code = _follow(records, proc, ingest, timeout_s)
+    except (KeyboardInterrupt, CaseTimeout, RecordsError) as stopped:
+        if proc:
             _stop(proc)
-            if own_progress:
-                progress.close()
-            status = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "failed"
-            message = _stopped_message(status, ingest)
-            if isinstance(stopped, CaseTimeout):
-                message += "; " + _timeout_reason(plan, ingest, timeout_s)
-            if isinstance(stopped, RecordsError):
-                message += f"; {stopped}"
-            store.finish_launch(launch_id, status, message)
-            return Outcome(run_id, launch_id, status, message, ingest, how.oversubscribed)
-        for r in readers:
-            r.join(timeout=5)
-        for line in stdout_lines:
-            ingest.feed(line)
-    if own_progress:
-        progress.close()
+        if not isinstance(stopped, RecordsError):
+            records.feed(ingest)  # what the ranks finished before they were stopped
+        records.close()
+        status = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "failed"
+        message = _stopped_message(status, ingest)
+        if isinstance(stopped, CaseTimeout):
+            message += "; " + _timeout_reason(plan, ingest, timeout_s)
+        if isinstance(stopped, RecordsError):
+            message += f"; {stopped}"
+        store.finish_launch(launch_id, status, message)
+        return Outcome(run_id, launch_id, status, message, ingest, how.oversubscribed)
+    except BaseException:  # the store failed, say: the job must not outlive the command
+        if proc:
+            _stop(proc)
+        raise
+    records.close()
+    if code is None:
+        _stop(proc)
+        code = 0
+        print(f"commscope: launch {step.number}: every rank finished, but the launcher had "
+              f"not exited {LAUNCHER_EXIT_S:g} s later; it was stopped, and the launch is "
+              "complete", file=sys.stderr)
+    for r in readers:
+        r.join(timeout=5)
+    for line in stdout_lines:
+        ingest.feed(line)
     if code == 0 and ingest.ended and not ingest.errors:
         store.finish_launch(launch_id, "complete")
         return Outcome(run_id, launch_id, "complete", None, ingest, how.oversubscribed)
@@ -144,20 +215,24 @@ def _session(sid: int) -> list[int]:
 def _stop(proc: subprocess.Popen) -> None:
     """End the launcher and every rank it started.
 
-    The launcher gets SIGTERM first, so it can end its job cleanly; whatever of
-    the job's session is left after 5 s gets SIGKILL.
+    The launcher gets SIGTERM first, so it can end its job cleanly; whatever of the
+    job's session is left after STOP_GRACE_S, or at once when a second stop signal
+    asks to hurry, gets SIGKILL. A stop signal during this waits until it is done.
     """
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
-    for pid in _session(proc.pid):
+    with stopping.deferred():
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    proc.wait()
+        deadline = time.monotonic() + STOP_GRACE_S
+        while proc.poll() is None and time.monotonic() < deadline and not stopping.hurry():
+            time.sleep(0.02)
+        for pid in _session(proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
 
 
 def _timeout_reason(plan: Plan, ingest: Ingest, timeout_s: float) -> str:
@@ -173,4 +248,5 @@ def _timeout_reason(plan: Plan, ingest: Ingest, timeout_s: float) -> str:
 def _stopped_message(status: str, ingest: Ingest) -> str:
     kept = len(ingest.case_ids)
     flight = f"; {case_label(ingest.in_flight)} was in flight" if ingest.in_flight else ""
-    return f"{status}: {kept} finished case{'s' * (kept != 1)} kept{flight}"
+    how = f" by {stopping.name()}" if status == "interrupted" else ""
+    return f"{status}{how}: {kept} finished case{'s' * (kept != 1)} kept{flight}"

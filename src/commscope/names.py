@@ -69,3 +69,23 @@ def configuration(ident: dict) -> str:
     if "mpi" in ident:
         words.append(library(ident["mpi"]))
     return ", ".join(words)
+
+
+def ranges(ids: list[int]) -> str:
+    """Run ids as a reader writes them: 1-4, 7, 9-10."""
+    spans: list[list[int]] = []
+    for i in sorted(ids):
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+
+
+GONE = "process gone"  # a run's message starts so when its command died without ending it
+
+
+def status(row) -> str:
+    """A run's status as shown: `interrupted (process gone)` for a run whose command died."""
+    gone = row["message"] and row["message"].startswith(GONE)
+    return f"{row['status']} ({GONE})" if gone else row["status"]

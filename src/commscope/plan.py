@@ -159,6 +159,12 @@ def sampling(*, iters: int | None = None, min_time: float | None = None,
     for key, value in (("min_time", min_time), ("max_time", max_time), ("timeout", timeout)):
         if value is not None and not value > 0:
             raise UserError(f"{names(key)} {value}: give a positive number of seconds")
+    budget = ("min_time", min_time) if min_time else ("max_time", max_time) if not iters \
+        else None
+    if timeout is not None and budget and timeout <= budget[1]:
+        raise UserError(f"{names('timeout')} {timeout}: a case may sample for "
+                        f"{names(budget[0])} {budget[1]:g} s; give a timeout above that, or "
+                        f"lower {names(budget[0])}")
     chosen = DEFAULT_PRECISION if precision is None else parse_precision(precision,
                                                                           names("precision"))
     return Sampling(iters, min_time, chosen, max_time, timeout,
@@ -314,7 +320,8 @@ def _sizes(k: Kernel, spec, given: dict[str, str], names: Names) -> tuple[list[i
             raise UserError(f"{names.param(key)}={n}: give the vector length as a positive "
                             "integer")
         return [unit * int(n)], given
-    return parse_sizes(text or DEFAULT_SIZES, names("sizes")), given
+    # An empty list (a script's unset variable) is refused, not taken for the default.
+    return parse_sizes(DEFAULT_SIZES if text is None else text, names("sizes")), given
 
 
 def split_sync(catalog: Catalog, k: Kernel, sync: str, given: dict[str, str],
@@ -387,7 +394,9 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int,
     for name in given:
         if name not in k.params:
             takes = ", ".join(k.params) or "no parameters"
-            raise UserError(f"{names.param(name)}: kernel {k.name} takes {takes}")
+            # `--param x=1` and `--x 1` both land here: name the parameter, not a flag
+            which = f"parameter {name}" if names.flags else names.param(name)
+            raise UserError(f"{which}: kernel {k.name} takes {takes}")
     values = {name: str(given.get(name, p.default)).strip()
               for name, p in k.params.items() if name in given or p.default is not None}
     for name, value in values.items():

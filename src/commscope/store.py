@@ -9,16 +9,18 @@ at most the case in flight.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from . import names, owner
 from .cases import Case
 from .errors import UserError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -132,7 +134,14 @@ ALTER TABLE warnings ADD COLUMN severity REAL;  -- the kind's own measure: the w
 -- (commscope import); NULL for runs commscope measured.
 ALTER TABLE runs ADD COLUMN source TEXT;
 """,
+    7: """
+-- JSON: the process measuring the run, or running or resuming the sweep (owner.py): a
+-- running run whose owner is gone was interrupted; a sweep whose owner lives is locked.
+ALTER TABLE runs ADD COLUMN owner TEXT;
+ALTER TABLE sweeps ADD COLUMN owner TEXT;
+""",
 }
+
 
 BUSY_TIMEOUT_S = 60.0  # how long a command waits for another's lock on the results file
 
@@ -184,9 +193,11 @@ def _blob(values) -> bytes:
 class Store:
     """A results file. Opening it checks that it is commscope's before anything is written."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, append: bool = False):
+        """`append`: the command will add runs, so the file must be writable and whole
+        (PRAGMA quick_check) before anything is measured."""
         self.path = Path(path)
-        self._check_location()
+        self._check_location(append)
         try:
             # Other commands may hold the file for a moment (a commit, another's schema
             # creation): wait for them rather than fail.
@@ -199,15 +210,92 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc):
+                raise UserError(self._damaged(str(exc))) from None
             raise UserError(f"--db {self.path}: not a commscope results file ({exc}); "
                             "choose another --db path") from None
+        if append:
+            self._check_whole()
+        self._reap()
 
-    def _check_location(self) -> None:
+    def _check_location(self, append: bool) -> None:
         if self.path.is_dir():
             raise UserError(f"--db {self.path}: is a directory; give a file path")
         if not self.path.parent.is_dir():
             raise UserError(f"--db {self.path}: directory {self.path.parent} does not exist; "
                             "create it or choose another --db path")
+        # SQLite writes its log (-wal, -shm) beside the file: the directory must take them.
+        if not os.access(self.path.parent, os.W_OK | os.X_OK) and (
+                append or not self.path.exists()):
+            raise UserError(f"--db {self.path}: directory {self.path.parent} is not writable; "
+                            "make it writable or choose another --db path")
+        if append and self.path.exists() and not os.access(self.path, os.W_OK):
+            raise UserError(f"--db {self.path}: the file is read-only; make it writable or "
+                            "choose another --db path")
+
+    def _check_whole(self) -> None:
+        """Refuse to add to a damaged file: a run appended to it could be lost with it."""
+        problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            raise UserError(self._damaged("; ".join(problems)))
+
+    def _damaged(self, problem: str) -> str:
+        readable = []
+        try:
+            for (run_id,) in self.db.execute("SELECT id FROM runs ORDER BY id").fetchall():
+                try:
+                    self.db.execute("SELECT count(samples), count(rank_samples) FROM cases "
+                                    "WHERE run_id = ?", (run_id,)).fetchall()
+                    readable.append(run_id)
+                except sqlite3.DatabaseError:
+                    continue
+        except (sqlite3.DatabaseError, AttributeError):
+            pass
+        saved = (f"run{'s' * (len(readable) > 1)} {names.ranges(readable)} still read whole: "
+                 f"export with `commscope results show RUN --json --db {self.path}`"
+                 if readable else "no run in it reads whole")
+        return (f"--db {self.path}: the file is damaged ({problem}); {saved}; measure into "
+                "another --db path")
+
+    def _reap(self) -> None:
+        """Runs left `running` by a command that is gone (killed, or its machine restarted)
+        become `interrupted`, with the cases they finished: any command that opens the file
+        on the host the run was measured on sees to it."""
+        try:
+            rows = self.db.execute("SELECT id, owner, in_flight FROM runs "
+                                   "WHERE status = 'running' AND owner IS NOT NULL").fetchall()
+            for row in rows:
+                if owner.gone(row["owner"]):
+                    self._end_gone(row)
+        except sqlite3.OperationalError:
+            pass  # a read-only file: left for a command that can write it
+
+    def _end_gone(self, row: sqlite3.Row) -> None:
+        who = json.loads(row["owner"])
+        kept = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?",
+                               (row["id"],)).fetchone()[0]
+        flight = json.loads(row["in_flight"]) if row["in_flight"] else None
+        message = (f"{names.GONE}: its command (pid {who['pid']} on {who['host']}) ended without "
+                   f"finishing it; {kept} finished case{'s' * (kept != 1)} kept"
+                   + (f"; {names.case(flight['kernel'], flight.get('send_mode'), flight['bytes'])}"
+                      " was in flight" if flight else ""))
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("UPDATE launches SET status = 'interrupted', finished_utc = ?, "
+                            "message = ? WHERE run_id = ? AND status = 'running'",
+                            (utc_now(), message, row["id"]))
+            self.db.execute("UPDATE runs SET status = 'interrupted', finished_utc = ?, "
+                            "message = ? WHERE id = ? AND status = 'running'",
+                            (utc_now(), message, row["id"]))
+
+    def end_running(self, run_id: int, status: str, message: str) -> None:
+        """The run and its launch in flight ended `status`, unless already ended."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            for table, key in (("launches", "run_id"), ("runs", "id")):
+                self.db.execute(f"UPDATE {table} SET status = ?, finished_utc = ?, message = ? "
+                                f"WHERE {key} = ? AND status = 'running'",
+                                (status, utc_now(), message, run_id))
 
     def _check_or_create(self) -> None:
         """Check the file is a store of this schema, creating or migrating it first where
@@ -263,11 +351,11 @@ class Store:
                   host_facts: dict | None = None) -> int:
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, status, command, kernel, ranks, oversubscribed, "
-            "settings, sweep_id, launch, kernel_facts, host_facts) "
-            "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "settings, sweep_id, launch, kernel_facts, host_facts, owner) "
+            "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed),
              json.dumps(settings or {}), sweep_id, launch, json.dumps(kernel_facts or {}),
-             None if host_facts is None else json.dumps(host_facts)))
+             None if host_facts is None else json.dumps(host_facts), json.dumps(owner.me())))
         return cur.lastrowid
 
     def begin_launch(self, run_id: int, number: int, oversubscribed: bool,
@@ -418,10 +506,29 @@ class Store:
     # --- sweeps ---
 
     def add_sweep(self, name: str, plan_path: str, plan_text: str, plan_hash: str) -> int:
+        """A new sweep, held by this process (claim_sweep) until release_sweep."""
         cur = self.db.execute("INSERT INTO sweeps (name, plan_path, plan_text, plan_hash, "
-                              "created_utc) VALUES (?, ?, ?, ?, ?)",
-                              (name, plan_path, plan_text, plan_hash, utc_now()))
+                              "created_utc, owner) VALUES (?, ?, ?, ?, ?, ?)",
+                              (name, plan_path, plan_text, plan_hash, utc_now(),
+                               json.dumps(owner.me())))
         return cur.lastrowid
+
+    def claim_sweep(self, sweep_id: int) -> dict | None:
+        """Hold the sweep for this process: None, or the owner that still holds it (a
+        process that lives, or one on another host, whose life cannot be told)."""
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            held = self.db.execute("SELECT owner FROM sweeps WHERE id = ?",
+                                   (sweep_id,)).fetchone()[0]
+            if held and not owner.gone(held) and json.loads(held) != owner.me():
+                return json.loads(held)
+            self.db.execute("UPDATE sweeps SET owner = ? WHERE id = ?",
+                            (json.dumps(owner.me()), sweep_id))
+        return None
+
+    def release_sweep(self, sweep_id: int) -> None:
+        self.db.execute("UPDATE sweeps SET owner = NULL WHERE id = ? AND owner = ?",
+                        (sweep_id, json.dumps(owner.me())))
 
     def last_sweep(self, plan_hash: str) -> int | None:
         row = self.db.execute("SELECT max(id) FROM sweeps WHERE plan_hash = ?",

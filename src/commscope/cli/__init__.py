@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 from .. import __version__
 from ..build import BuildError
+from .. import stopping
 from ..errors import UserError
 from . import app, compare, fit, imports, info, predict, report, results, run, study, sweep
 
@@ -39,6 +41,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    stopping.install()
+    args = None
     try:
         top = parser()
         # Kernel parameters are flags too (run --op sum), known only from the native
@@ -56,3 +60,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:  # stopped outside a launch; a launch stopped says so itself
+        db = getattr(args, "db", None)
+        kept = f"; everything measured is kept in {db}" if db else ""
+        print(f"commscope: stopped by {stopping.name()}{kept}", file=sys.stderr)
+        return stopping.exit_code()
+    except sqlite3.Error as exc:  # after opening: a full disk, a file made read-only, ...
+        print(f"commscope: {store_problem(getattr(args, 'db', None), exc)}",
+              file=sys.stderr)
+        return 1
+
+
+def store_problem(db: str | None, exc: sqlite3.Error) -> str:
+    """A results-file error as one line: what happened and what to do."""
+    text = str(exc)
+    if "full" in text:
+        remedy = ("free space on its disk, then `--resume` a sweep or rerun; every case "
+                  "stored before is kept")
+    elif "readonly" in text or "read-only" in text:
+        remedy = "make the file and its directory writable, or choose another --db path"
+    elif "malformed" in text or "not a database" in text:
+        remedy = ("the file is damaged; `commscope results list` names the runs that still "
+                  "read, and a new --db path takes new runs")
+    elif "locked" in text or "busy" in text:
+        remedy = "another command held it too long; run again when it is done"
+    else:
+        remedy = "check the file and its disk, or choose another --db path"
+    return f"--db {db or 'file'}: results file error ({text}); {remedy}"

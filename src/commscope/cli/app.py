@@ -78,7 +78,7 @@ def plan_from(args: argparse.Namespace, mpi) -> Plan:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     plan = plan_from(args, mpi)
-    store = Store(args.db)  # checked before launching: a foreign file is refused untouched
+    store = Store(args.db, append=True)  # checked before launching: foreign or damaged, untouched
     (run,) = measure_runs(store, mpi, [plan], ["commscope", *argv])
 
     def table(found) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import names
+from .. import names, stopping
 from ..errors import UserError
 from ..results import marks, measured, quality
 from ..store import Store
@@ -106,4 +106,4 @@ def _rank_times(cases, rank_samples):
 
 
 def exit_code(run) -> int:
-    return {"complete": 0, "interrupted": 130}.get(run.status, 1)
+    return {"complete": 0, "interrupted": stopping.exit_code()}.get(run.status, 1)

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"--np {args.np}: give the process count, 1 or more")
     read = [(str(p), r if r.ranks or args.np is None else dataclasses.replace(r, ranks=args.np))
             for p in map(Path, args.files) for r in _read(p)]  # every file, then store
-    store = Store(args.db)
+    store = Store(args.db, append=True)
     started = utc_now()
     ids = store.add_imported([imported.stored(r, path, started) for path, r in read])
     listed = []

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def _listed(row) -> dict:
     """`results list --json`: one run's line as an object."""
     return {"run": row["id"], "started_utc": row["started_utc"],
-            "finished_utc": row["finished_utc"], "status": row["status"],
+            "finished_utc": row["finished_utc"], "status": names.status(row),
             "kernel": row["kernel"], "ranks": row["ranks"], "launches": row["n_launches"],
             "cases": row["n_cases"], "mpi": names.library(row["mpi_version"]),
             "mpi_version": row["mpi_version"], "oversubscribed": bool(row["oversubscribed"]),
@@ -79,7 +79,7 @@ def _listed(row) -> dict:
 
 def _show(store, run_id: int) -> str:
     row = store.run(run_id)
-    lines = [f"run {row['id']}: {row['kernel']} on {row['ranks']} ranks, {row['status']}, "
+    lines = [f"run {row['id']}: {row['kernel']} on {row['ranks']} ranks, {names.status(row)}, "
              f"started {row['started_utc']}"]
     if row["context"]:
         lines.append(render_provenance(json.loads(row["context"]), bool(row["oversubscribed"])))

@@ -126,7 +126,7 @@ def plans_from(args: argparse.Namespace, mpi):
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     planned = plans_from(args, mpi)
-    store = Store(args.db)  # checked before launching: a foreign file is refused untouched
+    store = Store(args.db, append=True)  # checked before launching: foreign or damaged, untouched
     progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
                                                           or AUTO_LAUNCHES[0]),
                         f"{planned[0].kernel.name}")

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                                                                      max_time=args.max_time))
                  for p in plans]
     out.mkdir(parents=True, exist_ok=True)
-    store = Store(args.db)
+    store = Store(args.db, append=True)
     progress = Progress(sum(p.cases * (p.sampling.launches or AUTO_LAUNCHES[0]) for p in plans),
                         f"study {study.name}")
     runs = measure_runs(store, mpi, plans, ["commscope", *argv], progress=progress)

@@ -31,12 +31,16 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     plan = load(args.plan, mpi)  # every combination checked before anything runs
-    store = Store(args.db)
+    store = Store(args.db, append=True)
     if args.resume:
         sweep_id = store.last_sweep(plan.hash)
         if sweep_id is None:
             raise UserError(f"--resume: {args.db} holds no sweep of {args.plan} as it is now; "
                             "run without --resume")
+        held = store.claim_sweep(sweep_id)  # before reading what is stored: no case twice
+        if held:
+            raise UserError(f"--resume: sweep {sweep_id} is being run by pid {held['pid']} on "
+                            f"{held['host']}; wait for it to end, then resume what is left")
         stored = store.case_keys(sweep_id)
     else:
         sweep_id = store.add_sweep(plan.name, plan.path, plan.text, plan.hash)
@@ -49,9 +53,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
           f"{per} each; {len(stored)} already stored, {more}{total - len(stored)} to run",
           file=sys.stderr)
     progress = Progress(total - len(stored), f"sweep {sweep_id}")
-    runs = measure_runs(store, mpi, plan.points, ["commscope", *argv], sweep_id, progress,
-                        plan.key, stored)
-    progress.close()
+    try:
+        runs = measure_runs(store, mpi, plan.points, ["commscope", *argv], sweep_id, progress,
+                            plan.key, stored)
+    finally:
+        progress.close()
+        store.release_sweep(sweep_id)
     everything, code = show_runs(store, runs, args.db, args.json)
     if code:
         print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "

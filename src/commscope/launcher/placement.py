@@ -56,9 +56,21 @@ def most_per_host(placement: Placement, ranks: int) -> int | None:
     return max(spread.values())
 
 
+# Ranks one core may take on this host. Beyond it a launch either does not start (each
+# rank holds tens of MB and several processes' worth of file descriptors) or measures
+# little but waiting: 100000 ranks on 2 cores ran into the watchdog.
+MAX_PER_CORE = 64
+
+
 def check_placement(mpi: Mpi, ranks: int, placement: Placement) -> None:
     """Refuse, before launching, what this MPI and launcher cannot do."""
     _check_hosts(ranks, placement)
+    if placement.hosts is None and placement.launcher != "srun" \
+            and ranks > MAX_PER_CORE * cores():
+        raise UserError(f"--np {ranks}: this host offers {cores()} core"
+                        f"{'s' * (cores() != 1)}, and commscope starts at most "
+                        f"{MAX_PER_CORE} ranks per core ({MAX_PER_CORE * cores()}); run "
+                        "fewer ranks, or spread them over hosts with --hosts or --hostfile")
     where = f"{placement.map_by or 'default'} mapping"
     per_host = most_per_host(placement, ranks)
     if placement.bind_to == "core" and per_host is not None and per_host > cores():
