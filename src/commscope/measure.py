@@ -120,7 +120,7 @@ def measure(store: Store, mpi: Mpi, plan: Plan, run_id: int, step: Step = Step()
     """One launch of the plan, stored as a launch of run `run_id`. `case_key(record)` names
     sweep cases; `progress` may be shared."""
     binary = native_binary(mpi)
-    tmp = owner.temp_folder()
+    tmp = owner.temp_folder(store.path, adopt=lambda db: Store(db).close())
     own_progress = progress is None
     if own_progress:
         progress = Progress(plan.cases, f"{plan.kernel.name} x{plan.ranks}")
@@ -141,7 +141,13 @@ def _measure(store: Store, mpi: Mpi, plan: Plan, run_id: int, step: Step, case_k
     records = Records(tmp / "records.jsonl")
     how = launch(mpi, plan.ranks, binary,
                  plan.native_args(step) + ["--output", str(records.path)], plan.placement)
-    launch_id = store.begin_launch(run_id, step.number, how.oversubscribed, step.settings())
+    # Where the records are, and the sweep's case keys: a later command adopts the cases
+    # the ranks finish after this one dies (Store.adopt_orphans).
+    keys = {f"{m}|{b}": case_key({"send_mode": m, "bytes": b})
+            for m in plan.modes for b in plan.sizes} if case_key else None
+    launch_id = store.begin_launch(run_id, step.number, how.oversubscribed,
+                                   {**step.settings(), "records": str(records.path),
+                                    "case_keys": keys})
     ingest = Ingest(store, run_id, launch_id,
                     on_case=lambda rec: progress.advance(case_label(rec)), case_key=case_key)
     stdout_lines: list[str] = []

@@ -73,17 +73,26 @@ def check_temp() -> None:
                         "set TMPDIR to a writable directory") from None
 
 
-def temp_folder() -> Path:
-    """A new temporary folder for one launch, marked as this process's, after removing
-    those of commscope processes that are gone (a command killed by SIGKILL leaves its
-    folder: the ranks' records, up to a few MB)."""
+def temp_folder(db: Path, adopt) -> Path:
+    """A new temporary folder for one launch into results file `db`, marked as this
+    process's, after removing those of commscope processes that are gone (a command
+    killed by SIGKILL leaves its folder: the ranks' records, up to a few MB). Before a
+    folder goes, `adopt(its db)` opens its results file, which stores the cases its ranks
+    finished after their command died (Store.adopt_orphans)."""
     base = Path(_base())
     for old in base.glob(f"{TMP_PREFIX}*/{OWNER_FILE}"):
         try:
-            if gone(json.loads(old.read_text())):
-                shutil.rmtree(old.parent, ignore_errors=True)
+            held = json.loads(old.read_text())
         except (OSError, ValueError):
             continue  # another's, being written or removed
+        if not gone(held):
+            continue
+        try:
+            if Path(held.get("db", "")).is_file():
+                adopt(held["db"])
+        except Exception:  # a results file that cannot be opened keeps what it has
+            pass
+        shutil.rmtree(old.parent, ignore_errors=True)
     path = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=base))
-    (path / OWNER_FILE).write_text(json.dumps(me()))
+    (path / OWNER_FILE).write_text(json.dumps({**me(), "db": str(Path(db).resolve())}))
     return path

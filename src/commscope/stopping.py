@@ -66,6 +66,22 @@ def name() -> str:
     return signal.Signals(_received[0]).name if _received else "SIGINT"
 
 
+def hold() -> None:
+    """Hold stop signals until release(): as a deferred() block that spans two places."""
+    global _deferring
+    _deferring += 1
+
+
+def release() -> None:
+    """End what hold() began (if it did), raising a stop signal that came meanwhile."""
+    global _deferring, _pending
+    if _deferring:
+        _deferring -= 1
+    if not _deferring and _pending:
+        _pending = False
+        raise Stopped(_received[0])
+
+
 @contextmanager
 def deferred():
     """Run a block whole: a stop signal inside it is raised when it ends."""
@@ -74,7 +90,4 @@ def deferred():
     try:
         yield
     finally:
-        _deferring -= 1
-        if not _deferring and _pending:
-            _pending = False
-            raise Stopped(_received[0])
+        release()

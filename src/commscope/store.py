@@ -13,6 +13,7 @@ import os
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -201,14 +202,23 @@ class Store:
         try:
             # Other commands may hold the file for a moment (a commit, another's schema
             # creation): wait for them rather than fail.
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+            # A file nothing can write (read-only media, an archive) is read as immutable:
+            # SQLite cannot open a write-ahead-logged file otherwise, lacking its -shm.
+            # (A log left beside it holds commits: read-only mode reads it, given its -shm.)
+            frozen = not append and self.path.exists() and not self._writable()
+            log = Path(f"{self.path}-wal")
+            mode = "mode=ro" if log.exists() and log.stat().st_size else "immutable=1"
+            target = f"file:{quote(str(self.path.resolve()))}?{mode}" if frozen else self.path
+            self.db = sqlite3.connect(target, isolation_level=None, timeout=BUSY_TIMEOUT_S,
+                                      uri=frozen)
             self.db.row_factory = sqlite3.Row
             self._check_or_create()  # before any write: a foreign file stays untouched
             # Write-ahead logging, synced at checkpoints: a commit survives the process
             # dying at once, and a run's hundreds of commits are not each an fsync
             # (half a second of a 2 s bw run here). A power cut may lose the last ones.
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
+            if not frozen:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             if "malformed" in str(exc):
                 raise UserError(self._damaged(str(exc))) from None
@@ -216,7 +226,13 @@ class Store:
                             "choose another --db path") from None
         if append:
             self._check_whole()
-        self._reap()
+        if not frozen:
+            self._reap()
+
+    def _writable(self) -> bool:
+        parent = self.path.parent
+        return not os.statvfs(parent).f_flag & os.ST_RDONLY and \
+            os.access(self.path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
 
     def _check_location(self, append: bool) -> None:
         if self.path.is_dir():
@@ -225,6 +241,10 @@ class Store:
             raise UserError(f"--db {self.path}: directory {self.path.parent} does not exist; "
                             "create it or choose another --db path")
         # SQLite writes its log (-wal, -shm) beside the file: the directory must take them.
+        if (append or not self.path.exists()) and \
+                os.statvfs(self.path.parent).f_flag & os.ST_RDONLY:
+            raise UserError(f"--db {self.path}: {self.path.parent} is on a read-only "
+                            "filesystem; choose another --db path")
         if not os.access(self.path.parent, os.W_OK | os.X_OK) and (
                 append or not self.path.exists()):
             raise UserError(f"--db {self.path}: directory {self.path.parent} is not writable; "
@@ -235,7 +255,10 @@ class Store:
 
     def _check_whole(self) -> None:
         """Refuse to add to a damaged file: a run appended to it could be lost with it."""
-        problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        try:
+            problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            problems = [str(exc)]
         if problems != ["ok"]:
             raise UserError(self._damaged("; ".join(problems)))
 
@@ -270,7 +293,37 @@ class Store:
         except sqlite3.OperationalError:
             pass  # a read-only file: left for a command that can write it
 
+    def adopt_orphans(self, run_id: int) -> None:
+        """Store the cases the ranks of the run's unfinished launches wrote after its command
+        died (the ranks end with their launcher, but may finish a case first): those past
+        the ones stored, in the records file the launch names, while it is there."""
+        from .ingest import Ingest  # ingest imports this module
+
+        for launch in self.db.execute("SELECT id, settings FROM launches WHERE run_id = ? "
+                                      "AND status = 'running'", (run_id,)).fetchall():
+            settings = json.loads(launch["settings"] or "{}")
+            try:
+                lines = Path(settings.get("records", "")).read_text().splitlines(keepends=True)
+            except (OSError, UnicodeDecodeError):
+                continue
+            keys = settings.get("case_keys")
+            ingest = Ingest(self, run_id, launch["id"], case_key=keys and (
+                lambda rec: keys.get(f"{rec.get('send_mode')}|{rec['bytes']}")))
+            done = self.db.execute("SELECT count(*) FROM cases WHERE launch_id = ?",
+                                   (launch["id"],)).fetchone()[0]
+            for line in lines:
+                try:
+                    case = json.loads(line).get("type") == "case" and line.endswith("\n")
+                except ValueError:
+                    continue  # a line cut by the ranks' end, or the library's chatter
+                if case:
+                    if done:
+                        done -= 1  # stored while its command lived
+                    else:
+                        ingest.feed(line)
+
     def _end_gone(self, row: sqlite3.Row) -> None:
+        self.adopt_orphans(row["id"])
         who = json.loads(row["owner"])
         kept = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?",
                                (row["id"],)).fetchone()[0]

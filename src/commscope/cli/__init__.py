@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
-import sqlite3
-import sys
-
-from .. import __version__
-from ..build import BuildError
 from .. import stopping
-from ..errors import UserError
+
+# First of all: a stop signal during the imports below (a second's worth: numpy, scipy)
+# is held and raised in main, where it ends the command with one line.
+stopping.install()
+stopping.hold()
+
+import argparse  # noqa: E402
+import sqlite3  # noqa: E402
+import sys  # noqa: E402
+
+from .. import __version__  # noqa: E402
+from ..build import BuildError  # noqa: E402
+from ..errors import UserError  # noqa: E402
 from . import app, compare, fit, imports, info, predict, report, results, run, study, sweep
 
 VERBS = (run, sweep, app, study, info, results, compare, fit, predict, report, imports)
@@ -44,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     stopping.install()
     args = None
     try:
+        stopping.release()
         top = parser()
         # Kernel parameters are flags too (run --op sum), known only from the native
         # binary's description: the verbs that take them read the rest themselves.
