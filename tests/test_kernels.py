@@ -82,7 +82,7 @@ def test_params_are_checked_and_defaulted():
         params_for(kernel("bcast"), {"root": "4"}, 4)
     with pytest.raises(UserError, match="--op prod: choose one of sum, max, min, user"):
         params_for(kernel("allreduce"), {"op": "prod"}, 2)
-    with pytest.raises(UserError, match="--order: kernel ring takes pattern"):
+    with pytest.raises(UserError, match="parameter order: kernel ring takes pattern"):
         params_for(kernel("ring"), {"order": "rank"}, 2)
     with pytest.raises(UserError, match="not a whole number of double"):
         check_sizes(kernel("scan"), [8, 12], {"op": "sum", "dtype": "double"})

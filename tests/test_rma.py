@@ -74,7 +74,7 @@ def test_a_mebibyte_put_takes_longer_than_eight_bytes(mpi_prefix, db):
     (["run", "rma", "--win", "dynamic"], "--win dynamic: choose one of allocate, create"),
     (["run", "rma", "--sync", "flush"], "invalid choice: 'flush'"),
     (["run", "rma", "--window", "0"], "--window 0"),
-    (["run", "pingpong", "--operation", "put"], "--operation: kernel pingpong takes"),
+    (["run", "pingpong", "--operation", "put"], "parameter operation: kernel pingpong takes"),
 ])
 def test_bad_combinations_are_one_clear_line(args, says, tmp_path):
     line = one_line_error(commscope(*args, cwd=tmp_path))
