@@ -1,5 +1,6 @@
 """The results store: round trip, schema marks, and refusing files that are not ours."""
 
+import multiprocessing
 import hashlib
 import sqlite3
 
@@ -139,3 +140,31 @@ def test_extra_fields_and_invalid_repetitions(db):
     assert case.extra == {"sync": "window", "invalid": [1]}
     assert case.valid_samples.tolist() == [1.0, 2.0, 3.0]
     assert case.samples.tolist() == [1.0, 9.0, 2.0, 3.0]  # kept, not dropped
+
+
+def _open_and_add_run(path, barrier, out) -> None:
+    barrier.wait()  # both processes open the new file at the same instant
+    try:
+        store = Store(path)
+        store.finish_run(store.begin_run(["test"], "pingpong", 2, False), "complete")
+        out.put("ok")
+    except Exception as exc:  # every kind of failure counts
+        out.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_commands_that_create_one_file_at_once_all_succeed(tmp_path):
+    """bench/concurrent_create.py runs 100 pairs; 25 here. Before creation took a write
+    lock, and before WAL was switched on with retries, some of each failed."""
+    ctx = multiprocessing.get_context("fork")
+    out, failures = ctx.Queue(), []
+    for i in range(25):
+        path, barrier = tmp_path / f"new{i}.db", ctx.Barrier(2)
+        procs = [ctx.Process(target=_open_and_add_run, args=(path, barrier, out))
+                 for _ in range(2)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        failures += [r for r in (out.get(), out.get()) if r != "ok"]
+        assert len(Store(path).runs()) == 2
+    assert failures == []
