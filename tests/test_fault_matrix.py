@@ -287,11 +287,7 @@ def test_a_launcher_that_hangs_after_its_ranks_finished(tmp_path):
     proc = start(["run", "pingpong", "--sizes", "0:4KiB", "--iters", "200", "--launches", "1"],
                  db, tmp, "hung-launcher")
     wait_for_cases(db, 1, proc)
-    launcher = [p for p in tagged("hung-launcher")
-                if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].endswith(
-                    (b"mpirun", b"prterun"))]
-    assert launcher
-    os.kill(launcher[0], signal.SIGSTOP)
+    os.kill(launcher_of("hung-launcher"), signal.SIGSTOP)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "every rank finished, but the launcher had not exited" in err
@@ -341,3 +337,34 @@ def test_remote_ranks_end_with_the_command(virtual_cluster, mpi_prefix, tmp_path
     assert whole_and_ended(db) == ["interrupted (process gone)" if signum == signal.SIGKILL
                                    else "interrupted"]
     assert stored(db) == emitted(tmp_path)
+
+
+def launcher_of(tag: str) -> int:
+    found = [p for p in tagged(tag) if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0]
+             .endswith((b"mpirun", b"prterun", b"mpiexec", b"mpiexec.hydra"))]
+    assert found, "no launcher found"
+    return found[0]
+
+
+@pytest.mark.parametrize("second", [False, True])
+def test_a_second_ctrl_c_ends_at_once(mpi_prefix, tmp_path, second):
+    """A launcher that does not end on SIGTERM (stopped here) is given 5 s, then killed;
+    a second Ctrl-C cuts the 5 s short, and still prints no traceback."""
+    db, tag = tmp_path / "results.db", f"twice-{second}"
+    proc = start(LONG_RUN, db, tmp_path / "tmp", tag, mpi_prefix)
+    wait_for_cases(db, 2, proc)
+    os.kill(launcher_of(tag), signal.SIGSTOP)
+    began = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    if second:
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    took = time.monotonic() - began
+    assert proc.returncode == 130, err
+    one_clear_line(err)
+    assert "interrupted by SIGINT" in err
+    assert took < 3 if second else took > 5, took
+    none_left(tag)
+    assert whole_and_ended(db) == ["interrupted"]
+    assert stored(db) == emitted(tmp_path / "tmp")
