@@ -208,3 +208,67 @@ def test_real_pingpong_fit_and_ring_prediction(db):
     assert {(r[2], r[3] + r[4]) for r in rows} == {("2", "8B"), ("2", "1KiB"), ("3", "8B"),
                                                     ("3", "1KiB")}
     assert all(r[-1].endswith("%") for r in rows)
+
+
+def test_the_constrained_line_is_the_bounded_least_squares_optimum():
+    """nonnegative_line against scipy's bounded least squares, on data whose free line has
+    a negative intercept, a negative slope, or neither."""
+    from scipy.optimize import lsq_linear
+
+    from commscope.models.hockney import nonnegative_line
+    rng = np.random.default_rng(16)
+    x = np.array([1.0, 2, 4, 8, 16, 32])
+    for y in ([0.1, 1.9, 4.2, 7.8, 16.3, 31.5], [5.0, 4.8, 4.9, 4.6, 4.7, 4.5],
+              [1.0, 1.2, 1.4, 1.8, 2.6, 4.2], *rng.uniform(0.5, 2.0, (20, 6))):
+        y, w = np.asarray(y), rng.uniform(0.5, 2.0, 6)
+        sums = [np.sum(w * v) for v in (np.ones(6), x, x * x, y, x * y, y * y)]
+        alpha, slope, rss = nonnegative_line(*sums)
+        root = np.sqrt(w)
+        best = lsq_linear(np.column_stack([root, root * x]), root * y, bounds=(0, np.inf))
+        assert (alpha, slope) == pytest.approx(tuple(best.x), abs=1e-9)
+        assert rss == pytest.approx(2 * best.cost, abs=1e-9)
+        assert alpha >= 0 and slope >= 0
+
+
+def synthetic_fit(latency_of, rng, sizes=SIZES, noise=0.02, samples=SAMPLES, resamples=200):
+    """A segmented fit of medians with `noise` relative error per sample, as fit_group
+    weights them (1/se^2), with bootstrap columns drawn the same way."""
+    from commscope.models import segmented
+    t = np.array([latency_of(n) for n in sizes])
+    se = noise * t / np.sqrt(samples)
+    y = t[:, None] * (1 + noise / np.sqrt(samples) * rng.standard_normal((t.size, resamples + 1)))
+    return segmented.fit(np.array(sizes, float), 1 / se ** 2, y, max_segments=6)
+
+
+def test_every_segment_is_physical_or_says_its_bandwidth_is_unknown():
+    """Three protocols, the last starting at alpha = 0 (its free line often reads a negative
+    alpha) and a flat one (slope 0: no bandwidth to tell): over 100 noise draws, no
+    segment has alpha < 0, and every bandwidth is finite and positive or not identifiable."""
+    def protocols(n):
+        if n < 4 * KiB:
+            return 0.3e-6 + n / 2e9
+        if n < 64 * KiB:
+            return 4e-6  # a flat stretch: a pipeline that hides the bytes
+        return n / 12e9
+    rng = np.random.default_rng(17)
+    unknown = 0
+    for _ in range(100):
+        f = synthetic_fit(protocols, rng)
+        for s in [f.single, *(seg.fit for seg in f.segments)]:
+            assert s.line.alpha_s >= 0 and s.alpha_ci_s[0] >= 0
+            if s.identifiable:
+                assert 0 < s.line.bandwidth_Bps < np.inf
+            else:
+                unknown += 1
+        assert len(f.segments) >= 3
+    assert unknown >= 100  # the flat stretch, every time
+
+
+def test_noise_alone_is_not_split():
+    """A straight line under 2% noise per sample: the fit finds no switch in at least 95%
+    of 200 draws (the BIC's breakpoint count, models/segmented.py)."""
+    rng = np.random.default_rng(18)
+    split = sum(len(synthetic_fit(line(2e-6, 5e9), rng, resamples=0).segments) > 1
+                for _ in range(200))
+    print(f"{split} of 200 straight lines split")
+    assert split <= 10

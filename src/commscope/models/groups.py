@@ -109,10 +109,14 @@ def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segm
 
 
 def _line(fit: HockneyFit) -> dict:
-    line = fit.line
+    """A line's figures; where its sizes cannot tell a bandwidth, None for it and n_half
+    (bandwidth_identifiable false): alpha alone is the result."""
+    line, known = fit.line, fit.identifiable
     return {"alpha_s": line.alpha_s, "alpha_ci_s": _pair(fit.alpha_ci_s),
-            "bandwidth_Bps": line.bandwidth_Bps, "bandwidth_ci_Bps": _pair(fit.bandwidth_ci_Bps),
-            "n_half_bytes": line.n_half_bytes, "n_half_ci_bytes": _pair(fit.n_half_ci_bytes)}
+            "bandwidth_Bps": line.bandwidth_Bps if known else None,
+            "bandwidth_ci_Bps": _pair(fit.bandwidth_ci_Bps), "bandwidth_identifiable": known,
+            "n_half_bytes": line.n_half_bytes if known else None,
+            "n_half_ci_bytes": _pair(fit.n_half_ci_bytes)}
 
 
 IMPORTED_NOTE = ("imported figures: no raw samples, so no bootstrap and no confidence "

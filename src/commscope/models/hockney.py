@@ -49,13 +49,19 @@ class HockneyFit:
     """The line fitted to the medians, with 95% bootstrap CIs (None without resamples).
 
     An interval end of None is unbounded: resampled slopes reached 0, so B
-    (and n_half) has no upper limit at this confidence.
+    (and n_half) has no upper limit at this confidence. `identifiable` is False
+    where the sizes cannot tell a bandwidth (the slope is 0, its interval reaches 0, or
+    the sizes span too little): then only alpha is a result.
     """
 
     line: Line
     alpha_ci_s: tuple[float, float] | None
     bandwidth_ci_Bps: tuple[float | None, float | None] | None
     n_half_ci_bytes: tuple[float | None, float | None] | None
+    identifiable: bool = True
+
+    def without_bandwidth(self) -> "HockneyFit":
+        return HockneyFit(self.line, self.alpha_ci_s, None, None, False)
 
 
 def line_params(sw, swx, swxx, swy, swxy):
@@ -70,17 +76,45 @@ def line_params(sw, swx, swxx, swy, swxy):
     return ybar - slope * xbar, slope
 
 
+def nonnegative_line(sw, swx, swxx, swy, swxy, swyy):
+    """Weighted least squares with alpha >= 0 and slope >= 0, from weighted sums: intercept,
+    slope and residual sum of squares (any matching shapes).
+
+    A start-up time and a time per byte cannot be negative. Where the free line breaks
+    either bound, the best line lies on that bound (a convex problem: Lawson & Hanson,
+    "Solving Least Squares Problems", 1974, ch. 23): through the origin (alpha = 0,
+    slope = Sxy/Sxx uncentred) or flat (slope = 0, alpha = the weighted mean), whichever
+    leaves less. Times are positive, so both of those are within the bounds.
+    """
+    alpha, slope = line_params(sw, swx, swxx, swy, swxy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        syy = swyy - swy * swy / sw
+        rss = np.maximum(syy - (swxy - swx * swy / sw) ** 2 / (swxx - swx * swx / sw), 0.0)
+        origin_slope = np.where(swxx > 0, swxy / swxx, 0.0)
+        origin_rss = np.maximum(swyy - np.where(swxx > 0, swxy * swxy / swxx, 0.0), 0.0)
+    flat_alpha, flat_rss = swy / sw, np.maximum(syy, 0.0)
+    free = (alpha >= 0) & (slope >= 0)
+    origin = ~free & (origin_rss <= flat_rss)
+    alpha = np.where(free, alpha, np.where(origin, 0.0, flat_alpha))
+    slope = np.where(free, slope, np.where(origin, origin_slope, 0.0))
+    return alpha, slope, np.where(free, rss, np.where(origin, origin_rss, flat_rss))
+
+
 def from_replicates(alpha_s: np.ndarray, slope: np.ndarray) -> HockneyFit:
-    """The fit from column 0 (the data) and its CIs from columns 1.. (the bootstrap)."""
+    """The fit from column 0 (the data) and its CIs from columns 1.. (the bootstrap). The
+    bandwidth is not identifiable when the slope, or a resampled slope, is 0 at 95%."""
     line = Line(float(alpha_s[0]), float(slope[0]))
     if alpha_s.size < 2:
-        return HockneyFit(line, None, None, None)
+        fit = HockneyFit(line, None, None, None)
+        return fit if slope[0] > 0 else fit.without_bandwidth()
     alpha_b, slope_b = alpha_s[1:], slope[1:]
     with np.errstate(divide="ignore"):
         bandwidth = np.where(slope_b > 0, 1 / slope_b, np.inf)
     n_half = np.where(slope_b > 0, alpha_b * bandwidth, np.inf)
-    return HockneyFit(line, _interval(alpha_b), _bounded(_interval(bandwidth)),
-                      _bounded(_interval(n_half)))
+    fit = HockneyFit(line, _interval(alpha_b), _bounded(_interval(bandwidth)),
+                     _bounded(_interval(n_half)))
+    slope_low = np.percentile(slope_b, CI_PERCENTILES[0], method="inverted_cdf")
+    return fit if slope[0] > 0 and slope_low > 0 else fit.without_bandwidth()
 
 
 def _interval(values: np.ndarray) -> tuple[float, float]:

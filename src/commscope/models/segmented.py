@@ -36,9 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hockney import CI_PERCENTILES, HockneyFit, from_replicates, line_params
+from .hockney import CI_PERCENTILES, HockneyFit, from_replicates, nonnegative_line
 
 MIN_SIZES_PER_SEGMENT = 3  # a line through 2 sizes fits exactly: no residual to judge it by
+# A segment whose largest size is less than this many times its smallest (1 B for 0 B)
+# cannot tell a bandwidth from its start-up time: 0-2 B once read 38 MB/s. Its alpha stands.
+MIN_SPAN_FOR_BANDWIDTH = 4
 # RSS below this fraction of the total sum of squares is exact to float64 precision; the floor
 # keeps ln(RSS) finite for noise-free data.
 RSS_FLOOR = 1e-12
@@ -107,19 +110,18 @@ class _Sums:
         return fixed, varying
 
     def rss(self, i, j):
-        (sw, swx, swxx), (swy, swxy, swyy) = self.between(i, j)
-        sw, swx, swxx = (s[:, None] for s in (sw, swx, swxx))
-        sxx = swxx - swx * swx / sw
-        sxy = swxy - swx * swy / sw
-        syy = swyy - swy * swy / sw
-        return np.maximum(syy - sxy * sxy / sxx, 0.0)
+        """The least RSS of a physical line (alpha, slope >= 0) over each [i[k], j[k])."""
+        (sw, swx, swxx), varying = self.between(i, j)
+        return nonnegative_line(*(s[:, None] for s in (sw, swx, swxx)), *varying)[2]
 
     def lines(self, i, j) -> HockneyFit:
-        """Each replicate's line over its own sizes [i[r], j[r]), in seconds and bytes."""
-        r = np.arange(i.size)
-        (sw, swx, swxx), (swy, swxy, _) = self.between(i, j, r)
-        alpha, slope = line_params(sw, swx, swxx, swy, swxy)
-        return from_replicates(alpha, slope / self.x_unit)
+        """Each replicate's physical line over its own sizes [i[r], j[r]), in seconds and
+        bytes; the bandwidth only where the data's sizes span enough to tell one."""
+        fixed, varying = self.between(i, j, np.arange(i.size))
+        alpha, slope, _ = nonnegative_line(*fixed, *varying)
+        fit = from_replicates(alpha, slope / self.x_unit)
+        first, last = self.sizes[i[0]], self.sizes[j[0] - 1]
+        return fit if last >= MIN_SPAN_FOR_BANDWIDTH * max(first, 1) else fit.without_bandwidth()
 
 
 def fit(x: np.ndarray, w: np.ndarray, y: np.ndarray, max_segments: int) -> SegmentedFit:

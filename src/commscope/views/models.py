@@ -10,7 +10,9 @@ from .tables import Table
 
 FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n_half = alpha*B; "
               "95% CIs: percentiles of {resamples} bootstrap resamples (seed {seed}); a "
-              "breakpoint is the first size of the later segment")
+              "breakpoint is the first size of the later segment; lines are fitted with "
+              "alpha >= 0 and 1/B >= 0; B not identifiable: the sizes span less than 4x, or "
+              "the slope's interval reaches 0")
 
 
 def _mb(values):
@@ -42,8 +44,10 @@ def _rate(bytes_per_s: float | None) -> str:
 
 def line_cells(line: dict, between: str = "-") -> tuple[str, str, str]:
     """alpha in µs, B in MB/s, each with its CI, and n_half in bytes."""
+    bandwidth = with_ci(_rate(line["bandwidth_Bps"]), line["bandwidth_ci_Bps"], _rate, between) \
+        if line.get("bandwidth_identifiable", True) else "not identifiable"
     return (with_ci(units.us(line["alpha_s"]), line["alpha_ci_s"], units.us, between),
-            with_ci(_rate(line["bandwidth_Bps"]), line["bandwidth_ci_Bps"], _rate, between),
+            bandwidth,
             "-" if line["n_half_bytes"] is None else f"{line['n_half_bytes']:,.0f}")
 
 
