@@ -9,7 +9,8 @@ from ..sizes import format_bytes
 from .tables import Table
 
 FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n_half = alpha*B; "
-              "95% CIs: percentiles of {resamples} bootstrap resamples (seed {seed}); a "
+              "95% CIs: percentiles of {resamples} bootstrap resamples of the samples "
+              "(seed {seed}), within the launches: not of launch-to-launch variation; a "
               "breakpoint is the first size of the later segment; lines are fitted with "
               "alpha >= 0 and 1/B >= 0; B not identifiable: the sizes span less than 4x, or "
               "the slope's interval reaches 0")
