@@ -18,7 +18,7 @@ ALL_LEFT = "l" * 9  # provenance is words, not numbers
 
 
 def overview(data: ReportData) -> Html:
-    rows = [(r.id, r.row["kernel"], r.row["ranks"], r.row["status"], len(r.cases),
+    rows = [(r.id, r.row["kernel"], r.row["ranks"], names.status(r.row), len(r.cases),
              names.library(r.row["mpi_version"]), r.row["started_utc"],
              len(r.warnings)) for r in data.runs]
     return table(Table(("run", "kernel", "ranks", "status", "cases", "MPI", "started (UTC)",
