@@ -115,7 +115,7 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     version[len] = '\0';
     library_name(version, name, sizeof name);
     standard_version(standard, sizeof standard);
-    struct cvar_list transport = mpit_transport();
+    struct cvar_list transport = mpit_read(MPIT_TRANSPORT), protocols = mpit_read(MPIT_PROTOCOLS);
 
     record_context(&(struct context_record){
         .commscope_version = COMMSCOPE_VERSION,
@@ -129,9 +129,8 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
         .host_chars = HOST_CHARS,
         .cpus = cpus,
         .nodes = nodes,
-        .has_transport = transport.available,
-        .transport = transport.v,
-        .transport_count = transport.n,
+        .transport = transport,
+        .protocols = protocols,
         .wtick_s = timer->wtick_s,
         .resolution_s = timer->resolution_s,
         .overhead_s = timer->overhead_s,
@@ -142,6 +141,7 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
         .utc = utc,
         .kernel = cfg->kernel ? cfg->kernel->name : NULL});
     mpit_free(&transport);
+    mpit_free(&protocols);
     free(hosts);
     free(bindings);
     free(cpus);

@@ -1,8 +1,8 @@
-/* The library's own word on its transport settings, read through the MPI
- * tool information interface (MPI_T, MPI-3.1 section 14.3): the control
- * variables that choose transports, as the library holds them after
- * MPI_Init. They say what the library was told to use; commscope's latency
- * figures then show whether it did. */
+/* The library's own word on its transport and protocol settings, read
+ * through the MPI tool information interface (MPI_T, MPI-3.1 section 14.3):
+ * control variables as the library holds them after MPI_Init. They say what
+ * the library was told to do; commscope's latency figures then show whether
+ * it did (`probe protocols` sets measured switches beside the limits). */
 #include "mpit.h"
 
 #include <stdlib.h>
@@ -17,20 +17,82 @@
 static const char *const transport_cvars[] = {
     "pml", "btl", "btl_tcp_if_include", "btl_tcp_if_exclude", "mpi_yield_when_idle", "MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD",
     "MPIR_CVAR_CH4_SHM_POSIX_EAGER", "MPIR_CVAR_CH4_PROGRESS_THROTTLE",
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT", NULL,
+};
+
+/* Sizes in bytes. Open MPI's ob1 sends a message eagerly while it and its
+ * header fit the BTL's eager limit, else by rendezvous whose first fragment
+ * is the rndv eager limit, the rest in fragments of max_send_size. MPICH CH4
+ * copies through shared-memory cells of the cell size and switches to a
+ * single copy (CMA, XPMEM) at their thresholds; its OFI netmod sends eagerly
+ * below its eager threshold (-1: the provider's limit). */
+static const char *const protocol_cvars[] = {
+    "btl_sm_eager_limit", "btl_sm_rndv_eager_limit", "btl_sm_max_send_size",
+    "btl_tcp_eager_limit", "btl_tcp_rndv_eager_limit", "btl_tcp_max_send_size",
+    "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
+    "MPIR_CVAR_CH4_IPC_XPMEM_P2P_THRESHOLD", "MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD",
+    "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE", NULL,
+};
+
+static const char *const *const sets[] = {
+    [MPIT_TRANSPORT] = transport_cvars,
+    [MPIT_PROTOCOLS] = protocol_cvars,
 };
 
 /* Our own copy of the name (the list's names outlive MPI_T), or NULL. */
-static const char *wanted(const char *name)
+static const char *wanted(const char *const *names, const char *name)
 {
-    for (size_t i = 0; i < sizeof transport_cvars / sizeof *transport_cvars; i++)
-        if (strcmp(name, transport_cvars[i]) == 0)
-            return transport_cvars[i];
+    for (; *names; names++)
+        if (strcmp(name, *names) == 0)
+            return *names;
     return NULL;
 }
 
+static int listed(const char *const *names)
+{
+    int n = 0;
+    while (names[n])
+        n++;
+    return n;
+}
+
+/* An integer cvar of any of the types libraries use for sizes and counts. */
+static bool read_integer(MPI_T_cvar_handle handle, MPI_Datatype type, long long *out)
+{
+    union {
+        int i;
+        unsigned u;
+        long l;
+        unsigned long ul;
+        long long ll;
+        unsigned long long ull;
+    } v;
+    if (MPI_T_cvar_read(handle, &v) != MPI_SUCCESS)
+        return false;
+    if (type == MPI_INT)
+        *out = v.i;
+    else if (type == MPI_UNSIGNED)
+        *out = v.u;
+    else if (type == MPI_LONG)
+        *out = v.l;
+    else if (type == MPI_UNSIGNED_LONG)
+        *out = (long long)v.ul;
+    else if (type == MPI_LONG_LONG)
+        *out = v.ll;
+    else
+        *out = (long long)v.ull;
+    return true;
+}
+
+static bool integer_type(MPI_Datatype type)
+{
+    return type == MPI_INT || type == MPI_UNSIGNED || type == MPI_LONG ||
+           type == MPI_UNSIGNED_LONG || type == MPI_LONG_LONG ||
+           type == MPI_UNSIGNED_LONG_LONG;
+}
+
 /* Reads cvar `index` into v; false when it cannot be read or has a type
- * other than a string, an int or a bool. */
+ * other than a string, an integer or a bool. */
 static bool read_cvar(int index, MPI_Datatype type, struct cvar *v)
 {
     MPI_T_cvar_handle handle;
@@ -45,9 +107,9 @@ static bool read_cvar(int index, MPI_Datatype type, struct cvar *v)
         v->text = text;
         if (!ok)
             free(text);
-    } else if (type == MPI_INT && count == 1) {
-        int value;
-        ok = MPI_T_cvar_read(handle, &value) == MPI_SUCCESS;
+    } else if (integer_type(type) && count == 1) {
+        long long value = 0;
+        ok = read_integer(handle, type, &value);
         *v = (struct cvar){.type = CVAR_INT, .value = value};
     } else if (type == MPI_C_BOOL && count == 1) {
         bool value;
@@ -58,15 +120,16 @@ static bool read_cvar(int index, MPI_Datatype type, struct cvar *v)
     return ok;
 }
 
-struct cvar_list mpit_transport(void)
+struct cvar_list mpit_read(enum mpit_set set)
 {
+    const char *const *names = sets[set];
     struct cvar_list l = {0};
     int provided, n = 0;
     /* MPI_T failures are not measurement failures: the list is then empty. */
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
         return l;
     l.available = true;
-    int cap = (int)(sizeof transport_cvars / sizeof *transport_cvars);
+    int cap = listed(names);
     l.v = xcalloc((size_t)cap, sizeof *l.v);
     if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
         n = 0;
@@ -80,7 +143,7 @@ struct cvar_list mpit_transport(void)
                                 desc, &desc_len, &bind, &scope) != MPI_SUCCESS ||
             bind != MPI_T_BIND_NO_OBJECT)
             continue;
-        const char *known = wanted(name);
+        const char *known = wanted(names, name);
         if (known && l.n < cap && read_cvar(i, type, &l.v[l.n])) {
             l.v[l.n].name = known;
             l.n++;

@@ -1,19 +1,16 @@
-/* Transport settings as the MPI library reports them (MPI_T control variables). */
+/* Settings as the MPI library reports them (MPI_T control variables). */
 #ifndef COMMSCOPE_MPIT_H
 #define COMMSCOPE_MPIT_H
 
-#include <stdbool.h>
-
 #include "records.h"
 
-struct cvar_list {
-    bool available; /* MPI_T could be used; else the list is empty */
-    struct cvar *v;
-    int n;
+enum mpit_set {
+    MPIT_TRANSPORT, /* what chooses transports, and how ranks wait when idle */
+    MPIT_PROTOCOLS, /* the sizes at which messages change protocol */
 };
 
-/* The transport-related control variables this library has, read now. */
-struct cvar_list mpit_transport(void);
+/* The control variables of one set that this library has, read now. */
+struct cvar_list mpit_read(enum mpit_set set);
 void mpit_free(struct cvar_list *l);
 
 #endif

@@ -59,15 +59,15 @@ static void placement(struct jsonl *j, const struct context_record *r)
     jsonl_close(j, ']');
 }
 
-static void transport(struct jsonl *j, const struct context_record *r)
+static void cvars(struct jsonl *j, const char *key, const struct cvar_list *l)
 {
-    if (!r->has_transport) {
-        jsonl_null(j, "library_transport");
+    if (!l->available) {
+        jsonl_null(j, key);
         return;
     }
-    jsonl_open(j, "library_transport", '{');
-    for (int i = 0; i < r->transport_count; i++) {
-        const struct cvar *v = &r->transport[i];
+    jsonl_open(j, key, '{');
+    for (int i = 0; i < l->n; i++) {
+        const struct cvar *v = &l->v[i];
         if (v->type == CVAR_TEXT)
             jsonl_str(j, v->name, v->text);
         else if (v->type == CVAR_INT)
@@ -90,7 +90,8 @@ void record_context(const struct context_record *r)
     jsonl_bool(&j, "large_count", r->large_count);
     jsonl_int(&j, "ranks", r->ranks);
     placement(&j, r);
-    transport(&j, r);
+    cvars(&j, "library_transport", &r->transport);
+    cvars(&j, "library_protocols", &r->protocols);
     jsonl_open(&j, "timer", '{');
     jsonl_str(&j, "name", "MPI_Wtime");
     jsonl_num(&j, "wtick_s", r->wtick_s);

@@ -24,6 +24,12 @@ struct cvar {
     long long value; /* CVAR_INT, CVAR_BOOL */
 };
 
+struct cvar_list {
+    bool available; /* MPI_T could be used; else the list is empty */
+    struct cvar *v;
+    int n;
+};
+
 struct context_record {
     const char *commscope_version;
     const char *mpi_library, *mpi_library_version, *mpi_standard;
@@ -34,9 +40,9 @@ struct context_record {
     size_t host_chars;
     const int *cpus;  /* -1: unknown */
     const int *nodes; /* lowest rank of its MPI_COMM_TYPE_SHARED */
-    bool has_transport; /* MPI_T was available */
-    const struct cvar *transport;
-    int transport_count;
+    /* MPI_T control variables: what chooses transports, and the sizes at which the
+     * library changes protocol (eager limits, single-copy thresholds) */
+    struct cvar_list transport, protocols;
     double wtick_s, resolution_s, overhead_s, barrier_s;
     const char *compiler;
     int argc;

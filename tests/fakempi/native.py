@@ -51,6 +51,8 @@ def context(ranks: int, argv: list[str], kernel: str | None, schema: int = 1) ->
             "placement": [{"rank": r, "host": HOST, "cpu": r % 2, "binding": "0-1",
                            "shm_node": 0} for r in range(ranks)],
             "library_transport": {"btl": "^ofi", "pml": ""},
+            "library_protocols": {"btl_sm_eager_limit": 4096, "btl_sm_rndv_eager_limit": 32768,
+                                  "btl_sm_max_send_size": 32768},
             "timer": {"name": "MPI_Wtime", "wtick_s": 1e-9, "resolution_s": 2e-8,
                       "overhead_s": 2.5e-8, "barrier_s": 5e-7},
             "compiler": "fake", "argv": argv, "utc": "2026-01-01T00:00:00Z", "kernel": kernel}

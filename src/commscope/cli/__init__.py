@@ -14,7 +14,7 @@ from ..errors import UserError
 # One module each; imported when the parser is built, so that importing this package
 # costs nothing and main holds stop signals while they load (numpy, scipy: ~1 s).
 VERBS = ("run", "sweep", "app", "study", "info", "results", "compare", "fit", "predict",
-         "report", "imports")
+         "report", "imports", "probe")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -59,6 +59,7 @@ def _facts(run: RunData) -> list[tuple[str, object]]:
                                 f"bind-to {s.get('bind_to') or 'default'}"),
         ("transport requested", s.get("transport", "auto")),
         ("library_transport", _compact(ctx.get("library_transport"))),
+        ("library_protocols", _compact(ctx.get("library_protocols"))),
         ("timer", _timer(ctx)),
         ("sync", s.get("sync", "barrier")),
         ("kernel parameters", _compact(s.get("params"))),
