@@ -8,14 +8,13 @@ The switch is set by the library's settings (Open MPI's btl_*_eager_limit, MPICH
 single-copy thresholds), which commscope reads through MPI_T (native/mpit.c).
 
 The probe measures a coarse ladder of sizes (two a factor of 2: 2^k and 3 * 2^(k-1)),
-finds each pair of neighbours between which the time rises by more than either side's
-line explains, or falls (a jump), and then measures POINTS sizes evenly spaced inside each such
-bracket, with the bracket's ends again, in one launch per round. Each point is on the
-lower protocol or the upper one by which side's line, drawn through this launch's own
-bracket ends, it is nearer (a whole launch running slower moves both alike); the
-bracket shrinks to the two neighbours that split the points best, until it is within
-RESOLUTION of its upper end or MIN_WIDTH bytes. A switch is reported as the first size
-of the later protocol (`bytes`) with the sizes it is known to lie between.
+finds each pair of neighbours between which the time steps off the line of the sizes
+below (a jump, `jumps`), and then measures POINTS sizes evenly spaced inside each such
+bracket, with its ends again, in one launch per round (`split`), until the bracket is
+within RESOLUTION of its upper end or MIN_WIDTH bytes and the jump was seen in SEEN
+launches. The library's limits, read after the coarse round, are then looked for in
+their own windows where no switch was located at them. A switch is reported as the
+first size of the later protocol (`bytes`) with the sizes it is known to lie between.
 
 Only jumps are bisected: a change of slope with no jump (a cache size) has no size at
 which one side's line stops explaining the times, and no bracket to shrink.
@@ -32,10 +31,10 @@ import numpy as np
 from .models.hockney import nonnegative_line
 
 LARGEST = 4 << 20  # the coarse ladder's last size: 4 MiB
-# A step counts as a protocol switch when the time at the upper size exceeds the lower
+# A step counts as a protocol switch when the time at the upper size is off the lower
 # side's line by this fraction: 15% is several times a launch median's own spread here
-# (CV of medians 1-5% within a launch), and a protocol change costs at least a message
-# more (a rendezvous handshake), which at every size tried was 40% or more.
+# (CV of medians 1-5% within a launch), and the protocol changes measured here moved
+# the time by 20% (Open MPI's 6000 B eager limit) to 60%.
 JUMP = 0.15
 RESOLUTION = 0.01  # a switch is located within 1% of its size...
 MIN_WIDTH = 64  # ...or 64 B, whichever is larger
