@@ -212,7 +212,8 @@ def test_real_pingpong_fit_and_ring_prediction(db):
 
 def test_the_constrained_line_is_the_bounded_least_squares_optimum():
     """nonnegative_line against scipy's bounded least squares, on data whose free line has
-    a negative intercept, a negative slope, or neither."""
+    a negative intercept, a negative slope, or neither, with the slope's floor at 0, below
+    the data's slope and above it (times faster than that floor allows)."""
     from scipy.optimize import lsq_linear
 
     from commscope.models.hockney import nonnegative_line
@@ -222,12 +223,14 @@ def test_the_constrained_line_is_the_bounded_least_squares_optimum():
               [1.0, 1.2, 1.4, 1.8, 2.6, 4.2], *rng.uniform(0.5, 2.0, (20, 6))):
         y, w = np.asarray(y), rng.uniform(0.5, 2.0, 6)
         sums = [np.sum(w * v) for v in (np.ones(6), x, x * x, y, x * y, y * y)]
-        alpha, slope, rss = nonnegative_line(*sums)
-        root = np.sqrt(w)
-        best = lsq_linear(np.column_stack([root, root * x]), root * y, bounds=(0, np.inf))
-        assert (alpha, slope) == pytest.approx(tuple(best.x), abs=1e-9)
-        assert rss == pytest.approx(2 * best.cost, abs=1e-9)
-        assert alpha >= 0 and slope >= 0
+        for floor in (0.0, 0.05, 2.0):
+            alpha, slope, rss = nonnegative_line(*sums, min_slope=floor)
+            root = np.sqrt(w)
+            best = lsq_linear(np.column_stack([root, root * x]), root * y,
+                              bounds=([0, floor], [np.inf, np.inf]))
+            assert (alpha, slope) == pytest.approx(tuple(best.x), abs=1e-9)
+            assert rss == pytest.approx(2 * best.cost, abs=1e-9)
+            assert alpha >= 0 and slope >= floor
 
 
 def synthetic_fit(latency_of, rng, sizes=SIZES, noise=0.02, samples=SAMPLES, resamples=200):
@@ -272,3 +275,28 @@ def test_noise_alone_is_not_split():
                 for _ in range(200))
     print(f"{split} of 200 straight lines split")
     assert split <= 10
+
+
+def test_no_line_moves_bytes_faster_than_one_copy():
+    """Copy times of 10 GB/s with a 0.1 us call: a protocol at 6 GB/s keeps its B, unchanged
+    by the bound; one at 20 GB/s (faster than one copy could move its bytes) has its line
+    held at the copy's slope and its B reported not identifiable, at the bound."""
+    from commscope.models import segmented
+    rng = np.random.default_rng(19)
+    x = np.array(SIZES[1:], float)
+    copy = 0.1e-6 + x / 10e9
+    for bandwidth, bounded in ((6e9, False), (20e9, True)):
+        t = 0.5e-6 + x / bandwidth
+        y = t[:, None] * (1 + 0.002 * rng.standard_normal((t.size, 201)))
+        w = 1 / (0.002 * t) ** 2
+        free = segmented.fit(x, w, y, max_segments=1).single
+        held = segmented.fit(x, w, y, max_segments=1, copy=copy).single
+        assert held.bound_Bps == pytest.approx(10e9, rel=1e-6)
+        assert held.at_bound is bounded and held.identifiable is not bounded
+        assert free.identifiable and free.line.bandwidth_Bps == pytest.approx(bandwidth, rel=0.02)
+        if bounded:
+            assert held.line.bandwidth_Bps == pytest.approx(10e9, rel=1e-6)
+        else:
+            assert (held.line.alpha_s, held.line.inverse_bandwidth_s_per_byte) == \
+                pytest.approx((free.line.alpha_s, free.line.inverse_bandwidth_s_per_byte),
+                              rel=1e-9)

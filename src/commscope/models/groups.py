@@ -16,6 +16,7 @@ import numpy as np
 
 from ..cases import Case, grouped, identity
 from ..errors import UserError
+from ..kernels import meaning
 from ..store import Store
 from . import segmented
 from .hockney import HockneyFit
@@ -59,8 +60,9 @@ def group_cases(cases: list[Case]) -> list[Group]:
 def fit_group(group: Group, resamples: int = RESAMPLES,
               max_segments: int = MAX_SEGMENTS) -> GroupFit:
     """The group's single line and segments, with CIs from `resamples` bootstrap replicates."""
-    points = [point(c) for c in group.cases
-              if c.valid_samples.size or c.imported and c.imported["median_s"]]
+    kept = [c for c in group.cases
+            if c.valid_samples.size or c.imported and c.imported["median_s"]]
+    points = [point(c) for c in kept]
     x = np.array([p.bytes for p in points], dtype=float)
     sizes = np.unique(x).size
     if sizes < MIN_SIZES:
@@ -73,9 +75,17 @@ def fit_group(group: Group, resamples: int = RESAMPLES,
         y[row, 0] = p.median_s
         y[row, 1:] = bootstrap_medians(p.latency_s, resamples, rng)
     w = np.array([1 / p.se_s ** 2 for p in points])
-    fit = segmented.fit(x, w, y, max_segments)
+    fit = segmented.fit(x, w, y, max_segments, np.array([_copy_s(c) for c in kept]))
     return GroupFit(group, sizes, fit, None, _rel_rms(y[:, 0], fit.single.line.time_s(x)),
                     _rel_rms(y[:, 0], fit.time_s(x)))
+
+
+def _copy_s(case: Case) -> float:
+    """One copy of the case's size, as its launch timed it (docs/native.md, "Copy
+    ceilings"): no message of the kernel's is faster. NaN where not measured, or where
+    the kernel has no ceiling (a collective's bytes depend on its algorithm)."""
+    copy = case.extra.get("copy_s")
+    return float(copy) if copy and meaning(case.kernel).ceiling else float("nan")
 
 
 def _rng(config: dict) -> np.random.Generator:
@@ -114,6 +124,7 @@ def _line(fit: HockneyFit) -> dict:
     line, known = fit.line, fit.identifiable
     return {"alpha_s": line.alpha_s, "alpha_ci_s": _pair(fit.alpha_ci_s),
             "bandwidth_Bps": line.bandwidth_Bps if known else None,
+            "bandwidth_bound_Bps": fit.bound_Bps, "at_bound": fit.at_bound,
             "bandwidth_ci_Bps": _pair(fit.bandwidth_ci_Bps), "bandwidth_identifiable": known,
             "n_half_bytes": line.n_half_bytes if known else None,
             "n_half_ci_bytes": _pair(fit.n_half_ci_bytes)}

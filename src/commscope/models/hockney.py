@@ -15,7 +15,7 @@ Bootstrap", 1993, ch. 13) over the lines refitted to resampled medians.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -50,8 +50,10 @@ class HockneyFit:
 
     An interval end of None is unbounded: resampled slopes reached 0, so B
     (and n_half) has no upper limit at this confidence. `identifiable` is False
-    where the sizes cannot tell a bandwidth (the slope is 0, its interval reaches 0, or
-    the sizes span too little): then only alpha is a result.
+    where the sizes cannot tell a bandwidth (the slope is at its floor, its interval
+    reaches the floor, or the sizes span too little): then only alpha is a result.
+    `bound_Bps` is the fastest bandwidth the bytes' path allows (one copy's, where the
+    launches measured it), and `at_bound` says the data would be faster still.
     """
 
     line: Line
@@ -59,9 +61,11 @@ class HockneyFit:
     bandwidth_ci_Bps: tuple[float | None, float | None] | None
     n_half_ci_bytes: tuple[float | None, float | None] | None
     identifiable: bool = True
+    bound_Bps: float | None = None
+    at_bound: bool = False
 
     def without_bandwidth(self) -> "HockneyFit":
-        return HockneyFit(self.line, self.alpha_ci_s, None, None, False)
+        return replace(self, bandwidth_ci_Bps=None, n_half_ci_bytes=None, identifiable=False)
 
 
 def line_params(sw, swx, swxx, swy, swxy):
@@ -76,45 +80,57 @@ def line_params(sw, swx, swxx, swy, swxy):
     return ybar - slope * xbar, slope
 
 
-def nonnegative_line(sw, swx, swxx, swy, swxy, swyy):
-    """Weighted least squares with alpha >= 0 and slope >= 0, from weighted sums: intercept,
-    slope and residual sum of squares (any matching shapes).
+def nonnegative_line(sw, swx, swxx, swy, swxy, swyy, min_slope=0.0):
+    """Weighted least squares with alpha >= 0 and slope >= min_slope (>= 0), from weighted
+    sums: intercept, slope and residual sum of squares (any matching shapes).
 
-    A start-up time and a time per byte cannot be negative. Where the free line breaks
-    either bound, the best line lies on that bound (a convex problem: Lawson & Hanson,
-    "Solving Least Squares Problems", 1974, ch. 23): through the origin (alpha = 0,
-    slope = Sxy/Sxx uncentred) or flat (slope = 0, alpha = the weighted mean), whichever
-    leaves less. Times are positive, so both of those are within the bounds.
+    A start-up time cannot be negative, nor a time per byte below that of the fastest
+    path the bytes can take (0, or one copy's: min_slope). The line of t - min_slope * n
+    is fitted with both bounds at 0. Where the free line breaks a bound, the best line
+    lies on it (a convex problem: Lawson & Hanson, "Solving Least Squares Problems",
+    1974, ch. 23): through the origin (alpha = 0, slope = Sxy/Sxx uncentred) or flat
+    (slope = 0, alpha = the weighted mean), each held to the other bound too (their
+    corner, where the times are below min_slope's line), whichever leaves less.
     """
+    swy = swy - min_slope * swx  # the sums of t - min_slope * n
+    swyy = swyy - 2 * min_slope * swxy + min_slope ** 2 * swxx
+    swxy = swxy - min_slope * swxx
     alpha, slope = line_params(sw, swx, swxx, swy, swxy)
     with np.errstate(divide="ignore", invalid="ignore"):
         syy = swyy - swy * swy / sw
         rss = np.maximum(syy - (swxy - swx * swy / sw) ** 2 / (swxx - swx * swx / sw), 0.0)
-        origin_slope = np.where(swxx > 0, swxy / swxx, 0.0)
-        origin_rss = np.maximum(swyy - np.where(swxx > 0, swxy * swxy / swxx, 0.0), 0.0)
-    flat_alpha, flat_rss = swy / sw, np.maximum(syy, 0.0)
+        origin_slope = np.maximum(np.where(swxx > 0, swxy / swxx, 0.0), 0.0)
+    flat_alpha = np.maximum(swy / sw, 0.0)
+
+    def rss_of(a, s):
+        return np.maximum(swyy - 2 * a * swy - 2 * s * swxy + a * a * sw + 2 * a * s * swx
+                          + s * s * swxx, 0.0)
+    origin_rss, flat_rss = rss_of(0.0, origin_slope), rss_of(flat_alpha, 0.0)
     free = (alpha >= 0) & (slope >= 0)
     origin = ~free & (origin_rss <= flat_rss)
     alpha = np.where(free, alpha, np.where(origin, 0.0, flat_alpha))
     slope = np.where(free, slope, np.where(origin, origin_slope, 0.0))
-    return alpha, slope, np.where(free, rss, np.where(origin, origin_rss, flat_rss))
+    return alpha, slope + min_slope, np.where(free, rss, np.where(origin, origin_rss, flat_rss))
 
 
-def from_replicates(alpha_s: np.ndarray, slope: np.ndarray) -> HockneyFit:
-    """The fit from column 0 (the data) and its CIs from columns 1.. (the bootstrap). The
-    bandwidth is not identifiable when the slope, or a resampled slope, is 0 at 95%."""
+def from_replicates(alpha_s: np.ndarray, slope: np.ndarray, floor: float = 0.0) -> HockneyFit:
+    """The fit from column 0 (the data) and its CIs from columns 1.. (the bootstrap), the
+    slopes held at or above `floor` (s/B: one copy's, or 0). The bandwidth is not
+    identifiable when the slope, or a resampled slope at 95%, is at the floor."""
     line = Line(float(alpha_s[0]), float(slope[0]))
+    bound = {"bound_Bps": 1 / floor if floor > 0 else None,
+             "at_bound": bool(floor > 0 and slope[0] <= floor)}
     if alpha_s.size < 2:
-        fit = HockneyFit(line, None, None, None)
-        return fit if slope[0] > 0 else fit.without_bandwidth()
+        fit = HockneyFit(line, None, None, None, **bound)
+        return fit if slope[0] > floor else fit.without_bandwidth()
     alpha_b, slope_b = alpha_s[1:], slope[1:]
     with np.errstate(divide="ignore"):
         bandwidth = np.where(slope_b > 0, 1 / slope_b, np.inf)
     n_half = np.where(slope_b > 0, alpha_b * bandwidth, np.inf)
     fit = HockneyFit(line, _interval(alpha_b), _bounded(_interval(bandwidth)),
-                     _bounded(_interval(n_half)))
+                     _bounded(_interval(n_half)), **bound)
     slope_low = np.percentile(slope_b, CI_PERCENTILES[0], method="inverted_cdf")
-    return fit if slope[0] > 0 and slope_low > 0 else fit.without_bandwidth()
+    return fit if slope[0] > floor and slope_low > floor else fit.without_bandwidth()
 
 
 def _interval(values: np.ndarray) -> tuple[float, float]:

@@ -85,7 +85,7 @@ class SegmentedFit:
 class _Sums:
     """Weighted sums per distinct size, cumulated: sums over sizes [i, j) are P[j] - P[i]."""
 
-    def __init__(self, x: np.ndarray, w: np.ndarray, y: np.ndarray):
+    def __init__(self, x: np.ndarray, w: np.ndarray, y: np.ndarray, copy: np.ndarray):
         self.sizes, where = np.unique(x, return_inverse=True)
         m = self.sizes.size
         # x in units of the largest size, so sums of x^2 stay well scaled.
@@ -101,6 +101,21 @@ class _Sums:
         wy = w[:, None] * y
         self.wy, self.wxy, self.wyy = (cumulated(v) for v in (wy, wy * xs[:, None], wy * y))
         self.total_ss = float(self.wyy[-1, 0] - self.wy[-1, 0] ** 2 / self.w[-1])
+        # one copy's time per point (NaN: not measured), for the floor of each slope
+        has = ~np.isnan(copy)
+        wc, c = w * has, np.where(has, copy, 0.0)
+        self.c = [cumulated(v) for v in (wc, wc * xs, wc * xs * xs, wc * c, wc * c * xs)]
+
+    def floor(self, i, j):
+        """The least slope of a line over sizes [i[k], j[k]): the slope of one copy's times
+        over those sizes, weighted as the line's points are (docs/models.md, "B no faster
+        than a copy"); 0 where fewer than two sizes have one."""
+        n, sx, sxx, sc, sxc = (s[j] - s[i] for s in self.c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sxx_centred = sxx - sx * sx / n
+            slope = (sxc - sx * sc / n) / sxx_centred
+        return np.where((n > 0) & (sxx_centred > 1e-12 * np.maximum(sxx, 1e-300)),
+                        np.maximum(np.nan_to_num(slope), 0.0), 0.0)
 
     def between(self, i, j, columns=slice(None)):
         """Sums over sizes [i[k], j[k]): in every replicate (columns a slice), or in replicate
@@ -118,19 +133,22 @@ class _Sums:
         """Each replicate's physical line over its own sizes [i[r], j[r]), in seconds and
         bytes; the bandwidth only where the data's sizes span enough to tell one."""
         fixed, varying = self.between(i, j, np.arange(i.size))
-        alpha, slope, _ = nonnegative_line(*fixed, *varying)
-        fit = from_replicates(alpha, slope / self.x_unit)
+        floor = self.floor(i, j)
+        alpha, slope, _ = nonnegative_line(*fixed, *varying, min_slope=floor)
+        fit = from_replicates(alpha, slope / self.x_unit, floor[0] / self.x_unit)
         first, last = self.sizes[i[0]], self.sizes[j[0] - 1]
         return fit if last >= MIN_SPAN_FOR_BANDWIDTH * max(first, 1) else fit.without_bandwidth()
 
 
-def fit(x: np.ndarray, w: np.ndarray, y: np.ndarray, max_segments: int) -> SegmentedFit:
+def fit(x: np.ndarray, w: np.ndarray, y: np.ndarray, max_segments: int,
+        copy: np.ndarray | None = None) -> SegmentedFit:
     """Fit 1..max_segments segments to points (x bytes, weight w, medians y[:, r]).
 
-    Column 0 of y holds the measured medians, columns 1.. bootstrap replicates.
-    Needs at least MIN_SIZES_PER_SEGMENT distinct sizes.
+    Column 0 of y holds the measured medians, columns 1.. bootstrap replicates; `copy`
+    one copy's time at each point's size (NaN or None: not measured), which no line's
+    time per byte may beat. Needs at least MIN_SIZES_PER_SEGMENT distinct sizes.
     """
-    sums = _Sums(x, w, y)
+    sums = _Sums(x, w, y, np.full(x.shape, np.nan) if copy is None else copy)
     m, n_points = sums.sizes.size, x.size
     k_max = max(1, min(max_segments, m // MIN_SIZES_PER_SEGMENT))
     best, split_at = _best_splits(sums, m, k_max)

@@ -12,8 +12,10 @@ FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n
               "95% CIs: percentiles of {resamples} bootstrap resamples of the samples "
               "(seed {seed}), within the launches: not of launch-to-launch variation; a "
               "breakpoint is the first size of the later segment; lines are fitted with "
-              "alpha >= 0 and 1/B >= 0; B not identifiable: the sizes span less than 4x, or "
-              "the slope's interval reaches 0")
+              "alpha >= 0 and 1/B no less than one copy's time per byte over the same sizes "
+              "(timed in the launch; else 0); B not identifiable: the sizes span less than "
+              "4x, or the slope's interval reaches that bound (at copy bound: the line would "
+              "move bytes faster than one copy can)")
 
 
 def _mb(values):
@@ -23,6 +25,7 @@ def _mb(values):
 def _line_json(line: dict) -> dict:
     """A line's fields with its bandwidth in MB/s, as the JSON output names them."""
     renamed = {"bandwidth_Bps": ("bandwidth_MBps", units.mb_per_s),
+               "bandwidth_bound_Bps": ("bandwidth_bound_MBps", units.mb_per_s),
                "bandwidth_ci_Bps": ("bandwidth_ci_MBps", _mb)}
     return dict(((renamed[k][0], renamed[k][1](v)) if k in renamed else (k, v))
                 for k, v in line.items())
@@ -46,7 +49,9 @@ def _rate(bytes_per_s: float | None) -> str:
 def line_cells(line: dict, between: str = "-") -> tuple[str, str, str]:
     """alpha in µs, B in MB/s, each with its CI, and n_half in bytes."""
     bandwidth = with_ci(_rate(line["bandwidth_Bps"]), line["bandwidth_ci_Bps"], _rate, between) \
-        if line.get("bandwidth_identifiable", True) else "not identifiable"
+        if line.get("bandwidth_identifiable", True) else \
+        f"not identifiable (at copy bound {_rate(line['bandwidth_bound_Bps'])})" \
+        if line.get("at_bound") else "not identifiable"
     return (with_ci(units.us(line["alpha_s"]), line["alpha_ci_s"], units.us, between),
             bandwidth,
             "-" if line["n_half_bytes"] is None else f"{line['n_half_bytes']:,.0f}")
