@@ -20,7 +20,7 @@ from ..kernels import meaning
 from ..store import Store
 from . import segmented
 from .hockney import HockneyFit
-from .resample import bootstrap_medians, point
+from .resample import bootstrap_medians, launch_shocks, point
 
 RESAMPLES = 1000  # bootstrap replicates per group
 SEED = 1979  # fixed, so the same stored samples always give the same CIs (Efron 1979)
@@ -42,6 +42,7 @@ class GroupFit:
     note: str | None  # why there is no fit
     rel_rms_residual: float | None  # of the single line: how far the data are from a line
     rel_rms_residual_segmented: float | None
+    ci_basis: str = "launches"  # or "one launch": the CIs are within the launch
 
 
 # What a fit's cases share: the identity less the size and --validate, with the MPI.
@@ -74,10 +75,14 @@ def fit_group(group: Group, resamples: int = RESAMPLES,
     for row, p in enumerate(points):
         y[row, 0] = p.median_s
         y[row, 1:] = bootstrap_medians(p.latency_s, resamples, rng)
+    shocks = launch_shocks(kept, resamples, rng) if resamples else None
+    if shocks is not None:
+        y[:, 1:] *= np.exp(shocks)
     w = np.array([1 / p.se_s ** 2 for p in points])
     fit = segmented.fit(x, w, y, max_segments, np.array([_copy_s(c) for c in kept]))
     return GroupFit(group, sizes, fit, None, _rel_rms(y[:, 0], fit.single.line.time_s(x)),
-                    _rel_rms(y[:, 0], fit.time_s(x)))
+                    _rel_rms(y[:, 0], fit.time_s(x)),
+                    "one launch" if shocks is None else "launches")
 
 
 def _copy_s(case: Case) -> float:
@@ -170,4 +175,4 @@ def summary(g: GroupFit) -> dict:
                             for b in f.breakpoints],
             "rel_rms_residual_segmented": g.rel_rms_residual_segmented,
             "bic": [{"segments": k, "bic": v} for k, v in f.bic.items()],
-            "resamples": RESAMPLES, "seed": SEED}
+            "resamples": RESAMPLES, "seed": SEED, "ci_basis": g.ci_basis}

@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
+from scipy.special import gammaincinv
 
 from ..cases import Case
+from ..replication import COMMAND_TO_LAUNCH, MAX_DF
 from ..stats import median_ci
+from ..summary import launch_spreads
 
 CONFIDENCE = 0.95
 # The order-statistic CI of the median is asymptotically median +- z * se
@@ -74,3 +77,39 @@ def bootstrap_medians(latency_s: np.ndarray, resamples: int,
 
 def _index(u: np.ndarray, n: int) -> np.ndarray:
     return np.clip(np.ceil(n * u).astype(np.int64) - 1, 0, n - 1)
+
+
+def launch_shocks(cases: list[Case], resamples: int, rng: np.random.Generator
+                  ) -> np.ndarray | None:
+    """Log-scale shifts, cases x resamples, that carry the variation between launches and
+    between commands into a fit's bootstrap, as a case's interval does (docs/statistics.md:
+    log m_ck = mu + a_c + b_ck). Each command and each of its launches gets one normal
+    draw per replicate, shared by all its sizes (a launch that runs slower does so at
+    every size), scaled by the size's spread between launches (summary.launch_spreads:
+    s^2 with its degrees of freedom; the command's variance taken equal, as without
+    history). s^2 itself is redrawn per replicate from its sampling distribution
+    (s^2 * df / chi2(df)), so a spread from 3 launches widens the intervals as t(2) does.
+    None where no case has two launches to tell a spread: the intervals are then within
+    the launch."""
+    by_case: dict[tuple[int, int], list[int]] = {}
+    for i, c in enumerate(cases):
+        by_case.setdefault((c.run_id, c.bytes), []).append(i)
+    spreads = launch_spreads([[cases[i] for i in rows] for rows in by_case.values()])
+    if not any(s is not None and s.var > 0 for s in spreads):
+        return None
+    u = rng.random(resamples)  # one draw of the spreads' own uncertainty per replicate
+    command = {r: rng.standard_normal(resamples) for r in sorted({c.run_id for c in cases})}
+    launches: dict[tuple[int, int | None], np.ndarray] = {}
+    shocks = np.zeros((len(cases), resamples))
+    for rows, spread in zip(by_case.values(), spreads):
+        if spread is None or spread.var <= 0:
+            continue
+        df = min(spread.df, MAX_DF)
+        scale = np.sqrt(spread.var * df / (2 * gammaincinv(df / 2, u)))
+        for i in rows:
+            c = cases[i]
+            if (c.run_id, c.launch) not in launches:
+                launches[c.run_id, c.launch] = rng.standard_normal(resamples)
+            shocks[i] = scale * (np.sqrt(COMMAND_TO_LAUNCH) * command[c.run_id]
+                                 + launches[c.run_id, c.launch])
+    return shocks

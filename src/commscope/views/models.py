@@ -10,7 +10,8 @@ from .tables import Table
 
 FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n_half = alpha*B; "
               "95% CIs: percentiles of {resamples} bootstrap resamples of the samples "
-              "(seed {seed}), within the launches: not of launch-to-launch variation; a "
+              "(seed {seed}), each launch and each command shifted by the launches' spread "
+              "at each size (docs/models.md), or within the launch where a run has one; a "
               "breakpoint is the first size of the later segment; lines are fitted with "
               "alpha >= 0 and 1/B no less than one copy's time per byte over the same sizes "
               "(timed in the launch; else 0); B not identifiable: the sizes span less than "
@@ -79,7 +80,10 @@ def render_fit(g: GroupFit) -> str:
                       f"breakpoints: {breaks}",
                       f"relative rms residual: one line {g.rel_rms_residual:.1%}, segments "
                       f"{g.rel_rms_residual_segmented:.1%}"]
-                     + ([f"note: {s['note']}"] if s.get("note") else []))
+                     + ([f"note: {s['note']}"] if s.get("note") else [])
+                     + (["CIs within the launch: one launch cannot tell how much the next "
+                         "differs; measure with --launches 3 or more"]
+                        if g.ci_basis == "one launch" else []))
 
 
 def render_fits(fits: list[GroupFit]) -> str:

@@ -1,0 +1,67 @@
+"""Do a fit's intervals hold for the next command? Real runs, side by side.
+
+Runs the same `commscope run pingpong` N times in a row (each its own command of 3
+launches) and fits each run's one line (alpha, B over its sizes). For every run i it
+asks whether run i+1's alpha and B fall inside run i's 95% intervals, once with the
+intervals as `fit` draws them (launch and command variation carried into the
+bootstrap, models/resample.launch_shocks) and once within the launches alone (the
+samples' bootstrap only, as before). Prints both counts: on this shared machine the
+next command differs by more than one launch's samples can show.
+
+usage: python bench/fit_coverage.py [--mpi PREFIX] [--runs N] [--sizes SPEC]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+from commscope.models import groups, resample
+from commscope.store import Store
+
+
+def fits(db: Path, run: int, launch_aware: bool):
+    store = Store(db)
+    (group,) = [g for g in groups.group_cases(store.cases(run))]
+    if launch_aware:
+        return groups.fit_group(group).fit.single
+    with mock.patch.object(groups, "launch_shocks", lambda *a: None):
+        return groups.fit_group(group).fit.single
+
+
+def inside(value: float, ci) -> bool:
+    return ci is not None and ci[0] is not None and ci[1] is not None and ci[0] <= value <= ci[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpi", default=None)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--sizes", default="1KiB:1MiB")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "results.db"
+        for _ in range(args.runs):
+            cmd = [sys.executable, "-m", "commscope.cli", "run", "pingpong", "--sizes",
+                   args.sizes, "--db", str(db), *(["--mpi", args.mpi] if args.mpi else [])]
+            subprocess.run(cmd, check=True, capture_output=True)
+        for launch_aware in (True, False):
+            lines = [fits(db, run, launch_aware) for run in range(1, args.runs + 1)]
+            alpha = sum(inside(b.line.alpha_s, a.alpha_ci_s) for a, b in zip(lines, lines[1:]))
+            bandwidth = sum(b.identifiable and inside(b.line.bandwidth_Bps, a.bandwidth_ci_Bps)
+                            for a, b in zip(lines, lines[1:]))
+            width = sorted((a.bandwidth_ci_Bps[1] - a.bandwidth_ci_Bps[0]) / a.line.bandwidth_Bps
+                           for a in lines if a.identifiable and a.bandwidth_ci_Bps[1])
+            print(f"{'launches and commands' if launch_aware else 'within the launches':22}: "
+                  f"next command's alpha inside {alpha} of {args.runs - 1}, B inside "
+                  f"{bandwidth} of {args.runs - 1}; median B interval width "
+                  f"{width[len(width) // 2]:.1%}" if width else "")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
