@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import numpy as np
 
@@ -90,11 +91,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
         try:
             result = probe.probe(measure, coarse, expected)
-        except _Stopped as stopped:
+        except _Stopped as stopped:  # a failed or stopped round: its own exit code
             outcome = stopped.run.outcomes[-1] if stopped.run.outcomes else None
-            raise UserError(f"probe protocols: run {stopped.run.run_id} "
-                            f"{outcome.message if outcome else stopped.run.status}; "
-                            "the rounds before it are stored") from None
+            print(f"commscope: probe protocols: run {stopped.run.run_id} "
+                  f"{outcome.message if outcome else stopped.run.status}; the rounds "
+                  f"before it are stored in {args.db}", file=sys.stderr)
+            return stopped.code
         found.append(_report(store, mode, runs, result))
         code = code or (1 if found[-1]["disagreements"] else 0)
     if args.json:
@@ -106,9 +108,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 class _Stopped(Exception):
-    def __init__(self, code, run):
+    def __init__(self, code: int, run):
         super().__init__(code)
-        self.run = run
+        self.code, self.run = code, run
 
 
 def _settings(store: Store, run_id: int):
