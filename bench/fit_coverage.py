@@ -1,12 +1,13 @@
 """Do a fit's intervals hold for the next command? Real runs, side by side.
 
 Runs the same `commscope run pingpong` N times in a row (each its own command of 3
-launches) and fits each run's one line (alpha, B over its sizes). For every run i it
-asks whether run i+1's alpha and B fall inside run i's 95% intervals, once with the
-intervals as `fit` draws them (launch and command variation carried into the
-bootstrap, models/resample.launch_shocks) and once within the launches alone (the
-samples' bootstrap only, as before). Prints both counts: on this shared machine the
-next command differs by more than one launch's samples can show.
+launches) and fits each run's one line (alpha, B over its sizes) as soon as it is
+stored, so that its results file holds only the runs before it (its history). For
+every run i it asks whether run i+1's alpha and B fall inside run i's 95% intervals,
+once with the intervals as `fit` draws them (launch and command variation carried
+into the bootstrap, models/resample.launch_shocks) and once within the launches alone
+(the samples' bootstrap only, as before). Prints both counts: on this shared machine
+the next command differs by more than one launch's samples can show.
 
 usage: python bench/fit_coverage.py [--mpi PREFIX] [--runs N] [--sizes SPEC]
 """
@@ -20,17 +21,18 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
-from commscope.models import groups, resample
+from commscope.models import groups
 from commscope.store import Store
 
 
 def fits(db: Path, run: int, launch_aware: bool):
     store = Store(db)
-    (group,) = [g for g in groups.group_cases(store.cases(run))]
     if launch_aware:
-        return groups.fit_group(group).fit.single
+        (fit,) = groups.fit_runs(store, [run], "pingpong", groups.MAX_SEGMENTS)
+        return fit.fit.single
     with mock.patch.object(groups, "launch_shocks", lambda *a: None):
-        return groups.fit_group(group).fit.single
+        (fit,) = groups.fit_runs(store, [run], "pingpong", groups.MAX_SEGMENTS)
+        return fit.fit.single
 
 
 def inside(value: float, ci) -> bool:
@@ -45,12 +47,14 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "results.db"
-        for _ in range(args.runs):
+        found = {True: [], False: []}
+        for run in range(1, args.runs + 1):
             cmd = [sys.executable, "-m", "commscope.cli", "run", "pingpong", "--sizes",
                    args.sizes, "--db", str(db), *(["--mpi", args.mpi] if args.mpi else [])]
             subprocess.run(cmd, check=True, capture_output=True)
-        for launch_aware in (True, False):
-            lines = [fits(db, run, launch_aware) for run in range(1, args.runs + 1)]
+            for launch_aware in found:
+                found[launch_aware].append(fits(db, run, launch_aware))
+        for launch_aware, lines in found.items():
             alpha = sum(inside(b.line.alpha_s, a.alpha_ci_s) for a, b in zip(lines, lines[1:]))
             bandwidth = sum(b.identifiable and inside(b.line.bandwidth_Bps, a.bandwidth_ci_Bps)
                             for a, b in zip(lines, lines[1:]))

@@ -351,3 +351,24 @@ def test_fit_intervals_carry_the_variation_between_launches_and_commands(tmp_pat
             held[aware][1] += within(5e9, single.bandwidth_ci_Bps)
     print("launch-aware", held[True], "within the launches", held[False], "of 20")
     assert min(held[True]) >= 16 and max(held[False]) <= 6
+
+
+def test_a_history_of_commands_sets_the_command_shift(tmp_path):
+    """Where the results file's history says commands agree (between-command variance 0),
+    the replicates shift only by launches: a narrower spread than the assumption that
+    commands differ as much as launches; a history of commands 8x as far apart widens it."""
+    from commscope.models.resample import launch_shocks
+    from commscope.replication import History
+    rng = np.random.default_rng(21)
+    run = store_command(tmp_path / "h.db", line(2e-6, 5e9), np.exp(0.05 * rng.standard_normal(3)), 0)
+    cases = Store(tmp_path / "h.db").cases(run)
+
+    def spread(history):
+        shocks = launch_shocks(cases, 4000, np.random.default_rng(22), history)
+        shift = shocks.mean(axis=0)  # the run's common shift per replicate
+        return float(np.subtract(*np.percentile(shift, [97.5, 2.5])))
+    assumed = spread(None)
+    agree = spread(lambda found: History(0.0025, 20, 30, 0.0, 20, 10))
+    apart = spread(lambda found: History(0.0025, 20, 30, 64 * 0.0025, 20, 10))
+    print(f"common shift 95% width: assumed {assumed:.3f}, agree {agree:.3f}, apart {apart:.3f}")
+    assert agree < 0.8 * assumed and apart > 1.5 * assumed

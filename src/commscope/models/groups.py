@@ -11,12 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from ..cases import Case, grouped, identity
 from ..errors import UserError
 from ..kernels import meaning
+from ..replication import History
+from ..results import case_history
 from ..store import Store
 from . import segmented
 from .hockney import HockneyFit
@@ -58,9 +61,10 @@ def group_cases(cases: list[Case]) -> list[Group]:
     return [Group(config, found) for config, found in grouped(cases, **CONFIGURATION)]
 
 
-def fit_group(group: Group, resamples: int = RESAMPLES,
-              max_segments: int = MAX_SEGMENTS) -> GroupFit:
-    """The group's single line and segments, with CIs from `resamples` bootstrap replicates."""
+def fit_group(group: Group, resamples: int = RESAMPLES, max_segments: int = MAX_SEGMENTS,
+              history: Callable[[list[Case]], History | None] | None = None) -> GroupFit:
+    """The group's single line and segments, with CIs from `resamples` bootstrap replicates;
+    `history` gives a case's other commands in the results file (results.case_history)."""
     kept = [c for c in group.cases
             if c.valid_samples.size or c.imported and c.imported["median_s"]]
     points = [point(c) for c in kept]
@@ -75,7 +79,7 @@ def fit_group(group: Group, resamples: int = RESAMPLES,
     for row, p in enumerate(points):
         y[row, 0] = p.median_s
         y[row, 1:] = bootstrap_medians(p.latency_s, resamples, rng)
-    shocks = launch_shocks(kept, resamples, rng) if resamples else None
+    shocks = launch_shocks(kept, resamples, rng, history) if resamples else None
     if shocks is not None:
         y[:, 1:] *= np.exp(shocks)
     w = np.array([1 / p.se_s ** 2 for p in points])
@@ -120,7 +124,8 @@ def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segm
         if not cases:
             raise UserError(f"--kernel {kernel_name}: {flag} {runs} has no {kernel_name} cases; "
                             "`commscope results list` shows each run's kernel")
-    return [fit_group(g, resamples, max_segments) for g in group_cases(cases)]
+    return [fit_group(g, resamples, max_segments, lambda found: case_history(store, found))
+            for g in group_cases(cases)]
 
 
 def _line(fit: HockneyFit) -> dict:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Callable
 
 import numpy as np
 from scipy.special import gammaincinv
 
 from ..cases import Case
-from ..replication import COMMAND_TO_LAUNCH, MAX_DF
+from ..replication import COMMAND_TO_LAUNCH, MAX_DF, History
 from ..stats import median_ci
 from ..summary import launch_spreads
 
@@ -79,16 +80,19 @@ def _index(u: np.ndarray, n: int) -> np.ndarray:
     return np.clip(np.ceil(n * u).astype(np.int64) - 1, 0, n - 1)
 
 
-def launch_shocks(cases: list[Case], resamples: int, rng: np.random.Generator
+def launch_shocks(cases: list[Case], resamples: int, rng: np.random.Generator,
+                  history: Callable[[list[Case]], History | None] | None = None
                   ) -> np.ndarray | None:
     """Log-scale shifts, cases x resamples, that carry the variation between launches and
     between commands into a fit's bootstrap, as a case's interval does (docs/statistics.md:
     log m_ck = mu + a_c + b_ck). Each command and each of its launches gets one normal
     draw per replicate, shared by all its sizes (a launch that runs slower does so at
     every size), scaled by the size's spread between launches (summary.launch_spreads:
-    s^2 with its degrees of freedom; the command's variance taken equal, as without
-    history). s^2 itself is redrawn per replicate from its sampling distribution
-    (s^2 * df / chi2(df)), so a spread from 3 launches widens the intervals as t(2) does.
+    s^2 with its degrees of freedom). The command's variance is the case's history's
+    (`history(cases)`: other commands' launches of it in the results file), or taken
+    equal to s^2 without one. Each variance is redrawn per replicate from its sampling
+    distribution (var * df / chi2(df)), so a spread from 3 launches widens the
+    intervals as t(2) does.
     None where no case has two launches to tell a spread: the intervals are then within
     the launch."""
     by_case: dict[tuple[int, int], list[int]] = {}
@@ -97,19 +101,24 @@ def launch_shocks(cases: list[Case], resamples: int, rng: np.random.Generator
     spreads = launch_spreads([[cases[i] for i in rows] for rows in by_case.values()])
     if not any(s is not None and s.var > 0 for s in spreads):
         return None
-    u = rng.random(resamples)  # one draw of the spreads' own uncertainty per replicate
+    u, u_command = rng.random(resamples), rng.random(resamples)  # the variances' own draws
+
+    def drawn(var: float, df: float, uniform: np.ndarray) -> np.ndarray:
+        df = min(df, MAX_DF)
+        return np.sqrt(var * df / (2 * gammaincinv(df / 2, uniform)))
     command = {r: rng.standard_normal(resamples) for r in sorted({c.run_id for c in cases})}
     launches: dict[tuple[int, int | None], np.ndarray] = {}
     shocks = np.zeros((len(cases), resamples))
     for rows, spread in zip(by_case.values(), spreads):
         if spread is None or spread.var <= 0:
             continue
-        df = min(spread.df, MAX_DF)
-        scale = np.sqrt(spread.var * df / (2 * gammaincinv(df / 2, u)))
+        scale = drawn(spread.var, spread.df, u)
+        past = history([cases[i] for i in rows]) if history else None
+        between = drawn(past.command_var, past.command_df, u_command) \
+            if past and past.command_var is not None else np.sqrt(COMMAND_TO_LAUNCH) * scale
         for i in rows:
             c = cases[i]
             if (c.run_id, c.launch) not in launches:
                 launches[c.run_id, c.launch] = rng.standard_normal(resamples)
-            shocks[i] = scale * (np.sqrt(COMMAND_TO_LAUNCH) * command[c.run_id]
-                                 + launches[c.run_id, c.launch])
+            shocks[i] = between * command[c.run_id] + scale * launches[c.run_id, c.launch]
     return shocks

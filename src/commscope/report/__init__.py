@@ -25,7 +25,7 @@ def build(store: Store, run_ids: list[int], chosen: str,
     warnings for all; `chosen` says how the runs were chosen; `first`: sections to put
     before the rest (a study's own figure). It reads stored data only."""
     data = load(store, run_ids)
-    found = size.fits(size.size_cases(data))  # the p2p fits also give the ring's model
+    found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
     kernels = dict.fromkeys(r.row["kernel"] for r in data.runs)
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)

@@ -12,7 +12,8 @@ import numpy as np
 from .. import cases as identities
 from ..cases import Case
 from ..models.groups import CONFIGURATION
-from ..results import quality
+from ..replication import History
+from ..results import case_history, quality
 from ..store import Store
 from ..summary import case_summary, combined_summary
 from . import figures
@@ -45,6 +46,8 @@ class ReportData:
     rank_samples: Callable[[int], np.ndarray]  # case id -> ranks x n, as store.rank_samples
     mode_color: dict[str | None, str]  # one colour per send mode in every figure
     quality: list[str]  # the quality block of the runs' warnings (results.quality)
+    # a case's other commands in the results file (results.case_history), for fits
+    history: Callable[[list[Case]], History | None]
 
     @property
     def cases(self) -> list[Case]:
@@ -64,7 +67,8 @@ def load(store: Store, run_ids: list[int]) -> ReportData:
     found = [c for r in runs for c in r.cases]
     return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
                       figures.mode_colors(c.send_mode for c in found),
-                      quality(store, list(dict.fromkeys(run_ids))))
+                      quality(store, list(dict.fromkeys(run_ids))),
+                      lambda cases: case_history(store, cases))
 
 
 def combined(cases: list[Case]) -> list[dict]:

@@ -33,9 +33,10 @@ def size_cases(data: ReportData) -> list[Case]:
     return [c for c in data.cases if not over_ranks(c) and not application(c)]
 
 
-def fits(cases: list[Case]) -> dict[str, GroupFit]:
-    """Each configuration's fit, keyed by its configuration (cases.key)."""
-    return {key(g.config): fit_group(g) for g in group_cases(cases)}
+def fits(cases: list[Case], history=None) -> dict[str, GroupFit]:
+    """Each configuration's fit, keyed by its configuration (cases.key); `history` as
+    ReportData's."""
+    return {key(g.config): fit_group(g, history=history) for g in group_cases(cases)}
 
 
 def fit_of(found: dict[str, GroupFit], case: Case) -> GroupFit | None:
