@@ -2,6 +2,7 @@
  * `const struct kernel kernel_NAME`. Order is the --help listing order. */
 KERNEL(pingpong)
 KERNEL(pingping)
+KERNEL(loggp)
 KERNEL(bw)
 KERNEL(bibw)
 KERNEL(rma)

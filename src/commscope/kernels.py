@@ -258,6 +258,9 @@ MEANINGS = {
     "pingpong": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers,
                         ceiling=_one),
     "pingping": Meaning(_per_call, lambda t, c: c.bytes / t, _two_buffers, ceiling=_one),
+    # A sample is one whole iteration of the LogGP parts; its phases are the figures
+    # (models/loggp.py).
+    "loggp": Meaning(_per_call, None, _two_buffers),
     "bw": Meaning(lambda t, c: t / c.window, lambda t, c: c.window * c.bytes / t, _windowed,
                   ceiling=_one),
     "bibw": Meaning(lambda t, c: t / c.window, lambda t, c: 2 * c.window * c.bytes / t,

@@ -7,7 +7,8 @@ import argparse
 from .. import selection
 from ..errors import UserError
 from ..models.groups import MAX_SEGMENTS, fit_runs
-from ..views.models import fit_json, render_fits
+from ..models.loggp import fit_loggp
+from ..views.models import fit_json, loggp_json, render_fits, render_loggp
 from .common import add_db, existing_store, print_json
 
 
@@ -33,10 +34,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     store = existing_store(args.db)
     run_ids = selection.runs(args.runs, store)
     found = fit_runs(store, run_ids, args.kernel, args.max_segments)
-    if all(g.fit is None for g in found) and len(found) == 1:
+    # loggp's samples are whole iterations of its parts: its model is LogGP, not a line
+    loggp = [(g.group, fit_loggp(g.group.cases)) for g in found if g.group.config["kernel"] == "loggp"]
+    found = [g for g in found if g.group.config["kernel"] != "loggp"]
+    if not loggp and all(g.fit is None for g in found) and len(found) == 1:
         raise UserError(f"run {', '.join(map(str, run_ids))}: {found[0].note}")
     if args.json:
-        print_json([fit_json(g) for g in found])
+        print_json([fit_json(g) for g in found] + [loggp_json(*m) for m in loggp])
     else:
-        print(render_fits(found))
+        print("\n\n".join([render_fits(found)] * bool(found) + [render_loggp(*m) for m in loggp]))
     return 0

@@ -15,7 +15,8 @@ from ..models.predict import comparable, predictions
 from ..plan import parse_ranks
 from ..sizes import parse_sizes
 from ..store import Store
-from ..views.models import render_predictions, source_label
+from ..models.loggp import fit_loggp
+from ..views.models import loggp_label, render_predictions, source_label
 from .common import add_db, existing_store, print_json
 
 
@@ -28,7 +29,8 @@ def add_parser(sub) -> None:
     p.add_argument("kernel", choices=list(ALGORITHMS), metavar="KERNEL",
                    help=f"what to predict: {', '.join(ALGORITHMS)}")
     p.add_argument("--from", dest="source", required=True, metavar="RUNS",
-                   help="the run(s) whose fit gives t(m), e.g. a pingping or pingpong run: "
+                   help="the run(s) whose fit gives t(m), e.g. a pingping or pingpong run, "
+                        "or a loggp run (LogGP's o_s + (m-1) G + L + o_r): "
                         f"{selection.SYNTAX}")
     p.add_argument("--mode", metavar="MODE",
                    help="the send mode to take from --from when it has several")
@@ -99,7 +101,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     points = grid(args, measured)
     if min(r for r, _ in points) < 2:
         raise UserError("--np: the models need at least 2 ranks")
-    t = source.fit.single.line.time_s if args.one_line else source.fit.time_s
+    if source.group.config["kernel"] == "loggp":  # a message's time by LogGP
+        model = fit_loggp(source.group.cases)
+        if model is None:
+            raise UserError(f"--from {args.source}: its loggp cases have no phases stored")
+        t, label = model.time_s, loggp_label(source.group, model)
+    else:
+        t = source.fit.single.line.time_s if args.one_line else source.fit.time_s
+        label = source_label(source, args.one_line)
     rows = predictions(args.kernel, t, points, measured, args.gamma)
     for run_id in sorted({c.run_id for c in measured if c.oversubscribed}):
         print(f"commscope: warning: run {run_id} ran more ranks than cores: its times "
@@ -108,5 +117,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.json:
         print_json(rows)
     else:
-        print(render_predictions(rows, source_label(source, args.one_line), args.gamma))
+        print(render_predictions(rows, label, args.gamma))
     return 0

@@ -106,6 +106,13 @@ def source_label(g: GroupFit, one_line: bool) -> str:
     return f"t(m) from run {runs}: {names.configuration(g.group.config)}; {how}"
 
 
+def loggp_label(group, model) -> str:
+    runs = ", ".join(map(str, sorted({c.run_id for c in group.cases})))
+    return (f"t(m) from run {runs}: {names.configuration(group.config)}; LogGP o_s + (m-1) G "
+            f"+ L + o_r, L {units.us(model.L_s or 0.0)} us, o_s {units.us(model.o_s_s)} us, "
+            f"o_r {units.us(model.o_r_s)} us, G {_rate(1 / model.G_s_per_byte if model.G_s_per_byte else None)} MB/s")
+
+
 def render_predictions(rows: list[dict], source: str, gamma: float) -> str:
     table = []
     for r in rows:
@@ -119,3 +126,40 @@ def render_predictions(rows: list[dict], source: str, gamma: float) -> str:
               "run", "error")
     return "\n".join([source, Table(header, table, align="ll").text(),
                       PREDICT_FOOTER.format(gamma=gamma)])
+
+
+def loggp_json(group, model) -> dict:
+    """A loggp configuration's LogGP model (models/loggp.py): the constants, seconds and
+    bytes, and each size's measured parts."""
+    out = {**group.config, "runs": sorted({c.run_id for c in group.cases}), "model": "loggp"}
+    if model is None:
+        return {**out, "note": "no phases stored: measure with this commscope's loggp kernel"}
+    return {**out, "L_s": model.L_s, "o_s_s": model.o_s_s, "o_r_s": model.o_r_s,
+            "g_s": model.g_s, "G_s_per_byte": model.G_s_per_byte,
+            "G_bandwidth_MBps": units.mb_per_s(1 / model.G_s_per_byte)
+            if model.G_s_per_byte else None,
+            "parts": [{"bytes": p.bytes, "o_s_s": p.o_s, "o_r_s": p.o_r, "g_s": p.g,
+                       "rtt_s": p.rtt} for p in model.parts]}
+
+
+LOGGP_FOOTER = ("LogGP (Alexandrov et al. 1995): a message costs o_s + (m-1) G + L + o_r; o_s, o_r "
+                "and g measured per size as Kielmann et al. (2000) do, each the median over the "
+                "launches of a launch's median; L = RTT(0)/2 - g(0); G: the slope of g(m), a "
+                "physical line; constants at the smallest size (docs/models.md)")
+
+
+def render_loggp(group, model) -> str:
+    s = loggp_json(group, model)
+    title = f"{names.configuration(group.config)} (run {', '.join(map(str, s['runs']))}): LogGP"
+    if model is None:
+        return f"{title}\n  no model: {s['note']}"
+    latency = "not identifiable (g(0) above RTT(0)/2)" if model.L_s is None else units.us(model.L_s)
+    bandwidth = "-" if model.G_s_per_byte is None else \
+        f"{model.G_s_per_byte * 1e9:.4f} ns/B ({units.rate(s['G_bandwidth_MBps'])} MB/s)"
+    constants = Table(("L us", "o_s us", "o_r us", "g us", "G"),
+                      [(latency, units.us(model.o_s_s), units.us(model.o_r_s),
+                        units.us(model.g_s), bandwidth)], align="rrrrr").text()
+    per_size = Table(("size", "o_s us", "o_r us", "g us", "RTT us"),
+                     [(format_bytes(p.bytes), units.us(p.o_s), units.us(p.o_r), units.us(p.g),
+                       units.us(p.rtt)) for p in model.parts], align="rrrrr").text()
+    return "\n".join([title, constants, per_size, LOGGP_FOOTER])
