@@ -35,8 +35,10 @@ def size_cases(data: ReportData) -> list[Case]:
 
 def fits(cases: list[Case], history=None) -> dict[str, GroupFit]:
     """Each configuration's fit, keyed by its configuration (cases.key); `history` as
-    ReportData's."""
-    return {key(g.config): fit_group(g, history=history) for g in group_cases(cases)}
+    ReportData's. Not loggp's: its sample is a whole iteration of LogGP's parts, and its
+    model is LogGP (`commscope fit`)."""
+    return {key(g.config): fit_group(g, history=history) for g in group_cases(cases)
+            if g.config["kernel"] != "loggp"}
 
 
 def fit_of(found: dict[str, GroupFit], case: Case) -> GroupFit | None:
@@ -116,7 +118,9 @@ def _ci(ci, fmt) -> str:
     return "" if ci is None else f" ({fmt(ci[0])} to {fmt(ci[1])})"
 
 
-def _fit_rows(name: str, g: GroupFit):
+def _fit_rows(name: str, g: GroupFit | None):
+    if g is None:
+        return [(name, "LogGP: commscope fit prints it", "", "", "", "")]
     if g.fit is None:
         return [(name, "no fit", g.note, "", "", "")]
     j = summary(g)
