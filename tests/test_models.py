@@ -372,3 +372,21 @@ def test_a_history_of_commands_sets_the_command_shift(tmp_path):
     apart = spread(lambda found: History(0.0025, 20, 30, 64 * 0.0025, 20, 10))
     print(f"common shift 95% width: assumed {assumed:.3f}, agree {agree:.3f}, apart {apart:.3f}")
     assert agree < 0.8 * assumed and apart > 1.5 * assumed
+
+
+def test_a_breakpoint_is_a_switch_or_a_continuous_change():
+    """A protocol switch (the time jumps 2.7 us at 16 KiB) is typed a switch; a bend with
+    no jump (B falls from 10 to 4 GB/s past 256 KiB, as out of a cache) is typed
+    continuous, its lines meeting at the bend: in every one of 40 noise draws each."""
+    rng = np.random.default_rng(23)
+
+    def switch(n):
+        return 0.3e-6 + n / 5e9 if n < 16 * KiB else 3e-6 + n / 8e9
+
+    def bend(n):
+        return 1e-6 + n / 10e9 + max(n - 256 * KiB, 0) * (1 / 4e9 - 1 / 10e9)
+    for _ in range(40):
+        at = {b.bytes: b for b in synthetic_fit(switch, rng, resamples=0).breakpoints}
+        assert at[16 * KiB].kind == "switch" and at[16 * KiB].meets_bytes is None
+        (b,) = synthetic_fit(bend, rng, resamples=0).breakpoints
+        assert b.kind == "continuous" and b.meets_bytes == pytest.approx(256 * KiB, rel=0.02)

@@ -169,15 +169,16 @@ def summary(g: GroupFit) -> dict:
                              "note": IMPORTED_NOTE,
                              "segments": [{"from_bytes": s.from_bytes, "to_bytes": s.to_bytes,
                                            **_line(s.fit)} for s in f.segments],
-                             "breakpoints": [{"bytes": b.bytes, "ci_bytes": None}
+                             "breakpoints": [{"bytes": b.bytes, "ci_bytes": None,
+                                              "kind": b.kind, "meets_at_bytes": b.meets_bytes}
                                              for b in f.breakpoints],
                              "rel_rms_residual_segmented": g.rel_rms_residual_segmented,
                              "bic": [{"segments": k, "bic": v} for k, v in f.bic.items()]})
     return {**out, **_line(f.single), "rel_rms_residual": g.rel_rms_residual,
             "segments": [{"from_bytes": s.from_bytes, "to_bytes": s.to_bytes, **_line(s.fit)}
                          for s in f.segments],
-            "breakpoints": [{"bytes": b.bytes, "ci_bytes": _pair(b.ci_bytes)}
-                            for b in f.breakpoints],
+            "breakpoints": [{"bytes": b.bytes, "ci_bytes": _pair(b.ci_bytes), "kind": b.kind,
+                             "meets_at_bytes": b.meets_bytes} for b in f.breakpoints],
             "rel_rms_residual_segmented": g.rel_rms_residual_segmented,
             "bic": [{"segments": k, "bic": v} for k, v in f.bic.items()],
             "resamples": RESAMPLES, "seed": SEED, "ci_basis": g.ci_basis}

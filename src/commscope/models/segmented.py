@@ -63,6 +63,10 @@ class Segment:
 class Breakpoint:
     bytes: int  # first size of the later segment
     ci_bytes: tuple[int, int] | None  # 95% bootstrap percentile interval
+    # "switch": the time may jump (a protocol changes); "continuous": the two lines meet
+    # at meets_bytes, between the sizes on either side (a regime such as a cache size)
+    kind: str = "switch"
+    meets_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,11 @@ class _Sums:
         varying = tuple(s[j, columns] - s[i, columns] for s in (self.wy, self.wxy, self.wyy))
         return fixed, varying
 
+    def column0(self, i: int, j: int) -> tuple[float, ...]:
+        """The measured medians' sums over sizes [i, j): w, wx, wxx, wy, wxy, wyy."""
+        fixed = tuple(float(s[j] - s[i]) for s in (self.w, self.wx, self.wxx))
+        return fixed + tuple(float(s[j, 0] - s[i, 0]) for s in (self.wy, self.wxy, self.wyy))
+
     def rss(self, i, j):
         """The least RSS of a physical line (alpha, slope >= 0) over each [i[k], j[k])."""
         (sw, swx, swxx), varying = self.between(i, j)
@@ -159,7 +168,8 @@ def fit(x: np.ndarray, w: np.ndarray, y: np.ndarray, max_segments: int,
     bounds = _bounds(split_at, k, m, y.shape[1])
     segments = [Segment(int(sums.sizes[bounds[0, s]]), int(sums.sizes[bounds[0, s + 1] - 1]),
                         sums.lines(bounds[:, s], bounds[:, s + 1])) for s in range(k)]
-    breakpoints = [_breakpoint(sums.sizes[bounds[:, s]]) for s in range(1, k)]
+    breakpoints = [_typed(_breakpoint(sums.sizes[bounds[:, s]]), sums, bounds[0], s,
+                          max(best[k, m, 0], floor), n_points) for s in range(1, k)]
     columns = y.shape[1]
     single = sums.lines(np.zeros(columns, int), np.full(columns, m))
     return SegmentedFit(single, segments, breakpoints, bic)
@@ -193,6 +203,49 @@ def _bounds(split_at: np.ndarray, k: int, m: int, columns: int) -> np.ndarray:
     for s in range(k, 1, -1):
         bounds[:, s - 1] = split_at[s, bounds[:, s], r]
     return bounds
+
+
+MEET_GRID = 64  # candidate meeting points tried in a breakpoint's gap
+
+
+def _typed(b: Breakpoint, sums: _Sums, bounds: np.ndarray, s: int, rss: float,
+           n_points: int) -> Breakpoint:
+    """The breakpoint before segment s as a switch (the lines may jump) or continuous (they
+    meet in the gap between the sizes on either side), whichever the BIC prefers: meeting
+    costs one coefficient less (the jump) and whatever residual the constraint adds, that
+    of the best meeting point on a grid of the gap, lines fitted freely in both cases."""
+    i, cut, j = bounds[s - 1], bounds[s], bounds[s + 1]
+    a, c = sums.column0(i, cut), sums.column0(cut, j)
+    separate = _free_rss(*a) + _free_rss(*c)
+    lo, hi = sums.sizes[cut - 1] / sums.x_unit, sums.sizes[cut] / sums.x_unit
+    meets = np.linspace(lo, hi, MEET_GRID)
+    joined = np.array([_meeting_rss(a, c, tau) for tau in meets])
+    best = int(np.argmin(joined))
+    added = max(joined[best] - separate, 0.0)
+    if n_points * np.log((rss + added) / rss) - np.log(n_points) >= 0:
+        return b
+    return Breakpoint(b.bytes, b.ci_bytes, "continuous", int(round(meets[best] * sums.x_unit)))
+
+
+def _free_rss(sw, swx, swxx, swy, swxy, swyy) -> float:
+    """The residual of the unconstrained weighted line through a segment's points."""
+    sxx = swxx - swx * swx / sw
+    syy = swyy - swy * swy / sw
+    sxy = swxy - swx * swy / sw
+    return max(float(syy - sxy * sxy / sxx), 0.0) if sxx > 0 else max(float(syy), 0.0)
+
+
+def _meeting_rss(a: tuple, c: tuple, tau: float) -> float:
+    """The residual of two lines that meet at x = tau, the first over the sums `a`, the
+    second over `c`: t = p + q x, plus r (x - tau) on the second's points."""
+    w1, x1, xx1, y1, xy1, yy1 = a
+    w2, x2, xx2, y2, xy2, yy2 = c
+    u, uu = x2 - tau * w2, xx2 - 2 * tau * x2 + tau * tau * w2
+    xu, uy = xx2 - tau * x2, xy2 - tau * y2
+    normal = np.array([[w1 + w2, x1 + x2, u], [x1 + x2, xx1 + xx2, xu], [u, xu, uu]])
+    rhs = np.array([y1 + y2, xy1 + xy2, uy])
+    theta = np.linalg.lstsq(normal, rhs, rcond=None)[0]
+    return max(float(yy1 + yy2 - theta @ rhs), 0.0)
 
 
 def _breakpoint(first_sizes: np.ndarray) -> Breakpoint:

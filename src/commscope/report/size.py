@@ -19,7 +19,7 @@ from ..kernels import meaning
 from ..models.groups import GroupFit, configuration, fit_group, group_cases, summary
 from ..sizes import format_bytes
 from ..units import MB, US_PER_S
-from ..views.models import line_cells
+from ..views.models import breakpoint_kind, line_cells
 from ..views.tables import Table
 from . import figures
 from .data import ReportData, application, combined, grouped, over_ranks
@@ -135,8 +135,8 @@ def _fit_rows(name: str, g: GroupFit | None):
         alpha, bandwidth, _ = line_cells(line, between=" to ")
         rows.append((name, model, span, alpha, bandwidth,
                      "-" if n_half is None else format_bytes(int(round(n_half)))))
-    breaks = ", ".join(format_bytes(b["bytes"]) + _ci(b["ci_bytes"], format_bytes)
-                       for b in j["breakpoints"]) or "none"
+    breaks = ", ".join(f"{format_bytes(b['bytes'])} {breakpoint_kind(b)}"
+                       + _ci(b["ci_bytes"], format_bytes) for b in j["breakpoints"]) or "none"
     rows.append((name, "breakpoints", breaks, f"rms residual: one line "
                  f"{g.rel_rms_residual:.1%}", f"segments {g.rel_rms_residual_segmented:.1%}", ""))
     return rows

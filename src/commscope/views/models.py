@@ -12,7 +12,8 @@ FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n
               "95% CIs: percentiles of {resamples} bootstrap resamples of the samples "
               "(seed {seed}), each launch and each command shifted by the launches' spread "
               "at each size (docs/models.md), or within the launch where a run has one; a "
-              "breakpoint is the first size of the later segment; lines are fitted with "
+              "breakpoint is the first size of the later segment, a switch where the time "
+              "may jump, continuous where the BIC prefers lines that meet; lines are fitted with "
               "alpha >= 0 and 1/B no less than one copy's time per byte over the same sizes "
               "(timed in the launch; else 0); B not identifiable: the sizes span less than "
               "4x, or the slope's interval reaches that bound (at copy bound: the line would "
@@ -58,6 +59,12 @@ def line_cells(line: dict, between: str = "-") -> tuple[str, str, str]:
             "-" if line["n_half_bytes"] is None else f"{line['n_half_bytes']:,.0f}")
 
 
+def breakpoint_kind(b: dict) -> str:
+    if b.get("kind") == "continuous":
+        return f"continuous (lines meet at {format_bytes(b['meets_at_bytes'])})"
+    return "switch"
+
+
 def render_fit(g: GroupFit) -> str:
     s = summary(g)
     runs = ", ".join(map(str, s["runs"]))
@@ -72,7 +79,7 @@ def render_fit(g: GroupFit) -> str:
         rows.append((f"segment {i}", span, *line_cells(seg)))
     table = Table(("model", "sizes", "alpha us (95% CI)", "B MB/s (95% CI)", "n_half B"), rows,
                   align="ll").text()
-    breaks = ", ".join(f"{format_bytes(b['bytes'])}" + (
+    breaks = ", ".join(f"{format_bytes(b['bytes'])} {breakpoint_kind(b)}" + (
         f" (CI {format_bytes(b['ci_bytes'][0])}-{format_bytes(b['ci_bytes'][1])})"
         if b["ci_bytes"] else "") for b in s["breakpoints"]) or "none"
     return "\n".join([title, table,
