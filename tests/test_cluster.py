@@ -205,6 +205,29 @@ hosts = "{hosts}"
 """
 
 
+def test_the_node_limit_of_a_shaped_link_is_the_max_rate_models(virtual_cluster, mpi_prefix,
+                                                                 tmp_path):
+    """mbw_mr with 1 and 2 senders on the first host, their receivers on the second, over a
+    link shaped to 400 Mbit/s: the max-rate model's node limit R_N is the link's payload
+    rate within 5%, and no k showed a process limit below it."""
+    a, b = virtual_cluster.hosts
+    db = tmp_path / "results.db"
+    rate_bps = 400e6
+    for host in (a, b):
+        virtual_cluster.shape(host, rate_bps, max(64 * 1024, int(rate_bps / 8 * 0.0025)))
+    for np_, slots in ((2, 1), (4, 2)):
+        commscope_on(virtual_cluster, a, "run", "mbw_mr", "--np", np_, "--mpi", mpi_prefix,
+                     "--hosts", f"{a}:{slots},{b}:{slots}", "--sizes", "64KiB,256KiB,1MiB",
+                     "--window", "8", "--iters", "6", "--launches", "1", "--db", db)
+    fits = json.loads(commscope("fit", "1", "2", "--json", "--db", db).stdout)
+    (model,) = [f for f in fits if f.get("model") == "max-rate"]
+    expected = rate_bps / 8 * payload_fraction(virtual_cluster, a) / 1e6
+    assert model["k"] == [1, 2]
+    assert model["rate_node_MBps"] == pytest.approx(expected, rel=0.05), model
+    assert model["rate_process_MBps"] is None
+    assert model["rate_process_at_least_MBps"] == pytest.approx(model["rate_node_MBps"])
+
+
 def test_a_link_taken_down_mid_run_ends_the_case_and_resume_finishes(virtual_cluster, tmp_path):
     import cluster as cluster_module
 

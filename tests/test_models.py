@@ -390,3 +390,27 @@ def test_a_breakpoint_is_a_switch_or_a_continuous_change():
         assert at[16 * KiB].kind == "switch" and at[16 * KiB].meets_bytes is None
         (b,) = synthetic_fit(bend, rng, resamples=0).breakpoints
         assert b.kind == "continuous" and b.meets_bytes == pytest.approx(256 * KiB, rel=0.02)
+
+
+def synthetic_rates(alpha_s, process_Bps, node_Bps, rng):
+    from commscope.models.maxrate import Point
+    return [Point(k, n, (alpha_s + k * n / min(node_Bps, k * process_Bps))
+                  * (1 + 0.01 * rng.standard_normal()))
+            for k in (1, 2, 3, 4) for n in (64 * KiB, 256 * KiB, 1 << 20, 4 << 20)]
+
+
+def test_the_max_rate_model_recovers_both_limits():
+    """alpha 2 us, 5 GB/s a process, 12 GB/s the node: k = 1, 2 are process-limited, 3 and
+    4 node-limited, 1% noise; both rates come back within 3%. With a node limit below one
+    process's rate, the process rate is only bounded below."""
+    from commscope.models.maxrate import fit_points
+    rng = np.random.default_rng(24)
+    for _ in range(20):
+        m = fit_points(synthetic_rates(2e-6, 5e9, 12e9, rng))
+        assert m.rate_process_Bps == pytest.approx(5e9, rel=0.03)
+        assert m.rate_node_Bps == pytest.approx(12e9, rel=0.03)
+        assert m.alpha_s >= 0
+        slow = fit_points(synthetic_rates(2e-6, 5e9, 3e9, rng))
+        assert slow.rate_process_Bps is None and slow.node_at_least_Bps is None
+        assert slow.rate_node_Bps == pytest.approx(3e9, rel=0.03)
+        assert slow.process_at_least_Bps == pytest.approx(slow.rate_node_Bps)

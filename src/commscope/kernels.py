@@ -272,6 +272,10 @@ MEANINGS = {
     # counts 4n and receives 2n (IMB)
     "ring": Meaning(_per_call, _ring_bytes, lambda n, w, r, p: 6 * n, rank_times="samples",
                     ceiling=lambda c: 1.0 if c.params["pattern"] == "ring" else 2.0),
+    # P/2 pairs: latency is the slowest pair's time per window slot; bandwidth the aggregate
+    "mbw_mr": Meaning(lambda t, c: t / c.window,
+                      lambda t, c: c.ranks // 2 * c.window * c.bytes / t,
+                      lambda n, w, r, p: n, ceiling=None),
     # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
     "vector_sum": Meaning(_per_call, None, lambda n, w, r, p: 2 * n, length=("n", 8, 1_000_000)),
     # memory: the field follows from tile, not from bytes; _halo_tile bounds it.

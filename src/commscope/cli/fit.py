@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from .. import selection
 from ..errors import UserError
 from ..models.groups import MAX_SEGMENTS, fit_runs
 from ..models.loggp import fit_loggp
-from ..views.models import fit_json, loggp_json, render_fits, render_loggp
+from ..models.maxrate import fit_maxrate
+from ..views.models import (fit_json, loggp_json, maxrate_json, render_fits, render_loggp,
+                            render_maxrate)
 from .common import add_db, existing_store, print_json
 
 
@@ -34,13 +37,32 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     store = existing_store(args.db)
     run_ids = selection.runs(args.runs, store)
     found = fit_runs(store, run_ids, args.kernel, args.max_segments)
-    # loggp's samples are whole iterations of its parts: its model is LogGP, not a line
+    # loggp's samples are whole iterations of its parts: its model is LogGP, not a line;
+    # mbw_mr's, at several rank counts together, give the max-rate model besides its lines
     loggp = [(g.group, fit_loggp(g.group.cases)) for g in found if g.group.config["kernel"] == "loggp"]
     found = [g for g in found if g.group.config["kernel"] != "loggp"]
+    rates = [(cases, fit_maxrate(cases)) for cases in across_ranks(
+        [g.group for g in found if g.group.config["kernel"] == "mbw_mr"])]
     if not loggp and all(g.fit is None for g in found) and len(found) == 1:
         raise UserError(f"run {', '.join(map(str, run_ids))}: {found[0].note}")
     if args.json:
-        print_json([fit_json(g) for g in found] + [loggp_json(*m) for m in loggp])
+        print_json([fit_json(g) for g in found] + [loggp_json(*m) for m in loggp]
+                   + [maxrate_json(*m) for m in rates])
     else:
-        print("\n\n".join([render_fits(found)] * bool(found) + [render_loggp(*m) for m in loggp]))
+        print("\n\n".join([render_fits(found)] * bool(found) + [render_loggp(*m) for m in loggp]
+                           + [render_maxrate(*m) for m in rates]))
     return 0
+
+
+def across_ranks(groups) -> list[list]:
+    """The cases of groups that differ only in their rank count (and the slots on each
+    host that it took), together."""
+    together: dict[str, list] = {}
+    for g in groups:
+        config = {k: v for k, v in g.config.items()
+                  if k not in ("np", "ranks", "oversubscribed", "ppn")}
+        if isinstance(config.get("hosts"), str):
+            config["hosts"] = sorted(h.split(":")[0] for h in config["hosts"].split(","))
+        key = json.dumps(config, sort_keys=True, default=str)
+        together.setdefault(key, []).extend(g.cases)
+    return list(together.values())

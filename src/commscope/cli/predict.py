@@ -16,6 +16,7 @@ from ..plan import parse_ranks
 from ..sizes import parse_sizes
 from ..store import Store
 from ..models.loggp import fit_loggp
+from ..models.maxrate import fit_maxrate
 from ..views.models import loggp_label, render_predictions, source_label
 from .common import add_db, existing_store, print_json
 
@@ -24,8 +25,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("predict", help="predict ring and collective times from a fitted run",
                        description="Predict the ring (seed 001) and collectives (Thakur, "
                                    "Rabenseifner & Gropp 2005) from alpha and B fitted to a "
-                                   "point-to-point run, against measured runs; see "
-                                   "docs/models.md.")
+                                   "point-to-point run (or LogGP from a loggp run), and "
+                                   "mbw_mr from the max-rate model of mbw_mr runs, against "
+                                   "measured runs; see docs/models.md.")
     p.add_argument("kernel", choices=list(ALGORITHMS), metavar="KERNEL",
                    help=f"what to predict: {', '.join(ALGORITHMS)}")
     p.add_argument("--from", dest="source", required=True, metavar="RUNS",
@@ -65,6 +67,28 @@ def source_fit(store: Store, spec: str, mode: str | None) -> GroupFit:
     return found[0]
 
 
+def maxrate_source(store: Store, spec: str):
+    """The max-rate model of the mbw_mr runs `spec` (at two rank counts or more)."""
+    cases = [c for c in load_cases(store, selection.parse(spec, store, "--from"))
+             if c.kernel == "mbw_mr"]
+    model = fit_maxrate(cases) if cases else None
+    if model is None:
+        raise UserError(f"--from {spec}: the max-rate model needs mbw_mr runs at two rank "
+                        "counts or more, with two sizes or more")
+    rate = "; ".join(f"{name} {v}" for name, v in (
+        ("R_C", _mbps(model.rate_process_Bps, model.process_at_least_Bps)),
+        ("R_N", _mbps(model.rate_node_Bps, model.node_at_least_Bps))))
+    runs = ", ".join(map(str, sorted({c.run_id for c in cases})))
+    return model.time_s, (f"T(k, n) from runs {runs}: max-rate alpha "
+                          f"{model.alpha_s * 1e6:.3f} us; {rate}; k = P/2")
+
+
+def _mbps(value: float | None, at_least: float | None) -> str:
+    if value:
+        return f"{value / 1e6:,.0f} MB/s"
+    return f"at least {at_least / 1e6:,.0f} MB/s" if at_least else "not identifiable"
+
+
 def measured_cases(store: Store, specs: list[str], kernel_name: str) -> list[Case]:
     if not specs:
         return []
@@ -96,12 +120,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.gamma < 0:
         raise UserError(f"--gamma {args.gamma}: give a time per byte >= 0")
     store = existing_store(args.db)
-    source = source_fit(store, args.source, args.mode)
+    source = None if args.kernel == "mbw_mr" else source_fit(store, args.source, args.mode)
     measured = measured_cases(store, args.compare, args.kernel)
     points = grid(args, measured)
     if min(r for r, _ in points) < 2:
         raise UserError("--np: the models need at least 2 ranks")
-    if source.group.config["kernel"] == "loggp":  # a message's time by LogGP
+    if args.kernel == "mbw_mr":  # several senders a node: the max-rate model
+        t, label = maxrate_source(store, args.source)
+    elif source.group.config["kernel"] == "loggp":  # a message's time by LogGP
         model = fit_loggp(source.group.cases)
         if model is None:
             raise UserError(f"--from {args.source}: its loggp cases have no phases stored")

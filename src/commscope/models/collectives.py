@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .maxrate import mbw_mr_time
+
 MessageTime = Callable[[float], float]
 
 
@@ -119,5 +121,7 @@ ALGORITHMS: dict[str, dict[str, Callable]] = {
     "reduce": {"binomial": reduce_binomial},
     "allreduce": {"recursive_doubling": allreduce_recursive_doubling,
                   "rabenseifner": allreduce_rabenseifner, "ring": allreduce_ring},
+    # several senders per node: t is a max-rate model's T(n, k) (models/maxrate.py)
+    "mbw_mr": {"max-rate": mbw_mr_time},
 }
 REDUCING = {"reduce", "allreduce"}

@@ -170,3 +170,47 @@ def render_loggp(group, model) -> str:
                      [(format_bytes(p.bytes), units.us(p.o_s), units.us(p.o_r), units.us(p.g),
                        units.us(p.rtt)) for p in model.parts], align="rrrrr").text()
     return "\n".join([title, constants, per_size, LOGGP_FOOTER])
+
+
+def maxrate_json(cases, model) -> dict:
+    """The max-rate model of mbw_mr cases at several rank counts (models/maxrate.py)."""
+    first = cases[0]
+    out = {"kernel": first.kernel, "model": "max-rate", "mpi": first.mpi,
+           "runs": sorted({c.run_id for c in cases}),
+           "k": sorted({c.ranks // 2 for c in cases})}
+    if model is None:
+        return {**out, "note": "needs mbw_mr at two rank counts or more and two sizes or more"}
+    return {**out, "alpha_s": model.alpha_s,
+            "rate_process_MBps": units.mb_per_s(model.rate_process_Bps),
+            "rate_node_MBps": units.mb_per_s(model.rate_node_Bps),
+            "rate_process_at_least_MBps": units.mb_per_s(model.process_at_least_Bps),
+            "rate_node_at_least_MBps": units.mb_per_s(model.node_at_least_Bps),
+            "points": [{"k": p.k, "bytes": p.bytes, "time_s": p.time_s,
+                        "model_s": float(model.time_s(p.bytes, p.k))} for p in model.points]}
+
+
+MAXRATE_FOOTER = ("max-rate (Gropp, Olson & Samfass 2016): k senders on a node take "
+                  "alpha + k n / min(R_N, k R_C); k = P/2 pairs of mbw_mr, all senders on one "
+                  "node; a rate that no k reached is given as a lower bound (docs/models.md)")
+
+
+def render_maxrate(cases, model) -> str:
+    s = maxrate_json(cases, model)
+    title = (f"mbw_mr, {names.library(s['mpi'])} (runs {', '.join(map(str, s['runs']))}), "
+             f"k = {', '.join(map(str, s['k']))}: max-rate")
+    if model is None:
+        return f"{title}\n  no model: {s['note']}"
+
+    def rate(value, at_least):
+        return units.rate(value) if value else f"at least {units.rate(at_least)}" \
+            if at_least else "not identifiable"
+    constants = Table(("alpha us", "R_C MB/s (a process)", "R_N MB/s (the node)"),
+                      [(units.us(model.alpha_s),
+                        rate(s["rate_process_MBps"], s["rate_process_at_least_MBps"]),
+                        rate(s["rate_node_MBps"], s["rate_node_at_least_MBps"]))],
+                      align="rrr").text()
+    rows = Table(("k", "size", "measured us", "model us", "error"),
+                 [(p["k"], format_bytes(p["bytes"]), units.us(p["time_s"]), units.us(p["model_s"]),
+                   units.percent((p["model_s"] - p["time_s"]) / p["time_s"], signed=True))
+                  for p in s["points"]], align="rrrrr").text()
+    return "\n".join([title, constants, rows, MAXRATE_FOOTER])

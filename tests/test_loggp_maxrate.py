@@ -1,5 +1,5 @@
-"""The loggp kernel and the LogGP model: its parts measured on both MPIs, the constants
-drawn from them as docs/models.md defines, and predict using them."""
+"""The loggp and mbw_mr kernels with their models, LogGP and max-rate: measured on both
+MPIs, the constants drawn from them as docs/models.md defines, and predict using them."""
 
 import json
 
@@ -54,3 +54,31 @@ def test_predict_takes_a_message_time_from_loggp(loggp_run, mpi_prefix):
     # seed 001's ring, P = 2: 2P messages one after another, or P of 2n bytes at once
     assert rows["serial"] == pytest.approx(4 * message(1024), rel=1e-9)
     assert rows["concurrent"] == pytest.approx(2 * message(2048), rel=1e-9)
+
+
+def test_max_rate_from_mbw_mr_at_two_rank_counts(mpi_prefix, db):
+    """mbw_mr at 2 and 4 ranks (1 and 2 pairs, validated): fit adds the max-rate model over
+    both, and predict mbw_mr charges T(k, n) = alpha + k n / min(R_N, k R_C)."""
+    done = commscope("run", "mbw_mr", "--np", "2,4", "--sizes", "64KiB,1MiB", "--validate",
+                     "--mpi", mpi_prefix, "--db", db)
+    assert done.returncode == 0, done.stderr
+    fits = json.loads(commscope("fit", "1", "2", "--json", "--db", db).stdout)
+    (model,) = [f for f in fits if f.get("model") == "max-rate"]
+    assert model["k"] == [1, 2] and model["alpha_s"] >= 0
+    process = model["rate_process_MBps"] or np.inf
+    node = model["rate_node_MBps"] or np.inf
+    assert min(process, node) < np.inf  # one rate at least is told
+    for p in model["points"]:
+        expected = model["alpha_s"] + p["k"] * p["bytes"] / (min(node, p["k"] * process) * 1e6)
+        assert p["model_s"] == pytest.approx(expected, rel=1e-9)
+    predicted = commscope("predict", "mbw_mr", "--from", "1,2", "--compare", "1,2", "--json",
+                          "--db", db)
+    assert predicted.returncode == 0, predicted.stderr
+    rows = json.loads(predicted.stdout)
+    assert {(r["ranks"], r["bytes"]) for r in rows} == {(2, 65536), (2, 1 << 20), (4, 65536),
+                                                         (4, 1 << 20)}
+    for r in rows:
+        (p,) = [p for p in model["points"] if p["k"] == r["ranks"] // 2 and p["bytes"] == r["bytes"]]
+        assert r["predicted_s"] == pytest.approx(p["model_s"], rel=1e-9)
+    one = commscope("predict", "mbw_mr", "--from", "1", "--np", "2", "--sizes", "8", "--db", db)
+    assert one.returncode == 2 and "two rank counts" in one.stderr
