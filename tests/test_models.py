@@ -151,6 +151,9 @@ T = Line(1e-6, 1e-9).time_s
     (coll.allreduce_recursive_doubling, 6, 1000, 0, 2 * 2e-6 + 2 * 2e-6),  # 2 extra steps
     (coll.allreduce_rabenseifner, 8, 8000, 1e-10, 6e-6 + 2 * 7 / 8 * 8e-6 + 7 / 8 * 8e-7),
     (coll.allreduce_ring, 4, 4000, 0, 6e-6 + 2 * 3 / 4 * 4e-6),
+    (coll.bcast_linear, 5, 1000, 0, 4 * 2e-6),
+    (coll.reduce_linear, 5, 1000, 1e-10, 4 * (2e-6 + 1e-7)),
+    (coll.allreduce_reduce_bcast, 8, 1000, 1e-10, 3 * (2e-6 + 1e-7) + 3 * 2e-6),
 ])
 def test_predictions_equal_the_closed_forms(model, ranks, nbytes, gamma, expected_s):
     assert model(T, ranks, nbytes, gamma) == pytest.approx(expected_s, rel=1e-12)

@@ -56,6 +56,12 @@ def bcast_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) 
     return _rounds(ranks) * t(nbytes)
 
 
+def bcast_linear(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
+    """(P-1) (alpha + n beta): the root sends to each rank in turn (a flat tree); a chain
+    that forwards whole, unsegmented messages costs the same."""
+    return (ranks - 1) * t(nbytes)
+
+
 def scatter_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
     """lg P alpha + (P-1)/P (P n) beta, with n one rank's block.
 
@@ -74,6 +80,18 @@ def gather_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0)
 def reduce_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
     """ceil(lg P) (alpha + n beta + n gamma): a binomial tree, reducing at every receive."""
     return _rounds(ranks) * (t(nbytes) + nbytes * gamma)
+
+
+def reduce_linear(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
+    """(P-1) (alpha + n beta + n gamma): the root receives from each rank in turn (a flat
+    tree), reducing each vector as it arrives."""
+    return (ranks - 1) * (t(nbytes) + nbytes * gamma)
+
+
+def allreduce_reduce_bcast(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
+    """A binomial reduce to one rank, then a binomial bcast of the result:
+    2 ceil(lg P) (alpha + n beta) + ceil(lg P) n gamma."""
+    return reduce_binomial(t, ranks, nbytes, gamma) + bcast_binomial(t, ranks, nbytes)
 
 
 def allreduce_recursive_doubling(t: MessageTime, ranks: int, nbytes: int,
@@ -115,12 +133,13 @@ def _fold(t: MessageTime, ranks: int, nbytes: int, gamma: float) -> float:
 # Each kernel's algorithms: what `commscope predict KERNEL` computes.
 ALGORITHMS: dict[str, dict[str, Callable]] = {
     "ring": {"serial": ring_serial, "concurrent": ring_concurrent},
-    "bcast": {"binomial": bcast_binomial},
+    "bcast": {"binomial": bcast_binomial, "linear": bcast_linear},
     "scatter": {"binomial": scatter_binomial},
     "gather": {"binomial": gather_binomial},
-    "reduce": {"binomial": reduce_binomial},
+    "reduce": {"binomial": reduce_binomial, "linear": reduce_linear},
     "allreduce": {"recursive_doubling": allreduce_recursive_doubling,
-                  "rabenseifner": allreduce_rabenseifner, "ring": allreduce_ring},
+                  "rabenseifner": allreduce_rabenseifner, "ring": allreduce_ring,
+                  "reduce_bcast": allreduce_reduce_bcast},
     # several senders per node: t is a max-rate model's T(n, k) (models/maxrate.py)
     "mbw_mr": {"max-rate": mbw_mr_time},
 }

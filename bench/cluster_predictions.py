@@ -1,0 +1,86 @@
+"""Predictions across hosts: the ring and bcast, reduce, allreduce at P = 2..8 on the test
+cluster (tests/cluster: one network namespace per host, one rank per host, every link
+shaped by tbf), against what the models predict from a 2-host pingping fit.
+
+Needs root. Prints, per kernel and P, the measured median and each algorithm's
+prediction and relative error; the best algorithm per row is the one the library
+most likely ran. With one rank per host and links of a few hundred Mbit/s, the links
+dominate and the 2 cores' time-slicing does not (the ranks mostly wait for the wire).
+
+usage: python bench/cluster_predictions.py [--mpi PREFIX] [--rate MBIT] [--sizes SPEC]
+       [--max-hosts N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.cluster import down, up  # noqa: E402
+
+KERNELS = ("ring", "bcast", "reduce", "allreduce")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpi", default=None)
+    ap.add_argument("--rate", type=float, default=400, help="Mbit/s of every host's link")
+    ap.add_argument("--sizes", default="64KiB,1MiB")
+    ap.add_argument("--max-hosts", type=int, default=8)
+    args = ap.parse_args()
+    cluster = up(args.max_hosts)
+    mpi = ["--mpi", args.mpi] if args.mpi else []
+    try:
+        rate = args.rate * 1e6
+        for host in cluster.hosts:
+            cluster.shape(host, rate, max(64 * 1024, int(rate / 8 * 0.0025)))
+        db = Path(tempfile.mkdtemp()) / "results.db"
+        first = cluster.hosts[0]
+
+        def on_cluster(*argv) -> None:
+            done = cluster.run(first, [sys.executable, "-m", "commscope.cli", *argv, *mpi,
+                                       "--db", str(db)], env=cluster.mpi_env(None), timeout=1800)
+            if done.returncode:
+                raise SystemExit(done.stderr)
+
+        quick = ["--launches", "1", "--iters", "5"]
+        on_cluster("run", "pingping", "--hosts", f"{first}:1,{cluster.hosts[1]}:1",
+                   "--sizes", "16KiB:4MiB", *quick)
+        runs = {}
+        run_id = 1
+        for kernel in KERNELS:
+            for p in range(2, args.max_hosts + 1):
+                hosts = ",".join(f"{h}:1" for h in cluster.hosts[:p])
+                extra = ["--param", "pattern=ring"] if kernel == "ring" else []
+                on_cluster("run", kernel, "--np", str(p), "--hosts", hosts, "--sizes",
+                           args.sizes, *extra, *quick)
+                run_id += 1
+                runs.setdefault(kernel, []).append(str(run_id))
+        print(f"links shaped to {args.rate:g} Mbit/s; t(m) from a 2-host pingping fit (run 1)")
+        for kernel, ids in runs.items():
+            done = subprocess.run([sys.executable, "-m", "commscope.cli", "predict", kernel,
+                                   "--from", "1", "--compare", *ids, "--json", "--db", str(db)],
+                                  capture_output=True, text=True)
+            rows = json.loads(done.stdout)
+            best: dict[tuple, dict] = {}
+            for r in rows:
+                key = (r["ranks"], r["bytes"])
+                if r["rel_error"] is not None and (key not in best or abs(r["rel_error"])
+                                                   < abs(best[key]["rel_error"])):
+                    best[key] = r
+            for (ranks, nbytes), r in sorted(best.items()):
+                print(f"{kernel:10} P={ranks} {nbytes:>8} B: measured {r['measured_s'] * 1e6:10.1f} us, "
+                      f"{r['algorithm']:18} {r['predicted_s'] * 1e6:10.1f} us, "
+                      f"error {r['rel_error']:+.1%}")
+    finally:
+        down(cluster)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
