@@ -74,7 +74,8 @@ def main() -> int:
                                                    < abs(best[key]["rel_error"])):
                     best[key] = r
             for (ranks, nbytes), r in sorted(best.items()):
-                print(f"{kernel:10} P={ranks} {nbytes:>8} B: measured {r['measured_s'] * 1e6:10.1f} us, "
+                print(f"{kernel:10} P={ranks} {nbytes:>8} B: measured "
+                      f"{r['measured_s'] * 1e6:10.1f} us, "
                       f"{r['algorithm']:18} {r['predicted_s'] * 1e6:10.1f} us, "
                       f"error {r['rel_error']:+.1%}")
     finally:

@@ -363,7 +363,8 @@ def test_a_history_of_commands_sets_the_command_shift(tmp_path):
     from commscope.models.resample import launch_shocks
     from commscope.replication import History
     rng = np.random.default_rng(21)
-    run = store_command(tmp_path / "h.db", line(2e-6, 5e9), np.exp(0.05 * rng.standard_normal(3)), 0)
+    run = store_command(tmp_path / "h.db", line(2e-6, 5e9),
+                        np.exp(0.05 * rng.standard_normal(3)), 0)
     cases = Store(tmp_path / "h.db").cases(run)
 
     def spread(history):

@@ -137,14 +137,15 @@ class Step:
 
 
 def jumps(sizes, times) -> list[Step]:
-    """Indices i where the time from sizes[i] to sizes[i+1] steps by more than JUMP away
-    from the line of the SIDE sizes just below it (since the last jump): up, over that line drawn with the
-    larger of the slopes of the two sides (and over the time at sizes[i]), or down, under
-    it while rising less than JUMP from sizes[i] (an eager copy's time can climb from
-    sizes[i] and fall back to it by sizes[i+1] on a single copy). Ladder neighbours are a factor 1.33-2 apart, so a bandwidth-bound
-    line rises by up to that factor, which the slopes account for; a line of three
-    points, not of one step, is what 3% noise leaves usable. A bend with no jump that
-    this lets through is dropped by the rounds (split)."""
+    """The steps from sizes[i] to sizes[i+1] that move by more than JUMP off the line of
+    the SIDE sizes just below (since the last jump): up, over that line drawn with the
+    larger of the two sides' slopes (and over the time at sizes[i]), or down, under it
+    while rising less than JUMP from sizes[i] (an eager copy's time can climb from
+    sizes[i] and fall back to it by sizes[i+1] on a single copy). Ladder neighbours are
+    a factor 1.33-2 apart, so a bandwidth-bound line rises by up to that factor, which
+    the slopes account for; a line of three points, not of one step, is what 3% noise
+    leaves usable. A bend with no jump that this lets through is dropped by the rounds
+    (split)."""
     sizes, times = np.asarray(sizes, float), np.asarray(times, float)
     found = []
     for i in range(sizes.size - 1):
@@ -303,7 +304,8 @@ def protocol_settings(library: str | None, protocols: dict | None, over_network:
         # MPICH's single-copy thresholds count the payload (a message of the threshold is
         # copied once); a shared-memory cell holds its header too. A message that fills
         # more than a cell takes two, a switch wherever single copy starts later.
-        cma, cell = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"
+        cma = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
+        cell = "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE"
         applies = ["MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD"] if over_network else \
             [cma, "MPIR_CVAR_CH4_IPC_XPMEM_P2P_THRESHOLD", cell]
         limits = applies[:1]

@@ -11,13 +11,13 @@ from ..cases import Case
 from ..errors import UserError
 from ..models.collectives import ALGORITHMS
 from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, load_cases
+from ..models.loggp import fit_loggp
+from ..models.maxrate import fit_maxrate
 from ..models.predict import comparable, predictions
 from ..plan import parse_ranks
 from ..sizes import parse_sizes
 from ..store import Store
-from ..models.loggp import fit_loggp
-from ..models.maxrate import fit_maxrate
-from ..views.models import loggp_label, render_predictions, source_label
+from ..views.models import loggp_label, maxrate_label, render_predictions, source_label
 from .common import add_db, existing_store, print_json
 
 
@@ -75,18 +75,7 @@ def maxrate_source(store: Store, spec: str):
     if model is None:
         raise UserError(f"--from {spec}: the max-rate model needs mbw_mr runs at two rank "
                         "counts or more, with two sizes or more")
-    rate = "; ".join(f"{name} {v}" for name, v in (
-        ("R_C", _mbps(model.rate_process_Bps, model.process_at_least_Bps)),
-        ("R_N", _mbps(model.rate_node_Bps, model.node_at_least_Bps))))
-    runs = ", ".join(map(str, sorted({c.run_id for c in cases})))
-    return model.time_s, (f"T(k, n) from runs {runs}: max-rate alpha "
-                          f"{model.alpha_s * 1e6:.3f} us; {rate}; k = P/2")
-
-
-def _mbps(value: float | None, at_least: float | None) -> str:
-    if value:
-        return f"{value / 1e6:,.0f} MB/s"
-    return f"at least {at_least / 1e6:,.0f} MB/s" if at_least else "not identifiable"
+    return model.time_s, maxrate_label(cases, model)
 
 
 def measured_cases(store: Store, specs: list[str], kernel_name: str) -> list[Case]:

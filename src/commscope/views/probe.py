@@ -11,8 +11,8 @@ from .tables import Table
 
 
 def _regime(r: Regime | None) -> dict | None:
-    return None if r is None else {"from_bytes": r.from_bytes, "to_bytes": r.to_bytes, "alpha_s": r.alpha_s,
-            "bandwidth_Bps": r.bandwidth_Bps}
+    return None if r is None else {"from_bytes": r.from_bytes, "to_bytes": r.to_bytes,
+                                   "alpha_s": r.alpha_s, "bandwidth_Bps": r.bandwidth_Bps}
 
 
 def _switch(b: Bracket, mode, applies: list[Setting]) -> dict:
@@ -61,7 +61,8 @@ def render_probe(kernel: str, db: str, probes: list[dict]) -> str:
     out = []
     for p in probes:
         mode = f" {p['mode']}" if p["mode"] else ""
-        rows = [(format_bytes(s["bytes"]), _interval(s) + ("" if s["located"] else " (not located)"),
+        rows = [(format_bytes(s["bytes"]),
+                 _interval(s) + ("" if s["located"] else " (not located)"),
                  us(s["jump_s"], signed=True), _side(s["below"]), _side(s["above"]),
                  ", ".join(s["settings"]) or "-") for s in p["switches"]]
         title = (f"probe protocols: {kernel}{mode} over {p['path']}, "
