@@ -41,6 +41,24 @@ def test_the_parts_and_the_constants(loggp_run):
     assert 1e8 < 1 / model["G_s_per_byte"] < 1e12  # bytes per second a copy could move
 
 
+def report_section(db, tmp_path, kernel: str) -> str:
+    """The report's LogGP and max-rate section in `kernel`'s group, its markup."""
+    out = tmp_path / "report.html"
+    done = commscope("report", "-o", out, "--db", db)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    start = page.index(f'<section id="{kernel}-message-models">')
+    return page[start:page.index("</section>", start)]
+
+
+def test_the_report_shows_loggp(loggp_run, tmp_path):
+    model = json.loads(commscope("fit", "--json", "--db", loggp_run).stdout)[0]
+    shown = report_section(loggp_run, tmp_path, "loggp")
+    assert shown.count("<img") == 1 and "LogGP parts vs size" in shown
+    for name in ("o_s_s", "o_r_s", "g_s"):  # the constants fit prints, in the table
+        assert f"<td class=\"num\">{model[name] * 1e6:.3f}</td>" in shown
+
+
 def test_predict_takes_a_message_time_from_loggp(loggp_run, mpi_prefix):
     done = commscope("predict", "ring", "--from", "1", "--np", "2", "--sizes", "1KiB",
                      "--json", "--db", loggp_run)
@@ -56,7 +74,7 @@ def test_predict_takes_a_message_time_from_loggp(loggp_run, mpi_prefix):
     assert rows["concurrent"] == pytest.approx(2 * message(2048), rel=1e-9)
 
 
-def test_max_rate_from_mbw_mr_at_two_rank_counts(mpi_prefix, db):
+def test_max_rate_from_mbw_mr_at_two_rank_counts(mpi_prefix, db, tmp_path):
     """mbw_mr at 2 and 4 ranks (1 and 2 pairs, validated): fit adds the max-rate model over
     both, and predict mbw_mr charges T(k, n) = alpha + k n / min(R_N, k R_C)."""
     done = commscope("run", "mbw_mr", "--np", "2,4", "--sizes", "64KiB,1MiB", "--validate",
@@ -78,7 +96,11 @@ def test_max_rate_from_mbw_mr_at_two_rank_counts(mpi_prefix, db):
     assert {(r["ranks"], r["bytes"]) for r in rows} == {(2, 65536), (2, 1 << 20), (4, 65536),
                                                          (4, 1 << 20)}
     for r in rows:
-        (p,) = [p for p in model["points"] if p["k"] == r["ranks"] // 2 and p["bytes"] == r["bytes"]]
+        (p,) = [p for p in model["points"]
+                if p["k"] == r["ranks"] // 2 and p["bytes"] == r["bytes"]]
         assert r["predicted_s"] == pytest.approx(p["model_s"], rel=1e-9)
     one = commscope("predict", "mbw_mr", "--from", "1", "--np", "2", "--sizes", "8", "--db", db)
     assert one.returncode == 2 and "two rank counts" in one.stderr
+    shown = report_section(db, tmp_path, "mbw_mr")
+    assert shown.count("<img") == 1 and "k = 1, 2" in shown
+    assert f"<td class=\"num\">{model['alpha_s'] * 1e6:.3f}</td>" in shown

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from .. import selection
 from ..errors import UserError
 from ..models.groups import MAX_SEGMENTS, fit_runs
 from ..models.loggp import fit_loggp
-from ..models.maxrate import fit_maxrate
+from ..models.maxrate import across_ranks, fit_maxrate
 from ..views.models import (fit_json, loggp_json, maxrate_json, render_fits, render_loggp,
                             render_maxrate)
 from .common import add_db, existing_store, print_json
@@ -39,7 +38,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     found = fit_runs(store, run_ids, args.kernel, args.max_segments)
     # loggp's samples are whole iterations of its parts: its model is LogGP, not a line;
     # mbw_mr's, at several rank counts together, give the max-rate model besides its lines
-    loggp = [(g.group, fit_loggp(g.group.cases)) for g in found if g.group.config["kernel"] == "loggp"]
+    loggp = [(g.group, fit_loggp(g.group.cases)) for g in found
+             if g.group.config["kernel"] == "loggp"]
     found = [g for g in found if g.group.config["kernel"] != "loggp"]
     rates = [(cases, fit_maxrate(cases)) for cases in across_ranks(
         [g.group for g in found if g.group.config["kernel"] == "mbw_mr"])]
@@ -53,16 +53,3 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                            + [render_maxrate(*m) for m in rates]))
     return 0
 
-
-def across_ranks(groups) -> list[list]:
-    """The cases of groups that differ only in their rank count (and the slots on each
-    host that it took), together."""
-    together: dict[str, list] = {}
-    for g in groups:
-        config = {k: v for k, v in g.config.items()
-                  if k not in ("np", "ranks", "oversubscribed", "ppn")}
-        if isinstance(config.get("hosts"), str):
-            config["hosts"] = sorted(h.split(":")[0] for h in config["hosts"].split(","))
-        key = json.dumps(config, sort_keys=True, default=str)
-        together.setdefault(key, []).extend(g.cases)
-    return list(together.values())

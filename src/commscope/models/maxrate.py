@@ -21,6 +21,7 @@ seen) is given; where every k is node-limited, R_C is given only as at least R_N
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,8 +50,9 @@ class MaxRate:
     points: list[Point]
 
     def time_s(self, nbytes, k: int):
-        """T(k, n); a rate that was not identifiable does not limit."""
-        rate = min(self.rate_node_Bps or np.inf, k * (self.rate_process_Bps or np.inf))
+        """T(k, n), of numbers or arrays; a rate that was not identifiable does not limit."""
+        k = np.asarray(k, dtype=float)
+        rate = np.minimum(self.rate_node_Bps or np.inf, k * (self.rate_process_Bps or np.inf))
         return self.alpha_s + k * np.asarray(nbytes, dtype=float) / rate
 
 
@@ -97,6 +99,20 @@ def fit_points(found: list[Point]) -> MaxRate | None:
     return MaxRate(float(alpha), process, node,
                    None if process else (node / ks[0] if node else None),
                    None if node else (ks[-1] * process if process else None), found)
+
+
+def across_ranks(groups) -> list[list]:
+    """The cases of groups that differ only in their rank count (and the slots on each
+    host that it took), together."""
+    together: dict[str, list] = {}
+    for g in groups:
+        config = {k: v for k, v in g.config.items()
+                  if k not in ("np", "ranks", "oversubscribed", "ppn")}
+        if isinstance(config.get("hosts"), str):
+            config["hosts"] = sorted(h.split(":")[0] for h in config["hosts"].split(","))
+        key = json.dumps(config, sort_keys=True, default=str)
+        together.setdefault(key, []).extend(g.cases)
+    return list(together.values())
 
 
 def mbw_mr_time(t, ranks: int, nbytes: int, gamma: float = 0.0) -> float:

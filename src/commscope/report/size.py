@@ -120,7 +120,7 @@ def _ci(ci, fmt) -> str:
 
 def _fit_rows(name: str, g: GroupFit | None):
     if g is None:
-        return [(name, "LogGP: commscope fit prints it", "", "", "", "")]
+        return [(name, "LogGP: see LogGP and max-rate models", "", "", "", "")]
     if g.fit is None:
         return [(name, "no fit", g.note, "", "", "")]
     j = summary(g)

@@ -115,9 +115,10 @@ def source_label(g: GroupFit, one_line: bool) -> str:
 
 def loggp_label(group, model) -> str:
     runs = ", ".join(map(str, sorted({c.run_id for c in group.cases})))
+    per_byte = 1 / model.G_s_per_byte if model.G_s_per_byte else None
     return (f"t(m) from run {runs}: {names.configuration(group.config)}; LogGP o_s + (m-1) G "
             f"+ L + o_r, L {units.us(model.L_s or 0.0)} us, o_s {units.us(model.o_s_s)} us, "
-            f"o_r {units.us(model.o_r_s)} us, G {_rate(1 / model.G_s_per_byte if model.G_s_per_byte else None)} MB/s")
+            f"o_r {units.us(model.o_r_s)} us, G {_rate(per_byte)} MB/s")
 
 
 def render_predictions(rows: list[dict], source: str, gamma: float) -> str:
@@ -194,20 +195,30 @@ MAXRATE_FOOTER = ("max-rate (Gropp, Olson & Samfass 2016): k senders on a node t
                   "node; a rate that no k reached is given as a lower bound (docs/models.md)")
 
 
+def at_least(value: float | None, at_least: float | None) -> str:
+    """A rate in MB/s, its lower bound where it was not identifiable."""
+    return units.rate(value) if value else f"at least {units.rate(at_least)}" \
+        if at_least else "not identifiable"
+
+
+def maxrate_label(cases, model) -> str:
+    s = maxrate_json(cases, model)
+    return (f"T(k, n) from runs {', '.join(map(str, s['runs']))}: max-rate alpha "
+            f"{units.us(model.alpha_s)} us, R_C "
+            f"{at_least(s['rate_process_MBps'], s['rate_process_at_least_MBps'])} MB/s, R_N "
+            f"{at_least(s['rate_node_MBps'], s['rate_node_at_least_MBps'])} MB/s; k = P/2")
+
+
 def render_maxrate(cases, model) -> str:
     s = maxrate_json(cases, model)
     title = (f"mbw_mr, {names.library(s['mpi'])} (runs {', '.join(map(str, s['runs']))}), "
              f"k = {', '.join(map(str, s['k']))}: max-rate")
     if model is None:
         return f"{title}\n  no model: {s['note']}"
-
-    def rate(value, at_least):
-        return units.rate(value) if value else f"at least {units.rate(at_least)}" \
-            if at_least else "not identifiable"
     constants = Table(("alpha us", "R_C MB/s (a process)", "R_N MB/s (the node)"),
                       [(units.us(model.alpha_s),
-                        rate(s["rate_process_MBps"], s["rate_process_at_least_MBps"]),
-                        rate(s["rate_node_MBps"], s["rate_node_at_least_MBps"]))],
+                        at_least(s["rate_process_MBps"], s["rate_process_at_least_MBps"]),
+                        at_least(s["rate_node_MBps"], s["rate_node_at_least_MBps"]))],
                       align="rrr").text()
     rows = Table(("k", "size", "measured us", "model us", "error"),
                  [(p["k"], format_bytes(p["bytes"]), units.us(p["time_s"]), units.us(p["model_s"]),

@@ -1,0 +1,299 @@
+"""A virtual cluster on this machine: network namespaces as hosts on one bridge.
+
+The test suite's rig (tests/cluster adds its fixture), and where `commscope study` runs
+its many-rank studies as root (docs/cluster.md).
+
+Each host is a network namespace `cscl-hK` with one veth link (`eth0` inside,
+`cscl-vK` outside) to the bridge `cscl-br` in the root namespace, and the
+address 10.251.0.K+1/24. The namespaces have no route but that subnet and the
+bridge has no address, so cluster traffic stays among the namespaces (and
+their loopback). Host names resolve inside the namespaces through
+/etc/netns/HOST/hosts, which `ip netns exec` mounts over /etc/hosts there.
+
+MPI starts ranks on the hosts the way it does over ssh, with `agent` (an
+rsh/ssh stand-in written at `up`) as the remote agent: it runs the command
+line in the host's namespace and UTS namespace, with the host's name. The
+launching command itself runs on the first host (`Cluster.run`), as it would
+on a real cluster's first node. `Cluster.shape` limits a host's link with a
+token bucket (tbf) on both ends of its veth.
+
+Needs root. An exclusive lock (flock) is held while a cluster is up: a
+cluster found at `up` without a live owner is stale (its run was killed) and
+is removed first. `down` removes every namespace, link, qdisc and file the
+cluster made; it also runs at exit and in the fixture's teardown.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# ip and tc live in sbin, which a bare PATH (env -i, some CI runners) leaves out even for root.
+os.environ["PATH"] = ":".join(dict.fromkeys(
+    os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]))
+
+PREFIX = "cscl"  # namespaces cscl-h0.., links cscl-br and cscl-v0..
+SUBNET = ipaddress.ip_network("10.251.0.0/24")  # RFC 1918, far from the usual 10.0/16 and 10.1/16
+BRIDGE = f"{PREFIX}-br"
+STATE = Path("/run/commscope-cluster")  # the lock and the agent
+NETNS_ETC = Path("/etc/netns")
+OWN_CPU = "CSCL_OWN_CPU"  # in a command's environment: each host on a CPU of its own
+
+# ssh's calling convention: options, the host, then the command line, which the
+# remote shell parses (PRRTE passes it as one word, hydra as several). Only
+# this cluster's hosts are entered, so a mistaken host name can reach nothing else.
+AGENT = f"""#!/bin/sh
+# rsh/ssh stand-in for commscope's test cluster (tests/cluster): runs the
+# command line on HOST: in its network namespace, under its host name.
+while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
+host=$1; shift
+case $host in
+    {PREFIX}-h[0-9]*) ;;
+    *) echo "agent: $host is not a test-cluster host" >&2; exit 255 ;;
+esac
+# With {OWN_CPU} set, host k owns CPU k mod the CPUs installed, as a machine owns its
+# cores (Cluster.command).
+pin=""
+if [ -n "${{{OWN_CPU}:-}}" ]; then pin="taskset -c $(( ${{host##*-h}} % $(nproc --all) ))"; fi
+exec $pin ip netns exec "$host" unshare --uts \\
+    /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$*"' "$host" "$@"
+"""
+
+
+class ClusterUnavailable(Exception):
+    """This machine cannot host the cluster (not root, no ip/tc, no namespaces, subnet taken)."""
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check,
+                          stdin=subprocess.DEVNULL)
+
+
+def unavailable() -> str | None:
+    """Why a cluster cannot be made here, or None."""
+    if os.geteuid() != 0:
+        return "the virtual cluster needs root (network namespaces, tc)"
+    for tool in ("ip", "tc", "unshare", "hostname", "taskset", "nproc"):
+        if not shutil.which(tool):
+            return f"the virtual cluster needs `{tool}`, which is not on PATH"
+    for item in json.loads(_ip("-j", "addr").stdout or "[]"):
+        if item.get("ifname", "").startswith(PREFIX):
+            continue
+        for a in item.get("addr_info", []):
+            if a.get("family") != "inet":
+                continue
+            if ipaddress.ip_network(f"{a['local']}/{a['prefixlen']}", strict=False).overlaps(SUBNET):
+                return f"{SUBNET} is already used here ({item['ifname']} has {a['local']})"
+    for route in json.loads(_ip("-j", "-4", "route").stdout or "[]"):
+        dst = route.get("dst")
+        if dst and dst != "default" and ipaddress.ip_network(dst, strict=False).overlaps(SUBNET):
+            return f"{SUBNET} is already routed here (route to {dst})"
+    return None
+
+
+@dataclass
+class Cluster:
+    hosts: list[str]
+    addresses: dict[str, str]
+    agent: Path
+    _lock: object = field(repr=False, default=None)
+
+    def run(self, host: str, argv: list[str], env: dict | None = None, timeout: float = 600,
+            **kwargs) -> subprocess.CompletedProcess:
+        """Run argv on `host` (its namespace, its host name); argv is never parsed by a shell.
+        With OWN_CPU in env, each host runs on a CPU of its own (and the ranks MPI starts on
+        other hosts through `agent` too)."""
+        return subprocess.run(self.command(host, argv, bool((env or {}).get(OWN_CPU))), env=env,
+                              timeout=timeout, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, **kwargs)
+
+    def command(self, host: str, argv: list[str], own_cpu: bool = False) -> list[str]:
+        # $0 is the host name and "$@" the argv, passed through unparsed. own_cpu: host k
+        # on CPU k (as AGENT does), so ranks of two hosts never trade cores between
+        # launches, which made one launch in a few run 70% slower at 1 MiB.
+        cpu = str(int(host.rsplit("-h", 1)[1]) % (os.cpu_count() or 1))
+        pin = ["taskset", "-c", cpu] if own_cpu else []
+        return [*pin, "ip", "netns", "exec", host, "unshare", "--uts",
+                "/bin/sh", "-c", 'hostname "$0" && exec "$@"', host, *map(str, argv)]
+
+    def mpi_env(self, base: dict | None = None) -> dict[str, str]:
+        """Environment that makes mpirun (PRRTE) and hydra start ranks through the agent,
+        and keeps Open MPI's daemons and TCP transport on the cluster subnet."""
+        env = dict(os.environ if base is None else base)
+        env.update(PRTE_MCA_plm_ssh_agent=str(self.agent),  # PRRTE 3 names its rsh launcher ssh
+                   PRTE_MCA_oob_tcp_if_include=str(SUBNET),
+                   OMPI_MCA_btl_tcp_if_include=str(SUBNET),
+                   HYDRA_LAUNCHER="ssh", HYDRA_LAUNCHER_EXEC=str(self.agent),
+                   # MPICH's default UCX netmod takes two ranks for one node when the
+                   # machine's boot id matches, which it does in every namespace: it then
+                   # joined the hosts by shared memory (UCX_PROTO_INFO=y showed
+                   # "intra-node"). Its OFI netmod over TCP uses the veth links; ranks on
+                   # one host still share memory through CH4's own shm, by host name.
+                   MPIR_CVAR_CH4_NETMOD="ofi", FI_PROVIDER="tcp",
+                   # Every host runs on this machine's cores. Ranks that spin while they
+                   # wait leave none to the kernel's packet processing (softirq threads),
+                   # which veth and tbf need: sample times then came in whole scheduler
+                   # ticks (4 ms at HZ=250) and a shaped 800 Mbit/s link measured 27%
+                   # off; yielding ranks measured it within 0.1%.
+                   OMPI_MCA_mpi_yield_when_idle="1", MPIR_CVAR_CH4_PROGRESS_THROTTLE="1",
+                   MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT="1")
+        return env
+
+    def tx_packets(self, host: str) -> int:
+        """Packets `host` has sent on its cluster link: the proof that traffic crossed it."""
+        out = json.loads(subprocess.run(["ip", "-n", host, "-j", "-s", "link", "show", "eth0"],
+                                        capture_output=True, text=True, check=True).stdout)
+        return out[0]["stats64"]["tx"]["packets"]
+
+    def shape(self, host: str, rate_bps: float, burst_bytes: int, latency_s: float = 0.1) -> None:
+        """Limit `host`'s link to rate_bps (bits/s) each way: tbf on both ends of its veth.
+
+        tbf counts each packet's length at the qdisc, the Ethernet frame without
+        FCS (no preamble or gap on a veth).
+        """
+        spec = ["root", "tbf", "rate", f"{int(rate_bps)}bit", "burst", str(int(burst_bytes)),
+                "latency", f"{latency_s * 1000:g}ms"]
+        subprocess.run(["tc", "-netns", host, "qdisc", "replace", "dev", "eth0", *spec], check=True)
+        subprocess.run(["tc", "qdisc", "replace", "dev", _veth(self.hosts.index(host)), *spec],
+                       check=True)
+
+    def detach(self) -> None:
+        """Leave the cluster up after this process: no lock held, no removal at exit."""
+        atexit.unregister(down)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def sent(self, host: str) -> tuple[int, int]:
+        """Bytes and packets `host`'s link has sent through its shaper (inside its namespace)."""
+        out = subprocess.run(["tc", "-netns", host, "-j", "-s", "qdisc", "show", "dev", "eth0"],
+                             capture_output=True, text=True, check=True).stdout
+        root = next(q for q in json.loads(out) if q.get("root"))
+        return root["bytes"], root["packets"]
+
+
+def _veth(k: int) -> str:
+    return f"{PREFIX}-v{k}"
+
+
+def _host(k: int) -> str:
+    return f"{PREFIX}-h{k}"
+
+
+def _lock():
+    STATE.mkdir(parents=True, exist_ok=True)
+    lock = open(STATE / "lock", "w")
+    deadline = time.monotonic() + 600
+    while True:  # another run's cluster: wait for it to go down, never take it apart
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return lock
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                lock.close()
+                raise ClusterUnavailable("another test cluster stayed up for 10 minutes")
+            time.sleep(0.5)
+
+
+def up(n: int = 2) -> Cluster:
+    """Make n hosts (n >= 2) on one bridge; whatever a killed run left is removed first."""
+    if n < 2:
+        raise ValueError("a cluster has at least 2 hosts")
+    reason = unavailable()
+    if reason:
+        raise ClusterUnavailable(reason)
+    lock = _lock()
+    _remove()  # we hold the lock: anything of ours still here is stale
+    cluster = None
+    try:
+        hosts = [_host(k) for k in range(n)]
+        addresses = {h: str(SUBNET.network_address + k + 1) for k, h in enumerate(hosts)}
+        _make(hosts, addresses)
+        agent = STATE / "agent"
+        agent.write_text(AGENT)
+        agent.chmod(0o755)
+        cluster = Cluster(hosts, addresses, agent, lock)
+        atexit.register(down, cluster)
+        return cluster
+    except subprocess.CalledProcessError as exc:  # e.g. root without CAP_NET_ADMIN in a container
+        raise ClusterUnavailable(f"`{' '.join(exc.cmd)}` failed: {exc.stderr.strip()}") from None
+    finally:
+        if cluster is None:
+            _remove()
+            lock.close()
+
+
+def _make(hosts: list[str], addresses: dict[str, str]) -> None:
+    _ip("link", "add", BRIDGE, "type", "bridge")
+    _no_ipv6(None, BRIDGE)
+    _ip("link", "set", BRIDGE, "up")
+    for k, host in enumerate(hosts):
+        _ip("netns", "add", host)
+        _ip("link", "add", _veth(k), "type", "veth", "peer", "name", "eth0", "netns", host)
+        _no_ipv6(None, _veth(k))
+        _ip("link", "set", _veth(k), "master", BRIDGE, "up")
+        _no_ipv6(host, "all")
+        _ip("-n", host, "addr", "add", f"{addresses[host]}/{SUBNET.prefixlen}", "dev", "eth0")
+        _ip("-n", host, "link", "set", "lo", "up")
+        _ip("-n", host, "link", "set", "eth0", "up")
+        etc = NETNS_ETC / host
+        etc.mkdir(parents=True, exist_ok=True)
+        (etc / "hosts").write_text("127.0.0.1 localhost\n" + "".join(
+            f"{a} {h}\n" for h, a in addresses.items()))
+
+
+def _no_ipv6(host: str | None, iface: str) -> None:
+    """IPv6 off: no link-local addresses, so no traffic the subnet rules do not cover."""
+    path = f"/proc/sys/net/ipv6/conf/{iface}/disable_ipv6"
+    if host is None:
+        if os.path.exists(path):
+            Path(path).write_text("1")
+    else:
+        subprocess.run(["ip", "netns", "exec", host, "sh", "-c", f"echo 1 > {path}"],
+                       capture_output=True, check=False)
+
+
+def down(cluster: Cluster | None = None) -> list[str]:
+    """Remove the cluster (this one, or a stale one); what was removed."""
+    removed = _remove()
+    if cluster is not None and cluster._lock is not None:
+        cluster._lock.close()  # releases the flock
+        cluster._lock = None
+        atexit.unregister(down)
+    return removed
+
+
+def _remove() -> list[str]:
+    removed = []
+    namespaces = [line.split()[0] for line in _ip("netns", "list", check=False).stdout.splitlines()
+                  if line.startswith(f"{PREFIX}-")]
+    for ns in namespaces:
+        # Processes left in a host (ranks or daemons of a killed run) are ours: end them by id.
+        for pid in _ip("netns", "pids", ns, check=False).stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        _ip("netns", "del", ns, check=False)
+        removed.append(f"netns {ns}")
+        shutil.rmtree(NETNS_ETC / ns, ignore_errors=True)
+    # Deleting a namespace deletes its veth end, and the peer with it; the bridge stays.
+    for item in json.loads(_ip("-j", "link", "show", check=False).stdout or "[]"):
+        name = item.get("ifname", "")
+        if name.startswith(f"{PREFIX}-"):
+            _ip("link", "del", name, check=False)
+            removed.append(f"link {name}")
+    if NETNS_ETC.is_dir() and not any(NETNS_ETC.iterdir()):
+        NETNS_ETC.rmdir()
+    (STATE / "agent").unlink(missing_ok=True)
+    return removed
+

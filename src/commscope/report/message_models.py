@@ -1,0 +1,105 @@
+"""The models that are not a line through one kernel's times: LogGP and max-rate.
+
+LogGP (models/loggp.py) comes from the loggp kernel's phases: the figure shows o_s(m),
+o_r(m), g(m) and the round trip RTT(m) per size with the gap's line g(0) + m G, the table the constants that
+`commscope fit` prints. Max-rate (models/maxrate.py) comes from mbw_mr at two rank
+counts or more: the figure shows the node's aggregate rate k n / T against k senders,
+measured (points) and modelled (lines), where R_N shows as the level the lines reach.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import names
+from ..models.groups import group_cases
+from ..models.loggp import fit_loggp
+from ..models.maxrate import across_ranks, fit_maxrate
+from ..sizes import format_bytes
+from ..units import MB, US_PER_S
+from ..views.models import LOGGP_FOOTER, MAXRATE_FOOTER, at_least, loggp_json, maxrate_json
+from ..views.tables import Table
+from . import figures
+from .data import ReportData
+from .html import Section, el, figure, section, table
+
+TITLE = "LogGP and max-rate models"
+
+
+def render(data: ReportData) -> Section | None:
+    """The section; None when the runs have no loggp and no mbw_mr cases."""
+    groups = group_cases(data.cases)
+    loggp = [g for g in groups if g.config["kernel"] == "loggp"]
+    rates = across_ranks([g for g in groups if g.config["kernel"] == "mbw_mr"])
+    if not loggp and not rates:
+        return None
+    body = [part for g in loggp for part in _loggp(g)]
+    body += [part for cases in rates for part in _maxrate(cases)]
+    return section("message-models", TITLE, *body)
+
+
+def _loggp(group) -> list:
+    model = fit_loggp(group.cases)
+    s = loggp_json(group, model)
+    title = f"LogGP: {names.configuration(group.config)} (run {', '.join(map(str, s['runs']))})"
+    if model is None:
+        return [el("h3", title), el("p", f"No model: {s['note']}.", class_="note")]
+    fig, axes = figures.new(1, 1, width=9)
+    ax = axes[0][0]
+    size = np.array([p.bytes for p in model.parts], dtype=float)
+    shown = size > 0  # log axes
+    for i, (name, values) in enumerate((("o_s", [p.o_s for p in model.parts]),
+                                        ("o_r", [p.o_r for p in model.parts]),
+                                        ("g", [p.g for p in model.parts]),
+                                        ("RTT (m there, 0 back)", [p.rtt for p in model.parts]))):
+        ax.plot(size[shown], np.array(values)[shown] * US_PER_S, "o-", ms=3, lw=1,
+                color=figures.color(i), label=name)
+    if model.G_s_per_byte and shown.any():
+        grid = np.geomspace(size[shown][0], size[shown][-1], 100)
+        ax.plot(grid, (model.g_s + grid * model.G_s_per_byte) * US_PER_S, "--",
+                color=figures.color(2), lw=1, label="g(0) + m G")
+    figures.size_axis(ax)
+    figures.log_axis(ax, "µs")
+    ax.legend(fontsize=8)
+    latency = "not identifiable" if model.L_s is None else f"{model.L_s * US_PER_S:.3f}"
+    constants = Table(("L µs", "o_s µs", "o_r µs", "g µs", "G MB/s"),
+                      [(latency, f"{model.o_s_s * US_PER_S:.3f}", f"{model.o_r_s * US_PER_S:.3f}",
+                        f"{model.g_s * US_PER_S:.3f}", at_least(s["G_bandwidth_MBps"], None))],
+                      align="rrrrr")
+    return [el("h3", title), figure(figures.png(fig), f"LogGP parts vs size: {title}",
+                                    "Each part per size, the median over launches of each "
+                                    "launch's median; dashed: the gap's line. " + LOGGP_FOOTER),
+            table(constants)]
+
+
+def _maxrate(cases) -> list:
+    model = fit_maxrate(cases)
+    s = maxrate_json(cases, model)
+    title = (f"Max-rate: mbw_mr, {names.library(s['mpi'])} (runs "
+             f"{', '.join(map(str, s['runs']))}), k = {', '.join(map(str, s['k']))}")
+    if model is None:
+        return [el("h3", title), el("p", f"No model: {s['note']}.", class_="note")]
+    fig, axes = figures.new(1, 1, width=6.5)
+    ax = axes[0][0]
+    sizes = sorted({p.bytes for p in model.points})
+    ks = np.array(s["k"], dtype=float)
+    grid = np.linspace(ks[0], ks[-1], 100)  # the knee at R_N / R_C falls between the k
+    for i, nbytes in enumerate(sizes):
+        measured = [(p.k, p.k * p.bytes / p.time_s / MB) for p in model.points
+                    if p.bytes == nbytes]
+        colour = figures.color(i)
+        ax.plot(*zip(*measured), "o", ms=4, color=colour, label=format_bytes(nbytes))
+        ax.plot(grid, grid * nbytes / model.time_s(nbytes, grid) / MB, "-", lw=1,
+                color=colour)
+    ax.set_xlabel("k: senders on the node")
+    ax.set_xticks(ks)
+    figures.log_axis(ax, "aggregate MB/s (k n / T)")
+    ax.legend(fontsize=8, title="size")
+    constants = Table(("alpha µs", "R_C MB/s (a process)", "R_N MB/s (the node)"),
+                      [(f"{model.alpha_s * US_PER_S:.3f}",
+                        at_least(s["rate_process_MBps"], s["rate_process_at_least_MBps"]),
+                        at_least(s["rate_node_MBps"], s["rate_node_at_least_MBps"]))],
+                      align="rrr")
+    return [el("h3", title), figure(figures.png(fig), f"aggregate rate vs senders: {title}",
+                                    "Points: measured; lines: the model. " + MAXRATE_FOOTER),
+            table(constants)]
