@@ -65,6 +65,16 @@ def test_ring_patterns(mpi_prefix, db, np, pattern):
     assert c["bandwidth_MBps"] == pytest.approx(per_iteration * 65536 / c["median_s"] / 1e6)
 
 
+@pytest.mark.parametrize("np", [2, 3])
+def test_ring_steps_may_post_their_sends_first(mpi_prefix, db, np):
+    """post=send-first is recorded (as a run without it is recv-first, with no parameter)."""
+    (first,) = run_json(mpi_prefix, db, "ring", "--np", np, "--post", "send-first",
+                        "--sizes", "64K")
+    (plain,) = run_json(mpi_prefix, db, "ring", "--np", np, "--sizes", "64K")
+    assert first["params"] == {"pattern": "ring", "post": "send-first"}
+    assert plain["params"] == {"pattern": "ring"}
+
+
 @pytest.mark.parametrize("np", [2, 3, 4])
 @pytest.mark.parametrize("name", COLLECTIVES)
 def test_collectives(mpi_prefix, db, np, name):

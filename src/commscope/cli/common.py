@@ -52,7 +52,8 @@ def kernel_list() -> str:
         lines.append(f"  {k.name:<15} {k.description} ({k.family}, {k.min_ranks}+ ranks{modes})")
         for p in k.params.values():
             values = "|".join(p.choices) if p.choices else p.kind
-            lines.append(f"      --{p.name.replace('_', '-')} {values}: {p.help} (default {p.default or 'none'})")
+            default = f"default {p.default}" if p.default else "optional"
+            lines.append(f"      --{p.name.replace('_', '-')} {values}: {p.help} ({default})")
     return "\n".join(lines)
 
 
