@@ -163,11 +163,8 @@ def test_tbf_counts_ethernet_frames_without_fcs(virtual_cluster):
 def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_path, rate_bps):
     a, b = virtual_cluster.hosts
     db = tmp_path / "results.db"
-    # Burst: 2.5 ms of the rate, at least 64 KiB; a smaller bucket left 800 Mbit/s
-    # links at 75% when the 2 cores were late to refill it.
-    burst = max(64 * 1024, int(rate_bps / 8 * 0.0025))
     for host in (a, b):
-        virtual_cluster.shape(host, rate_bps, burst)
+        virtual_cluster.shape(host, rate_bps)
     commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts", f"{a}:1,{b}:1",
                  "--sizes", "256KiB:4MiB", "--window", "4", "--iters", "8", "--launches", "1",
                  "--db", db)
@@ -214,7 +211,7 @@ def test_the_node_limit_of_a_shaped_link_is_the_max_rate_models(virtual_cluster,
     db = tmp_path / "results.db"
     rate_bps = 400e6
     for host in (a, b):
-        virtual_cluster.shape(host, rate_bps, max(64 * 1024, int(rate_bps / 8 * 0.0025)))
+        virtual_cluster.shape(host, rate_bps)
     for np_, slots in ((2, 1), (4, 2)):
         commscope_on(virtual_cluster, a, "run", "mbw_mr", "--np", np_, "--mpi", mpi_prefix,
                      "--hosts", f"{a}:{slots},{b}:{slots}", "--sizes", "64KiB,256KiB,1MiB",
@@ -229,8 +226,6 @@ def test_the_node_limit_of_a_shaped_link_is_the_max_rate_models(virtual_cluster,
 
 
 def test_a_link_taken_down_mid_run_ends_the_case_and_resume_finishes(virtual_cluster, tmp_path):
-    import cluster as cluster_module
-
     a, b = virtual_cluster.hosts
     db, plan = tmp_path / "results.db", tmp_path / "plan.toml"
     plan.write_text(LINK_DOWN_PLAN.format(hosts=f"{a}:1,{b}:1"))
@@ -238,7 +233,7 @@ def test_a_link_taken_down_mid_run_ends_the_case_and_resume_finishes(virtual_clu
     proc = subprocess.Popen(virtual_cluster.command(a, sweep), env=virtual_cluster.mpi_env(),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    link = cluster_module._veth(virtual_cluster.hosts.index(b))
+    link = virtual_cluster.link(b)
     try:
         from test_interrupted import wait_for_cases
         wait_for_cases(db, 3, proc)

@@ -108,9 +108,8 @@ def test_a_link_slowed_by_ten_percent_is_caught(virtual_cluster, mpi_prefix, tmp
     db = tmp_path / "results.db"
     rate = 800e6
     for factor in (1.0, 0.9):  # run 1 at the rate, run 2 at 90% of it
-        burst = max(64 * 1024, int(rate * factor / 8 * 0.0025))  # as test_cluster shapes
         for host in (a, b):
-            virtual_cluster.shape(host, rate * factor, burst)
+            virtual_cluster.shape(host, rate * factor)
         # each host on a CPU of its own, as two machines would be: the ranks of two
         # namespaces sharing both cores traded them between launches, and a launch in a
         # few ran 70% slower at 1 MiB (tests/cluster)

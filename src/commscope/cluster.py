@@ -20,7 +20,7 @@ token bucket (tbf) on both ends of its veth.
 Needs root. An exclusive lock (flock) is held while a cluster is up: a
 cluster found at `up` without a live owner is stale (its run was killed) and
 is removed first. `down` removes every namespace, link, qdisc and file the
-cluster made; it also runs at exit and in the fixture's teardown.
+cluster made; it also runs at exit and in the test fixture's teardown.
 """
 
 from __future__ import annotations
@@ -37,9 +37,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# ip and tc live in sbin, which a bare PATH (env -i, some CI runners) leaves out even for root.
-os.environ["PATH"] = ":".join(dict.fromkeys(
-    os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]))
 
 PREFIX = "cscl"  # namespaces cscl-h0.., links cscl-br and cscl-v0..
 SUBNET = ipaddress.ip_network("10.251.0.0/24")  # RFC 1918, far from the usual 10.0/16 and 10.1/16
@@ -78,8 +75,16 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
+def _sbin_on_path() -> None:
+    """ip and tc live in sbin, which a bare PATH (env -i, some CI runners) leaves out even
+    for root; the commands run here, and the agent, find them there."""
+    os.environ["PATH"] = ":".join(dict.fromkeys(
+        os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]))
+
+
 def unavailable() -> str | None:
     """Why a cluster cannot be made here, or None."""
+    _sbin_on_path()
     if os.geteuid() != 0:
         return "the virtual cluster needs root (network namespaces, tc)"
     for tool in ("ip", "tc", "unshare", "hostname", "taskset", "nproc"):
@@ -154,17 +159,25 @@ class Cluster:
                                         capture_output=True, text=True, check=True).stdout)
         return out[0]["stats64"]["tx"]["packets"]
 
-    def shape(self, host: str, rate_bps: float, burst_bytes: int, latency_s: float = 0.1) -> None:
-        """Limit `host`'s link to rate_bps (bits/s) each way: tbf on both ends of its veth.
+    def shape(self, host: str, rate_bps: float, burst_bytes: int | None = None,
+              latency_s: float = 0.1) -> None:
+        """Limit `host`'s link to rate_bps (bits/s) each way: tbf on both ends of its veth,
+        with a bucket of burst_bytes (default: 2.5 ms at the rate, at least 64 KiB; a
+        smaller bucket left 800 Mbit/s links at 75% when the 2 cores were late to refill it).
 
         tbf counts each packet's length at the qdisc, the Ethernet frame without
         FCS (no preamble or gap on a veth).
         """
+        if burst_bytes is None:
+            burst_bytes = max(64 * 1024, int(rate_bps / 8 * 0.0025))
         spec = ["root", "tbf", "rate", f"{int(rate_bps)}bit", "burst", str(int(burst_bytes)),
                 "latency", f"{latency_s * 1000:g}ms"]
         subprocess.run(["tc", "-netns", host, "qdisc", "replace", "dev", "eth0", *spec], check=True)
-        subprocess.run(["tc", "qdisc", "replace", "dev", _veth(self.hosts.index(host)), *spec],
-                       check=True)
+        subprocess.run(["tc", "qdisc", "replace", "dev", self.link(host), *spec], check=True)
+
+    def link(self, host: str) -> str:
+        """The bridge's end of `host`'s link, in this (the root) namespace."""
+        return _veth(self.hosts.index(host))
 
     def detach(self) -> None:
         """Leave the cluster up after this process: no lock held, no removal at exit."""
@@ -264,6 +277,7 @@ def _no_ipv6(host: str | None, iface: str) -> None:
 
 def down(cluster: Cluster | None = None) -> list[str]:
     """Remove the cluster (this one, or a stale one); what was removed."""
+    _sbin_on_path()
     removed = _remove()
     if cluster is not None and cluster._lock is not None:
         cluster._lock.close()  # releases the flock

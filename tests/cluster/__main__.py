@@ -10,7 +10,7 @@ import argparse
 import shlex
 import sys
 
-from . import SUBNET, ClusterUnavailable, down, up
+from commscope.cluster import SUBNET, ClusterUnavailable, down, up
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
         return 2
     if args.rate:
         for host in cluster.hosts:
-            cluster.shape(host, args.rate * 1e6, max(64 * 1024, int(args.rate * 1e6 / 8 * 0.0025)))
+            cluster.shape(host, args.rate * 1e6)
     cluster.detach()  # the cluster outlives this command; see the module's docstring
     for host, address in cluster.addresses.items():
         print(f"{host} {address}")

@@ -13,6 +13,7 @@ from ..mpi import find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, sampling
 from ..progress import Progress
 from ..store import Store
+from . import cluster_study
 from .common import add_db, add_mpi, print_json, show_runs
 
 
@@ -29,6 +30,14 @@ def add_parser(sub) -> None:
     p.add_argument("--max-time", type=float, metavar="S",
                    help="seconds of sampling per case before it stops short of 1%% precision "
                         "(default: as `commscope run`)")
+    p.add_argument("--hosts", metavar="LIST",
+                   help="many-rank studies: spread the ranks over these hosts, `a:1,b:1` "
+                        "(as `commscope run --hosts`)")
+    p.add_argument("--on", choices=("auto", "local", "cluster"), default="auto",
+                   help="many-rank studies without --hosts: `cluster` runs them on a "
+                        "namespace cluster on this machine, one host per rank, links shaped "
+                        f"to {cluster_study.LINK_MBIT} Mbit/s (needs root); `local` on this "
+                        "host; `auto` (default): cluster where it can be made")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -56,8 +65,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"-o {out}: is a file; give a directory")
     study = known[args.name]
+    counts = parse_ranks(args.np or study.default_np)
+    if args.hosts and not study.across_hosts:
+        raise UserError(f"--hosts: study {study.name} runs on one host; the many-rank studies "
+                        f"take hosts ({', '.join(s.name for s in known.values() if s.across_hosts)})")
     mpi = find_mpi(args.mpi)
-    plans = study.plans(parse_ranks(args.np or study.default_np), mpi)  # all checked first
+    if study.across_hosts and not args.hosts:
+        where = cluster_study.choose(args.on, counts)
+        if where is not None:
+            return cluster_study.run_on(where, counts, argv)
+    plans = study.plans(counts, mpi, args.hosts) if study.across_hosts else \
+        study.plans(counts, mpi)  # all checked first
     if args.max_time is not None:
         sampling(max_time=args.max_time)  # checked
         plans = [dataclasses.replace(p, sampling=dataclasses.replace(p.sampling,

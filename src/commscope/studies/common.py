@@ -38,6 +38,14 @@ def medians(found: list[Case]) -> tuple[np.ndarray, ...]:
             column("ci_high_s"), column("bandwidth_MBps"))
 
 
+def where(found: list[Case]) -> str:
+    """Where the cases ran, for a caption: across which hosts, or on this one."""
+    hosts = sorted({c.settings.get("hosts") or "" for c in found} - {""})
+    if not hosts:
+        return " All ranks ran on one host."
+    return f" Ranks ran across the hosts {'; '.join(hosts)}: messages crossed their links."
+
+
 def study_section(title: str, fig, alt: str, caption: str) -> Section:
     """The study's own part of the report: the seed's figure, first in the page."""
     return section("study", f"Study: {title}", figure(figures.png(fig), alt, caption))
