@@ -1,5 +1,5 @@
 """Predictions across hosts: the ring and bcast, reduce, allreduce at P = 2..8 on the test
-cluster (tests/cluster: one network namespace per host, one rank per host, every link
+cluster (commscope.cluster: one network namespace per host, one rank per host, every link
 shaped by tbf), against what the models predict from a 2-host pingping fit.
 
 Needs root. Prints, per kernel and P, the measured median and each algorithm's
@@ -20,8 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.cluster import down, up  # noqa: E402
+from commscope.cluster import down, up
 
 # (label, kernel, its parameters): the ring in both orders of a step's calls, which Open MPI's
 # TCP path takes at 2x apart (docs/kernels-many-rank.md, "ring")
@@ -43,7 +42,7 @@ def main() -> int:
     try:
         rate = args.rate * 1e6
         for host in cluster.hosts:
-            cluster.shape(host, rate, max(64 * 1024, int(rate / 8 * 0.0025)))
+            cluster.shape(host, rate)
         db = Path(tempfile.mkdtemp()) / "results.db"
         first = cluster.hosts[0]
 
