@@ -154,6 +154,12 @@ T = Line(1e-6, 1e-9).time_s
     (coll.bcast_linear, 5, 1000, 0, 4 * 2e-6),
     (coll.reduce_linear, 5, 1000, 1e-10, 4 * (2e-6 + 1e-7)),
     (coll.allreduce_reduce_bcast, 8, 1000, 1e-10, 3 * (2e-6 + 1e-7) + 3 * 2e-6),
+    # scatter: 3 alpha + 7/8 n beta; allgather: 7 (alpha + n/8 beta)
+    (coll.bcast_scatter_allgather, 8, 8000, 0, 3e-6 + 7e-6 + 7e-6 + 7e-6),
+    (coll.reduce_rabenseifner, 8, 8000, 1e-10, 6e-6 + 2 * 7 / 8 * 8e-6 + 7 / 8 * 8e-7),
+    # P = 6: 2 extra ranks hand in once (alpha + n beta + n gamma), then P = 4
+    (coll.reduce_rabenseifner, 6, 8000, 1e-10,
+     (9e-6 + 8e-7) + 4e-6 + 2 * 3 / 4 * 8e-6 + 3 / 4 * 8e-7),
 ])
 def test_predictions_equal_the_closed_forms(model, ranks, nbytes, gamma, expected_s):
     assert model(T, ranks, nbytes, gamma) == pytest.approx(expected_s, rel=1e-12)

@@ -72,6 +72,13 @@ def scatter_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0
     return sum(t(nbytes * min(d, ranks - d)) for d in _distances(ranks))
 
 
+def bcast_scatter_allgather(t: MessageTime, ranks: int, nbytes: int,
+                            gamma: float = 0.0) -> float:
+    """(lg P + P - 1) alpha + 2 (P-1)/P n beta: a binomial scatter of n/P blocks, then a
+    ring allgather of them (van de Geijn's bcast, MPICH's for long messages)."""
+    return scatter_binomial(t, ranks, nbytes / ranks) + (ranks - 1) * t(nbytes / ranks)
+
+
 def gather_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
     """The scatter tree run backwards: the same messages, the same cost."""
     return scatter_binomial(t, ranks, nbytes)
@@ -80,6 +87,15 @@ def gather_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0)
 def reduce_binomial(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
     """ceil(lg P) (alpha + n beta + n gamma): a binomial tree, reducing at every receive."""
     return _rounds(ranks) * (t(nbytes) + nbytes * gamma)
+
+
+def reduce_rabenseifner(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
+    """2 lg P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma: a reduce-scatter by recursive
+    halving, then a binomial gather of the blocks to the root (Rabenseifner's reduce,
+    MPICH's for long messages); the extra ranks of a P not a power of two only hand in."""
+    p = _power_of_two_below(ranks)
+    return _fold(t, ranks, nbytes, gamma, back=False) + 2 * _halves(t, p, nbytes) \
+        + (p - 1) / p * nbytes * gamma
 
 
 def reduce_linear(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
@@ -108,8 +124,13 @@ def allreduce_rabenseifner(t: MessageTime, ranks: int, nbytes: int, gamma: float
     then an allgather by recursive doubling, the same messages in reverse.
     """
     p = _power_of_two_below(ranks)
-    halves = sum(t(nbytes / 2 ** k) for k in range(1, p.bit_length()))
-    return _fold(t, ranks, nbytes, gamma) + 2 * halves + (p - 1) / p * nbytes * gamma
+    return _fold(t, ranks, nbytes, gamma) + 2 * _halves(t, p, nbytes) \
+        + (p - 1) / p * nbytes * gamma
+
+
+def _halves(t: MessageTime, p: int, nbytes: int) -> float:
+    """Recursive halving over p (a power of two) ranks: round k moves n/2^k bytes."""
+    return sum(t(nbytes / 2 ** k) for k in range(1, p.bit_length()))
 
 
 def allreduce_ring(t: MessageTime, ranks: int, nbytes: int, gamma: float = 0.0) -> float:
@@ -122,21 +143,24 @@ def _distances(ranks: int) -> list[int]:
     return [1 << k for k in range(_rounds(ranks))]
 
 
-def _fold(t: MessageTime, ranks: int, nbytes: int, gamma: float) -> float:
+def _fold(t: MessageTime, ranks: int, nbytes: int, gamma: float, back: bool = True) -> float:
     """For P not a power of two: the extra ranks first hand their vectors to partners
-    (alpha + n beta + n gamma) and get the result back at the end (alpha + n beta)."""
+    (alpha + n beta + n gamma) and, with `back`, get the result back at the end
+    (alpha + n beta)."""
     if ranks == _power_of_two_below(ranks):
         return 0.0
-    return 2 * t(nbytes) + nbytes * gamma
+    return (1 + back) * t(nbytes) + nbytes * gamma
 
 
 # Each kernel's algorithms: what `commscope predict KERNEL` computes.
 ALGORITHMS: dict[str, dict[str, Callable]] = {
     "ring": {"serial": ring_serial, "concurrent": ring_concurrent},
-    "bcast": {"binomial": bcast_binomial, "linear": bcast_linear},
+    "bcast": {"binomial": bcast_binomial, "linear": bcast_linear,
+              "scatter_allgather": bcast_scatter_allgather},
     "scatter": {"binomial": scatter_binomial},
     "gather": {"binomial": gather_binomial},
-    "reduce": {"binomial": reduce_binomial, "linear": reduce_linear},
+    "reduce": {"binomial": reduce_binomial, "linear": reduce_linear,
+               "rabenseifner": reduce_rabenseifner},
     "allreduce": {"recursive_doubling": allreduce_recursive_doubling,
                   "rabenseifner": allreduce_rabenseifner, "ring": allreduce_ring,
                   "reduce_bcast": allreduce_reduce_bcast},
