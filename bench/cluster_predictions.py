@@ -8,7 +8,7 @@ most likely ran. With one rank per host and links of a few hundred Mbit/s, the l
 dominate and the 2 cores' time-slicing does not (the ranks mostly wait for the wire).
 
 usage: python bench/cluster_predictions.py [--mpi PREFIX] [--rate MBIT] [--sizes SPEC]
-       [--max-hosts N] [--burst BYTES] | --db RESULTS
+       [--max-hosts N] [--launches N] [--burst BYTES] | --db RESULTS
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=400, help="Mbit/s of every host's link")
     ap.add_argument("--sizes", default="64KiB,1MiB")
     ap.add_argument("--max-hosts", type=int, default=8)
+    ap.add_argument("--launches", type=int, default=1, help="launches per point (default 1)")
     ap.add_argument("--burst", type=int, help="bytes of each link's token bucket (default: "
                                               "Cluster.shape's, 2.5 ms of the rate)")
     ap.add_argument("--db", type=Path, help="predict again from a results file this bench "
@@ -78,7 +79,7 @@ def measure(cluster, args) -> tuple[Path, dict[tuple[str, str], list[str]]]:
         if done.returncode:
             raise SystemExit(done.stderr)
 
-    quick = ["--launches", "1", "--iters", "5"]
+    quick = ["--launches", str(args.launches), "--iters", "5"]
     on_cluster("run", "pingping", "--hosts", f"{first}:1,{cluster.hosts[1]}:1",
                "--sizes", "16KiB:4MiB", *quick)
     runs: dict[tuple[str, str], list[str]] = {}
