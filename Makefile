@@ -4,7 +4,7 @@ VENV   := .venv
 MPICH  := .mpich
 BIN    := $(VENV)/bin
 
-.PHONY: demo test bench clean browser
+.PHONY: demo test bench clean browser slurm
 
 # The venv holds commscope, its Python dependencies and the embedded Open MPI wheel.
 $(VENV)/.installed: pyproject.toml
@@ -27,7 +27,7 @@ demo: $(VENV)/.installed
 	$(BIN)/commscope fit
 	$(BIN)/commscope report -o commscope-report.html
 
-test: $(VENV)/.installed $(MPICH)/.installed browser
+test: $(VENV)/.installed $(MPICH)/.installed browser slurm
 	COMMSCOPE_TEST_MPICH=$(abspath $(MPICH)) $(BIN)/pytest -q
 
 # tests/test_report.py renders a report in headless chromium: Debian's package is installed
@@ -35,6 +35,16 @@ test: $(VENV)/.installed $(MPICH)/.installed browser
 browser:
 	@if ! command -v chromium >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; \
 	then apt-get update -qq && apt-get install -y -qq chromium; fi
+
+# tests/test_slurm.py runs a real Slurm on the namespace cluster: Debian's Slurm 22.05 and
+# munge, and the PMIx library Slurm's PMIx plugin loads (by its unversioned name, which only
+# the -dev package installs), when missing and we are root; without root those tests skip.
+SLURM_DEBS := slurmd slurmctld slurm-client munge libpmix-dev
+slurm:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	    && ! dpkg -s $(SLURM_DEBS) >/dev/null 2>&1; then apt-get update -qq \
+	    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	       $(SLURM_DEBS) >/dev/null; fi
 
 bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/overhead.py

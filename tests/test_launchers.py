@@ -89,11 +89,19 @@ def test_srun_translation():
     assert args == ["--ntasks", "4", "--nodes", "3", "--nodelist", "a,b,c", "--ntasks-per-node", "2",
                     "--distribution", "cyclic", "--cpu-bind", "cores", "--mpi", "pmix"]
     assert env == {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,tcp"}
-    # Filling in order, 2 ranks need only the first node; the site's PMI choice wins.
+    # Filling in order, 2 ranks need only the first node; the site's PMI choice wins where
+    # this MPI speaks it: an MPICH configured --with-pmix does, the wheel's does not.
     p = Placement(map_by="socket", hosts=parse_hosts("a:2,b:2"), launcher="srun")
-    args, env = srun("mpich", p, 2, False, environ={"SLURM_MPI_TYPE": "pmix"})
+    args, env = srun("mpich", p, 2, False, environ={"SLURM_MPI_TYPE": "pmix_v4"},
+                     version_text="Configure options: --with-pmix=/usr")
     assert args == ["--ntasks", "2", "--nodes", "1", "--nodelist", "a", "--ntasks-per-node", "2",
                     "--distribution", "block:cyclic"]
+    for family, site, says in (("mpich", "pmix", "with --mpi=pmi2 only"),
+                               ("openmpi", "pmi2", "with --mpi=pmix only")):
+        with pytest.raises(UserError, match=f"SLURM_MPI_TYPE={site}: this .* starts under srun "
+                                            f"{says}; unset SLURM_MPI_TYPE"):
+            srun(family, p, 2, False, environ={"SLURM_MPI_TYPE": site},
+                 version_text="Configure options: --with-device=ch4:ofi")
     args, env = srun("mpich", Placement(transport="tcp", ppn=8, launcher="srun"), 16, False,
                      environ={})
     assert args == ["--ntasks", "16", "--ntasks-per-node", "8", "--mpi", "pmi2"]
@@ -181,3 +189,18 @@ def test_runs_on_one_host_keep_their_recorded_settings():
     # Sweep case ids hash these: adding hosts must not change them for runs without.
     assert Placement(map_by="core").as_dict() == {"map_by": "core", "bind_to": None,
                                                   "transport": "auto"}
+
+
+def test_an_allocation_bounds_the_ranks():
+    from commscope.launcher.slurm import allocation, check_ranks
+    env = {"SLURM_JOB_ID": "12", "SLURM_JOB_NODELIST": "n[1-3]", "SLURM_JOB_NUM_NODES": "3",
+           "SLURM_JOB_CPUS_PER_NODE": "2(x2),1"}
+    assert allocation(env)["cpus"] == 5 and allocation(env)["ntasks"] is None
+    check_ranks(5, env)  # as many as its CPUs
+    with pytest.raises(UserError, match=r"--np 6: Slurm job 12 offers 5 CPUs on 3 node\(s\) "
+                                        r"\(n\[1-3\]\).*-n 6"):
+        check_ranks(6, env)
+    with pytest.raises(UserError, match="offers 2 tasks"):  # tasks asked for bound it first
+        check_ranks(3, {**env, "SLURM_NTASKS": "2"})
+    assert allocation({}) is None
+    check_ranks(10 ** 6, {})  # outside an allocation this check has nothing to say

@@ -30,6 +30,7 @@ from . import host, owner, stopping
 from .advice import case_advice, run_advice
 from .cases import grouped
 from .measure import Outcome, measure
+from .launcher import slurm
 from .mpi import Mpi
 from .plan import Plan, Step
 from .progress import Progress
@@ -166,6 +167,18 @@ def _step(run: Run, number: int, cases: int) -> Step:
     return Step(number, left / (planned * cases), s.precision / 2)
 
 
+def _facts(store, mpi, p) -> dict:
+    """The launching host's facts, with the Slurm allocation it ran in (and srun's PMI)."""
+    facts = host.recent(store.latest_host_facts())
+    allocation = slurm.allocation()
+    if allocation is None:
+        return facts
+    allocation["launcher"] = p.placement.launcher
+    if p.placement.launcher == "srun":
+        allocation["pmi"] = slurm.pmi(mpi.family, mpi.version_text)
+    return {**facts, "slurm": allocation}
+
+
 def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress,
             case_key) -> Outcome:
     p = run.plan
@@ -173,7 +186,7 @@ def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress
         run.run_id = store.begin_run(command, p.kernel.name, p.ranks, False,
                                      {**p.settings(), "point": run.index}, sweep_id,
                                      kernel_facts=p.kernel.described,
-                                     host_facts=host.recent(store.latest_host_facts()))
+                                     host_facts=_facts(store, mpi, p))
     sizes = sorted({b for bs in todo.values() for b in bs})
     launch_plan = dataclasses.replace(p, modes=list(todo), sizes=sizes)
     step = _step(run, number, launch_plan.cases)

@@ -70,7 +70,8 @@ def launch(mpi: Mpi, ranks: int, binary: Path, args: list[str],
     per_host = most_per_host(placement, ranks)
     oversubscribed = per_host is not None and per_host > cores()
     if name == "srun":
-        extra, env = commands.srun(mpi.family, placement, ranks, oversubscribed)
+        extra, env = commands.srun(mpi.family, placement, ranks, oversubscribed,
+                                   version_text=mpi.version_text)
         argv = [shutil.which("srun") or "srun", *extra]
     elif mpi.family == "openmpi":
         extra, env = commands.mpirun(placement, ranks, oversubscribed)

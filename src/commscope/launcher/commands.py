@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 
+from . import slurm
 from .placement import Placement, ranks_per_host
 
 _PRRTE = {"socket": "package"}  # PRRTE's name for a socket
 _SRUN_DISTRIBUTION = {"core": "block:block", "socket": "block:cyclic", "node": "cyclic"}
 _SRUN_BIND = {"core": "cores", "socket": "sockets", "none": "none"}
 # What srun's PMI plugin must speak to start each library's ranks; SLURM_MPI_TYPE overrides.
-_SRUN_PMI = {"openmpi": "pmix", "mpich": "pmi2"}
 
 
 def one_host(placement: Placement, ranks: int) -> bool:
@@ -85,7 +85,7 @@ def mpiexec(placement: Placement, ranks: int, oversubscribed: bool) -> tuple[lis
 
 
 def srun(family: str, placement: Placement, ranks: int, oversubscribed: bool,
-         environ=os.environ) -> tuple[list[str], dict]:
+         environ=os.environ, version_text: str = "") -> tuple[list[str], dict]:
     """srun inside an allocation: nodes from --hosts (else Slurm's), ranks per node from the slots."""
     args = ["--ntasks", str(ranks)]
     if placement.hosts:
@@ -98,8 +98,9 @@ def srun(family: str, placement: Placement, ranks: int, oversubscribed: bool,
         args += ["--distribution", _SRUN_DISTRIBUTION[placement.map_by]]
     if placement.bind_to:
         args += ["--cpu-bind", _SRUN_BIND[placement.bind_to]]
+    chosen = slurm.pmi(family, version_text, environ)  # refuses a PMI this MPI cannot speak
     if "SLURM_MPI_TYPE" not in environ:
-        args += ["--mpi", _SRUN_PMI[family]]
+        args += ["--mpi", chosen]
     if family == "openmpi":
         # srun passes its environment on: Open MPI reads MCA settings from OMPI_MCA_*.
         env = {f"OMPI_MCA_{name}": value for name, value in openmpi_mca(placement, ranks)}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import UserError
 from ..mpi import Mpi
+from . import slurm
 from .hosts import Hosts
 
 MAP_BY = ("core", "socket", "node")
@@ -65,6 +66,10 @@ MAX_PER_CORE = 64
 def check_placement(mpi: Mpi, ranks: int, placement: Placement) -> None:
     """Refuse, before launching, what this MPI and launcher cannot do."""
     _check_hosts(ranks, placement)
+    if placement.hosts is None:  # inside an allocation, its tasks bound the ranks
+        slurm.check_ranks(ranks)
+    if placement.launcher == "srun":
+        slurm.pmi(mpi.family, mpi.version_text)
     if placement.hosts is None and placement.launcher != "srun" \
             and ranks > MAX_PER_CORE * cores():
         raise UserError(f"--np {ranks}: this host offers {cores()} core"

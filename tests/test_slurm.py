@@ -1,0 +1,153 @@
+"""commscope under a real Slurm: slurmctld and a slurmd per host of the namespace cluster
+(tests/cluster/slurm.py), runs through srun and through the MPI's own launcher inside an
+allocation, and a sweep in an sbatch job cancelled with scancel and resumed in another."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+
+import pytest
+
+from cluster import ClusterUnavailable, down, unavailable, up
+from cluster.slurm import missing, start
+
+RUN = [sys.executable, "-m", "commscope.cli"]
+QUICK = ["--sizes", "8,1KiB", "--launches", "1", "--iters", "5"]
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """Two hosts with Slurm, for the module: skipped only without root."""
+    why = unavailable()
+    if why:
+        pytest.skip(why)
+    gap = missing()
+    if gap:  # as root, make test installs Slurm: its absence is a failure, not a skip
+        pytest.fail(gap)
+    try:
+        cluster = up(2)
+    except ClusterUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        made = start(cluster)
+        try:
+            yield made
+        finally:
+            made.stop()
+    finally:
+        down(cluster)
+
+
+def stored_runs(db) -> list[tuple[dict, dict, dict]]:
+    with sqlite3.connect(db) as con:
+        return [(json.loads(s), json.loads(c or "{}"), json.loads(h or "{}")) for s, c, h in
+                con.execute("SELECT settings, context, host_facts FROM runs ORDER BY id")]
+
+
+def in_allocation(slurm, *argv, timeout=300):
+    """argv inside `salloc` of both hosts, one task each, on the first host."""
+    first = slurm.cluster.hosts[0]
+    return slurm.run(first, ["salloc", "-N", "2", "--ntasks-per-node", "1", *argv],
+                     timeout=timeout)
+
+
+def test_a_run_through_srun_across_two_hosts(slurm, mpi_prefix, tmp_path):
+    db = tmp_path / "results.db"
+    done = in_allocation(slurm, *RUN, "run", "pingpong", "--np", "2", *QUICK, "--mpi",
+                         mpi_prefix, "--db", db)
+    assert done.returncode == 0, done.stderr
+    ((settings, context, facts),) = stored_runs(db)
+    assert settings["launcher"] == "srun"  # auto, inside an allocation
+    assert sorted(context["hosts"]) == slurm.cluster.hosts  # a rank on each host
+    allocation = facts["slurm"]
+    assert allocation["nodes"] == "cscl-h[0-1]" and allocation["ntasks"] == 2
+    assert allocation["job_id"].isdigit()
+    # the PMI each wheel speaks: Open MPI 5 PMIx only, MPICH's wheel PMI-2
+    assert allocation["pmi"] == ("pmix" if context["mpi_library"].startswith("Open MPI")
+                                 else "pmi2")
+
+
+def test_more_ranks_than_the_allocation_offers_are_refused(slurm, mpi_prefix, tmp_path):
+    db = tmp_path / "results.db"
+    done = in_allocation(slurm, *RUN, "run", "pingpong", "--np", "4", *QUICK, "--mpi",
+                         mpi_prefix, "--db", db)
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.startswith("commscope:")]
+    assert len(lines) == 1 and "--np 4: Slurm job" in lines[0] and "offers 2 tasks" in lines[0]
+    assert not db.exists() or stored_runs(db) == []  # refused before launching
+
+
+def test_a_run_with_the_mpis_own_launcher_inside_an_allocation(slurm, mpi_prefix, tmp_path):
+    """mpirun (PRRTE) and hydra's mpiexec find the allocation themselves and start their
+    daemons with srun: the ranks land on both hosts."""
+    db = tmp_path / "results.db"
+    done = in_allocation(slurm, *RUN, "run", "pingpong", "--launcher", "mpi", "--np", "2",
+                         *QUICK, "--mpi", mpi_prefix, "--db", db)
+    assert done.returncode == 0, done.stderr
+    ((settings, context, facts),) = stored_runs(db)
+    assert sorted(context["hosts"]) == slurm.cluster.hosts
+    assert facts["slurm"]["launcher"] in ("mpirun", "mpiexec") and "pmi" not in facts["slurm"]
+
+
+SWEEP = """
+name = "under-slurm"
+launches = 1
+min_time = 0.3
+[[experiment]]
+kernel = "pingpong"
+sizes = "0:64KiB"
+"""
+BATCH = """#!/bin/sh
+#SBATCH --nodes=2 --ntasks-per-node=1 --output={out}
+exec {python} -m commscope.cli sweep {plan} {resume} --mpi {mpi} --db {db}
+"""
+
+
+def _sbatch(slurm, tmp_path, name, mpi_prefix, resume=""):
+    script = tmp_path / f"{name}.sh"
+    script.write_text(BATCH.format(out=tmp_path / f"{name}.out", python=sys.executable,
+                                   plan=tmp_path / "plan.toml", resume=resume, mpi=mpi_prefix,
+                                   db=tmp_path / "results.db"))
+    done = slurm.run(slurm.cluster.hosts[0], ["sbatch", "--parsable", str(script)])
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def _wait_gone(slurm, job, limit=180):
+    deadline = time.monotonic() + limit
+    while slurm.run(slurm.cluster.hosts[0], ["squeue", "-h", "-j", job]).stdout.strip():
+        assert time.monotonic() < deadline, f"job {job} did not end"
+        time.sleep(0.5)
+
+
+def test_a_cancelled_sbatch_sweep_keeps_its_cases_and_resumes(slurm, mpi_prefix, tmp_path):
+    (tmp_path / "plan.toml").write_text(SWEEP)
+    db = tmp_path / "results.db"
+    job = _sbatch(slurm, tmp_path, "first", mpi_prefix)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with sqlite3.connect(db) as con:
+                if con.execute("SELECT count(*) FROM cases").fetchone()[0] >= 3:
+                    break
+        except sqlite3.OperationalError:
+            pass  # not made yet
+        assert time.monotonic() < deadline, (tmp_path / "first.out").read_text()
+        time.sleep(0.2)
+    assert slurm.run(slurm.cluster.hosts[0], ["scancel", job]).returncode == 0
+    _wait_gone(slurm, job)
+    with sqlite3.connect(db) as con:
+        (status,) = con.execute("SELECT status FROM runs").fetchone()
+        kept = con.execute("SELECT count(*) FROM cases").fetchone()[0]
+    assert status == "interrupted", (tmp_path / "first.out").read_text()
+    assert 3 <= kept < 18
+
+    job = _sbatch(slurm, tmp_path, "second", mpi_prefix, resume="--resume")
+    _wait_gone(slurm, job)
+    with sqlite3.connect(db) as con:
+        sizes = [n for (n,) in con.execute("SELECT bytes FROM cases ORDER BY bytes")]
+    # every size once: none lost to the cancel, none measured twice by the resume
+    assert sizes == [0] + [1 << i for i in range(17)], (tmp_path / "second.out").read_text()
