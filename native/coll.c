@@ -36,6 +36,14 @@ const struct kparam coll_rooted_params[] = {ROOT_PARAM, {0}};
 const struct kparam coll_reducing_params[] = {REDUCING_PARAMS, {0}};
 const struct kparam coll_rooted_reducing_params[] = {ROOT_PARAM,
                                                      REDUCING_PARAMS, {0}};
+#define TESTS_PARAM                                                       \
+    {"tests", PARAM_COUNT, NULL, "MPI_Test calls spread over the compute "  \
+     "of the overlapped phase (default none)", NULL, NULL}
+const struct kparam nbc_params[] = {TESTS_PARAM, {0}};
+const struct kparam nbc_rooted_params[] = {ROOT_PARAM, TESTS_PARAM, {0}};
+const struct kparam nbc_reducing_params[] = {REDUCING_PARAMS, TESTS_PARAM, {0}};
+const struct kparam nbc_rooted_reducing_params[] = {ROOT_PARAM, REDUCING_PARAMS,
+                                                    TESTS_PARAM, {0}};
 
 #define KEY_MAX 1023 /* element_key's largest value */
 #define RANK_TERM 16 /* inputs add rank mod RANK_TERM */

@@ -15,6 +15,11 @@
 extern const struct kparam coll_rooted_params[];   /* root */
 extern const struct kparam coll_reducing_params[]; /* op, dtype */
 extern const struct kparam coll_rooted_reducing_params[];
+/* The same with the nonblocking collectives' `tests` (nbc.h). */
+extern const struct kparam nbc_params[];
+extern const struct kparam nbc_rooted_params[];
+extern const struct kparam nbc_reducing_params[];
+extern const struct kparam nbc_rooted_reducing_params[];
 
 /* A reduction's run_once has two phases: the MPI call, then the check of
  * its result and the filling of the next iteration's input. */
@@ -44,6 +49,10 @@ struct coll {
      * iteration in turn (cache.h); warm: one. */
     unsigned char *send_sets, *recv_sets;
     size_t set_count, send_bytes, recv_bytes;
+    /* Nonblocking collectives (nbc.h): the compute phase's length, calibrated
+     * to the pure communication time, and the MPI_Test calls spread over it. */
+    double compute_s;
+    long long tests;
 };
 
 /* Skip reasons, or NULL. Both parse the --param values, so a bad value

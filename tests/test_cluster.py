@@ -260,3 +260,21 @@ def test_a_link_taken_down_mid_run_ends_the_case_and_resume_finishes(virtual_clu
     commscope_on(virtual_cluster, a, "sweep", plan, "--resume", "--db", db)
     sizes = [n for (n,) in con.execute("SELECT bytes FROM cases ORDER BY bytes")]
     assert sizes == [0] + [1 << i for i in range(17)]  # each size once: none lost, none twice
+
+
+@pytest.mark.parametrize("pairing, crosses", [("adjacent", False), ("across", True)])
+def test_mbw_mr_pairs_across_hosts_when_asked(virtual_cluster, mpi_prefix, tmp_path, pairing,
+                                              crosses):
+    """4 ranks, 2 on each host: adjacent pairs (2k, 2k+1) stay within a host, across pairs
+    each sender with a receiver on the other host; the pairs are in the case's JSON."""
+    a, b = virtual_cluster.hosts
+    db = tmp_path / "results.db"
+    done = commscope_on(virtual_cluster, a, "run", "mbw_mr", "--np", 4, "--mpi", mpi_prefix,
+                        "--hosts", f"{a}:2,{b}:2", "--sizes", "8", "--launches", 1, "--iters",
+                        5, "--validate", "--param", f"pairing={pairing}", "--json", "--db", db)
+    ((case,), (run,)) = json.loads(done.stdout), stored(db)
+    host = {p["rank"]: p["host"] for p in run["context"]["placement"]}
+    assert sorted(s for s, _ in case["pairs"]) == sorted(set(range(4)) - {r for _, r in
+                                                                           case["pairs"]})
+    assert all((host[s] != host[r]) == crosses for s, r in case["pairs"])
+    assert case["message_rate"] == pytest.approx(2 / case["median_s"], rel=1e-9)

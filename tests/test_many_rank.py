@@ -143,3 +143,60 @@ def test_many_rank_tables_show_each_rank_and_each_phase(db):
                      "--db", db)
     assert done.returncode == 0, done.stderr
     assert "distribute us" in done.stdout and "combine us" in done.stdout
+
+
+@pytest.mark.parametrize("pairing, pairs", [(None, [[0, 2], [1, 3]]), ("half", [[0, 2], [1, 3]]),
+                                            ("adjacent", [[0, 1], [2, 3]]),
+                                            ("across", [[0, 2], [1, 3]])])  # one node: as half
+def test_mbw_mr_pairings_and_message_rate(mpi_prefix, db, pairing, pairs):
+    chosen = ["--pairing", pairing] if pairing else []
+    cases = run_json(mpi_prefix, db, "mbw_mr", "--np", 4, *chosen, "--sizes", "8,64K")
+    for c in cases:
+        assert c["pairs"] == pairs
+        # 2 pairs, each a message per window slot: the rate is 2 / latency, and the bytes
+        # they carry the aggregate bandwidth, twice each pair's
+        assert c["message_rate"] == pytest.approx(2 / c["median_s"], rel=1e-9)
+        assert c["bandwidth_MBps"] == pytest.approx(c["message_rate"] * c["bytes"] / 1e6)
+        assert c["pair_bandwidth_MBps"] == pytest.approx(c["bandwidth_MBps"] / 2)
+
+
+@pytest.mark.parametrize("np", [2, 4])
+def test_multi_lat_reports_every_pair(mpi_prefix, db, np):
+    """P/2 pairs ping-pong at once (osu_multi_lat): the summary is the slowest pair's half
+    round trip, and each pair's own is at most that (one launch: the median of the
+    per-sample maximum bounds each rank's median)."""
+    cases = run_json(mpi_prefix, db, "multi_lat", "--np", np, "--sizes", "8,1K")
+    for c in cases:
+        assert c["pairs"] == [[r, r + np // 2] for r in range(np // 2)]
+        assert len(c["pair_latency_s"]) == np // 2
+        assert all(0 < t <= c["median_s"] * (1 + 1e-9) for t in c["pair_latency_s"])
+
+
+NONBLOCKING = ["ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"]
+
+
+@pytest.mark.parametrize("np", [2, 4])
+@pytest.mark.parametrize("name", NONBLOCKING)
+def test_nonblocking_collectives_measure_overlap(mpi_prefix, db, np, name):
+    """Each phase is timed, the compute is calibrated to the pure time, and the overlap is
+    OSU's 1 - (overlapped - compute) / pure, from the phases; with MPI_Test calls too."""
+    sizes = "0" if name == "ibarrier" else "8,64K"
+    tests = ["--tests", "10"] if np == 4 else []
+    for c in run_json(mpi_prefix, db, name, "--np", np, "--sizes", sizes, *tests):
+        phase = c["phase_median_s"]
+        assert set(phase) == {"pure", "compute", "overlapped", "check"}
+        assert c["pure_s"] == phase["pure"] and c["overlapped_s"] == phase["overlapped"]
+        # the compute lasts as long as the pure call took in setup (median, slowest rank):
+        # the same order as the pure phase here, never nothing or a runaway
+        assert 0.1 * phase["pure"] <= phase["compute"] <= 10 * phase["pure"]
+        hidden = 1 - (phase["overlapped"] - phase["compute"]) / phase["pure"]
+        assert c["overlap_pct"] == pytest.approx(100 * max(0.0, hidden))
+        assert 0 <= c["overlap_pct"] <= 100
+        if tests:
+            assert c["params"]["tests"] == "10"
+
+
+def test_ibarrier_takes_size_zero_only(mpi_prefix, db):
+    done = commscope("run", "ibarrier", "--np", 2, "--sizes", "8", "--mpi", mpi_prefix,
+                     "--db", db, "--json")
+    assert "only size 0" in done.stdout + done.stderr

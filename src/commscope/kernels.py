@@ -11,6 +11,7 @@ tests/test_kernels.py proves that both sides name the same kernels.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
@@ -64,6 +65,12 @@ class Meaning:
     # has 1, one that counts both directions (bibw, IMB's Sendrecv and Exchange) 2.
     # None: no ceiling (collectives: what they move depends on the algorithm).
     ceiling: Callable[[object], float] | None = None
+    # Streams at once and the messages they deliver in one sample, for a kernel of several
+    # pairs (its bandwidth per pair and message rate); None: not such a kernel.
+    streams: Callable[[object], tuple[int, int]] | None = None
+    # The phase that holds each rank's own iteration time, where ranks 0 .. P/2 - 1 each
+    # time one pair (their pairs' latencies in JSON); None: no pairs.
+    pair_phase: str | None = None
 
 
 @dataclass(frozen=True)
@@ -275,7 +282,11 @@ MEANINGS = {
     # P/2 pairs: latency is the slowest pair's time per window slot; bandwidth the aggregate
     "mbw_mr": Meaning(lambda t, c: t / c.window,
                       lambda t, c: c.ranks // 2 * c.window * c.bytes / t,
-                      lambda n, w, r, p: n, ceiling=None),
+                      lambda n, w, r, p: n, ceiling=None,
+                      streams=lambda c: (c.ranks // 2, c.ranks // 2 * c.window)),
+    # P/2 pairs ping-pong at once: the slowest pair's half round trip; each pair's own
+    "multi_lat": Meaning(lambda t, c: t / 2, None, _two_buffers, rank_times="round_trip",
+                         pair_phase="round_trip"),
     # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
     "vector_sum": Meaning(_per_call, None, lambda n, w, r, p: 2 * n, length=("n", 8, 1_000_000)),
     # memory: the field follows from tile, not from bytes; _halo_tile bounds it.
@@ -293,6 +304,14 @@ MEANINGS = {
     **{name: _collective(True, _ring_factor) for name in ("allgather", "alltoall",
                                                            "reduce_scatter", "gather", "scatter")},
 }
+
+
+# The nonblocking collectives (native/nbc.h): a sample is a whole iteration of their
+# phases (pure, compute, overlapped, check), which are the figures (summary: overlap_pct);
+# their buffers are the blocking ones'.
+MEANINGS.update({f"i{name}": dataclasses.replace(MEANINGS[name], bandwidth=None, bus_factor=None)
+                 for name in ("barrier", "bcast", "reduce", "allreduce", "allgather",
+                              "alltoall")})
 
 
 def meaning(name: str) -> Meaning:

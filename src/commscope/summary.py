@@ -103,6 +103,8 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
         "bandwidth_MBps": mb_per_s(bandwidth),
         **_collective(measured, bandwidth),
         **_ceiling(measured, bandwidth),
+        **_streams(first, iv, bandwidth),
+        **_pair_latencies(measured),
         "cache": "cold" if first.settings.get("cold_cache") else "warm",
         "validated": first.validated,
     }
@@ -113,7 +115,19 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
             name: float(np.median(np.concatenate([np.max(np.asarray(p[name]), axis=0)
                                                   for p in phases])))
             for name in phases[0]}
+        out.update(_overlap(out["phase_median_s"]))
     return out
+
+
+def _overlap(phase: dict) -> dict:
+    """A nonblocking collective's overlap with compute, as OSU measures it: 100 (1 -
+    (overlapped - compute) / pure) percent, at least 0, from the phases' medians (each the
+    slowest rank's per sample); nothing for kernels without those phases."""
+    if not {"pure", "compute", "overlapped"} <= phase.keys() or not phase["pure"]:
+        return {}
+    hidden = 1 - (phase["overlapped"] - phase["compute"]) / phase["pure"]
+    return {"pure_s": phase["pure"], "compute_s": phase["compute"],
+            "overlapped_s": phase["overlapped"], "overlap_pct": 100 * max(0.0, hidden)}
 
 
 def _imported(case: Case) -> dict:
@@ -129,6 +143,35 @@ def _imported(case: Case) -> dict:
     out.update(case.imported)
     out.update({"ci_basis": NO_SAMPLES, "printed": case.extra.get("printed", {})})
     return out
+
+
+def _streams(case: Case, iv, bandwidth: float | None) -> dict:
+    """A kernel of several pairs at once (mbw_mr): its bandwidth per pair, its message
+    rate (messages of all pairs per second, as osu_mbw_mr's) and its pairs; nothing for
+    other kernels."""
+    streams = meaning(case.kernel).streams
+    if streams is None:
+        return {}
+    pairs, messages = streams(case)
+    sample_s = iv.median_s / latency_scale(case) if iv else None
+    return {"pair_bandwidth_MBps": mb_per_s(bandwidth / pairs) if bandwidth else None,
+            "message_rate": messages / sample_s if sample_s else None,
+            "pairs": case.extra.get("pairs")}
+
+
+def _pair_latencies(measured: list[Case]) -> dict:
+    """Each pair's latency where ranks 0 .. P/2 - 1 each time one (multi_lat): the median
+    over launches of each launch's median of the rank's own phase time, as the kernel's
+    latency, with the pairs [rank, rank + P/2]; nothing for other kernels."""
+    phase = meaning(measured[0].kernel).pair_phase if measured else None
+    if phase is None or not all(c.extra.get("phase_samples_s") for c in measured):
+        return {}
+    half = measured[0].ranks // 2
+    per_launch = np.array([np.median(np.asarray(c.extra["phase_samples_s"][phase]), axis=1)
+                           for c in measured])  # launches x ranks
+    latency = np.median(per_launch, axis=0)[:half] * latency_scale(measured[0])
+    return {"pairs": [[r, r + half] for r in range(half)],
+            "pair_latency_s": [float(x) for x in latency]}
 
 
 def _ceiling(measured: list[Case], bandwidth: float | None) -> dict:

@@ -1,0 +1,76 @@
+/* Nonblocking collectives with overlap (nbc.h). */
+#include "nbc.h"
+
+#include <stdlib.h>
+
+#include "check.h"
+#include "timing.h"
+
+const char *const nbc_phases[] = {"pure", "compute", "overlapped", "check", NULL};
+
+enum { CALIBRATION_ROUNDS = 11 }; /* after one warm-up round */
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Busy for `seconds` on this rank, calling MPI_Test on req `tests` times at
+ * even intervals (none with req NULL). */
+static void compute(double seconds, long long tests, MPI_Request *req)
+{
+    double start = MPI_Wtime(), end = start + seconds;
+    long long done = 0;
+    int flag;
+    while (MPI_Wtime() < end) {
+        if (req && done < tests &&
+            MPI_Wtime() - start >= seconds * (double)done / (double)tests) {
+            CHECK_MPI(MPI_Test(req, &flag, MPI_STATUS_IGNORE));
+            done++;
+        }
+    }
+    for (; req && done < tests; done++)
+        CHECK_MPI(MPI_Test(req, &flag, MPI_STATUS_IGNORE));
+}
+
+void nbc_calibrate(struct kcase *c, const struct nbc_ops *ops)
+{
+    struct coll *s = c->state;
+    const char *tests = kcase_param(c, "tests");
+    s->tests = tests ? atoll(tests) : 0;
+    double took[CALIBRATION_ROUNDS];
+    for (int i = -1; i < CALIBRATION_ROUNDS; i++) {
+        MPI_Request req;
+        CHECK_MPI(MPI_Barrier(c->comm));
+        double start = MPI_Wtime();
+        ops->start(c, coll_iteration(c), &req);
+        CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        if (i >= 0)
+            took[i] = MPI_Wtime() - start;
+    }
+    qsort(took, CALIBRATION_ROUNDS, sizeof *took, by_value);
+    s->compute_s = took[CALIBRATION_ROUNDS / 2];
+    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &s->compute_s, 1, MPI_DOUBLE, MPI_MAX, c->comm));
+}
+
+void nbc_run_once(struct kcase *c, const struct nbc_ops *ops)
+{
+    struct coll *s = coll_iteration(c);
+    MPI_Request req;
+    ops->start(c, s, &req);
+    CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    timing_phase_end(c, NBC_PHASE_PURE);
+    ops->check(c, s);
+    timing_phase_end(c, NBC_PHASE_CHECK);
+    compute(s->compute_s, 0, NULL);
+    timing_phase_end(c, NBC_PHASE_COMPUTE);
+    ops->start(c, s, &req);
+    compute(s->compute_s, s->tests, &req);
+    CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    timing_phase_end(c, NBC_PHASE_OVERLAPPED);
+    ops->check(c, s);
+    if (s->kind == COLL_REDUCES)
+        coll_fill_next(c);
+    timing_phase_end(c, NBC_PHASE_CHECK);
+}
