@@ -61,12 +61,14 @@ class Records:
 
     def feed(self, ingest: Ingest) -> None:
         """Every whole line written since the last call, each stored before the next is
-        read; a stop signal waits until the line's record is stored."""
-        for line in self.file.readlines():
-            self.partial += line
-            if self.partial.endswith("\n"):
-                line, self.partial = self.partial, ""
-                with stopping.deferred():
+        read. A stop signal waits until every line read is stored: a signal between
+        reading the lines and storing them lost a case the ranks had finished (CI, once,
+        SIGTERM in the fault matrix)."""
+        with stopping.deferred():
+            for line in self.file.readlines():
+                self.partial += line
+                if self.partial.endswith("\n"):
+                    line, self.partial = self.partial, ""
                     ingest.feed(line)
 
     def close(self) -> None:

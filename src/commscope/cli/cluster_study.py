@@ -35,7 +35,7 @@ def choose(on: str, counts: list[int]) -> int | None:
     return max(2, max(counts))
 
 
-def run_on(hosts: int, counts: list[int], argv: list[str]) -> int:
+def run_on(hosts: int, argv: list[str]) -> int:
     """The study of argv, run on the first of `hosts` namespace hosts; its exit code."""
     try:
         cluster = up(hosts)

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if study.across_hosts and not args.hosts:
         where = cluster_study.choose(args.on, counts)
         if where is not None:
-            return cluster_study.run_on(where, counts, argv)
+            return cluster_study.run_on(where, argv)
     plans = study.plans(counts, mpi, args.hosts) if study.across_hosts else \
         study.plans(counts, mpi)  # all checked first
     if args.max_time is not None:

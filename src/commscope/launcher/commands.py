@@ -15,7 +15,6 @@ from .placement import Placement, ranks_per_host
 _PRRTE = {"socket": "package"}  # PRRTE's name for a socket
 _SRUN_DISTRIBUTION = {"core": "block:block", "socket": "block:cyclic", "node": "cyclic"}
 _SRUN_BIND = {"core": "cores", "socket": "sockets", "none": "none"}
-# What srun's PMI plugin must speak to start each library's ranks; SLURM_MPI_TYPE overrides.
 
 
 def one_host(placement: Placement, ranks: int) -> bool:

@@ -74,7 +74,7 @@ def pmi(family: str, version_text: str = "", environ=os.environ) -> str:
     chosen = environ.get("SLURM_MPI_TYPE")
     if chosen is None:
         return own
-    if (own == "pmix") != bool(PMIX.match(chosen)) or own == "pmi2" and chosen != "pmi2":
+    if not (PMIX.match(chosen) if own == "pmix" else chosen == "pmi2"):
         name = "Open MPI" if family == "openmpi" else "MPICH"
         raise UserError(f"SLURM_MPI_TYPE={chosen}: this {name} starts under srun with "
                         f"--mpi={own} only; unset SLURM_MPI_TYPE (commscope then passes "
