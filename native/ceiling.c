@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "cache.h"
 #include "check.h"
+#include "precision.h"
 #include "kernel.h"
 #include "options.h"
 
@@ -37,12 +38,6 @@ static double batch(struct copies *k, uint64_t n, uint64_t *i)
     for (uint64_t j = 0; j < n; j++)
         copy(k, (*i)++);
     return MPI_Wtime() - start;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The copies' memory, allocated once for the largest size of the run and kept
@@ -81,8 +76,7 @@ static double measure(const struct kcase *c)
     double per[BATCHES];
     for (int b = 0; b < BATCHES; b++)
         per[b] = batch(&k, n, &i) / (double)n;
-    qsort(per, BATCHES, sizeof per[0], by_value);
-    return per[BATCHES / 2];
+    return median_in_place(per, BATCHES);
 }
 
 struct ceiling ceiling_measure(const struct kcase *c)

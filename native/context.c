@@ -59,7 +59,7 @@ static void affinity_list(char *out, size_t len)
 /* The lowest rank of this rank's MPI_COMM_TYPE_SHARED communicator: ranks with
  * the same value are those the library itself counts as sharing memory (one
  * node), whatever their host names say. */
-static int shm_node(MPI_Comm comm, int rank)
+int shm_node(MPI_Comm comm, int rank)
 {
     MPI_Comm node;
     int lowest = rank;

@@ -4,17 +4,12 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "precision.h"
 #include "timing.h"
 
 const char *const nbc_phases[] = {"pure", "compute", "overlapped", "check", NULL};
 
 enum { CALIBRATION_ROUNDS = 11 }; /* after one warm-up round */
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Busy for `seconds` on this rank, calling MPI_Test on req `tests` times at
  * even intervals (none with req NULL). */
@@ -49,8 +44,7 @@ void nbc_calibrate(struct kcase *c, const struct nbc_ops *ops)
         if (i >= 0)
             took[i] = MPI_Wtime() - start;
     }
-    qsort(took, CALIBRATION_ROUNDS, sizeof *took, by_value);
-    s->compute_s = took[CALIBRATION_ROUNDS / 2];
+    s->compute_s = median_in_place(took, CALIBRATION_ROUNDS);
     CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &s->compute_s, 1, MPI_DOUBLE, MPI_MAX, c->comm));
 }
 

@@ -36,6 +36,12 @@ static int median_ci_rank(int n)
     return j;
 }
 
+double median_in_place(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, ascending);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 double precision_reached(const double *values, const unsigned char *skip,
                          int n)
 {
@@ -47,8 +53,7 @@ double precision_reached(const double *values, const unsigned char *skip,
     int j = median_ci_rank(m);
     double reached = INFINITY;
     if (j >= 1) {
-        qsort(kept, (size_t)m, sizeof *kept, ascending);
-        double median = m % 2 ? kept[m / 2] : (kept[m / 2 - 1] + kept[m / 2]) / 2;
+        double median = median_in_place(kept, m); /* sorted now: the bounds below */
         double low = kept[j - 1], high = kept[m - j];
         if (median > 0)
             reached = fmax(median - low, high - median) / median;

@@ -14,4 +14,7 @@
 double precision_reached(const double *values, const unsigned char *skip,
                          int n);
 
+/* The median of values[0..n-1] (n >= 1), sorting them in place. */
+double median_in_place(double *values, int n);
+
 #endif

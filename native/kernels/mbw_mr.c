@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "context.h"
 #include "jsonl.h"
 #include "kernel.h"
 
@@ -43,15 +44,10 @@ static const char *mbw_mr_unsupported(const struct kcase *c)
     return c->ranks % 2 ? "mbw_mr pairs the ranks: give an even --np" : NULL;
 }
 
-/* This rank's node as the lowest rank that shares it, every rank's gathered. */
+/* Every rank's node (context.h's shm_node), gathered. */
 static int *nodes_of(const struct kcase *c)
 {
-    MPI_Comm node;
-    int first = c->rank;
-    CHECK_MPI(MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL,
-                                  &node));
-    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, node));
-    CHECK_MPI(MPI_Comm_free(&node));
+    int first = shm_node(c->comm, c->rank);
     int *nodes = xcalloc((size_t)c->ranks, sizeof *nodes);
     CHECK_MPI(MPI_Allgather(&first, 1, MPI_INT, nodes, 1, MPI_INT, c->comm));
     return nodes;
