@@ -25,19 +25,24 @@ static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
 static const char *const op_names[] = {"sum", "max", "min", "user", NULL};
 
 #define ROOT_PARAM                                                        \
-    {"root", PARAM_RANK, "0", "the root: a rank, or rotate (iteration "  \
+    {.name = "root", PARAM_RANK, "0", "the root: a rank, or rotate (iteration "  \
      "mod ranks)", NULL, NULL}
 #define REDUCING_PARAMS                                                   \
-    {"op", PARAM_CHOICE, "sum", "a builtin op, or user: a commutative "   \
+    {.name = "op", PARAM_CHOICE, "sum", "a builtin op, or user: a commutative "   \
      "sum via MPI_Op_create", op_names, NULL},                            \
-    {"dtype", PARAM_CHOICE, "int", "the element type; sizes are whole "   \
+    {.name = "dtype", PARAM_CHOICE, "int", "the element type; sizes are whole "   \
      "elements", dtype_names, dtype_elements}
-const struct kparam coll_rooted_params[] = {ROOT_PARAM, {0}};
-const struct kparam coll_reducing_params[] = {REDUCING_PARAMS, {0}};
-const struct kparam coll_rooted_reducing_params[] = {ROOT_PARAM,
-                                                     REDUCING_PARAMS, {0}};
+#define PERSISTENT_PARAM                                                  \
+    {.name = "persistent", PARAM_SWITCH, NULL, "the MPI-4 persistent form: the "   \
+     "request made once in set-up, then MPI_Start and MPI_Wait each "     \
+     "iteration", switch_choices, NULL, FEATURE_PERSISTENT_COLLECTIVES, 0}
+const struct kparam coll_persistent_params[] = {PERSISTENT_PARAM, {0}};
+const struct kparam coll_rooted_params[] = {ROOT_PARAM, PERSISTENT_PARAM, {0}};
+const struct kparam coll_reducing_params[] = {REDUCING_PARAMS, PERSISTENT_PARAM, {0}};
+const struct kparam coll_rooted_reducing_params[] = {ROOT_PARAM, REDUCING_PARAMS,
+                                                     PERSISTENT_PARAM, {0}};
 #define TESTS_PARAM                                                       \
-    {"tests", PARAM_COUNT, NULL, "MPI_Test calls spread over the compute "  \
+    {.name = "tests", PARAM_COUNT, NULL, "MPI_Test calls spread over the compute "  \
      "of the overlapped phase (default none)", NULL, NULL}
 const struct kparam nbc_params[] = {TESTS_PARAM, {0}};
 const struct kparam nbc_rooted_params[] = {ROOT_PARAM, TESTS_PARAM, {0}};
@@ -126,6 +131,8 @@ static struct coll parse(const struct kcase *c)
 {
     return (struct coll){
         .root = parse_root(c),
+        .persistent = kernel_param(c->cfg->kernel, "persistent") &&
+                      kcase_param_switch(c, "persistent"),
         .op = kernel_param(c->cfg->kernel, "op")
                   ? (enum coll_op)kcase_param_choice(c, "op") : COLL_SUM,
         .dtype = kernel_param(c->cfg->kernel, "dtype")
@@ -134,9 +141,25 @@ static struct coll parse(const struct kcase *c)
         .mpi_op = MPI_OP_NULL};
 }
 
+/* Python refuses the case before launch (plan.py); a binary run by hand says why. */
+static const char *persistent_unsupported(const struct coll *s)
+{
+    if (s->persistent && !COMMSCOPE_HAVE_PERSISTENT_COLLECTIVES)
+        return "this MPI lacks the MPI-4 persistent collectives";
+    return NULL;
+}
+
+const char *coll_persistent_unsupported(const struct kcase *c)
+{
+    struct coll s = parse(c);
+    return persistent_unsupported(&s);
+}
+
 const char *coll_bytes_unsupported(const struct kcase *c)
 {
-    (void)parse(c);
+    struct coll s = parse(c);
+    if (persistent_unsupported(&s))
+        return persistent_unsupported(&s);
     if (c->bytes > INT_MAX)
         return "blocks over INT_MAX bytes: the collective kernels make no "
                "large-count calls";
@@ -154,6 +177,8 @@ const char *coll_reduction_unsupported(const struct kcase *c)
 {
     static char reason[160];
     struct coll s = parse(c);
+    if (persistent_unsupported(&s))
+        return persistent_unsupported(&s);
     size_t size = dtype_elements[s.dtype].bytes;
     if (c->bytes % size) {
         snprintf(reason, sizeof reason,
@@ -230,9 +255,39 @@ void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks)
     }
 }
 
+void coll_persist(struct kcase *c, coll_call_fn *call)
+{
+    struct coll *s = c->state;
+    if (!s->persistent)
+        return;
+    /* A persistent collective is bound to its root: with root=rotate, one
+     * request per rank. Warm buffers only (plan.py refuses --cold-cache),
+     * so every iteration's buffers are these. */
+    s->request_count = s->root == COLL_ROOT_ROTATE ? c->ranks : 1;
+    s->requests = xcalloc((size_t)s->request_count, sizeof *s->requests);
+    for (int i = 0; i < s->request_count; i++)
+        call(c, s, s->request_count == 1 ? coll_root(c) : i, &s->requests[i]);
+}
+
+void coll_call(struct kcase *c, coll_call_fn *call)
+{
+    struct coll *s = c->state;
+    int root = coll_root(c);
+    if (!s->requests) {
+        call(c, s, root, NULL);
+        return;
+    }
+    MPI_Request *r = &s->requests[s->request_count == 1 ? 0 : root];
+    CHECK_MPI(MPI_Start(r));
+    CHECK_MPI(MPI_Wait(r, MPI_STATUS_IGNORE));
+}
+
 void coll_teardown(struct kcase *c)
 {
     struct coll *s = c->state;
+    for (int i = 0; i < s->request_count; i++)
+        CHECK_MPI(MPI_Request_free(&s->requests[i]));
+    free(s->requests);
     if (s->kind == COLL_REDUCES && s->op == COLL_USER)
         CHECK_MPI(MPI_Op_free(&s->mpi_op));
     buffer_free(s->send_sets);

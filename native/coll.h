@@ -6,12 +6,15 @@
 #define COMMSCOPE_COLL_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kernel.h"
 
 /* The collectives' parameters, for struct kernel's params. */
+/* Each of these takes `persistent` (a switch: the MPI-4 persistent form). */
+extern const struct kparam coll_persistent_params[]; /* persistent alone */
 extern const struct kparam coll_rooted_params[];   /* root */
 extern const struct kparam coll_reducing_params[]; /* op, dtype */
 extern const struct kparam coll_rooted_reducing_params[];
@@ -53,12 +56,36 @@ struct coll {
      * to the pure communication time, and the MPI_Test calls spread over it. */
     double compute_s;
     long long tests;
+    /* --param persistent: the requests coll_persist made, one per root. */
+    bool persistent;
+    MPI_Request *requests;
+    int request_count;
 };
+
+/* A blocking collective's call on s's buffers from root: with init NULL the
+ * blocking call, else its MPI-4 persistent form made into *init. Written
+ * with COLL_CALL, so a build without persistent collectives compiles. */
+typedef void coll_call_fn(struct kcase *c, struct coll *s, int root, MPI_Request *init);
+#if COMMSCOPE_HAVE_PERSISTENT_COLLECTIVES
+#define COLL_CALL(init, blocking, persistent) CHECK_MPI((init) ? (persistent) : (blocking))
+#else
+#define COLL_CALL(init, blocking, persistent)                              \
+    do {                                                                   \
+        (void)(init);                                                      \
+        CHECK_MPI(blocking);                                               \
+    } while (0)
+#endif
+/* In setup, after coll_buffers: with --param persistent, makes the requests. */
+void coll_persist(struct kcase *c, coll_call_fn *call);
+/* In run_once: this iteration's collective, blocking or persistent
+ * (MPI_Start, then MPI_Wait). */
+void coll_call(struct kcase *c, coll_call_fn *call);
 
 /* Skip reasons, or NULL. Both parse the --param values, so a bad value
  * ends the run (an error record naming the parameter and the values it
  * takes) before the case is set up. */
 const char *coll_bytes_unsupported(const struct kcase *c);
+const char *coll_persistent_unsupported(const struct kcase *c); /* barrier's */
 const char *coll_reduction_unsupported(const struct kcase *c);
 
 /* Parses the parameters and sizes blocks from c->bytes (a whole number of

@@ -1,5 +1,8 @@
 #include "describe.h"
 
+#include <stdio.h>
+
+#include "mpi_features.h"
 #include "jsonl.h"
 #include "kernel.h"
 #include "records.h"
@@ -10,6 +13,23 @@ static void strings(struct jsonl *j, const char *key, const char *const *v)
     jsonl_open(j, key, '[');
     for (int i = 0; v && v[i]; i++)
         jsonl_str(j, NULL, v[i]);
+    jsonl_close(j, ']');
+}
+
+static void needs(struct jsonl *j, enum feature f)
+{
+    if (f)
+        jsonl_str(j, "needs", features[f].name);
+    else
+        jsonl_null(j, "needs");
+}
+
+static void modes(struct jsonl *j, unsigned bits)
+{
+    jsonl_open(j, "modes", '[');
+    for (int m = 0; m < SEND_MODE_COUNT; m++)
+        if (bits & SEND_MODE_BIT(m))
+            jsonl_str(j, NULL, send_mode_names[m]);
     jsonl_close(j, ']');
 }
 
@@ -38,6 +58,8 @@ static void param(struct jsonl *j, const struct kparam *p)
     } else {
         jsonl_null(j, "elements");
     }
+    needs(j, p->needs);
+    modes(j, p->modes);
     jsonl_close(j, '}');
 }
 
@@ -52,11 +74,8 @@ static void kernel(struct jsonl *j, const struct kernel *k)
         jsonl_int(j, "max_ranks", k->max_ranks);
     else
         jsonl_null(j, "max_ranks");
-    jsonl_open(j, "modes", '[');
-    for (int m = 0; m < SEND_MODE_COUNT; m++)
-        if (k->modes & SEND_MODE_BIT(m))
-            jsonl_str(j, NULL, send_mode_names[m]);
-    jsonl_close(j, ']');
+    modes(j, k->modes);
+    needs(j, k->needs);
     jsonl_str(j, "timed_by", timed_by_names[k->timed_by]);
     jsonl_bool(j, "cold_cache", k->cold_cache);
     if (k->default_window)
@@ -85,6 +104,17 @@ void describe_write(void)
         jsonl_str(&j, NULL, sync_methods[i]->name);
     jsonl_close(&j, ']');
     jsonl_uint(&j, "window_bytes_max", WINDOW_BYTES_MAX);
+    char version[32];
+    snprintf(version, sizeof version, "%d.%d", MPI_VERSION, MPI_SUBVERSION);
+    jsonl_str(&j, "mpi_version", version); /* of the mpi.h built against */
+    jsonl_open(&j, "features", '{');
+    for (int f = FEATURE_NONE + 1; f < FEATURE_COUNT; f++) {
+        jsonl_open(&j, features[f].name, '{');
+        jsonl_bool(&j, "present", features[f].present);
+        jsonl_str(&j, "calls", features[f].calls);
+        jsonl_close(&j, '}');
+    }
+    jsonl_close(&j, '}');
     jsonl_open(&j, "kernels", '[');
     for (size_t i = 0; kernel_at(i); i++)
         kernel(&j, kernel_at(i));

@@ -1,5 +1,6 @@
 #include "kernel.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,10 @@ const char *const kernel_family_names[] = {
 const char *const param_kind_names[] = {
     [PARAM_CHOICE] = "choice", [PARAM_RANK] = "rank",     [PARAM_COUNT] = "count",
     [PARAM_NUMBER] = "number", [PARAM_EXTENT] = "extent", [PARAM_GRID] = "grid",
-    [PARAM_PATH] = "path",
+    [PARAM_PATH] = "path",     [PARAM_SWITCH] = "switch", [PARAM_LAYOUT] = "layout",
 };
+
+const char *const switch_choices[] = {"yes", "no", NULL};
 
 const struct kparam *kernel_param(const struct kernel *k, const char *name)
 {
@@ -64,12 +67,80 @@ int kparam_choice_index(const struct kparam *p, const char *value)
     return -1;
 }
 
+const char *const p2p_dtype_names[] = {"char", "int", "long", "float", "double", NULL};
+const struct element p2p_dtype_elements[] = {
+    {"char", sizeof(char)}, {"int", sizeof(int)}, {"long", sizeof(long)},
+    {"float", sizeof(float)}, {"double", sizeof(double)}};
+static MPI_Datatype p2p_dtype(int index)
+{
+    const MPI_Datatype types[] = {MPI_CHAR, MPI_INT, MPI_LONG, MPI_FLOAT, MPI_DOUBLE};
+    return types[index];
+}
+
+/* The element (MPI_BYTE without --param dtype) and --param layout's
+ * vector:STRIDE:BLOCK (block 0: contiguous). Python has checked both. */
+static struct p2p_shape {
+    MPI_Datatype element;
+    size_t element_bytes;
+    int block, stride;
+} p2p_shape(const struct kcase *c)
+{
+    struct p2p_shape s = {MPI_BYTE, 1, 0, 0};
+    const struct kernel *k = c->cfg->kernel;
+    if (kernel_param(k, "dtype") && kcase_param(c, "dtype")) {
+        int d = kcase_param_choice(c, "dtype");
+        s.element = p2p_dtype(d);
+        s.element_bytes = p2p_dtype_elements[d].bytes;
+    }
+    const char *layout = kernel_param(k, "layout") ? kcase_param(c, "layout") : NULL;
+    if (layout && strcmp(layout, "contiguous") != 0 &&
+        (sscanf(layout, "vector:%d:%d", &s.stride, &s.block) != 2 || s.block < 1 ||
+         s.stride < s.block))
+        die("--param layout=%s: give contiguous or vector:STRIDE:BLOCK with "
+            "STRIDE >= BLOCK >= 1", layout);
+    return s;
+}
+
+const char *p2p_unsupported(const struct kcase *c)
+{
+    static char reason[160];
+    struct p2p_shape s = p2p_shape(c);
+    if (s.element == MPI_BYTE && !s.block)
+        return NULL;
+    size_t unit = s.element_bytes * (size_t)(s.block ? s.block : 1);
+    if (c->bytes % unit) {
+        snprintf(reason, sizeof reason, "%zu bytes is not a whole number of %zu-byte %s",
+                 c->bytes, unit, s.block ? "blocks" : "elements");
+        return reason;
+    }
+    if (c->bytes > INT_MAX)
+        return "a typed or vector message over INT_MAX bytes: only bytes go in large counts";
+    return NULL;
+}
+
+bool p2p_persistent(const struct kcase *c)
+{
+    return kernel_param(c->cfg->kernel, "persistent") && kcase_param_switch(c, "persistent");
+}
+
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots)
 {
-    b->type = msg_type_create(c->bytes);
+    struct p2p_shape s = p2p_shape(c);
+    size_t extent = c->bytes;
+    if (s.element == MPI_BYTE && !s.block) {
+        b->type = msg_type_create(c->bytes);
+    } else {
+        b->type = msg_type_layout(c->bytes, s.element, s.element_bytes, s.block, s.stride);
+        if (s.block && c->bytes) { /* the last block ends the extent */
+            size_t blocks = c->bytes / (s.element_bytes * (size_t)s.block);
+            extent = ((blocks - 1) * (size_t)s.stride + (size_t)s.block) * s.element_bytes;
+        }
+    }
+    ((struct kcase *)c)->layout = (struct layout){s.block * s.element_bytes,
+                                                  (size_t)s.stride * s.element_bytes};
     b->c = c;
     b->sends = sends;
-    b->stride = c->bytes ? buffer_round_pages(c->bytes) : buffer_page_size();
+    b->stride = extent ? buffer_round_pages(extent) : buffer_page_size();
     /* a set: the send buffer, then the receive slots */
     b->set_bytes = b->stride * ((size_t)sends + (size_t)slots);
     b->set_count = cache_sets(c, b->set_bytes);
@@ -111,13 +182,7 @@ int window_limited(const struct kcase *c)
     return window < 1 ? 1 : (int)window;
 }
 
-static const char *const recv_buffer_kinds[] = {"one", "window", NULL};
-const struct kparam recv_buffers_params[] = {
-    {"recv_buffers", PARAM_CHOICE, "one",
-     "receive into one buffer, as the reference suites do, or one per message of the "
-     "window (--validate: one per message)", recv_buffer_kinds, NULL},
-    {0},
-};
+const char *const recv_buffer_kinds[] = {"one", "window", NULL};
 
 int recv_slots(const struct kcase *c)
 {
@@ -153,10 +218,30 @@ int kcase_param_choice(const struct kcase *c, const char *key)
     return index;
 }
 
+bool kcase_param_switch(const struct kcase *c, const char *key)
+{
+    const char *value = kcase_param(c, key);
+    return value && strcmp(value, "yes") == 0;
+}
+
+/* Contiguous: one block of every byte. A vector layout: block k of the
+ * payload at k x stride, with a pattern of its own (key iteration x blocks
+ * + k), so a block received into the wrong place fails the check. */
+static size_t payload_blocks(const struct kcase *c, size_t *block)
+{
+    bool vector = c->layout.block && c->bytes;
+    *block = vector ? c->layout.block : c->bytes;
+    return vector ? c->bytes / c->layout.block : 1;
+}
+
 void payload_fill(const struct kcase *c, void *buf)
 {
-    if (c->validate)
-        pattern_fill(buf, c->bytes, c->iteration, c->rank);
+    if (!c->validate)
+        return;
+    size_t block, blocks = payload_blocks(c, &block);
+    for (size_t k = 0; k < blocks; k++)
+        pattern_fill((char *)buf + k * c->layout.stride, block, c->iteration * blocks + k,
+                     c->rank);
 }
 
 void payload_check(const struct kcase *c, const void *buf, int source_rank)
@@ -164,7 +249,12 @@ void payload_check(const struct kcase *c, const void *buf, int source_rank)
     if (!c->validate)
         return;
     struct mismatch m = {.iteration = c->iteration, .source_rank = source_rank};
-    if (pattern_find_mismatch(buf, c->bytes, c->iteration, source_rank,
-                              &m.offset, &m.expected, &m.got))
-        die_mismatch(&m);
+    size_t block, blocks = payload_blocks(c, &block);
+    for (size_t k = 0; k < blocks; k++)
+        if (pattern_find_mismatch((const char *)buf + k * c->layout.stride, block,
+                                  c->iteration * blocks + k, source_rank, &m.offset,
+                                  &m.expected, &m.got)) {
+            m.offset += k * c->layout.stride;
+            die_mismatch(&m);
+        }
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "buffer.h"
+#include "mpi_features.h"
 #include "msg.h"
 
 struct config;
@@ -45,12 +46,15 @@ enum param_kind {
     PARAM_EXTENT, /* NXxNY, both >= 1 */
     PARAM_GRID,   /* PXxPY with PX*PY the ranks, or auto */
     PARAM_PATH,   /* a file this kernel writes */
+    PARAM_SWITCH, /* yes or no; `commscope run --NAME` alone is yes */
+    PARAM_LAYOUT, /* contiguous, or vector:STRIDE:BLOCK with STRIDE >= BLOCK >= 1 */
 };
 extern const char *const param_kind_names[];
 
 /* A kernel parameter, --param NAME=VALUE, declared once: the kernel reads
  * it with kcase_param, --help and --describe show it, options.c checks the
- * choices before any case runs. */
+ * choices before any case runs. Written {.name = "x", kind, default, help,
+ * choices, elements}: after the designator, needs and modes default to none. */
 struct kparam {
     const char *name;
     enum param_kind kind;
@@ -60,6 +64,11 @@ struct kparam {
     /* PARAM_CHOICE only, optional: per choice, the element every size must
      * be a whole number of ({NULL, 0}: any size), e.g. a reduction's type. */
     const struct element *elements;
+    /* What the parameter needs of the MPI when given (a switch: when yes),
+     * refused before launch where the build lacks it (mpi_features.h). */
+    enum feature needs;
+    /* The send modes it may be given with (SEND_MODE_BITs); 0: any. */
+    unsigned modes;
 };
 
 struct element {
@@ -81,6 +90,11 @@ struct kcase {
     uint64_t iteration;  /* numbers every run_once of the case, warm-up too */
     void *state;         /* the kernel's own, from setup to teardown */
     size_t working_set;  /* bytes this rank's buffers rotate through (cache.h) */
+    /* p2p_init's --layout vector, in bytes: the payload is blocks of `block`
+     * bytes whose starts are `stride` apart. block 0: contiguous. */
+    struct layout {
+        size_t block, stride;
+    } layout;
     struct phases *phases; /* the loop's, for timing_phase_end; NULL: none */
 };
 
@@ -93,6 +107,7 @@ struct kernel {
      * barriers. 0: every rank of the job takes part. */
     int max_ranks;
     unsigned modes; /* SEND_MODE_BITs accepted; 0: takes no send modes */
+    enum feature needs; /* of the MPI (mpi_features.h); FEATURE_NONE: nothing */
     enum timed_by timed_by;
     /* --cold-cache applies: the kernel's buffers come from p2p_init or
      * coll_buffers, which rotate them (cache.h). */
@@ -101,6 +116,9 @@ struct kernel {
      * iteration. 0: the kernel takes no window. */
     int default_window;
     const struct kparam *params; /* {NULL}-terminated; NULL: none */
+    /* Called once on every rank of the job, idle ones too, before the
+     * first case (and before any case is refused). NULL: nothing. */
+    void (*prepare)(MPI_Comm comm);
     /* Why this case cannot run on this MPI library, or NULL. Called on every
      * rank and must depend only on the case, so all ranks agree without
      * communicating. A NULL function: every case runs. */
@@ -123,6 +141,9 @@ const char *kcase_param(const struct kcase *c, const char *key);
 /* A PARAM_CHOICE parameter as the index of its value among the declared
  * choices (options.c has refused any other value). */
 int kcase_param_choice(const struct kcase *c, const char *key);
+/* A PARAM_SWITCH parameter: given as yes. */
+bool kcase_param_switch(const struct kcase *c, const char *key);
+extern const char *const switch_choices[]; /* yes, no */
 
 const struct kernel *kernel_find(const char *name);
 const struct kernel *kernel_at(size_t index); /* NULL past the last */
@@ -145,6 +166,30 @@ struct p2p {
     bool sends;
 };
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots);
+/* The point-to-point kernels' element type and layout (docs/native.md,
+ * "Datatypes and layouts"): messages of c->bytes of --param dtype elements
+ * (default MPI_BYTE), laid out as --param layout says (default contiguous).
+ * p2p_init reads both where the kernel declares them. */
+#define P2P_DTYPE_PARAM                                                       \
+    {.name = "dtype", PARAM_CHOICE, NULL, "the element type (default: bytes, " \
+     "MPI_BYTE); sizes are whole elements", p2p_dtype_names, p2p_dtype_elements}
+#define P2P_LAYOUT_PARAM                                                      \
+    {.name = "layout", PARAM_LAYOUT, NULL, "contiguous, or vector:STRIDE:BLOCK " \
+     "(MPI_Type_vector, in elements); n counts the payload bytes", NULL, NULL}
+/* persistent: MPI_Send_init in the kernel's modes that have a persistent form. */
+#define P2P_PERSISTENT_PARAM(mode_bits)                                       \
+    {.name = "persistent", PARAM_SWITCH, NULL, "persistent requests: made "   \
+     "once in set-up, then MPI_Start and MPI_Wait each iteration",            \
+     switch_choices, NULL, FEATURE_NONE, (mode_bits)}
+#define PERSISTENT_MODES                                                      \
+    (SEND_MODE_BIT(SEND_STANDARD) | SEND_MODE_BIT(SEND_SYNCHRONOUS) |         \
+     SEND_MODE_BIT(SEND_BUFFERED) | SEND_MODE_BIT(SEND_READY))
+extern const char *const p2p_dtype_names[];
+extern const struct element p2p_dtype_elements[];
+/* Why a case of a kernel with dtype or layout cannot run, or NULL. */
+const char *p2p_unsupported(const struct kcase *c);
+/* --param persistent given as yes. */
+bool p2p_persistent(const struct kcase *c);
 void *p2p_send_buf(const struct p2p *b);
 void *p2p_recv_buf(const struct p2p *b, int slot);
 /* The receive slot of another iteration: a receive posted now for a later one. */
@@ -161,7 +206,11 @@ int window_limited(const struct kcase *c);
  * overlapping pending receives erroneous) or window (W distinct buffers).
  * recv_slots is how many buffers a case receives into: --validate checks
  * every message, which needs a buffer of its own each, so it uses W. */
-extern const struct kparam recv_buffers_params[];
+#define RECV_BUFFERS_PARAM                                                     \
+    {.name = "recv_buffers", PARAM_CHOICE, "one", "receive into one buffer, as " \
+     "the reference suites do, or one per message of the window (--validate: " \
+     "one per message)", recv_buffer_kinds, NULL}
+extern const char *const recv_buffer_kinds[];
 int recv_slots(const struct kcase *c);
 /* The case record's "recv_buffers" ("one" or "window") and "recv_buffer_count". */
 void recv_slots_report(struct jsonl *j, int slots);

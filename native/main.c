@@ -107,6 +107,8 @@ int main(int argc, char **argv)
 
     struct timer_info timer = timer_calibrate(MPI_COMM_WORLD);
     context_write(&cfg, &timer, argc, argv, MPI_COMM_WORLD);
+    if (cfg.kernel && cfg.kernel->prepare)
+        cfg.kernel->prepare(MPI_COMM_WORLD);
     size_t total = cfg.modes.n * cfg.sizes.n;
     size_t *order = xcalloc(total, sizeof *order);
     case_order(cfg.shuffle, order, total);

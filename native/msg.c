@@ -46,15 +46,29 @@ struct msg_type msg_type_create(size_t bytes)
 {
     if (bytes <= INT_MAX)
         return (struct msg_type){(msg_count)bytes, MPI_BYTE,
-                                 MPI_DATATYPE_NULL};
+                                 MPI_DATATYPE_NULL, false};
     MPI_Datatype blocks = block_type(bytes);
     if (MSG_LARGE_COUNT)
-        return (struct msg_type){(msg_count)bytes, MPI_BYTE, blocks};
-    return (struct msg_type){1, blocks, blocks};
+        return (struct msg_type){(msg_count)bytes, MPI_BYTE, blocks, false};
+    return (struct msg_type){1, blocks, blocks, false};
+}
+
+struct msg_type msg_type_layout(size_t bytes, MPI_Datatype element, size_t element_bytes,
+                                int block, int stride)
+{
+    int count = (int)(bytes / element_bytes);
+    if (block == 0 || count == 0)
+        return (struct msg_type){count, element, MPI_DATATYPE_NULL, false};
+    MPI_Datatype vector;
+    CHECK_MPI(MPI_Type_vector(count / block, block, stride, element, &vector));
+    CHECK_MPI(MPI_Type_commit(&vector));
+    return (struct msg_type){1, vector, MPI_DATATYPE_NULL, true};
 }
 
 void msg_type_free(struct msg_type *t)
 {
+    if (t->owned)
+        CHECK_MPI(MPI_Type_free(&t->type));
     if (t->blocks != MPI_DATATYPE_NULL)
         CHECK_MPI(MPI_Type_free(&t->blocks));
 }
@@ -85,6 +99,36 @@ void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t,
     default:
         die("msg_send: %s is not an MPI send mode", send_mode_names[mode]);
     }
+}
+
+void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *t,
+                   int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    switch (mode) {
+    case SEND_SYNCHRONOUS:
+        CHECK_MPI(LC(MPI_Ssend_init)(buf, t->count, t->type, dest, tag, comm, req));
+        break;
+    case SEND_BUFFERED: /* over INT_MAX bytes: one block element, as msg_send */
+        if (t->blocks != MPI_DATATYPE_NULL)
+            CHECK_MPI(MPI_Bsend_init(buf, 1, t->blocks, dest, tag, comm, req));
+        else
+            CHECK_MPI(LC(MPI_Bsend_init)(buf, t->count, t->type, dest, tag, comm, req));
+        break;
+    case SEND_READY:
+        CHECK_MPI(LC(MPI_Rsend_init)(buf, t->count, t->type, dest, tag, comm, req));
+        break;
+    case SEND_STANDARD:
+        CHECK_MPI(LC(MPI_Send_init)(buf, t->count, t->type, dest, tag, comm, req));
+        break;
+    default:
+        die("msg_send_init: %s has no persistent form", send_mode_names[mode]);
+    }
+}
+
+void msg_recv_init(void *buf, const struct msg_type *t, int source, int tag,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    CHECK_MPI(LC(MPI_Recv_init)(buf, t->count, t->type, source, tag, comm, req));
 }
 
 void msg_isend(const void *buf, const struct msg_type *t, int dest, int tag,

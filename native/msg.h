@@ -38,13 +38,25 @@ struct msg_type {
     msg_count count;
     MPI_Datatype type;
     MPI_Datatype blocks;
+    bool owned; /* type is derived and freed with the message */
 };
 struct msg_type msg_type_create(size_t bytes);
+/* n bytes of elements of `element` (element_bytes each), up to INT_MAX
+ * bytes; with block > 0, in blocks of `block` elements whose starts are
+ * `stride` elements apart (MPI_Type_vector), as one element of that type. */
+struct msg_type msg_type_layout(size_t bytes, MPI_Datatype element, size_t element_bytes,
+                                int block, int stride);
 void msg_type_free(struct msg_type *t);
 
 /* Blocking send in MPI send mode standard, synchronous, buffered or ready. */
 void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t,
               int dest, int tag, MPI_Comm comm);
+/* Persistent requests (MPI_Send_init and its modes, MPI_Recv_init): made
+ * once, then MPI_Start and MPI_Wait each iteration. */
+void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *t,
+                   int dest, int tag, MPI_Comm comm, MPI_Request *req);
+void msg_recv_init(void *buf, const struct msg_type *t, int source, int tag,
+                   MPI_Comm comm, MPI_Request *req);
 void msg_isend(const void *buf, const struct msg_type *t, int dest, int tag,
                MPI_Comm comm, MPI_Request *req);
 void msg_recv(void *buf, const struct msg_type *t, int source, int tag,

@@ -307,7 +307,8 @@ static bool check_config(const struct config *cfg, bool modes_given,
         if (!p)
             return bad(error, len, "--param: kernel %s has no parameter '%s'",
                        k->name, given->key);
-        if (p->kind == PARAM_CHOICE && kparam_choice_index(p, given->value) < 0)
+        if ((p->kind == PARAM_CHOICE || p->kind == PARAM_SWITCH) &&
+            kparam_choice_index(p, given->value) < 0)
             return bad(error, len, "--param %s=%s: kernel %s takes one of %s",
                        given->key, given->value, k->name, choice_list(p));
     }
@@ -401,8 +402,7 @@ void options_print_help(FILE *f)
         fputs(")\n", f);
         for (const struct kparam *p = k->params; p && p->name; p++)
             fprintf(f, "      --param %s=%s: %s [%s]\n", p->name,
-                    p->kind == PARAM_CHOICE ? choice_list(p)
-                                            : param_kind_names[p->kind],
+                    p->choices ? choice_list(p) : param_kind_names[p->kind],
                     p->help, p->def ? p->def : "none");
     }
 }

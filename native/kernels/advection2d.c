@@ -42,19 +42,19 @@ static const char *const methods[] = {"rma", "p2p", NULL};
 static const enum halo_method method_of[] = {HALO_RMA, HALO_P2P};
 static const char *const comms[] = {"on", "off", NULL};
 static const struct kparam advection2d_params[] = {
-    {"u", PARAM_NUMBER, "0.5", "velocity along x", NULL, NULL},
-    {"v", PARAM_NUMBER, "0.5", "velocity along y", NULL, NULL},
-    {"dt", PARAM_NUMBER, "0.001", "time step", NULL, NULL},
-    {"steps", PARAM_COUNT, "100", "time steps per solve", NULL, NULL},
-    {"init", PARAM_CHOICE, "sin",
+    {.name = "u", PARAM_NUMBER, "0.5", "velocity along x", NULL, NULL},
+    {.name = "v", PARAM_NUMBER, "0.5", "velocity along y", NULL, NULL},
+    {.name = "dt", PARAM_NUMBER, "0.001", "time step", NULL, NULL},
+    {.name = "steps", PARAM_COUNT, "100", "time steps per solve", NULL, NULL},
+    {.name = "init", PARAM_CHOICE, "sin",
      "initial condition: sin(x), or a periodic Gaussian bump", inits, NULL},
-    {"method", PARAM_CHOICE, "rma",
+    {.name = "method", PARAM_CHOICE, "rma",
      "halo exchange: MPI_Put between fences, or Irecv/Isend", methods, NULL},
-    {"comm", PARAM_CHOICE, "on",
+    {.name = "comm", PARAM_CHOICE, "on",
      "off: each tile's ghosts from the tile itself (wrong on purpose)", comms,
      NULL},
-    {"grid", PARAM_GRID, "auto", "process grid PXxPY, or auto", NULL, NULL},
-    {"field", PARAM_PATH, NULL,
+    {.name = "grid", PARAM_GRID, "auto", "process grid PXxPY, or auto", NULL, NULL},
+    {.name = "field", PARAM_PATH, NULL,
      "rank 0 writes the final field here: n*n float64, y outer", NULL, NULL},
     {0},
 };

@@ -4,18 +4,26 @@
 #include "check.h"
 #include "coll.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    (void)root;
+    COLL_CALL(init, MPI_Allgather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm),
+              MPI_Allgather_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
+                                 c->comm, MPI_INFO_NULL, init));
+}
+
 static void allgather_setup(struct kcase *c)
 {
     coll_setup(c, COLL_MOVES_DATA);
     coll_buffers(c, 1, (size_t)c->ranks);
+    coll_persist(c, call);
 }
 
 static void allgather_run_once(struct kcase *c)
 {
     struct coll *s = coll_iteration(c);
     coll_block_fill(c, s->send, c->rank, 0);
-    CHECK_MPI(MPI_Allgather(s->send, s->count, MPI_BYTE, s->recv, s->count,
-                            MPI_BYTE, c->comm));
+    coll_call(c, call);
     for (int r = 0; r < c->ranks; r++)
         coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,
                          (size_t)r * s->block);
@@ -28,6 +36,7 @@ const struct kernel kernel_allgather = {
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .cold_cache = true,
+    .params = coll_persistent_params,
     .unsupported = coll_bytes_unsupported,
     .setup = allgather_setup,
     .run_once = allgather_run_once,

@@ -5,17 +5,25 @@
 #include "coll.h"
 #include "timing.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    (void)root;
+    COLL_CALL(init, MPI_Allreduce(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm),
+              MPI_Allreduce_init(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm,
+                                 MPI_INFO_NULL, init));
+}
+
 static void allreduce_setup(struct kcase *c)
 {
     coll_setup(c, COLL_REDUCES);
     coll_buffers(c, 1, 1);
+    coll_persist(c, call);
 }
 
 static void allreduce_run_once(struct kcase *c)
 {
     struct coll *s = coll_iteration(c);
-    CHECK_MPI(MPI_Allreduce(s->send, s->recv, s->count, s->type, s->mpi_op,
-                            c->comm));
+    coll_call(c, call);
     timing_phase_end(c, COLL_PHASE_CALL);
     coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);
     coll_fill_next(c);

@@ -4,10 +4,19 @@
 #include "check.h"
 #include "coll.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    (void)root;
+    COLL_CALL(init, MPI_Alltoall(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm),
+              MPI_Alltoall_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
+                                c->comm, MPI_INFO_NULL, init));
+}
+
 static void alltoall_setup(struct kcase *c)
 {
     coll_setup(c, COLL_MOVES_DATA);
     coll_buffers(c, (size_t)c->ranks, (size_t)c->ranks);
+    coll_persist(c, call);
 }
 
 static void alltoall_run_once(struct kcase *c)
@@ -15,8 +24,7 @@ static void alltoall_run_once(struct kcase *c)
     struct coll *s = coll_iteration(c);
     for (int r = 0; r < c->ranks; r++)
         coll_block_fill(c, (char *)s->send + (size_t)r * s->block, c->rank, r);
-    CHECK_MPI(MPI_Alltoall(s->send, s->count, MPI_BYTE, s->recv, s->count,
-                           MPI_BYTE, c->comm));
+    coll_call(c, call);
     /* Block r came from rank r, which sent us its block number c->rank. */
     for (int r = 0; r < c->ranks; r++)
         coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r,
@@ -30,6 +38,7 @@ const struct kernel kernel_alltoall = {
     .min_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .cold_cache = true,
+    .params = coll_persistent_params,
     .unsupported = coll_bytes_unsupported,
     .setup = alltoall_setup,
     .run_once = alltoall_run_once,

@@ -4,10 +4,17 @@
 #include "check.h"
 #include "coll.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    COLL_CALL(init, MPI_Bcast(s->recv, s->count, MPI_BYTE, root, c->comm),
+              MPI_Bcast_init(s->recv, s->count, MPI_BYTE, root, c->comm, MPI_INFO_NULL, init));
+}
+
 static void bcast_setup(struct kcase *c)
 {
     coll_setup(c, COLL_MOVES_DATA);
     coll_buffers(c, 0, 1); /* one buffer: the root's source, the others' sink */
+    coll_persist(c, call);
 }
 
 static void bcast_run_once(struct kcase *c)
@@ -16,7 +23,7 @@ static void bcast_run_once(struct kcase *c)
     int root = coll_root(c);
     if (c->rank == root)
         coll_block_fill(c, s->recv, root, 0);
-    CHECK_MPI(MPI_Bcast(s->recv, s->count, MPI_BYTE, root, c->comm));
+    coll_call(c, call);
     if (c->rank != root)
         coll_block_check(c, s->recv, root, 0, 0);
 }

@@ -57,6 +57,8 @@ static void bibw_teardown(struct kcase *c)
     free(s);
 }
 
+static const struct kparam bibw_params[] = {RECV_BUFFERS_PARAM, P2P_DTYPE_PARAM, {0}};
+
 const struct kernel kernel_bibw = {
     .name = "bibw",
     .description = "ranks 0 and 1 both stream W messages; bandwidth 2*W*n/t",
@@ -66,7 +68,8 @@ const struct kernel kernel_bibw = {
     .default_window = 64,
     .timed_by = TIMED_BY_MAX,
     .cold_cache = true,
-    .params = recv_buffers_params,
+    .params = bibw_params,
+    .unsupported = p2p_unsupported,
     .setup = bibw_setup,
     .run_once = bibw_run_once,
     .teardown = bibw_teardown,

@@ -27,7 +27,7 @@ enum { PHASE_SYNC, PHASE_FANIN };
 
 static const char *const fanin_orders[] = {"rank", "arrival", NULL};
 static const struct kparam fanin_params[] = {
-    {"order", PARAM_CHOICE, "rank",
+    {.name = "order", PARAM_CHOICE, "rank",
      "rank 0 receives in rank order, or with MPI_ANY_SOURCE as they arrive",
      fanin_orders, NULL},
     {0},

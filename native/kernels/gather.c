@@ -4,10 +4,19 @@
 #include "check.h"
 #include "coll.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    COLL_CALL(init, MPI_Gather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root,
+                         c->comm),
+              MPI_Gather_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
+                              root, c->comm, MPI_INFO_NULL, init));
+}
+
 static void gather_setup(struct kcase *c)
 {
     coll_setup(c, COLL_MOVES_DATA);
     coll_buffers(c, 1, coll_may_be_root(c) ? (size_t)c->ranks : 0);
+    coll_persist(c, call);
 }
 
 static void gather_run_once(struct kcase *c)
@@ -15,8 +24,7 @@ static void gather_run_once(struct kcase *c)
     struct coll *s = coll_iteration(c);
     int root = coll_root(c);
     coll_block_fill(c, s->send, c->rank, 0);
-    CHECK_MPI(MPI_Gather(s->send, s->count, MPI_BYTE, s->recv, s->count,
-                         MPI_BYTE, root, c->comm));
+    coll_call(c, call);
     if (c->rank == root)
         for (int r = 0; r < c->ranks; r++)
             coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,

@@ -15,13 +15,13 @@
 #include "kernel.h"
 
 static const struct kparam halo_params[] = {
-    {"tile", PARAM_EXTENT, "256x256", "interior points per rank", NULL, NULL},
-    {"halo", PARAM_COUNT, "1",
+    {.name = "tile", PARAM_EXTENT, "256x256", "interior points per rank", NULL, NULL},
+    {.name = "halo", PARAM_COUNT, "1",
      "ghost width on every side, up to the tile's smaller side", NULL, NULL},
-    {"method", PARAM_CHOICE, "p2p",
+    {.name = "method", PARAM_CHOICE, "p2p",
      "Irecv/Isend, Sendrecv per face, Neighbor_alltoallw, or Put between "
      "fences", halo_methods, NULL},
-    {"grid", PARAM_GRID, "auto",
+    {.name = "grid", PARAM_GRID, "auto",
      "process grid PXxPY with PX*PY = ranks, or auto (MPI_Dims_create)", NULL,
      NULL},
     {0},

@@ -24,7 +24,7 @@ enum pairing { PAIRING_HALF, PAIRING_ADJACENT, PAIRING_ACROSS };
 static const char *const mbw_mr_pairings[] = {"half", "adjacent", "across", NULL};
 static const struct kparam mbw_mr_params[] = {
     /* No default, so that runs from before it keep their identity. */
-    {"pairing", PARAM_CHOICE, NULL,
+    {.name = "pairing", PARAM_CHOICE, NULL,
      "half: rank i sends to i + P/2 (osu_mbw_mr, the default); adjacent: 2k to "
      "2k + 1; across: the ranks ordered by node, the first half to the second",
      mbw_mr_pairings, NULL},

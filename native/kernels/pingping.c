@@ -34,6 +34,8 @@ static void pingping_teardown(struct kcase *c)
     free(c->state);
 }
 
+static const struct kparam pingping_params[] = {P2P_DTYPE_PARAM, {0}};
+
 const struct kernel kernel_pingping = {
     .name = "pingping",
     .description = "ranks 0 and 1 send to each other at once; latency t",
@@ -42,6 +44,8 @@ const struct kernel kernel_pingping = {
     .max_ranks = 2,
     .timed_by = TIMED_BY_MAX,
     .cold_cache = true,
+    .params = pingping_params,
+    .unsupported = p2p_unsupported,
     .setup = pingping_setup,
     .run_once = pingping_run_once,
     .teardown = pingping_teardown,

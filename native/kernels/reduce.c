@@ -5,18 +5,25 @@
 #include "coll.h"
 #include "timing.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    COLL_CALL(init, MPI_Reduce(s->send, s->recv, s->count, s->type, s->mpi_op, root, c->comm),
+              MPI_Reduce_init(s->send, s->recv, s->count, s->type, s->mpi_op, root,
+                              c->comm, MPI_INFO_NULL, init));
+}
+
 static void reduce_setup(struct kcase *c)
 {
     coll_setup(c, COLL_REDUCES);
     coll_buffers(c, 1, coll_may_be_root(c) ? 1 : 0);
+    coll_persist(c, call);
 }
 
 static void reduce_run_once(struct kcase *c)
 {
     struct coll *s = coll_iteration(c);
     int root = coll_root(c);
-    CHECK_MPI(MPI_Reduce(s->send, s->recv, s->count, s->type, s->mpi_op, root,
-                         c->comm));
+    coll_call(c, call);
     timing_phase_end(c, COLL_PHASE_CALL);
     if (c->rank == root)
         coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);

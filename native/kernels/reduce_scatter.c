@@ -5,17 +5,25 @@
 #include "coll.h"
 #include "timing.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    (void)root;
+    COLL_CALL(init, MPI_Reduce_scatter_block(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm),
+              MPI_Reduce_scatter_block_init(s->send, s->recv, s->count, s->type, s->mpi_op,
+                                            c->comm, MPI_INFO_NULL, init));
+}
+
 static void reduce_scatter_setup(struct kcase *c)
 {
     coll_setup(c, COLL_REDUCES);
     coll_buffers(c, (size_t)c->ranks, 1);
+    coll_persist(c, call);
 }
 
 static void reduce_scatter_run_once(struct kcase *c)
 {
     struct coll *s = coll_iteration(c);
-    CHECK_MPI(MPI_Reduce_scatter_block(s->send, s->recv, s->count, s->type,
-                                       s->mpi_op, c->comm));
+    coll_call(c, call);
     timing_phase_end(c, COLL_PHASE_CALL);
     /* Rank r's block is elements r*count .. of the P-block vector. */
     coll_check(c, s->recv, c->ranks, (size_t)c->rank * (size_t)s->count,

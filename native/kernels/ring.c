@@ -25,11 +25,11 @@ static const char *const ring_patterns[] = {"ring", "sendrecv", "exchange",
  * time (docs/kernels-many-rank.md, "ring"). */
 static const char *const ring_posts[] = {"recv-first", "send-first", NULL};
 static const struct kparam ring_params[] = {
-    {"pattern", PARAM_CHOICE, "ring",
+    {.name = "pattern", PARAM_CHOICE, "ring",
      "both-way forwarding ring (seed 001), IMB Sendrecv, or IMB Exchange",
      ring_patterns, NULL},
     /* No default, so that runs from before it keep their identity. */
-    {"post", PARAM_CHOICE, NULL,
+    {.name = "post", PARAM_CHOICE, NULL,
      "pattern ring: each step's receives before its sends (recv-first, the "
      "default) or after them",
      ring_posts, NULL},

@@ -40,12 +40,12 @@ static const char *const epochs[] = {"fence", "lock", "lock_all_flush",
                                      "pscw", NULL};
 static const char *const win_kinds[] = {"allocate", "create", NULL};
 static const struct kparam rma_params[] = {
-    {"operation", PARAM_CHOICE, "put",
+    {.name = "operation", PARAM_CHOICE, "put",
      "MPI_Put, MPI_Get, or MPI_Accumulate (MPI_SUM on uint64)", operations,
      operation_elements},
-    {"epoch", PARAM_CHOICE, "fence",
+    {.name = "epoch", PARAM_CHOICE, "fence",
      "how each access epoch is opened and closed", epochs, NULL},
-    {"win", PARAM_CHOICE, "allocate",
+    {.name = "win", PARAM_CHOICE, "allocate",
      "window memory from MPI_Win_allocate, or MPI_Win_create on our own",
      win_kinds, NULL},
     {0},

@@ -4,10 +4,19 @@
 #include "check.h"
 #include "coll.h"
 
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    COLL_CALL(init, MPI_Scatter(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root,
+                        c->comm),
+              MPI_Scatter_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
+                               root, c->comm, MPI_INFO_NULL, init));
+}
+
 static void scatter_setup(struct kcase *c)
 {
     coll_setup(c, COLL_MOVES_DATA);
     coll_buffers(c, coll_may_be_root(c) ? (size_t)c->ranks : 0, 1);
+    coll_persist(c, call);
 }
 
 static void scatter_run_once(struct kcase *c)
@@ -18,8 +27,7 @@ static void scatter_run_once(struct kcase *c)
         for (int r = 0; r < c->ranks; r++)
             coll_block_fill(c, (char *)s->send + (size_t)r * s->block, root,
                             r);
-    CHECK_MPI(MPI_Scatter(s->send, s->count, MPI_BYTE, s->recv, s->count,
-                          MPI_BYTE, root, c->comm));
+    coll_call(c, call);
     coll_block_check(c, s->recv, root, c->rank, 0);
 }
 

@@ -23,9 +23,9 @@ static const char *const distributes[] = {"p2p", "bcast", "scatter", NULL};
 static const char *const combines[] = {"p2p", "gather", "reduce",
                                        "reduce_user", NULL};
 static const struct kparam vector_sum_params[] = {
-    {"distribute", PARAM_CHOICE, "p2p", "how rank 0's vector is spread",
+    {.name = "distribute", PARAM_CHOICE, "p2p", "how rank 0's vector is spread",
      distributes, NULL},
-    {"combine", PARAM_CHOICE, "p2p", "how the partial sums come back",
+    {.name = "combine", PARAM_CHOICE, "p2p", "how the partial sums come back",
      combines, NULL},
     {0},
 };

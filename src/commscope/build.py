@@ -20,6 +20,10 @@ from .mpi import Mpi
 BINARY = "commscope-native"
 DESCRIPTION = "describe.json"
 CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE")
+PROBES = "probes"  # native/probes/FEATURE.c: links where the MPI has FEATURE (native/mpi_features.h)
+# Features to build without although the MPI has them, e.g. "partitioned": to see what a
+# user of an MPI without them gets (docs/native.md, "MPI-4 features").
+WITHOUT = "COMMSCOPE_NATIVE_WITHOUT"
 
 
 class BuildError(Exception):
@@ -59,7 +63,9 @@ def native_binary(mpi: Mpi) -> Path:
     files = _sources(src)
     source_hash = _digest(__version__.encode(), *(f.read_bytes() for f in files),
                           *(str(f.relative_to(src)).encode() for f in files))
-    mpi_key = _digest(str(mpi.mpicc.resolve()).encode(), mpi.version_text.encode())
+    without = os.environ.get(WITHOUT, "").replace(",", " ").split()
+    mpi_key = _digest(str(mpi.mpicc.resolve()).encode(), mpi.version_text.encode(),
+                      *sorted(w.encode() for w in without))
     out_dir = _cache_root() / mpi_key
     binary = out_dir / BINARY
     stamp = out_dir / "build.json"
@@ -69,7 +75,9 @@ def native_binary(mpi: Mpi) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / f"{BINARY}.{os.getpid()}.tmp"
     cmd = [str(mpi.mpicc), *CFLAGS, f'-DCOMMSCOPE_VERSION="{__version__}"', f"-I{src}",
-           *(str(f) for f in files if f.suffix == ".c"), "-o", str(tmp), "-lm"]
+           *_feature_flags(mpi, src / PROBES, out_dir, without),
+           *(str(f) for f in files if f.suffix == ".c" and f.parent.name != PROBES),
+           "-o", str(tmp), "-lm"]
     done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -79,6 +87,22 @@ def native_binary(mpi: Mpi) -> Path:
     stamp.write_text(json.dumps({"source_hash": source_hash, "mpicc": str(mpi.mpicc),
                                  "mpi": mpi.version_text.splitlines()[0], "command": cmd}))
     return binary
+
+
+def _feature_flags(mpi: Mpi, probes: Path, out_dir: Path, without: list[str]) -> list[str]:
+    """-DCOMMSCOPE_HAVE_<FEATURE>=0|1 for each probe: whether it compiles and links against
+    this MPI. A library may have a feature its MPI_VERSION predates (Open MPI 5.0: 3.1)."""
+    flags = []
+    for probe in sorted(probes.glob("*.c")):
+        exe = out_dir / f"probe-{probe.stem}.{os.getpid()}"
+        # Only a missing declaration or symbol counts; warnings do not.
+        done = subprocess.run([str(mpi.mpicc), "-std=c11", "-D_GNU_SOURCE",
+                               "-Werror=implicit-function-declaration", str(probe), "-o", str(exe)],
+                              capture_output=True, stdin=subprocess.DEVNULL)
+        exe.unlink(missing_ok=True)
+        have = done.returncode == 0 and probe.stem not in without
+        flags.append(f"-DCOMMSCOPE_HAVE_{probe.stem.upper()}={int(have)}")
+    return flags
 
 
 def _describe(binary: Path, out: Path) -> None:

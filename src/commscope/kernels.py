@@ -28,14 +28,25 @@ class Element:
 
 
 @dataclass(frozen=True)
+class Feature:
+    """An MPI-4 feature some kernels need: whether the native build has it (a probe
+    compiled and linked against the MPI, native/probes/)."""
+    name: str
+    calls: str  # what it is, e.g. "MPI-4 partitioned communication (MPI_Psend_init, ...)"
+    present: bool
+
+
+@dataclass(frozen=True)
 class Param:
     """A kernel parameter: a native `--param NAME=VALUE`, a `commscope run --NAME` flag."""
     name: str
-    kind: str  # choice, rank, count, number, extent, grid, path (native/kernel.h)
+    kind: str  # choice, rank, count, number, extent, grid, path, switch, layout (native/kernel.h)
     default: str | None
     help: str
     choices: tuple[str, ...] = ()
     elements: dict[str, Element] | None = None  # per choice; None: any size
+    needs: str | None = None  # an MPI feature it needs when given (a switch: yes)
+    modes: tuple[str, ...] = ()  # the send modes it may be given with; empty: any
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,7 @@ class Kernel:
     phases: tuple[str, ...]
     params: dict[str, Param]
     meaning: Meaning
+    needs: str | None  # an MPI feature (native/mpi_features.h) the kernel needs; None: none
     described: dict = field(default_factory=dict, compare=False, repr=False)  # as the binary said
 
     @property
@@ -117,6 +129,8 @@ class Catalog:
     sync_methods: tuple[str, ...]
     window_bytes_max: int  # a windowed kernel's receive buffers stay within this
     records_schema: int  # the schema of the records the binary writes
+    mpi_version: str = ""  # the MPI standard the binary's mpi.h states, e.g. 3.1
+    features: dict[str, Feature] = field(default_factory=dict)  # native/mpi_features.h
 
     def kernel(self, name: str) -> Kernel:
         try:
@@ -150,7 +164,9 @@ def load(description: dict) -> Catalog:
     kernels = {k["name"]: _kernel(k) for k in description["kernels"]}
     return Catalog(kernels, tuple(description["send_modes"]),
                    tuple(description["sync_methods"]), description["window_bytes_max"],
-                   description["records_schema"])
+                   description["records_schema"], description["mpi_version"],
+                   {name: Feature(name, f["calls"], f["present"])
+                    for name, f in description["features"].items()})
 
 
 def _kernel(k: dict) -> Kernel:
@@ -158,11 +174,12 @@ def _kernel(k: dict) -> Kernel:
                                tuple(p["choices"] or ()),
                                None if p["elements"] is None else
                                {c: Element(e["type"], e["bytes"])
-                                for c, e in p["elements"].items()})
+                                for c, e in p["elements"].items()},
+                               p["needs"], tuple(p["modes"]))
               for p in k["params"]}
     return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],
                   tuple(k["modes"]), k["timed_by"], k["default_window"], tuple(k["phases"]),
-                  params, MEANINGS[k["name"]], k)
+                  params, MEANINGS[k["name"]], k["needs"], k)
 
 
 @functools.lru_cache(maxsize=None)
@@ -284,6 +301,9 @@ MEANINGS = {
                       lambda t, c: c.ranks // 2 * c.window * c.bytes / t,
                       lambda n, w, r, p: n, ceiling=None,
                       streams=lambda c: (c.ranks // 2, c.ranks // 2 * c.window)),
+    # pingpong of P partitions a message (MPI-4): half a round trip, as pingpong's
+    "partitioned": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers,
+                           ceiling=_one),
     # P/2 pairs ping-pong at once: the slowest pair's half round trip; each pair's own
     "multi_lat": Meaning(lambda t, c: t / 2, None, _two_buffers, rank_times="round_trip",
                          pair_phase="round_trip"),

@@ -10,6 +10,7 @@ embedded one even inside an activated virtualenv.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,13 @@ class Mpi:
     @property
     def bin_dir(self) -> Path:
         return self.mpicc.parent
+
+    @property
+    def label(self) -> str:
+        """The library and its version, for a message: "Open MPI 5.0.11", "MPICH 5.0.2"."""
+        name = "Open MPI" if self.family == "openmpi" else "MPICH"
+        found = re.search(r"(?:\(Open MPI\)|Version:)\s*(\S+)", self.version_text)
+        return f"{name} {found.group(1)}" if found else name
 
 
 def _executable(path: Path) -> bool:

@@ -9,10 +9,12 @@ flag (`--np`) or the sweep file's key (`plan.toml: experiment 2: np`) to fix.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .build import WITHOUT
 from .errors import UserError
 from .kernels import Catalog, Kernel, pair
 from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
@@ -251,11 +253,16 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
         raise UserError(f"{names('cold_cache')}: kernel {k.name} keeps its own buffers warm; "
                         f"cold caches are for {takes}")
     window = _window(k, window, names)
-    sync, given = split_sync(catalog, k, sync, {n.strip().replace('-', '_'): str(v).strip()
+    sync, given = split_sync(catalog, k, sync, {n.strip().replace('-', '_'): _param_text(v)
                                                   for n, v in (params or {}).items()},
                              names)
+    sizes_default = sizes is None
     sizes, given = _sizes(k, sizes, given, names)
     chosen_modes = modes_for(k, modes, names)
+    if str(modes).strip() == "all":  # the modes that have the form the parameters ask for
+        limits = [k.params[n].modes for n, v in given.items()
+                  if n in k.params and k.params[n].modes and v != "no"]
+        chosen_modes = [m for m in chosen_modes if all(m in allowed for allowed in limits)]
     _choice(map_by, MAP_BY, names("map_by"))
     _choice(bind_to, BIND_TO, names("bind_to"))
     _choice(transport, TRANSPORTS, names("transport"))
@@ -267,8 +274,12 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
         if ranks < k.min_ranks:
             raise UserError(f"{names('np')} {ranks}: {k.name} needs at least {k.min_ranks} ranks")
         chosen = params_for(k, given, ranks, names)
+        check_needs(catalog, mpi, k, chosen, chosen_modes, cold_cache, names)
         these_sizes = [k.meaning.fixed_bytes(chosen, names.param)] if k.meaning.fixed_bytes \
             else sizes
+        if sizes_default:  # the default list, less the sizes the parameters cannot split
+            these_sizes = [s for s in these_sizes
+                           if all(s % unit == 0 for unit, _ in size_units(k, chosen))]
         check_sizes(k, these_sizes, chosen, names)
         check_placement(mpi, ranks, placement)
         plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
@@ -276,6 +287,14 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
         check_memory(catalog, plan, names)
         found.append(plan)
     return found
+
+
+def _param_text(value) -> str:
+    """A parameter's value as the binary takes it; a sweep file's true or false is a
+    switch's yes or no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).strip()
 
 
 def _counts(np, names: Names) -> list[int]:
@@ -399,9 +418,12 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int,
             raise UserError(f"{which}: kernel {k.name} takes {takes}")
     values = {name: str(given.get(name, p.default)).strip()
               for name, p in k.params.items() if name in given or p.default is not None}
+    # A switch given as no is the switch not given: one identity for the same case.
+    values = {name: value for name, value in values.items()
+              if not (k.params[name].kind == "switch" and value == "no")}
     for name, value in values.items():
         p = k.params[name]
-        if p.kind == "choice" and value not in p.choices:
+        if p.kind in ("choice", "switch") and value not in p.choices:
             raise UserError(f"{names.param(name)} {value}: choose one of {', '.join(p.choices)}")
     if k.meaning.fixed_bytes:
         k.meaning.fixed_bytes(values, names.param)
@@ -410,7 +432,52 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int,
     return values
 
 
+def check_needs(catalog: Catalog, mpi, k: Kernel, params: dict[str, str], modes: list[str],
+                cold_cache: bool, names: Names = FLAGS) -> None:
+    """Refuse, before launching, what this MPI's build lacks (an MPI-4 feature), a
+    parameter with a send mode it does not take, and a persistent request asked to
+    rotate through cold buffers."""
+    wanted = [(f"kernel {k.name}", k.needs)] + [
+        (names.param(n), k.params[n].needs) for n in params if k.params[n].needs]
+    for what, need in wanted:
+        feature = catalog.features.get(need) if need else None
+        if need and not (feature and feature.present):
+            calls = feature.calls if feature else need
+            if need in os.environ.get(WITHOUT, "").replace(",", " ").split():
+                raise UserError(f"{what}: needs {calls}; commscope's build for {mpi.label} "
+                                f"left it out ({WITHOUT}={os.environ[WITHOUT]}): unset it")
+            raise UserError(f"{what}: needs {calls}, which {mpi.label} lacks (its mpi.h says "
+                            f"MPI {catalog.mpi_version}); choose an MPI that has it with "
+                            f"{names.bare('mpi')[0]} PREFIX (MPICH 4.0 or later has it)")
+    for name in params:
+        allowed = k.params[name].modes
+        odd = [m for m in modes if allowed and m not in allowed]
+        if odd:
+            raise UserError(f"{names.param(name)}: send mode {odd[0]} has no such form; "
+                            f"give {names.bare('modes')[0]} {','.join(allowed)}")
+    if cold_cache and params.get("persistent") == "yes":
+        raise UserError(f"{names.param('persistent')}: a persistent request stays bound to "
+                        f"one buffer, so it cannot rotate through cold ones; drop "
+                        f"{names('cold_cache')}")
+
+
+def layout(value: str | None) -> tuple[int, int] | None:
+    """--layout's vector:STRIDE:BLOCK as (stride, block) in elements; None: contiguous."""
+    if value in (None, "contiguous"):
+        return None
+    found = re.fullmatch(r"vector:(\d+):(\d+)", value)
+    if not found or not 1 <= int(found[2]) <= int(found[1]) or int(found[1]) > 2**31 - 1:
+        raise ValueError(value)
+    return int(found[1]), int(found[2])
+
+
 def _check_kind(p, value: str, ranks: int, name: str) -> None:
+    if p.kind == "layout":
+        try:
+            layout(value)
+        except ValueError:
+            raise UserError(f"{name} {value}: give contiguous or vector:STRIDE:BLOCK, in "
+                            "elements, with STRIDE >= BLOCK >= 1 (e.g. vector:4:1)") from None
     if p.kind == "rank" and value != "rotate" and (not value.isdigit() or int(value) >= ranks):
         raise UserError(f"{name} {value}: give a rank from 0 to {ranks - 1}, or rotate")
     if p.kind == "count" and not (value.isdigit() and int(value) >= 1):
@@ -436,18 +503,50 @@ def _finite(text: str) -> bool:
         return False
 
 
-def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str],
-                names: Names = FLAGS) -> None:
-    """Every size a whole number of the elements the chosen parameters ask for."""
+def size_units(k: Kernel, params: dict[str, str]) -> list[tuple[int, str]]:
+    """What every size must be a whole number of under the chosen parameters: (bytes,
+    what they are), e.g. (8, "double (8 B) elements")."""
+    units = []
     for name, value in params.items():
         element = (k.params[name].elements or {}).get(value)
-        if element is None:
-            continue
-        odd = [s for s in sizes if s % element.bytes]
-        if odd:
+        if element is not None:
             what = value if element.type == value else f"{value}'s {element.type}"
-            raise UserError(f"{names('sizes')}: {odd[0]} B is not a whole number of {what} "
-                            f"({element.bytes} B) elements; give multiples of {element.bytes}")
+            units.append((element.bytes, f"{what} ({element.bytes} B) elements"))
+    vector = layout(params.get("layout"))
+    if vector:
+        unit = vector[1] * element_bytes(k, params)
+        units.append((unit, f"{params['layout']} blocks ({unit} B)"))
+    if "partitions" in params:
+        parts = int(params["partitions"])
+        units.append((parts, f"{parts} equal partitions"))
+    return units
+
+
+def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str],
+                names: Names = FLAGS) -> None:
+    """Every size a whole number of the units the chosen parameters ask for."""
+    for unit, what in size_units(k, params):
+        odd = [s for s in sizes if s % unit]
+        if odd:
+            raise UserError(f"{names('sizes')}: {odd[0]} B is not a whole number of {what}; "
+                            f"give multiples of {unit}")
+
+
+def element_bytes(k: Kernel, params: dict[str, str]) -> int:
+    """Bytes of the element --dtype chose (a point-to-point kernel without one: 1, bytes)."""
+    element = (k.params["dtype"].elements or {}).get(params.get("dtype", "")) \
+        if "dtype" in k.params else None
+    return element.bytes if element else 1
+
+
+def extent(k: Kernel, nbytes: int, params: dict[str, str]) -> int:
+    """The bytes a message of nbytes payload spans in memory under --layout."""
+    vector = layout(params.get("layout"))
+    if not vector or not nbytes:
+        return nbytes
+    unit = element_bytes(k, params)
+    blocks = nbytes // (vector[1] * unit)
+    return ((blocks - 1) * vector[0] + vector[1]) * unit
 
 
 def available_memory() -> int | None:
@@ -466,7 +565,8 @@ def check_memory(catalog: Catalog, plan: Plan, names: Names = FLAGS) -> None:
     """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
     largest = max(plan.sizes)
     window = catalog.window_used(plan.kernel, plan.window, largest)
-    per_rank = plan.kernel.meaning.memory(largest, window, plan.ranks, plan.params)
+    per_rank = plan.kernel.meaning.memory(extent(plan.kernel, largest, plan.params), window,
+                                          plan.ranks, plan.params)
     need = per_rank * (2 if plan.kernel.two_ranks else plan.ranks)
     have = available_memory()
     if have is not None and need > have:

@@ -94,7 +94,7 @@ def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
     found = []
     for values in itertools.product(*varied.values()):
         chosen = dict(zip(varied, values))
-        given = {k[len("params."):]: str(chosen.pop(k)) for k in list(chosen)
+        given = {k[len("params."):]: chosen.pop(k) for k in list(chosen)
                  if k.startswith("params.")}
         found += plans(known, mpi, **fixed, **chosen, params=given, names=names)
     return found

@@ -49,10 +49,14 @@ def kernel_list() -> str:
     lines = ["kernels (commscope-native --describe):"]
     for k in known.kernels.values():
         modes = f"; modes {', '.join(k.modes)}" if k.modes else ""
-        lines.append(f"  {k.name:<15} {k.description} ({k.family}, {k.min_ranks}+ ranks{modes})")
+        needs = f"; needs {known.features[k.needs].calls}" if k.needs else ""
+        lines.append(f"  {k.name:<15} {k.description} ({k.family}, {k.min_ranks}+ "
+                     f"ranks{modes}{needs})")
         for p in k.params.values():
             values = "|".join(p.choices) if p.choices else p.kind
+            values = "[yes|no]" if p.kind == "switch" else values  # alone: yes
             default = f"default {p.default}" if p.default else "optional"
+            default += f"; needs {known.features[p.needs].calls}" if p.needs else ""
             lines.append(f"      --{p.name.replace('_', '-')} {values}: {p.help} ({default})")
     return "\n".join(lines)
 

@@ -95,7 +95,11 @@ def kernel_params(args: argparse.Namespace, known: Catalog) -> dict[str, str]:
         name = name.replace("-", "_")  # --recv-buffers names recv_buffers
         if not any(name in k.params for k in known.kernels.values()):
             raise UserError(f"run: unrecognized arguments: {' '.join(args.extra)}")
-        if not eq:
+        switch = any(name in k.params and k.params[name].kind == "switch"
+                     for k in known.kernels.values())
+        if not eq and switch and (not extra or extra[0].startswith("--")):
+            value = "yes"  # --persistent alone
+        elif not eq:
             if not extra or extra[0].startswith("--"):
                 raise UserError(f"{item}: give a value")
             value = extra.pop(0)
