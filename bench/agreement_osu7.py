@@ -1,0 +1,138 @@
+"""Agreement with OSU 7.x's multi-pair, nonblocking-collective and persistent benchmarks.
+
+Same MPI, same minutes, alternating: each round runs the OSU program (built by the user,
+found by name under --osu DIR), then the commscope command that measures the same thing at
+its defaults:
+
+- osu_mbw_mr and `run mbw_mr`: aggregate MB/s and messages/s, 8 B and 64 KiB, at 2 and 4
+  ranks (1 and 2 pairs; 4 ranks oversubscribe a 2-core host);
+- osu_iallreduce and `run iallreduce`: overlap at 64 KiB, without and with 100 MPI_Test
+  calls (-t 100, --tests 100): compared as a difference in percentage points;
+- osu_latency_persistent and `run pingpong --persistent` (8 B; OSU's is a mean of round
+  trips, commscope's a median of batches: docs/references.md), osu_bw_persistent and
+  `run bw --persistent` (1 MiB).
+
+Then commscope against itself, alternated the same way: persistent over blocking
+allreduce (8 B, 64 KiB, 2 ranks) and partitioned (4 partitions) over standard pingpong.
+Prints per figure the median over rounds of each side and the median of the rounds'
+ratios [min-max]: the spread of a ratio says how much of a difference is launch noise.
+
+usage: python bench/agreement_osu7.py --osu DIR [--mpi PREFIX] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from commscope.build import native_binary
+from commscope.launcher import launch
+from commscope.mpi import find_mpi
+
+KIB = 1024
+
+
+def osu_rows(mpi, ranks: int, binary: Path, args: list[str]) -> dict[int, list[float]]:
+    """An OSU program's numeric columns per size, as it prints them."""
+    how = launch(mpi, ranks, binary, args)
+    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
+    rows = (line.split() for line in done.stdout.splitlines() if line[:1].isdigit())
+    return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
+
+
+def ours(mpi, db: Path, kernel: str, *args: str) -> dict[int, dict]:
+    """commscope's JSON case per size."""
+    done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, *args,
+                           "--json", "--db", str(db), "--mpi", str(mpi.mpicc)],
+                          capture_output=True, text=True, check=True)
+    return {c["bytes"]: c for c in json.loads(done.stdout)}
+
+
+def one_round(mpi, osu: dict[str, Path], db: Path) -> dict[str, float]:
+    """Every figure of one round, OSU's and commscope's, by name."""
+    got = {}
+    for ranks in (2, 4):
+        for n in (8, 64 * KIB):
+            mbw, msgs = osu_rows(mpi, ranks, osu["osu_mbw_mr"], ["-m", f"{n}:{n}"])[n]
+            case = ours(mpi, db, "mbw_mr", "--np", str(ranks), "--sizes", str(n))[n]
+            got |= {f"mbw_mr np{ranks} {n} B MB/s osu": mbw,
+                    f"mbw_mr np{ranks} {n} B MB/s commscope": case["bandwidth_MBps"],
+                    f"mbw_mr np{ranks} {n} B msg/s osu": msgs,
+                    f"mbw_mr np{ranks} {n} B msg/s commscope": case["message_rate"]}
+    for tests in (0, 100):
+        extra = ["-t", str(tests)] if tests else []
+        overlap = osu_rows(mpi, 2, osu["osu_iallreduce"], ["-m", "65536:65536", *extra])
+        case = ours(mpi, db, "iallreduce", "--sizes", "64KiB", "--tests", str(tests)) \
+            if tests else ours(mpi, db, "iallreduce", "--sizes", "64KiB")
+        got |= {f"iallreduce 64 KiB tests={tests} overlap % osu": overlap[65536][-1],
+                f"iallreduce 64 KiB tests={tests} overlap % commscope":
+                    case[65536]["overlap_pct"]}
+    got["pingpong 8 B persistent us osu"] = osu_rows(
+        mpi, 2, osu["osu_latency_persistent"], ["-m", "8:8"])[8][0]
+    got["pingpong 8 B persistent us commscope"] = ours(
+        mpi, db, "pingpong", "--persistent", "--sizes", "8")[8]["median_s"] * 1e6
+    got["bw 1 MiB persistent MB/s osu"] = osu_rows(
+        mpi, 2, osu["osu_bw_persistent"], ["-m", f"{KIB * KIB}:{KIB * KIB}"])[KIB * KIB][0]
+    got["bw 1 MiB persistent MB/s commscope"] = ours(
+        mpi, db, "bw", "--persistent", "--sizes", "1MiB")[KIB * KIB]["bandwidth_MBps"]
+    blocking = ours(mpi, db, "allreduce", "--sizes", "8,64KiB")
+    persistent = ours(mpi, db, "allreduce", "--persistent", "--sizes", "8,64KiB")
+    pingpong = ours(mpi, db, "pingpong", "--sizes", "8,64KiB")
+    partitioned = ours(mpi, db, "partitioned", "--sizes", "8,64KiB")
+    for n in (8, 64 * KIB):
+        got |= {f"allreduce {n} B us blocking": blocking[n]["median_s"] * 1e6,
+                f"allreduce {n} B us persistent": persistent[n]["median_s"] * 1e6,
+                f"p2p {n} B us pingpong": pingpong[n]["median_s"] * 1e6,
+                f"p2p {n} B us partitioned": partitioned[n]["median_s"] * 1e6}
+    return got
+
+
+def report(rounds: list[dict[str, float]]) -> None:
+    """Each pair of figures: both medians and the ratio (an overlap: the difference)."""
+    pairs = [("osu", "commscope"), ("blocking", "persistent"), ("pingpong", "partitioned")]
+    for name in rounds[0]:
+        for base, other in pairs:
+            if not name.endswith(f" {base}"):
+                continue
+            stem = name[:-len(base) - 1]
+            a = [r[name] for r in rounds]
+            b = [r[f"{stem} {other}"] for r in rounds]
+            if "overlap" in stem:
+                diffs = [y - x for x, y in zip(a, b)]
+                what = f"{other} - {base} {statistics.median(diffs):+.1f} points " \
+                       f"[{min(diffs):+.1f} to {max(diffs):+.1f}]"
+            else:
+                ratios = [y / x for x, y in zip(a, b)]
+                what = f"{other}/{base} {statistics.median(ratios):.3f} " \
+                       f"[{min(ratios):.3f}-{max(ratios):.3f}]"
+            print(f"{stem:42s} {base} {statistics.median(a):12,.3f}  "
+                  f"{other} {statistics.median(b):12,.3f}  {what}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--osu", required=True, help="a directory holding the OSU 7.x programs")
+    ap.add_argument("--mpi")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    mpi = find_mpi(args.mpi)
+    native_binary(mpi)
+    wanted = ("osu_mbw_mr", "osu_iallreduce", "osu_latency_persistent", "osu_bw_persistent")
+    osu = {p.name: p for p in Path(args.osu).rglob("osu_*") if p.name in wanted and p.is_file()}
+    if len(osu) < len(wanted):
+        sys.exit(f"--osu {args.osu}: no {', '.join(sorted(set(wanted) - set(osu)))} "
+                 "under it; build OSU Micro-Benchmarks 7.x with this MPI's mpicc")
+    with tempfile.TemporaryDirectory() as tmp:
+        rounds = [one_round(mpi, osu, Path(tmp) / f"round{i}.db") for i in range(args.rounds)]
+    print(f"MPI: {mpi.label} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds; "
+          "medians over rounds; ratio: median of the rounds' ratios [min-max])")
+    report(rounds)
+
+
+if __name__ == "__main__":
+    main()
