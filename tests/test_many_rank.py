@@ -145,19 +145,20 @@ def test_many_rank_tables_show_each_rank_and_each_phase(db):
     assert "distribute us" in done.stdout and "combine us" in done.stdout
 
 
-@pytest.mark.parametrize("pairing, pairs", [(None, [[0, 2], [1, 3]]), ("half", [[0, 2], [1, 3]]),
-                                            ("adjacent", [[0, 1], [2, 3]]),
-                                            ("across", [[0, 2], [1, 3]])])  # one node: as half
-def test_mbw_mr_pairings_and_message_rate(mpi_prefix, db, pairing, pairs):
+@pytest.mark.parametrize("np, pairing, pairs", [
+    (2, None, [[0, 1]]), (4, None, [[0, 2], [1, 3]]), (4, "half", [[0, 2], [1, 3]]),
+    (4, "adjacent", [[0, 1], [2, 3]]),
+    (4, "across", [[0, 2], [1, 3]])])  # one node: as half
+def test_mbw_mr_pairings_and_message_rate(mpi_prefix, db, np, pairing, pairs):
     chosen = ["--pairing", pairing] if pairing else []
-    cases = run_json(mpi_prefix, db, "mbw_mr", "--np", 4, *chosen, "--sizes", "8,64K")
+    cases = run_json(mpi_prefix, db, "mbw_mr", "--np", np, *chosen, "--sizes", "8,64K")
     for c in cases:
         assert c["pairs"] == pairs
-        # 2 pairs, each a message per window slot: the rate is 2 / latency, and the bytes
-        # they carry the aggregate bandwidth, twice each pair's
-        assert c["message_rate"] == pytest.approx(2 / c["median_s"], rel=1e-9)
+        # P/2 pairs, each a message per window slot: the rate is (P/2) / latency, and the
+        # bytes they carry the aggregate bandwidth, P/2 times each pair's
+        assert c["message_rate"] == pytest.approx(np // 2 / c["median_s"], rel=1e-9)
         assert c["bandwidth_MBps"] == pytest.approx(c["message_rate"] * c["bytes"] / 1e6)
-        assert c["pair_bandwidth_MBps"] == pytest.approx(c["bandwidth_MBps"] / 2)
+        assert c["pair_bandwidth_MBps"] == pytest.approx(c["bandwidth_MBps"] / (np // 2))
 
 
 @pytest.mark.parametrize("np", [2, 4])
