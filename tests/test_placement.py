@@ -71,7 +71,7 @@ def test_process_count_list_runs_each_count(db):
      "cannot each have one of this host's"),
     (["--np", "1:4"], "--np 1: pingpong needs at least 2 ranks"),
     (["--np", "2,x"], "--np: 'x' is not a process count"),
-    (["--root", "1"], "parameter root: kernel pingpong takes no parameters"),
+    (["--root", "1"], "parameter root: kernel pingpong takes persistent, dtype, layout"),
 ])
 def test_impossible_requests_fail_before_launching(db, args, says):
     line = one_line_error(commscope("run", "pingpong", "--sizes", "8", *args, "--db", db))
