@@ -121,10 +121,18 @@ LIMITS = {"openmpi": ("OMPI_MCA_btl_sm_eager_limit", "btl_sm_eager_limit", 12_00
 
 
 def probed(mpi_prefix, db, variable, value, *flags):
+    """The probe's JSON. Exit 1 says a limit showed no step, which is allowed only for
+    limits other than the one set: MPICH's shared-memory queue cell moves the latency by
+    little, and on a loaded machine its step was once not seen; the set limit's is this
+    file's claim."""
     done = commscope("probe", "protocols", "--mpi", mpi_prefix, "--db", db, "--json", *flags,
                      env={**os.environ, variable: str(value)})
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    assert done.returncode in (0, 1), done.stderr
+    found = json.loads(done.stdout)
+    missed = [d for p in found["probes"] for d in p["disagreements"]]
+    assert (done.returncode == 1) == bool(missed), found
+    assert not [d for d in missed if d.startswith(variable.removeprefix("OMPI_MCA_"))], missed
+    return found
 
 
 def the_switch_at(found: dict, setting: str, value: int) -> dict:
@@ -144,7 +152,6 @@ def test_the_shared_memory_switch_is_found_at_the_setting(mpi_prefix, db):
     (one,) = found["probes"]
     assert one["library_settings"][setting] == value and one["path"] == "shared memory"
     the_switch_at(one, setting, value)
-    assert one["disagreements"] == []
     runs = sqlite3.connect(db).execute("SELECT id, status FROM runs").fetchall()
     assert runs == [(r, "complete") for r in one["runs"]] and len(runs) >= 2
 
