@@ -115,24 +115,28 @@ def test_the_ladder():
 
 # The real libraries, each with a limit set to a size no ladder holds: the probe finds the
 # switch within 1% of it, names the setting, and stores its rounds as runs.
+# MPICH 5.0.2 on this machine does not step at its CMA threshold in every launch: with it
+# at 100,000 B, 99,999 B took 32 us in 1 of 6 launches and 13-16 us, as CMA's 100,000 B,
+# in the other 5. There the probe must say the setting showed no step, and name no switch
+# after it.
 LIMITS = {"openmpi": ("OMPI_MCA_btl_sm_eager_limit", "btl_sm_eager_limit", 12_000),
           "mpich": ("MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
                     "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD", 20_000)}
 
 
-def probed(mpi_prefix, db, variable, value, *flags):
-    """The probe's JSON. Exit 1 says a limit showed no step, which is allowed only for
-    limits other than the one set: MPICH's shared-memory queue cell moves the latency by
-    little, and on a loaded machine its step was once not seen; the set limit's is this
-    file's claim."""
+def probed(mpi_prefix, db, variable, value, *flags, may_miss=False):
+    """The probe's JSON and whether it said the set limit showed no step (exit 1, as for
+    any limit that shows none: MPICH's shared-memory queue cell once did not under load);
+    only where may_miss."""
     done = commscope("probe", "protocols", "--mpi", mpi_prefix, "--db", db, "--json", *flags,
                      env={**os.environ, variable: str(value)})
     assert done.returncode in (0, 1), done.stderr
     found = json.loads(done.stdout)
     missed = [d for p in found["probes"] for d in p["disagreements"]]
     assert (done.returncode == 1) == bool(missed), found
-    assert not [d for d in missed if d.startswith(variable.removeprefix("OMPI_MCA_"))], missed
-    return found
+    ours = [d for d in missed if d.startswith(variable.removeprefix("OMPI_MCA_"))]
+    assert may_miss or not ours, missed
+    return found, bool(ours)
 
 
 def the_switch_at(found: dict, setting: str, value: int) -> dict:
@@ -148,16 +152,19 @@ def the_switch_at(found: dict, setting: str, value: int) -> dict:
 
 def test_the_shared_memory_switch_is_found_at_the_setting(mpi_prefix, db):
     variable, setting, value = LIMITS["openmpi" if mpi_prefix == EMBEDDED else "mpich"]
-    found = probed(mpi_prefix, db, variable, value)
+    found, missed = probed(mpi_prefix, db, variable, value, may_miss=mpi_prefix != EMBEDDED)
     (one,) = found["probes"]
     assert one["library_settings"][setting] == value and one["path"] == "shared memory"
-    the_switch_at(one, setting, value)
+    if missed:
+        assert not [s for s in one["switches"] if setting in s["settings"]], one
+    else:
+        the_switch_at(one, setting, value)
     runs = sqlite3.connect(db).execute("SELECT id, status FROM runs").fetchall()
     assert runs == [(r, "complete") for r in one["runs"]] and len(runs) >= 2
 
 
 def test_the_tcp_switch_is_found_at_the_setting(db):
-    found = probed(EMBEDDED, db, "OMPI_MCA_btl_tcp_eager_limit", 30_000, "--transport", "tcp")
+    found, _ = probed(EMBEDDED, db, "OMPI_MCA_btl_tcp_eager_limit", 30_000, "--transport", "tcp")
     (one,) = found["probes"]
     assert one["path"] == "network"
     the_switch_at(one, "btl_tcp_eager_limit", 30_000)
