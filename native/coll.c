@@ -131,8 +131,7 @@ static struct coll parse(const struct kcase *c)
 {
     return (struct coll){
         .root = parse_root(c),
-        .persistent = kernel_param(c->cfg->kernel, "persistent") &&
-                      kcase_param_switch(c, "persistent"),
+        .persistent = kcase_param_switch(c, "persistent"),
         .op = kernel_param(c->cfg->kernel, "op")
                   ? (enum coll_op)kcase_param_choice(c, "op") : COLL_SUM,
         .dtype = kernel_param(c->cfg->kernel, "dtype")
@@ -158,8 +157,9 @@ const char *coll_persistent_unsupported(const struct kcase *c)
 const char *coll_bytes_unsupported(const struct kcase *c)
 {
     struct coll s = parse(c);
-    if (persistent_unsupported(&s))
-        return persistent_unsupported(&s);
+    const char *persistent = persistent_unsupported(&s);
+    if (persistent)
+        return persistent;
     if (c->bytes > INT_MAX)
         return "blocks over INT_MAX bytes: the collective kernels make no "
                "large-count calls";
@@ -177,8 +177,9 @@ const char *coll_reduction_unsupported(const struct kcase *c)
 {
     static char reason[160];
     struct coll s = parse(c);
-    if (persistent_unsupported(&s))
-        return persistent_unsupported(&s);
+    const char *persistent = persistent_unsupported(&s);
+    if (persistent)
+        return persistent;
     size_t size = dtype_elements[s.dtype].bytes;
     if (c->bytes % size) {
         snprintf(reason, sizeof reason,

@@ -118,11 +118,6 @@ const char *p2p_unsupported(const struct kcase *c)
     return NULL;
 }
 
-bool p2p_persistent(const struct kcase *c)
-{
-    return kernel_param(c->cfg->kernel, "persistent") && kcase_param_switch(c, "persistent");
-}
-
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots)
 {
     struct p2p_shape s = p2p_shape(c);
@@ -220,6 +215,8 @@ int kcase_param_choice(const struct kcase *c, const char *key)
 
 bool kcase_param_switch(const struct kcase *c, const char *key)
 {
+    if (!kernel_param(c->cfg->kernel, key))
+        return false;
     const char *value = kcase_param(c, key);
     return value && strcmp(value, "yes") == 0;
 }

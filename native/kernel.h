@@ -141,7 +141,8 @@ const char *kcase_param(const struct kcase *c, const char *key);
 /* A PARAM_CHOICE parameter as the index of its value among the declared
  * choices (options.c has refused any other value). */
 int kcase_param_choice(const struct kcase *c, const char *key);
-/* A PARAM_SWITCH parameter: given as yes. */
+/* A PARAM_SWITCH parameter: given as yes (false where the kernel has no
+ * such parameter). */
 bool kcase_param_switch(const struct kcase *c, const char *key);
 extern const char *const switch_choices[]; /* yes, no */
 
@@ -167,7 +168,7 @@ struct p2p {
 };
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots);
 /* The point-to-point kernels' element type and layout (docs/native.md,
- * "Datatypes and layouts"): messages of c->bytes of --param dtype elements
+ * "Persistent requests, element types and layouts"): messages of c->bytes of --param dtype elements
  * (default MPI_BYTE), laid out as --param layout says (default contiguous).
  * p2p_init reads both where the kernel declares them. */
 #define P2P_DTYPE_PARAM                                                       \
@@ -188,8 +189,6 @@ extern const char *const p2p_dtype_names[];
 extern const struct element p2p_dtype_elements[];
 /* Why a case of a kernel with dtype or layout cannot run, or NULL. */
 const char *p2p_unsupported(const struct kcase *c);
-/* --param persistent given as yes. */
-bool p2p_persistent(const struct kcase *c);
 void *p2p_send_buf(const struct p2p *b);
 void *p2p_recv_buf(const struct p2p *b, int slot);
 /* The receive slot of another iteration: a receive posted now for a later one. */

@@ -55,7 +55,7 @@ static void bw_setup(struct kcase *c)
     /* As in osu_bw, the sender sends the same buffer W times. */
     p2p_init(&s->msg, c, c->rank == 0, c->rank == 1 ? s->slots : 0);
     s->reqs = xcalloc((size_t)c->window, sizeof *s->reqs);
-    s->persistent = p2p_persistent(c);
+    s->persistent = kcase_param_switch(c, "persistent");
     for (int i = 0; s->persistent && i < c->window; i++)
         post(c, s, i, true);
     c->state = s;

@@ -47,12 +47,12 @@ static void pingpong_setup(struct kcase *c)
     p->next_ping = p->send = p->recv = MPI_REQUEST_NULL;
     if (c->mode == SEND_BUFFERED)
         msg_buffer_attach(&p->msg.type, c->comm);
-    if (p2p_persistent(c))
+    if (kcase_param_switch(c, "persistent"))
         persist(c, p);
     /* MPI_Rsend is correct only once the matching receive is posted: rank 1
      * posts the receive for the first ping, then says so in a zero-byte
      * message that rank 0 waits for. */
-    if (c->mode == SEND_READY && c->rank == 1 && !p2p_persistent(c)) {
+    if (c->mode == SEND_READY && c->rank == 1 && !kcase_param_switch(c, "persistent")) {
         msg_irecv(p2p_recv_buf(&p->msg, 0), &p->msg.type, 0, TAG_PING, c->comm,
                   &p->next_ping);
         CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, c->comm));

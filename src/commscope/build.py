@@ -26,6 +26,11 @@ PROBES = "probes"  # native/probes/FEATURE.c: links where the MPI has FEATURE (n
 WITHOUT = "COMMSCOPE_NATIVE_WITHOUT"
 
 
+def left_out() -> list[str]:
+    """The features COMMSCOPE_NATIVE_WITHOUT names (a comma or space list)."""
+    return os.environ.get(WITHOUT, "").replace(",", " ").split()
+
+
 class BuildError(Exception):
     """The native core did not compile: a defect in commscope or the MPI, not user input."""
 
@@ -63,7 +68,7 @@ def native_binary(mpi: Mpi) -> Path:
     files = _sources(src)
     source_hash = _digest(__version__.encode(), *(f.read_bytes() for f in files),
                           *(str(f.relative_to(src)).encode() for f in files))
-    without = os.environ.get(WITHOUT, "").replace(",", " ").split()
+    without = left_out()
     mpi_key = _digest(str(mpi.mpicc.resolve()).encode(), mpi.version_text.encode(),
                       *sorted(w.encode() for w in without))
     out_dir = _cache_root() / mpi_key

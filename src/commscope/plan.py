@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .build import WITHOUT
+from .build import WITHOUT, left_out
 from .errors import UserError
 from .kernels import Catalog, Kernel, pair
 from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
@@ -443,7 +443,7 @@ def check_needs(catalog: Catalog, mpi, k: Kernel, params: dict[str, str], modes:
         feature = catalog.features.get(need) if need else None
         if need and not (feature and feature.present):
             calls = feature.calls if feature else need
-            if need in os.environ.get(WITHOUT, "").replace(",", " ").split():
+            if need in left_out():
                 raise UserError(f"{what}: needs {calls}; commscope's build for {mpi.label} "
                                 f"left it out ({WITHOUT}={os.environ[WITHOUT]}): unset it")
             raise UserError(f"{what}: needs {calls}, which {mpi.label} lacks (its mpi.h says "
