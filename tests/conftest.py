@@ -1,15 +1,53 @@
-"""Shared fixtures: the two real MPIs, a fresh results file, the CLI as a user runs it."""
+"""Shared fixtures: the two real MPIs, a fresh results file, the CLI as a user runs it
+(in this process, through `commscope.cli.main`), the launch seam's in-process fake.
+
+Tiers (pyproject.toml declares the marks): `mpi` launches real MPI jobs, `cluster`
+builds a namespace cluster, `slurm` runs a real Slurm; `pytest -m "not mpi"` is the
+fast tier. A test that asks for `mpi_prefix` is marked `mpi` here, and one that asks for
+`virtual_cluster` is marked `cluster` too, so a test cannot launch MPI unmarked.
+"""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 EMBEDDED = Path(sys.prefix)  # the venv's own Open MPI wheel
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "virtual_cluster" in fixtures or item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.cluster)
+        if "mpi_prefix" in fixtures or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.mpi)
+
+
+class _NoMpi:
+    """The launcher of a test not marked `mpi`: launching real MPI there is a mistake in
+    the test's marks (the fast tier would launch MPI), so it fails at once."""
+
+    def start(self, mpi, ranks, args, placement, records):
+        raise AssertionError("this test launches real MPI: mark it `mpi` (pytest.mark.mpi) "
+                             "or give the command the fake launcher")
+
+
+@pytest.fixture(autouse=True)
+def _real_mpi_only_where_marked(request):
+    if request.node.get_closest_marker("mpi"):
+        yield
+        return
+    from commscope.launcher.job import using
+    with using(_NoMpi()):
+        yield
 
 
 def _mpich_prefix() -> Path | None:
@@ -35,14 +73,51 @@ def db(tmp_path) -> Path:
     return tmp_path / "results.db"
 
 
-def commscope(*args, timeout=600, **kwargs) -> subprocess.CompletedProcess:
-    """Run the CLI in a child process, as a user would, and capture what it prints."""
+@dataclass
+class Done:
+    """What a command did, as subprocess.CompletedProcess says it."""
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def commscope(*args, env: dict | None = None, cwd=None, launcher=None) -> Done:
+    """The CLI run in this process as a user runs it: its exit code and what it printed.
+    `env` replaces the environment and `cwd` the working directory for the command;
+    `launcher` replaces the real launcher (the fake: fakempi.inprocess.FakeLauncher)."""
+    from commscope.cli import main
+    from commscope.launcher.job import using
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update({k: str(v) for k, v in env.items()})
+        if cwd is not None:
+            os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            if launcher is None:
+                code = main(list(map(str, args)))
+            else:
+                with using(launcher):
+                    code = main(list(map(str, args)))
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return Done(code, out.getvalue(), err.getvalue())
+
+
+def commscope_process(*args, timeout=600, **kwargs) -> subprocess.CompletedProcess:
+    """The CLI in a child process: where the test is about the process itself (its exit
+    by a signal, what it leaves running, another host's namespace)."""
     return subprocess.run([sys.executable, "-m", "commscope.cli", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, **kwargs)
 
 
-def one_line_error(done: subprocess.CompletedProcess) -> str:
+def one_line_error(done) -> str:
     """Assert the user-error contract: exit 2, one line on stderr, no traceback."""
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr
@@ -62,3 +137,10 @@ def fake_mpi(tmp_path_factory) -> Path:
 
     return make_prefix(tmp_path_factory.mktemp("fakempi"),
                        native_description(find_mpi(str(EMBEDDED))))
+
+
+@pytest.fixture
+def fake():
+    """The in-process fake launcher; a test sets its faults before running commands."""
+    from fakempi.inprocess import FakeLauncher
+    return FakeLauncher()

@@ -63,6 +63,7 @@ def test_von_neumann_beam_warming_is_stable_up_to_courant_2():
         assert np.abs(amplification(nu, theta)).max() > 1.001, nu
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("u", [0.5, -0.7])
 def test_native_solve_has_the_von_neumann_factor(db, u):
     """sin(x) is one Fourier mode: after S steps the C solution is Im(g^S e^{ix}), so its
@@ -76,6 +77,7 @@ def test_native_solve_has_the_von_neumann_factor(db, u):
     assert case["l2_error"] == pytest.approx(predicted, rel=1e-9)
 
 
+@pytest.mark.mpi
 def test_second_order_convergence(db):
     """Fixed CFL number 0.5 and final time 1: each halving of dx quarters the L2 error."""
     errors = []
@@ -115,6 +117,7 @@ def test_one_two_and_four_ranks_give_the_same_field(mpi_prefix, db, tmp_path):
         assert np.abs(field(path, n) - reference).max() <= 1e-12, grid
 
 
+@pytest.mark.mpi
 def test_negative_velocities_mirror_positive_ones(db, tmp_path):
     """The bump is symmetric about (pi, pi): solving with (-u, -v) gives the mirror image."""
     n, steps, dt = 64, 20, 0.02
@@ -130,6 +133,7 @@ def test_negative_velocities_mirror_positive_ones(db, tmp_path):
     assert runs[-1][0]["l2_error"] == pytest.approx(runs[1][0]["l2_error"], rel=1e-9)
 
 
+@pytest.mark.mpi
 def test_no_comm_is_wrong_and_timed_in_the_store(db):
     args = ("--n", 64, "--steps", 30, "--init", "sin", "--np", 4)
     right, wrong = app(EMBEDDED, db, *args), app(EMBEDDED, db, *args, "--no-comm")
@@ -141,6 +145,7 @@ def test_no_comm_is_wrong_and_timed_in_the_store(db):
     assert kernels == ["advection2d", "advection2d"]
 
 
+@pytest.mark.mpi
 def test_table_shows_time_and_error(db):
     done = commscope("app", "advection2d", "--n", 32, "--steps", 5, "--np", 2, "--iters", 6,
                      "--method", "p2p", "--db", db)
@@ -177,6 +182,7 @@ def test_run_and_sweep_refuse_the_app(tmp_path):
     assert not (tmp_path / "commscope.db").exists()
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks, params, says", [
     (1, ["dt=0.1"], "CFL number 1.01859 > 1: unstable (dt=0.1)"),
     (3, ["grid=3x1"], "n=64 is not divisible by the process grid 3x1"),

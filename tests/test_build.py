@@ -9,6 +9,8 @@ import pytest
 from commscope import build
 from commscope.mpi import find_mpi
 
+pytestmark = pytest.mark.mpi  # builds with a real MPI's mpicc
+
 
 @pytest.fixture
 def private_build(tmp_path, monkeypatch):

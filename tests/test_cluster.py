@@ -19,7 +19,7 @@ from cluster import BRIDGE, NETNS_ETC, PREFIX, SUBNET, ClusterUnavailable, down,
 from cluster import virtual_cluster  # noqa: F401  (the fixture)
 from conftest import commscope
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.cluster, pytest.mark.mpi]
 
 
 def commscope_on(cluster, host, *args, env=None, timeout=600):

@@ -14,11 +14,12 @@ from commscope.plan import parse_ranks
 from commscope.studies import studies
 from commscope.studies.common import plan
 from conftest import EMBEDDED, commscope, one_line_error
+from fakempi.inprocess import FakeLauncher
 
 
-def fake(fake_mpi, *args, env=None):
-    return commscope(*args, "--mpi", fake_mpi,
-                     env={**os.environ, **(env or {})})
+def fake(fake_mpi, *args, **faults):
+    """A command on the fake MPI, launched in-process (fakempi.inprocess) with `faults`."""
+    return commscope(*args, "--mpi", fake_mpi, launcher=FakeLauncher(**faults))
 
 
 def test_a_run_lands_whole_in_the_store_and_the_table(fake_mpi, db):
@@ -87,7 +88,7 @@ def test_results_show_and_export_take_selections(fake_mpi, db):
 
 def test_a_stream_of_another_schema_is_refused_in_one_line(fake_mpi, db):
     done = fake(fake_mpi, "run", "pingpong", "--sizes", "8", "--iters", "5", "--db", db,
-                env={"COMMSCOPE_FAKE_SCHEMA": "7"})
+                schema=7)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "records of schema 7, this commscope reads schema 1" in done.stderr
     status, message = sqlite3.connect(db).execute("SELECT status, message FROM runs").fetchone()
@@ -96,7 +97,7 @@ def test_a_stream_of_another_schema_is_refused_in_one_line(fake_mpi, db):
 
 def test_a_failing_rank_keeps_the_finished_cases(fake_mpi, db):
     done = fake(fake_mpi, "run", "pingpong", "--sizes", "8,16,32", "--iters", "5", "--db", db,
-                env={"COMMSCOPE_FAKE_FAIL_AFTER": "2"})
+                fail_after=2)
     assert done.returncode == 1
     assert "failed: 2 finished cases kept" in done.stderr
     assert "rank 1 reported: fake failure" in done.stderr
@@ -104,7 +105,7 @@ def test_a_failing_rank_keeps_the_finished_cases(fake_mpi, db):
 
 def test_a_hung_case_is_named_when_it_times_out(fake_mpi, db):
     done = fake(fake_mpi, "run", "allreduce", "--np", "3", "--sizes", "8,16", "--iters", "5",
-                "--timeout", "1", "--db", db, env={"COMMSCOPE_FAKE_HANG_AFTER": "1"})
+                "--timeout", "1", "--db", db, hang_after=1)
     assert done.returncode == 1
     assert "timed out: allreduce 16 B on ranks 0-2 made no progress for 1 s" in done.stderr
 

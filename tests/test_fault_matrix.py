@@ -25,6 +25,7 @@ import pytest
 
 from cluster import virtual_cluster  # noqa: F401  (the fixture)
 from conftest import commscope, one_line_error
+from fakempi.inprocess import FakeLauncher
 from test_interrupted import native_ranks, wait_for_cases
 
 TAG = "COMMSCOPE_FAULT_TRIAL"
@@ -205,7 +206,7 @@ def test_a_disk_that_fills_mid_run(mpi_prefix, tmp_path, small_disk):
 def fake_runs(fake_mpi, db, count: int) -> None:
     for _ in range(count):
         done = commscope("run", "pingpong", "--sizes", "8,1K", "--iters", "5", "--mpi",
-                         fake_mpi, "--db", db)
+                         fake_mpi, "--db", db, launcher=FakeLauncher())
         assert done.returncode == 0, done.stderr
 
 
@@ -289,6 +290,7 @@ def test_a_dead_commands_folder_is_removed_by_the_next(mpi_prefix, tmp_path):
     assert whole_and_ended(db) == ["interrupted (process gone)", "complete"]
 
 
+@pytest.mark.mpi
 def test_a_launcher_that_hangs_after_its_ranks_finished(tmp_path):
     """A stopped mpirun: the ranks measure every case, write their end and wait in
     MPI_Finalize for a launcher that never answers."""

@@ -38,6 +38,7 @@ def test_every_method_fills_every_ghost_cell(mpi_prefix, db, method, np_, grid, 
     assert extra["tile"] == [nx, ny] and extra["halo_width"] == width
 
 
+@pytest.mark.mpi
 def test_grid_auto_is_mpi_dims_create(db):
     done = commscope("run", "halo", "--np", 2, "--tile", "4x4", "--iters", 5, "--launches", 1,
                      "--db", db,

@@ -50,6 +50,7 @@ def test_each_launch_samples_until_its_median_is_precise_enough(mpi_prefix, db):
             settings["launches"]) == (0.02, 3.0, None, "auto")
 
 
+@pytest.mark.mpi
 def test_looser_precision_takes_fewer_samples(db):
     counts = {}
     for precision in ("20%", "0.5%"):
@@ -60,6 +61,7 @@ def test_looser_precision_takes_fewer_samples(db):
     assert 10 <= counts["20%"] < counts["0.5%"], counts
 
 
+@pytest.mark.mpi
 def test_time_cap_stops_a_case_short_and_says_so(db):
     done = commscope("run", "pingpong", "--sizes", "1MiB", "--precision", "0.01%",
                      "--max-time", "0.3", "--launches", "1", "--db", db, "--json")

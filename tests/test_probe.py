@@ -163,6 +163,7 @@ def test_the_shared_memory_switch_is_found_at_the_setting(mpi_prefix, db):
     assert runs == [(r, "complete") for r in one["runs"]] and len(runs) >= 2
 
 
+@pytest.mark.mpi
 def test_the_tcp_switch_is_found_at_the_setting(db):
     found, _ = probed(EMBEDDED, db, "OMPI_MCA_btl_tcp_eager_limit", 30_000, "--transport", "tcp")
     (one,) = found["probes"]

@@ -6,6 +6,7 @@ import os
 
 from commscope.advice import block, options, remedy
 from conftest import commscope
+from fakempi.inprocess import FakeLauncher
 
 
 def test_remedies_fit_the_options_used():
@@ -51,8 +52,7 @@ def test_one_line_per_kind_worst_cases_first():
 
 def test_a_command_of_several_runs_prints_one_block(fake_mpi, db):
     done = commscope("run", "pingpong", "--np", "2,4", "--sizes", "8,1K", "--launches", "1",
-                     "--mpi", fake_mpi, "--db", db,
-                     env={**os.environ, "COMMSCOPE_FAKE_SPREAD": "0.5"})
+                     "--mpi", fake_mpi, "--db", db, launcher=FakeLauncher(spread=0.5))
     assert done.returncode == 0, done.stderr
     err = done.stderr.splitlines()
     assert sum(line.startswith("quality:") for line in err) == 1
@@ -71,7 +71,7 @@ def test_a_command_of_several_runs_prints_one_block(fake_mpi, db):
 def test_one_launch_takes_the_stores_history_of_the_same_case_and_says_so(fake_mpi, db):
     def run(*args):
         done = commscope("run", "pingpong", "--sizes", "8", "--iters", "20", *args,
-                         "--mpi", fake_mpi, "--db", db, "--json")
+                         "--mpi", fake_mpi, "--db", db, "--json", launcher=FakeLauncher())
         assert done.returncode == 0, done.stderr
         return done
     alone = json.loads(run("--launches", "1").stdout)[0]
@@ -91,7 +91,7 @@ def test_a_host_that_switches_between_two_states_is_told(fake_mpi, db):
     def run(scale):
         done = commscope("run", "pingpong", "--sizes", "8", "--iters", "20", "--mpi", fake_mpi,
                          "--db", db, "--json",
-                         env={**os.environ, "COMMSCOPE_FAKE_SCALE": str(scale)})
+                         launcher=FakeLauncher(scale=scale))
         assert done.returncode == 0, done.stderr
         return done
     for scale in (1, 1, 1, 3, 3, 1):  # the fake host is 3x slower in some commands

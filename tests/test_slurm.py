@@ -14,6 +14,8 @@ import pytest
 from cluster import ClusterUnavailable, down, unavailable, up
 from cluster.slurm import missing, start
 
+pytestmark = [pytest.mark.slurm, pytest.mark.cluster, pytest.mark.mpi]
+
 RUN = [sys.executable, "-m", "commscope.cli"]
 QUICK = ["--sizes", "8,1KiB", "--launches", "1", "--iters", "5"]
 

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from conftest import commscope, one_line_error
+from fakempi.inprocess import FakeLauncher
 
 STUDIES = ["send-modes", "latency-convergence", "transports", "collectives-vs-p2p", "ring-model",
            "advection"]
@@ -40,7 +41,7 @@ def test_each_study_runs_and_writes_its_figure_first(tmp_path, db, name, np, fak
     out = tmp_path / "out"
     mpi = [] if name == "transports" else ["--mpi", fake_mpi]
     done = commscope("study", name, "--np", np, "--max-time", "0.3", "-o", out, "--db", db,
-                     "--on", "local", *mpi, timeout=900)
+                     "--on", "local", *mpi, launcher=None if name == "transports" else FakeLauncher())
     assert done.returncode == 0, done.stderr
     html = (out / "report.html").read_text()
     sections = re.findall(r"<h2>(.*?)</h2>", html)
@@ -58,7 +59,7 @@ def test_many_rank_studies_run_on_a_namespace_cluster_as_root(tmp_path, db, mpi_
         pytest.skip(why)
     out = tmp_path / "out"
     done = commscope("study", "ring-model", "--np", "2,3", "--max-time", "0.3", "-o", out,
-                     "--db", db, "--mpi", mpi_prefix, timeout=900)
+                     "--db", db, "--mpi", mpi_prefix)
     assert done.returncode == 0, done.stderr
     assert "on a namespace cluster of 3 hosts" in done.stderr
     with sqlite3.connect(db) as con:

@@ -8,6 +8,7 @@ whether to rebuild. Beside the binary is its own description of its kernels
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -62,12 +63,20 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=4)
+def _source_hash(src: Path, files: tuple[tuple[str, int, int], ...]) -> str:
+    """The sources' content hash, worked out once per state of the files (`files`: each
+    one's path, size and modification time) however often a process launches."""
+    return _digest(__version__.encode(), *(Path(f).read_bytes() for f, _, _ in files),
+                   *(str(Path(f).relative_to(src)).encode() for f, _, _ in files))
+
+
 def native_binary(mpi: Mpi) -> Path:
     """Path of an up-to-date native binary for this MPI, compiling it if needed."""
     src = native_sources_dir()
     files = _sources(src)
-    source_hash = _digest(__version__.encode(), *(f.read_bytes() for f in files),
-                          *(str(f.relative_to(src)).encode() for f in files))
+    source_hash = _source_hash(src, tuple((str(f), (st := f.stat()).st_size, st.st_mtime_ns)
+                                          for f in files))
     without = left_out()
     mpi_key = _digest(str(mpi.mpicc.resolve()).encode(), mpi.version_text.encode(),
                       *sorted(w.encode() for w in without))

@@ -12,7 +12,6 @@ larger than the caches bounds what one message stream can reach.
 
 from __future__ import annotations
 
-import functools
 import socket
 import time
 from datetime import datetime, timedelta, timezone
@@ -42,9 +41,8 @@ def memcpy_ceiling(buffer_bytes: int = BUFFER_BYTES, repeats: int = REPEATS) -> 
             "max_bytes_per_s": float(rates.max()), "method": "numpy.copyto, time.perf_counter"}
 
 
-@functools.lru_cache(maxsize=1)
 def facts() -> dict:
-    """This host's name and memcpy ceiling, measured now (once per command)."""
+    """This host's name and memcpy ceiling, measured now."""
     return {"host": socket.gethostname(), "memcpy": memcpy_ceiling(),
             "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 

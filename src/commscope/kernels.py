@@ -183,17 +183,20 @@ def _kernel(k: dict) -> Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def _cached(mpi) -> Catalog:
+def _cached(mpi, without: tuple[str, ...]) -> Catalog:
     from .build import native_description  # building needs an MPI; the meanings do not
     return load(native_description(mpi))
 
 
 def catalog(mpi=None) -> Catalog:
-    """The kernels of this MPI's native binary (the default MPI's when None), built if needed."""
+    """The kernels of this MPI's native binary (the default MPI's when None), built if
+    needed: once per MPI and set of features built without, however many commands a
+    process runs."""
+    from .build import left_out
     if mpi is None:
         from .mpi import find_mpi
         mpi = find_mpi(None)
-    return _cached(mpi)
+    return _cached(mpi, tuple(left_out()))
 
 
 # --- what a sample means (Python's side of each kernel) ---

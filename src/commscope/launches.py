@@ -181,6 +181,7 @@ def _facts(store, mpi, p) -> dict:
 
 def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress,
             case_key) -> Outcome:
+    stopping.check()
     p = run.plan
     if run.run_id is None:
         run.run_id = store.begin_run(command, p.kernel.name, p.ranks, False,

@@ -9,6 +9,7 @@ embedded one even inside an activated virtualenv.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -99,6 +100,17 @@ def _family(version_text: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8)
+def _version_text(launcher: Path, size: int, mtime_ns: int) -> str:
+    """What the launcher says of itself: asked once per process and state of its file."""
+    try:
+        done = subprocess.run([str(launcher), "--version"], capture_output=True,
+                              text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"{launcher} --version failed ({exc}); check that MPI installation") from None
+    return (done.stdout + done.stderr).strip()
+
+
 def find_mpi(prefix: str | None = None) -> Mpi:
     mpicc, found_by = _locate_mpicc(prefix)
     for name in ("mpiexec", "mpirun"):
@@ -107,12 +119,8 @@ def find_mpi(prefix: str | None = None) -> Mpi:
             break
     else:
         raise UserError(f"{mpicc}: no mpiexec or mpirun beside it; give a complete MPI with --mpi PREFIX")
-    try:
-        done = subprocess.run([str(launcher), "--version"], capture_output=True,
-                              text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"{launcher} --version failed ({exc}); check that MPI installation") from None
-    version_text = (done.stdout + done.stderr).strip()
+    stat = launcher.resolve().stat()
+    version_text = _version_text(launcher, stat.st_size, stat.st_mtime_ns)
     family = _family(version_text)
     if family is None:
         raise UserError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import owner
 from .sizes import format_bytes
 
 
@@ -86,6 +87,9 @@ GONE = "process gone"  # a run's message starts so when its command died without
 
 
 def status(row) -> str:
-    """A run's status as shown: `interrupted (process gone)` for a run whose command died."""
+    """A run's status as shown: `interrupted (process gone)` for a run whose command died,
+    whether a later writing command has ended it yet (recovery.py) or not."""
+    if row["status"] == "running" and "owner" in row.keys() and owner.gone(row["owner"]):
+        return f"interrupted ({GONE})"
     gone = row["message"] and row["message"].startswith(GONE)
     return f"{row['status']} ({GONE})" if gone else row["status"]

@@ -171,7 +171,8 @@ class Launch:
 def launch(latency_s: np.ndarray) -> Launch:
     """A launch from its latencies; without a CI (n < 6) the variance is of the range."""
     ordered = np.sort(latency_s)
-    median = float(np.median(ordered))
+    half = ordered.size // 2  # the median of sorted samples, without sorting them again
+    median = float(ordered[half] if ordered.size % 2 else (ordered[half - 1] + ordered[half]) / 2)
     ci = median_ci(ordered, CONFIDENCE, presorted=True)
     low, high = ci if ci else (float(ordered[0]), float(ordered[-1]))
     # The order-statistic CI of the median is asymptotically median +- z se (Le Boudec

@@ -5,6 +5,7 @@ median with a distribution-free confidence interval, and outliers are
 counted (never dropped) by a robust rule.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -64,6 +65,7 @@ def median_ci_ranks(n: int, confidence: float = 0.95) -> tuple[int, int] | None:
     return j, n + 1 - j
 
 
+@functools.lru_cache(maxsize=1024)
 def _exact_rank(n: int, confidence: float) -> int:
     # Exact rational arithmetic: P(B <= i) = sum C(n, m) / 2^n for m <= i.
     # str() turns 0.95 into 19/20 rather than the binary float just above it.

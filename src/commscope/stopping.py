@@ -1,27 +1,34 @@
-"""Stopping a command: Ctrl-C, SIGTERM and SIGHUP all end it the same way.
+"""Stopping a command: Ctrl-C, SIGTERM and SIGHUP all end it the same way, at safe points.
 
 `timeout`, Slurm's time limit, `docker stop`, systemd and a closed ssh session send
-SIGTERM or SIGHUP, not SIGINT; each of them, like Ctrl-C, raises Stopped (a
-KeyboardInterrupt) once, so the launch in flight is ended, its finished cases kept
-and its run marked interrupted (measure.py). A later signal raises nothing, so the
-ending itself is never cut short: it asks the ending to hurry (no grace for the MPI
-job before SIGKILL). The command exits with 128 + the first signal's number, as a
-shell reports a process that the signal killed.
+SIGTERM or SIGHUP, not SIGINT; each, like Ctrl-C, asks the command to stop. The handler
+only records the signal: raising from it, at whatever bytecode the main thread was
+running, once left a lock inside `Popen.poll()` held for ever (issue 25). The places
+that may wait call `check()`, which raises Stopped (a KeyboardInterrupt) once: the
+follow loop of a launch, the start of each launch, the store's retry loops and `main`.
+The launch in flight is then ended, its finished cases kept and its run marked
+interrupted (measure.py).
 
-Store writes run `deferred()`: a signal that arrives inside one is raised when the
-write is done, so a case the ranks finished is never lost to a rolled-back commit.
+A second signal hurries the ending (`hurry()`: no grace for the MPI job before
+SIGKILL, no more waiting for the results file). A third ends it at once, from the
+handler: every job still registered with `track` is killed and the process exits,
+whatever the main thread is blocked in. The command exits with 128 + the first
+signal's number, as a shell reports a process that the signal killed.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 from contextlib import contextmanager
+from typing import Callable
 
 STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+LAST_RESORT = 3  # the signal that ends the command from the handler
 
 _received: list[int] = []
-_deferring = 0
-_pending = False
+_raised = False
+_kills: dict[int, Callable[[], None]] = {}  # job -> how to kill it at once
 
 
 class Stopped(KeyboardInterrupt):
@@ -33,28 +40,52 @@ class Stopped(KeyboardInterrupt):
 
 
 def _handler(signum, frame) -> None:
-    global _pending
     _received.append(signum)
-    if len(_received) > 1:
-        return  # hurry() now says so; the ending under way finishes
-    if _deferring:
-        _pending = True
-    else:
-        raise Stopped(signum)
+    if len(_received) >= LAST_RESORT:
+        for kill in list(_kills.values()):
+            kill()
+        os._exit(exit_code())
 
 
-def install() -> None:
-    """Handle every stop signal, except one the command was started with ignored (a
-    background job's SIGINT, nohup's SIGHUP): that stays ignored."""
-    for signum in STOPS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+@contextmanager
+def installed():
+    """Handle every stop signal while the block runs, except one the command was started
+    with ignored (a background job's SIGINT, nohup's SIGHUP): that stays ignored. The
+    handlers before are restored after, and what was received is forgotten (a command
+    run in-process, as the tests do, leaves nothing behind)."""
+    global _raised
+    before = {s: signal.getsignal(s) for s in STOPS}
+    _received.clear()
+    _raised = False
+    for signum, old in before.items():
+        if old is not signal.SIG_IGN:
             signal.signal(signum, _handler)
+    try:
+        yield
+    finally:
+        for signum, old in before.items():
+            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+        _received.clear()
+        _kills.clear()
+        _raised = False
+
+
+def requested() -> bool:
+    """A stop signal came."""
+    return bool(_received)
+
+
+def check() -> None:
+    """A safe point: raise Stopped if a stop signal came and has not been raised yet."""
+    global _raised
+    if _received and not _raised:
+        _raised = True
+        raise Stopped(_received[0])
 
 
 def hurry() -> bool:
-    """A second stop signal came, or the first during a block that runs whole: end
-    without waiting."""
-    return len(_received) > 1 or _pending
+    """A second stop signal came: end without waiting."""
+    return len(_received) > 1
 
 
 def exit_code(default: int = 130) -> int:
@@ -66,28 +97,10 @@ def name() -> str:
     return signal.Signals(_received[0]).name if _received else "SIGINT"
 
 
-def hold() -> None:
-    """Hold stop signals until release(): as a deferred() block that spans two places."""
-    global _deferring
-    _deferring += 1
+def track(job: int, kill: Callable[[], None]) -> None:
+    """`kill()` ends job `job` at once, should a third signal come while it runs."""
+    _kills[job] = kill
 
 
-def release() -> None:
-    """End what hold() began (if it did), raising a stop signal that came meanwhile."""
-    global _deferring, _pending
-    if _deferring:
-        _deferring -= 1
-    if not _deferring and _pending:
-        _pending = False
-        raise Stopped(_received[0])
-
-
-@contextmanager
-def deferred():
-    """Run a block whole: a stop signal inside it is raised when it ends."""
-    global _deferring, _pending
-    _deferring += 1
-    try:
-        yield
-    finally:
-        release()
+def untrack(job: int) -> None:
+    _kills.pop(job, None)

@@ -8,17 +8,20 @@ at most the case in flight.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
 import time
+import weakref
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, TypeVar
 from urllib.parse import quote
 
 import numpy as np
 
-from . import names, owner
+from . import names, owner, stopping
 from .cases import Case
 from .errors import UserError
 
@@ -146,6 +149,8 @@ ALTER TABLE sweeps ADD COLUMN owner TEXT;
 
 
 BUSY_TIMEOUT_S = 60.0  # how long a command waits for another's lock on the results file
+LOCK_POLL_S = 0.05  # SQLite's own wait for a lock, between two checks for a stop signal
+T = TypeVar("T")
 
 # Record fields kept in columns or blobs; everything else a case record has goes to `extra`.
 CASE_COLUMNS = {"type", "kernel", "send_mode", "bytes", "ranks", "window", "batch",
@@ -195,6 +200,8 @@ def _blob(values) -> bytes:
 class Store:
     """A results file. Opening it checks that it is commscope's before anything is written."""
 
+    _open: "weakref.WeakSet[Store]" = weakref.WeakSet()
+
     def __init__(self, path: str | Path, append: bool = False):
         """`append`: the command will add runs, so the file must be writable and whole
         (PRAGMA quick_check) before anything is measured."""
@@ -210,8 +217,9 @@ class Store:
             log = Path(f"{self.path}-wal")
             mode = "mode=ro" if log.exists() and log.stat().st_size else "immutable=1"
             target = f"file:{quote(str(self.path.resolve()))}?{mode}" if frozen else self.path
-            self.db = sqlite3.connect(target, isolation_level=None, timeout=BUSY_TIMEOUT_S,
+            self.db = sqlite3.connect(target, isolation_level=None, timeout=LOCK_POLL_S,
                                       uri=frozen)
+            Store._open.add(self)
             self.db.row_factory = sqlite3.Row
             self._check_or_create()  # before any write: a foreign file stays untouched
             # Write-ahead logging, synced at checkpoints: a commit survives the process
@@ -227,22 +235,12 @@ class Store:
                             "choose another --db path") from None
         if append:
             self._check_whole()
-        if not frozen:
-            self._reap()
 
     def _write_ahead(self) -> None:
         """WAL mode (kept in the file: once set, every later open finds it). Switching
         needs the file to itself, and SQLite answers `locked` at once rather than
         waiting while another command reads it: 3 of 200 concurrent starts failed so."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
-        while True:
-            try:
-                self.db.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
+        self._retrying(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
 
     def _writable(self) -> bool:
         parent = self.path.parent
@@ -295,75 +293,36 @@ class Store:
         return (f"--db {self.path}: the file is damaged ({problem}); {saved}; measure into "
                 "another --db path")
 
-    def _reap(self) -> None:
-        """Runs left `running` by a command that is gone (killed, or its machine restarted)
-        become `interrupted`, with the cases they finished: any command that opens the file
-        on the host the run was measured on sees to it."""
-        try:
-            rows = self.db.execute("SELECT id, owner, in_flight FROM runs "
-                                   "WHERE status = 'running' AND owner IS NOT NULL").fetchall()
-            for row in rows:
-                if owner.gone(row["owner"]):
-                    self._end_gone(row)
-        except sqlite3.OperationalError:
-            pass  # a read-only file: left for a command that can write it
-
-    def adopt_orphans(self, run_id: int) -> None:
-        """Store the cases the ranks of the run's unfinished launches wrote after its command
-        died (the ranks end with their launcher, but may finish a case first): those past
-        the ones stored, in the records file the launch names, while it is there."""
-        from .ingest import Ingest  # ingest imports this module
-
-        for launch in self.db.execute("SELECT id, settings FROM launches WHERE run_id = ? "
-                                      "AND status = 'running'", (run_id,)).fetchall():
-            settings = json.loads(launch["settings"] or "{}")
-            try:
-                lines = Path(settings.get("records", "")).read_text().splitlines(keepends=True)
-            except (OSError, UnicodeDecodeError):
-                continue
-            keys = settings.get("case_keys")
-            ingest = Ingest(self, run_id, launch["id"], case_key=keys and (
-                lambda rec: keys.get(f"{rec.get('send_mode')}|{rec['bytes']}")))
-            done = self.db.execute("SELECT count(*) FROM cases WHERE launch_id = ?",
-                                   (launch["id"],)).fetchone()[0]
-            for line in lines:
-                try:
-                    case = json.loads(line).get("type") == "case" and line.endswith("\n")
-                except ValueError:
-                    continue  # a line cut by the ranks' end, or the library's chatter
-                if case:
-                    if done:
-                        done -= 1  # stored while its command lived
-                    else:
-                        ingest.feed(line)
-
-    def _end_gone(self, row: sqlite3.Row) -> None:
-        self.adopt_orphans(row["id"])
-        who = json.loads(row["owner"])
-        kept = self.db.execute("SELECT count(*) FROM cases WHERE run_id = ?",
-                               (row["id"],)).fetchone()[0]
-        flight = json.loads(row["in_flight"]) if row["in_flight"] else None
-        message = (f"{names.GONE}: its command (pid {who['pid']} on {who['host']}) ended without "
-                   f"finishing it; {kept} finished case{'s' * (kept != 1)} kept"
-                   + (f"; {names.case(flight['kernel'], flight.get('send_mode'), flight['bytes'])}"
-                      " was in flight" if flight else ""))
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("UPDATE launches SET status = 'interrupted', finished_utc = ?, "
-                            "message = ? WHERE run_id = ? AND status = 'running'",
-                            (utc_now(), message, row["id"]))
-            self.db.execute("UPDATE runs SET status = 'interrupted', finished_utc = ?, "
-                            "message = ? WHERE id = ? AND status = 'running'",
-                            (utc_now(), message, row["id"]))
-
     def end_running(self, run_id: int, status: str, message: str) -> None:
         """The run and its launch in flight ended `status`, unless already ended."""
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        def body():
             for table, key in (("launches", "run_id"), ("runs", "id")):
                 self.db.execute(f"UPDATE {table} SET status = ?, finished_utc = ?, message = ? "
                                 f"WHERE {key} = ? AND status = 'running'",
                                 (status, utc_now(), message, run_id))
+        self._write(body)
+
+    def _write(self, body: Callable[[], T]) -> T:
+        """`body()` in one immediate transaction (`_retrying`)."""
+        def transaction():
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                return body()
+        return self._retrying(transaction)
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """`attempt()`, again while another command holds the file, for up to
+        BUSY_TIMEOUT_S. SQLite's own wait is kept short (LOCK_POLL_S) because no signal
+        cuts it short; a second stop signal ends the waiting (stopping.py)."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                return attempt()
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() > deadline or stopping.hurry():
+                    raise
+            time.sleep(LOCK_POLL_S)
 
     def _check_or_create(self) -> None:
         """Check the file is a store of this schema, creating or migrating it first where
@@ -372,8 +331,7 @@ class Store:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:  # the common case, without taking the write lock
             return self._check_application()
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        def body():
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
@@ -381,6 +339,7 @@ class Store:
                 self._migrate(SCHEMA_1, 2)  # a store is created whole or not at all
             elif app_id == APPLICATION_ID and 0 < version < SCHEMA_VERSION:
                 self._migrate("", version + 1)
+        self._write(body)
         self._check_application()
 
     def _check_application(self) -> None:
@@ -411,47 +370,60 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    @classmethod
+    def close_all(cls) -> None:
+        """Close every results file this process opened: a command run in-process leaves
+        none open (a process's end closes them anyway). SQLite keeps a closed file open
+        while a statement of it lives on (a result only partly iterated): collecting
+        the garbage finalizes those."""
+        for store in list(cls._open):
+            store.close()
+        gc.collect()
+
     # --- writing, each call one committed transaction ---
 
     def begin_run(self, command: list[str], kernel: str, ranks: int, oversubscribed: bool,
                   settings: dict | None = None, sweep_id: int | None = None,
                   launch: int | None = None, kernel_facts: dict | None = None,
                   host_facts: dict | None = None) -> int:
-        cur = self.db.execute(
+        return self._write(lambda: self.db.execute(
             "INSERT INTO runs (started_utc, status, command, kernel, ranks, oversubscribed, "
             "settings, sweep_id, launch, kernel_facts, host_facts, owner) "
             "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed),
              json.dumps(settings or {}), sweep_id, launch, json.dumps(kernel_facts or {}),
-             None if host_facts is None else json.dumps(host_facts), json.dumps(owner.me())))
-        return cur.lastrowid
+             None if host_facts is None else json.dumps(host_facts),
+             json.dumps(owner.me()))).lastrowid)
 
     def begin_launch(self, run_id: int, number: int, oversubscribed: bool,
                      settings: dict | None = None) -> int:
-        cur = self.db.execute(
-            "INSERT INTO launches (run_id, number, started_utc, status, oversubscribed, settings) "
-            "VALUES (?, ?, ?, 'running', ?, ?)",
-            (run_id, number, utc_now(), int(oversubscribed), json.dumps(settings or {})))
-        if oversubscribed:
-            self.db.execute("UPDATE runs SET oversubscribed = 1 WHERE id = ?", (run_id,))
-        return cur.lastrowid
+        def body():
+            if oversubscribed:
+                self.db.execute("UPDATE runs SET oversubscribed = 1 WHERE id = ?", (run_id,))
+            return self.db.execute(
+                "INSERT INTO launches (run_id, number, started_utc, status, oversubscribed, "
+                "settings) VALUES (?, ?, ?, 'running', ?, ?)",
+                (run_id, number, utc_now(), int(oversubscribed),
+                 json.dumps(settings or {}))).lastrowid
+        return self._write(body)
 
     def set_context(self, launch_id: int, context: dict) -> None:
         """The launch's context record; the run's too, when it is the run's first."""
         text = json.dumps(context)
-        self.db.execute("UPDATE launches SET context = ? WHERE id = ?", (text, launch_id))
-        self.db.execute("UPDATE runs SET context = ?, mpi_library = ?, mpi_version = ? "
-                        "WHERE id = (SELECT run_id FROM launches WHERE id = ?) "
-                        "AND context IS NULL",
-                        (text, context.get("mpi_library"), context.get("mpi_library_version"),
-                         launch_id))
+
+        def body():
+            self.db.execute("UPDATE launches SET context = ? WHERE id = ?", (text, launch_id))
+            self.db.execute("UPDATE runs SET context = ?, mpi_library = ?, mpi_version = ? "
+                            "WHERE id = (SELECT run_id FROM launches WHERE id = ?) "
+                            "AND context IS NULL",
+                            (text, context.get("mpi_library"),
+                             context.get("mpi_library_version"), launch_id))
+        self._write(body)
 
     def set_in_flight(self, launch_id: int, case: dict | None) -> None:
         """The case in flight in this launch, and so in its run."""
         text = json.dumps(case) if case else None
-        with self.db:
-            self.db.execute("BEGIN")
-            self._in_flight(launch_id, text)
+        self._write(lambda: self._in_flight(launch_id, text))
 
     def _in_flight(self, launch_id: int, text: str | None) -> None:
         self.db.execute("UPDATE launches SET in_flight = ? WHERE id = ?", (text, launch_id))
@@ -462,10 +434,11 @@ class Store:
         """The case, and its launch no longer having it in flight: one transaction."""
         samples = rec["samples_s"]
         extra = {k: v for k, v in rec.items() if k not in CASE_COLUMNS}
-        with self.db:
-            self.db.execute("BEGIN")
+
+        def body():
             self._in_flight(launch_id, None)
             return self._insert_case(launch_id, rec, samples, extra, case_key)
+        return self._write(body)
 
     def _insert_case(self, launch_id: int, rec: dict, samples, extra: dict,
                      case_key: str | None) -> int:
@@ -483,56 +456,57 @@ class Store:
     def add_imported(self, runs: list[tuple[dict, list[dict]]]) -> list[int]:
         """Runs read from other tools' output, each (run fields, case records): all of them
         in one transaction, so a failure stores none."""
-        ids = []
-        with self.db:
-            self.db.execute("BEGIN")
-            for run, records in runs:
-                cur = self.db.execute(
-                    "INSERT INTO runs (started_utc, finished_utc, status, command, kernel, "
-                    "ranks, settings, kernel_facts, mpi_version, source) "
-                    "VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?)",
-                    (run["started_utc"], utc_now(), json.dumps(run["command"]), run["kernel"],
-                     run["ranks"], json.dumps(run["settings"]),
-                     json.dumps({"family": run["family"]}), run.get("mpi_version"),
-                     json.dumps(run["source"])))
-                run_id = cur.lastrowid
-                launch = self.db.execute(
-                    "INSERT INTO launches (run_id, number, started_utc, finished_utc, status) "
-                    "VALUES (?, 1, ?, ?, 'complete')",
-                    (run_id, run["started_utc"], utc_now())).lastrowid
-                for rec in records:
-                    self._insert_case(launch, rec, rec["samples_s"],
-                                      {k: v for k, v in rec.items() if k not in CASE_COLUMNS},
-                                      None)
-                ids.append(run_id)
-        return ids
+        return self._write(lambda: [self._insert_imported(run, records)
+                                    for run, records in runs])
+
+    def _insert_imported(self, run: dict, records: list[dict]) -> int:
+        run_id = self.db.execute(
+            "INSERT INTO runs (started_utc, finished_utc, status, command, kernel, "
+            "ranks, settings, kernel_facts, mpi_version, source) "
+            "VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?)",
+            (run["started_utc"], utc_now(), json.dumps(run["command"]), run["kernel"],
+             run["ranks"], json.dumps(run["settings"]),
+             json.dumps({"family": run["family"]}), run.get("mpi_version"),
+             json.dumps(run["source"]))).lastrowid
+        launch = self.db.execute(
+            "INSERT INTO launches (run_id, number, started_utc, finished_utc, status) "
+            "VALUES (?, 1, ?, ?, 'complete')",
+            (run_id, run["started_utc"], utc_now())).lastrowid
+        for rec in records:
+            self._insert_case(launch, rec, rec["samples_s"],
+                              {k: v for k, v in rec.items() if k not in CASE_COLUMNS}, None)
+        return run_id
 
     def add_skip(self, run_id: int, rec: dict) -> None:
-        self.db.execute("INSERT INTO skips (run_id, kernel, send_mode, bytes, reason) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        (run_id, rec["kernel"], rec.get("send_mode"), rec["bytes"], rec["reason"]))
+        self._write(lambda: self.db.execute(
+            "INSERT INTO skips (run_id, kernel, send_mode, bytes, reason) VALUES (?, ?, ?, ?, ?)",
+            (run_id, rec["kernel"], rec.get("send_mode"), rec["bytes"], rec["reason"])))
 
     def add_warnings(self, run_id: int, warnings) -> None:
         """Replaces the run's warnings with these (advice.Advice)."""
-        with self.db:
-            self.db.execute("BEGIN")
+        def body():
             self.db.execute("DELETE FROM warnings WHERE run_id = ?", (run_id,))
             self.db.executemany(
                 "INSERT INTO warnings (run_id, case_id, kind, message, severity) "
                 "VALUES (?, ?, ?, ?, ?)",
                 [(run_id, w.case_id, w.kind, w.message, w.severity) for w in warnings])
+        self._write(body)
 
     def finish_launch(self, launch_id: int, status: str, message: str | None = None) -> None:
-        self.db.execute("UPDATE launches SET status = ?, finished_utc = ?, message = ? "
-                        "WHERE id = ?", (status, utc_now(), message, launch_id))
-        if status == "complete":
-            self.set_in_flight(launch_id, None)
+        def body():
+            self.db.execute("UPDATE launches SET status = ?, finished_utc = ?, message = ? "
+                            "WHERE id = ?", (status, utc_now(), message, launch_id))
+            if status == "complete":
+                self._in_flight(launch_id, None)
+        self._write(body)
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
-        self.db.execute("UPDATE runs SET status = ?, finished_utc = ?, message = ? WHERE id = ?",
-                        (status, utc_now(), message, run_id))
-        if status == "complete":
-            self.db.execute("UPDATE runs SET in_flight = NULL WHERE id = ?", (run_id,))
+        def body():
+            self.db.execute("UPDATE runs SET status = ?, finished_utc = ?, message = ? "
+                            "WHERE id = ?", (status, utc_now(), message, run_id))
+            if status == "complete":
+                self.db.execute("UPDATE runs SET in_flight = NULL WHERE id = ?", (run_id,))
+        self._write(body)
 
     # --- reading ---
 
@@ -541,6 +515,20 @@ class Store:
             "SELECT runs.*, (SELECT count(*) FROM cases WHERE run_id = runs.id) AS n_cases, "
             "(SELECT count(*) FROM launches WHERE run_id = runs.id) AS n_launches "
             "FROM runs ORDER BY id").fetchall()
+
+    def running_runs(self) -> list[sqlite3.Row]:
+        """Runs still `running` that name the process measuring them."""
+        return self.db.execute("SELECT id, owner, in_flight FROM runs "
+                               "WHERE status = 'running' AND owner IS NOT NULL").fetchall()
+
+    def running_launches(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT id, settings FROM launches WHERE run_id = ? "
+                               "AND status = 'running'", (run_id,)).fetchall()
+
+    def count_cases(self, run_id: int | None = None, launch_id: int | None = None) -> int:
+        column, value = ("launch_id", launch_id) if launch_id is not None else ("run_id", run_id)
+        return self.db.execute(f"SELECT count(*) FROM cases WHERE {column} = ?",
+                               (value,)).fetchone()[0]
 
     def launches(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM launches WHERE run_id = ? ORDER BY number",
@@ -575,28 +563,28 @@ class Store:
 
     def add_sweep(self, name: str, plan_path: str, plan_text: str, plan_hash: str) -> int:
         """A new sweep, held by this process (claim_sweep) until release_sweep."""
-        cur = self.db.execute("INSERT INTO sweeps (name, plan_path, plan_text, plan_hash, "
-                              "created_utc, owner) VALUES (?, ?, ?, ?, ?, ?)",
-                              (name, plan_path, plan_text, plan_hash, utc_now(),
-                               json.dumps(owner.me())))
-        return cur.lastrowid
+        return self._write(lambda: self.db.execute(
+            "INSERT INTO sweeps (name, plan_path, plan_text, plan_hash, created_utc, owner) "
+            "VALUES (?, ?, ?, ?, ?, ?)", (name, plan_path, plan_text, plan_hash, utc_now(),
+                                          json.dumps(owner.me()))).lastrowid)
 
     def claim_sweep(self, sweep_id: int) -> dict | None:
         """Hold the sweep for this process: None, or the owner that still holds it (a
         process that lives, or one on another host, whose life cannot be told)."""
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        def body():
             held = self.db.execute("SELECT owner FROM sweeps WHERE id = ?",
                                    (sweep_id,)).fetchone()[0]
             if held and not owner.gone(held) and json.loads(held) != owner.me():
                 return json.loads(held)
             self.db.execute("UPDATE sweeps SET owner = ? WHERE id = ?",
                             (json.dumps(owner.me()), sweep_id))
-        return None
+            return None
+        return self._write(body)
 
     def release_sweep(self, sweep_id: int) -> None:
-        self.db.execute("UPDATE sweeps SET owner = NULL WHERE id = ? AND owner = ?",
-                        (sweep_id, json.dumps(owner.me())))
+        self._write(lambda: self.db.execute(
+            "UPDATE sweeps SET owner = NULL WHERE id = ? AND owner = ?",
+            (sweep_id, json.dumps(owner.me()))))
 
     def last_sweep(self, plan_hash: str) -> int | None:
         row = self.db.execute("SELECT max(id) FROM sweeps WHERE plan_hash = ?",

@@ -70,16 +70,17 @@ REPORTS = {"advection2d": _advection2d}
 
 
 def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
-         window: int | None, sync: str = "barrier", launch: int = 0, cold: bool = False) -> dict:
+         window: int | None, sync: str = "barrier", launch: int = 0, cold: bool = False,
+         scale: float = 1.0, spread: float = 0.02) -> dict:
     """One case record: `samples` samples per rank, rank 0's the kernel's sample unless it
-    is timed by the slowest rank; each launch (the --shuffle seed) a factor of its own."""
+    is timed by the slowest rank; each launch (the --shuffle seed) a factor of its own.
+    `scale` makes the host slower (a state it may be in); `spread` is the samples' own
+    spread within a launch."""
     ranks = kernel["max_ranks"] or world
     seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks} {launch}".encode())
     rng = np.random.default_rng(seed)
     per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1) \
-        * math.exp(rng.normal(0, LAUNCH_CV)) \
-        * float(os.environ.get("COMMSCOPE_FAKE_SCALE", 1))  # a slower state of the host
-    spread = float(os.environ.get("COMMSCOPE_FAKE_SPREAD", 0.02))  # within a launch
+        * math.exp(rng.normal(0, LAUNCH_CV)) * scale
     per_rank = per_iteration * (1 + rng.exponential(spread, (ranks, samples)))
     kept = per_rank.max(axis=0) if kernel["timed_by"] == "max" else per_rank[0]
     rec = {"type": "case", "kernel": kernel["name"], "send_mode": mode, "bytes": nbytes,
@@ -99,10 +100,12 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
     return rec
 
 
-def records(argv: list[str], world: int, schema: int = 1):
-    """Every record one launch writes, in order."""
+def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
+            scale: float = 1.0, spread: float = 0.02):
+    """Every record one launch writes, in order; `described` is the real binary's
+    --describe output (the fake prefix's copy when None)."""
     args = _args(argv)
-    kinds = {k["name"]: k for k in description()["kernels"]}
+    kinds = {k["name"]: k for k in (described or description())["kernels"]}
     k = kinds.get(args.get("kernel"))
     yield context(world, argv, args.get("kernel"), schema)
     if args.get("info"):
@@ -117,7 +120,8 @@ def records(argv: list[str], world: int, schema: int = 1):
         for nbytes in map(int, args["sizes"].split(",")):
             yield {"type": "case_start", "kernel": k["name"], "send_mode": mode, "bytes": nbytes}
             yield case(k, mode, nbytes, world, samples, window, args.get("sync", "barrier"),
-                       int(args.get("shuffle", 0)), bool(args.get("cold-cache")))
+                       int(args.get("shuffle", 0)), bool(args.get("cold-cache")), scale,
+                       spread)
             count += 1
     yield {"type": "end", "cases": count}
 
@@ -132,7 +136,9 @@ def main(argv: list[str]) -> None:
     hang_after = int(os.environ.get("COMMSCOPE_FAKE_HANG_AFTER", -1))
     cases = 0
     for rec in records(argv, int(os.environ.get("COMMSCOPE_FAKE_RANKS", 1)),
-                       int(os.environ.get("COMMSCOPE_FAKE_SCHEMA", 1))):
+                       int(os.environ.get("COMMSCOPE_FAKE_SCHEMA", 1)),
+                       scale=float(os.environ.get("COMMSCOPE_FAKE_SCALE", 1)),
+                       spread=float(os.environ.get("COMMSCOPE_FAKE_SPREAD", 0.02))):
         if rec["type"] == "case_start" and cases == hang_after:
             out.write(json.dumps(rec) + "\n")
             out.flush()

@@ -11,10 +11,24 @@ from .. import __version__, stopping
 from ..build import BuildError
 from ..errors import UserError
 
-# One module each; imported when the parser is built, so that importing this package
-# costs nothing and main holds stop signals while they load (numpy, scipy: ~1 s).
-VERBS = ("run", "sweep", "app", "study", "info", "results", "compare", "fit", "predict",
-         "report", "imports", "probe")
+# Each verb: its module and its one line in `commscope --help`. Only the module of the
+# verb given is imported (numpy, scipy and the rest load with it): `--help` and a
+# mistyped verb cost no more than Python itself.
+VERBS = {
+    "run": ("run", "measure one kernel"),
+    "sweep": ("sweep", "run a TOML plan of kernels x sizes x processes x placements x "
+                       "transports"),
+    "app": ("app", "run a verified application"),
+    "study": ("study", "reproduce a seed report's experiment in one command"),
+    "info": ("info", "show the MPI, native binary and timer in use"),
+    "results": ("results", "list, show and export stored runs"),
+    "compare": ("compare", "which cases got faster or slower between runs"),
+    "fit": ("fit", "fit latency and bandwidth models to stored runs"),
+    "predict": ("predict", "predict ring and collective times from a fitted run"),
+    "report": ("report", "write an HTML report with plots of stored runs"),
+    "import": ("imports", "store OSU, IMB or nccl-tests output as runs"),
+    "probe": ("probe", "find where the MPI changes protocol"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,47 +46,84 @@ class _Parser(argparse.ArgumentParser):
         return text + "\n" + self.more_help() + "\n" if self.more_help else text
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser, with `verb`'s own options (every verb's, when None)."""
     top = _Parser(prog="commscope", description="MPI communication benchmark")
     top.add_argument("--version", action="version", version=f"commscope {__version__}")
     sub = top.add_subparsers(dest="verb", metavar="VERB", required=True, parser_class=_Parser)
-    for verb in VERBS:
-        importlib.import_module(f".{verb}", __name__).add_parser(sub)
+    for name, (module, summary) in VERBS.items():
+        if verb in (None, name):
+            importlib.import_module(f".{module}", __name__).add_parser(sub, summary)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return top
 
 
+def _verb(argv: list[str]) -> str:
+    """The verb argv names (the first word not an option), or "" when none is known."""
+    given = next((a for a in argv if not a.startswith("-")), "")
+    return given if given in VERBS else ""
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command line `argv` (sys.argv's by default); its exit code. Callable in-process:
+    the signal handlers are restored and nothing is left behind when it returns."""
     argv = sys.argv[1:] if argv is None else argv
-    stopping.install()
-    stopping.hold()  # a stop signal while the verbs load is raised once they have
+    with stopping.installed():
+        try:
+            code = _main(argv)
+        finally:
+            _close_stores()
+        if stopping.requested() and code == 0:
+            code = stopping.exit_code()  # a stop that came too late to end anything
+        return code
+
+
+def _main(argv: list[str]) -> int:
     args = None
     try:
-        top = parser()
-        stopping.release()
+        top = parser(_verb(argv))
+        stopping.check()
         # Kernel parameters are flags too (run --op sum), known only from the native
         # binary's description: the verbs that take them read the rest themselves.
         args, extra = top.parse_known_args(argv)
         if extra and not getattr(args, "kernel_flags", False):
             top.error(f"unrecognized arguments: {' '.join(extra)}")
         args.extra = extra
-        return args.func(args, argv)
+        code = args.func(args, argv)
+        stopping.check()
+        return code
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
     except UserError as exc:
         print(f"commscope: {exc}", file=sys.stderr)
         return 2
     except BuildError as exc:
+        if stopping.requested():  # Ctrl-C reaches the compiler too, which then fails
+            return _stopped(args)
         print(f"commscope: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:  # stopped outside a launch; a launch stopped says so itself
-        db = getattr(args, "db", None)
-        kept = f"; everything measured is kept in {db}" if db else ""
-        print(f"commscope: stopped by {stopping.name()}{kept}", file=sys.stderr)
-        return stopping.exit_code()
+        return _stopped(args)
     except sqlite3.Error as exc:  # after opening: a full disk, a file made read-only, ...
         print(f"commscope: {store_problem(getattr(args, 'db', None), exc)}",
               file=sys.stderr)
         return 1
+
+
+def _close_stores() -> None:
+    store = sys.modules.get("commscope.store")  # a command that opened none never loads it
+    if store:
+        store.Store.close_all()
+
+
+def _stopped(args) -> int:
+    db = getattr(args, "db", None)
+    kept = f"; everything measured is kept in {db}" if db else ""
+    print(f"commscope: stopped by {stopping.name()}{kept}", file=sys.stderr)
+    return stopping.exit_code()
 
 
 def store_problem(db: str | None, exc: sqlite3.Error) -> str:

@@ -12,16 +12,15 @@ from ..kernels import catalog
 from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import Plan, parse_ranks, plans, sampling
-from ..store import Store
 from ..views.advection import render
-from .common import add_db, add_mpi, print_json, show_runs
+from .common import add_db, add_mpi, print_json, show_runs, writing_store
 
 APPS = ("advection2d",)
 DEFAULT_ITERS = 10  # solves are long: a fixed count, enough for a 95% CI of the median
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("app", help="run a verified application",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("app", help=summary,
                        description="Solve an application problem, check it against its exact "
                                    "solution and time each whole solve (docs/app-advection2d.md).")
     p.add_argument("app", choices=APPS, help="advection2d: c_t + u c_x + v c_y = 0, periodic")
@@ -78,7 +77,7 @@ def plan_from(args: argparse.Namespace, mpi) -> Plan:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     plan = plan_from(args, mpi)
-    store = Store(args.db, append=True)  # checked before launching: foreign or damaged, untouched
+    store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
     (run,) = measure_runs(store, mpi, [plan], ["commscope", *argv])
 
     def table(found) -> str:

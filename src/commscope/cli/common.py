@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import names, stopping
+from .. import names, recovery, stopping
 from ..errors import UserError
 from ..results import marks, measured, quality
 from ..store import Store
@@ -33,6 +33,15 @@ def existing_store(path: str) -> Store:
         raise UserError(f"--db {path}: no such results file; run `commscope run` first "
                         "or point --db at one")
     return Store(path)
+
+
+def writing_store(path: str) -> Store:
+    """The results file at --db for a verb that adds runs: created if new, refused before
+    anything is measured if foreign or damaged, and first rid of runs whose command died
+    (recovery.py)."""
+    store = Store(path, append=True)
+    recovery.recover(store)
+    return store
 
 
 def print_json(value) -> None:

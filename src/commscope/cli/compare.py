@@ -12,8 +12,8 @@ from ..views.compare import render
 from .common import add_db, existing_store, print_json
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("compare", help="which cases got faster or slower between runs",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("compare", help=summary,
                        description="Test every case present in both A and B for a shift "
                                    "(Mann-Whitney U, Hodges-Lehmann; see docs/compare.md). "
                                    "Exit 1 when a case is significantly slower by more than "

@@ -14,8 +14,8 @@ from ..views.models import (fit_json, loggp_json, maxrate_json, render_fits, ren
 from .common import add_db, existing_store, print_json
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("fit", help="fit latency and bandwidth models to stored runs",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("fit", help=summary,
                        description="Fit t(n) = alpha + n/B (and piecewise lines at protocol "
                                    "switches) to the per-size medians of stored runs, with "
                                    "bootstrap CIs; see docs/models.md.")

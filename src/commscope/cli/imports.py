@@ -10,12 +10,12 @@ from .. import imported
 from ..errors import UserError
 from ..importers import parse
 from ..sizes import format_bytes
-from ..store import Store, utc_now
-from .common import add_db, print_json
+from ..store import utc_now
+from .common import add_db, print_json, writing_store
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("import", help="store OSU, IMB or nccl-tests output as runs",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("import", help=summary,
                        description="Read the text output of OSU Micro-Benchmarks (5.x to 7.x), "
                                    "IMB-MPI1 (one run per benchmark block) or nccl-tests (text "
                                    "or -J JSON) and store each as a run of the figures as "
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"--np {args.np}: give the process count, 1 or more")
     read = [(str(p), r if r.ranks or args.np is None else dataclasses.replace(r, ranks=args.np))
             for p in map(Path, args.files) for r in _read(p)]  # every file, then store
-    store = Store(args.db, append=True)
+    store = writing_store(args.db)
     started = utc_now()
     ids = store.add_imported([imported.stored(r, path, started) for path, r in read])
     listed = []

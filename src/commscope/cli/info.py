@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import tempfile
+import time
+from pathlib import Path
 
+from .. import owner, stopping
 from ..build import native_binary
-from ..launcher import launch
+from ..launcher import Placement
+from ..launcher.job import current
 from ..mpi import find_mpi
 from .common import add_mpi, print_json
 
+INFO_TIMEOUT_S = 120.0
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("info", help="show the MPI, native binary and timer in use")
+
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("info", help=summary)
     add_mpi(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
@@ -21,13 +27,22 @@ def add_parser(sub) -> None:
 
 def context_record(mpi, binary) -> dict:
     """The native context record of a one-rank launch: library, placement, timer."""
-    how = launch(mpi, 1, binary, ["--info"])
-    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
-    for line in done.stdout.splitlines():
-        if line.startswith("{") and '"context"' in line:
+    with tempfile.TemporaryDirectory(prefix=owner.TMP_PREFIX) as tmp:
+        job = current().start(mpi, 1, ["--info"], Placement(), Path(tmp) / "records.jsonl")
+        try:
+            deadline = time.monotonic() + INFO_TIMEOUT_S
+            while job.poll() is None and time.monotonic() < deadline:
+                stopping.check()
+                time.sleep(0.01)
+            lines = job.lines()
+        finally:
+            job.stop()
+            job.close()
+    for line in lines:
+        if '"context"' in line:
             return json.loads(line)
-    raise RuntimeError(f"{binary} --info gave no context record:\n{done.stderr}")
+    raise RuntimeError(f"{binary} --info gave no context record:\n"
+                       + "".join(job.output()[1]))
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

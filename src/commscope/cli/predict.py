@@ -21,8 +21,8 @@ from ..views.models import loggp_label, maxrate_label, render_predictions, sourc
 from .common import add_db, existing_store, print_json
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("predict", help="predict ring and collective times from a fitted run",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("predict", help=summary,
                        description="Predict the ring (seed 001) and collectives (Thakur, "
                                    "Rabenseifner & Gropp 2005) from alpha and B fitted to a "
                                    "point-to-point run (or LogGP from a loggp run), and "

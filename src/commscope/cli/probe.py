@@ -18,15 +18,15 @@ from ..plan import plans, sampling
 from ..sizes import parse_sizes
 from ..store import Store
 from ..views.probe import probe_json, render_probe
-from .common import add_db, add_mpi, exit_code, print_json
+from .common import add_db, add_mpi, exit_code, print_json, writing_store
 from .hosts import add_host_flags, host_args
 
 KERNELS = ("pingpong", "bw")
 ROUND_TIME_S = 2.0  # each round's launch: its cases share this much sampling time
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("probe", help="find where the MPI changes protocol",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("probe", help=summary,
                        description="Probe the MPI library: `probe protocols` locates each "
                                    "size where the latency jumps (eager to rendezvous, copy "
                                    "to single copy) within 1%% or 64 B, and shows the "
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                      transport=args.transport, **host_args(args))[0]
 
     modes = planned(coarse[:1], args.modes).modes  # checked before anything is launched
-    store = Store(args.db, append=True)
+    store = writing_store(args.db)
     found, code = [], 0
     for mode in modes:
         runs = []

@@ -11,8 +11,8 @@ from ..errors import UserError
 from .common import add_db, existing_store
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="write an HTML report with plots of stored runs",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("report", help=summary,
                        description="Write one HTML file (figures embedded, no network needed) "
                                    "with latency, bandwidth, fits, distributions, per-rank "
                                    "times, scaling, provenance and warnings; see docs/report.md.")

@@ -1,4 +1,4 @@
-"""`commscope results list | show RUNS | export RUNS --csv|--json`."""
+"""`commscope results list | show RUNS | export RUNS --csv|--json | recover`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import csv
 import json
 import sys
 
-from .. import names, selection
+from .. import names, recovery, selection
 from ..results import marks, measured, quality, summaries
 from ..views.run import imported_from, render, render_provenance, render_runs
+from ..store import Store
 from .common import add_db, existing_store, print_json
 
 FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
@@ -21,8 +22,8 @@ FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "s
           "case_key")
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("results", help="list, show and export stored runs")
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("results", help=summary)
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     listing = actions.add_parser("list", help="one line per run")
     listing.add_argument("--json", action="store_true", help="print a JSON array, one object per run")
@@ -39,11 +40,16 @@ def add_parser(sub) -> None:
     fmt.add_argument("--csv", action="store_true", help="one summary row per case")
     fmt.add_argument("--json", action="store_true",
                      help="each run, its context and every case with raw samples")
+    recover = actions.add_parser("recover", help="end the runs whose command died, storing "
+                                                  "the cases their ranks finished after")
+    add_db(recover)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     store = existing_store(args.db)
+    if args.action == "recover":
+        return _recover(args.db)
     if args.action == "list":
         if args.json:
             print_json([_listed(row) for row in store.runs()])
@@ -64,6 +70,19 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         exported = [_export(store, run_id) for run_id in runs]
         print_json(exported[0] if len(exported) == 1 else exported)
+    return 0
+
+
+def _recover(db: str) -> int:
+    """What `results list` shows as `interrupted (process gone)`, made so in the file, with
+    the cases the dead command's ranks wrote after it died (recovery.py)."""
+    store = Store(db, append=True)
+    ended = recovery.recover(store)
+    for run_id in ended:
+        row = store.run(run_id)
+        print(f"run {run_id}: {names.status(row)}; {row['message']}")
+    if not ended:
+        print(f"{db}: no run of a dead command on this host; nothing to recover")
     return 0
 
 

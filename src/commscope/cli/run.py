@@ -12,13 +12,12 @@ from ..mpi import find_mpi
 from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES, plans,
                     sampling)
 from ..progress import Progress
-from ..store import Store
-from .common import add_db, add_mpi, kernel_list, print_json, show_runs
+from .common import add_db, add_mpi, kernel_list, print_json, show_runs, writing_store
 from .hosts import add_host_flags, host_args
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="measure one kernel", allow_abbrev=False,
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("run", help=summary, allow_abbrev=False,
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Measure one kernel over message sizes, send modes and "
                                    "process counts. Each kernel parameter is also a flag: "
@@ -130,7 +129,7 @@ def plans_from(args: argparse.Namespace, mpi):
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     planned = plans_from(args, mpi)
-    store = Store(args.db, append=True)  # checked before launching: foreign or damaged, untouched
+    store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
     progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
                                                           or AUTO_LAUNCHES[0]),
                         f"{planned[0].kernel.name}")

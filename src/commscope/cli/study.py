@@ -12,13 +12,12 @@ from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, sampling
 from ..progress import Progress
-from ..store import Store
 from . import cluster_study
-from .common import add_db, add_mpi, print_json, show_runs
+from .common import add_db, add_mpi, print_json, show_runs, writing_store
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("study", help="reproduce a seed report's experiment in one command",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("study", help=summary,
                        description="Run one study (a seed report's experiment, see "
                                    "../shared/seeds) and write its report with the seed's "
                                    "figure first.")
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                                                                      max_time=args.max_time))
                  for p in plans]
     out.mkdir(parents=True, exist_ok=True)
-    store = Store(args.db, append=True)
+    store = writing_store(args.db)
     progress = Progress(sum(p.cases * (p.sampling.launches or AUTO_LAUNCHES[0]) for p in plans),
                         f"study {study.name}")
     runs = measure_runs(store, mpi, plans, ["commscope", *argv], progress=progress)

@@ -10,14 +10,12 @@ from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import AUTO_LAUNCHES
 from ..progress import Progress
-from ..store import Store
 from ..sweep import load
-from .common import add_db, add_mpi, print_json, show_runs
+from .common import add_db, add_mpi, print_json, show_runs, writing_store
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("sweep", help="run a TOML plan of kernels x sizes x processes x "
-                                     "placements x transports",
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("sweep", help=summary,
                        description="Run every case of a sweep plan (see docs/sweeps.md).")
     p.add_argument("plan", metavar="PLAN.toml")
     p.add_argument("--resume", action="store_true",
@@ -31,7 +29,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     plan = load(args.plan, mpi)  # every combination checked before anything runs
-    store = Store(args.db, append=True)
+    store = writing_store(args.db)
     if args.resume:
         sweep_id = store.last_sweep(plan.hash)
         if sweep_id is None:

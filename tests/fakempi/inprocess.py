@@ -1,0 +1,105 @@
+"""The launch seam's in-process fake (src/commscope/launcher/job.py): a Launcher whose
+jobs write, in the test's own process, the records the native binary would (native.py's
+latency model), to the records file as the real rank 0 does, on a clock of their own.
+
+It translates the launch as the real launcher does (launcher.launch: argv, environment,
+oversubscription, placement refused), keeps each launch's argv in `launched`, and fails
+on request: a rank's error after N cases, a hang after N cases, a launcher that never
+exits after the ranks' end, another record schema, an exit with only the launcher's
+words on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from commscope.build import native_description
+from commscope.launcher import launch
+
+from .native import records as fake_records
+
+
+@dataclass
+class FakeLauncher:
+    schema: int = 1  # the context record's schema
+    fail_after: int | None = None  # a rank reports an error after this many cases, exit 1
+    hang_after: int | None = None  # no record after this many cases, until stopped
+    launcher_hangs: bool = False  # every record written, then no exit until stopped
+    exit_code: int = 0  # with `stderr`: the launcher's own failure
+    stderr: list[str] = field(default_factory=list)
+    case_s: float = 0.0  # wall seconds each case takes
+    scale: float = 1.0  # the host's state: every time this many times longer
+    spread: float = 0.02  # the samples' own spread within a launch
+    launched: list[list[str]] = field(default_factory=list)
+
+    def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
+        how = launch(mpi, ranks, Path("commscope-native"), args + ["--output", str(records)],
+                     placement)
+        self.launched.append(how.argv)
+        made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
+                            self.spread)
+        return FakeJob(self, list(made), how.oversubscribed, records)
+
+
+class FakeJob:
+    def __init__(self, fake: FakeLauncher, made: list[dict], oversubscribed: bool,
+                 records: Path):
+        self.oversubscribed = oversubscribed
+        self.file = open(records, "a")
+        self.stdout: list[str] = []
+        self.code: int | None = None
+        self.stopped = False
+        self.hangs = fake.launcher_hangs
+        self.exit_code = fake.exit_code
+        self.stderr = list(fake.stderr)
+        self.due = self._schedule(fake, made, time.monotonic())
+
+    def _schedule(self, fake: FakeLauncher, made: list[dict], start: float) -> list:
+        """(when, line) of each record rank 0 writes, up to where the job fails or hangs."""
+        due, cases = [], 0
+        for rec in made:
+            at = start + cases * fake.case_s
+            if rec["type"] == "case_start" and cases == fake.fail_after:
+                self.stdout.append(json.dumps({
+                    "type": "error", "kernel": rec["kernel"], "send_mode": rec["send_mode"],
+                    "bytes": rec["bytes"], "rank": 1, "message": "fake failure"}) + "\n")
+                self.exit_code = 1
+                break
+            if rec["type"] == "case_start" and cases == fake.hang_after:
+                due.append((at, json.dumps(rec) + "\n"))
+                self.hangs = True
+                break
+            cases += rec["type"] == "case"
+            due.append((start + cases * fake.case_s, json.dumps(rec) + "\n"))
+        return due
+
+    def lines(self) -> list[str]:
+        now = time.monotonic()
+        out = []
+        while self.due and self.due[0][0] <= now:
+            _, line = self.due.pop(0)
+            self.file.write(line)
+            out.append(line)
+        self.file.flush()
+        return out
+
+    def poll(self) -> int | None:
+        if self.code is None and not self.due and not self.hangs:
+            self.code = self.exit_code
+        return self.code
+
+    def stop(self) -> None:
+        if self.code is None:
+            self.code = -signal.SIGTERM
+        self.stopped = True
+        self.due = [(when, line) for when, line in self.due if when <= time.monotonic()]
+
+    def output(self) -> tuple[list[str], list[str]]:
+        return self.stdout, self.stderr
+
+    def close(self) -> None:
+        self.file.close()
