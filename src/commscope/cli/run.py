@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import units
 from ..errors import UserError
 from ..kernels import Catalog, catalog
 from ..launcher import BIND_TO, MAP_BY, TRANSPORTS
@@ -48,7 +49,8 @@ def add_parser(sub) -> None:
                         "interval is wider than --precision and --max-time allows "
                         "(default auto)")
     count = p.add_mutually_exclusive_group()
-    count.add_argument("--precision", metavar="P", default=f"{DEFAULT_PRECISION:.0%}",
+    count.add_argument("--precision", metavar="P",
+                       default=units.percent(DEFAULT_PRECISION, decimals=None),
                        help="the goal: each case's 95%% interval over its launches within +-P "
                             "of its median (default %(default)s)")
     count.add_argument("--iters", type=int, metavar="N",

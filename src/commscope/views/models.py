@@ -56,7 +56,7 @@ def line_cells(line: dict, between: str = "-") -> tuple[str, str, str]:
         if line.get("at_bound") else "not identifiable"
     return (with_ci(units.us(line["alpha_s"]), line["alpha_ci_s"], units.us, between),
             bandwidth,
-            "-" if line["n_half_bytes"] is None else f"{line['n_half_bytes']:,.0f}")
+            units.whole(line["n_half_bytes"]))
 
 
 def breakpoint_kind(b: dict) -> str:
@@ -85,8 +85,8 @@ def render_fit(g: GroupFit) -> str:
     return "\n".join([title, table,
                       f"segments by BIC: {len(segments)} of 1..{max(b['segments'] for b in s['bic'])}; "
                       f"breakpoints: {breaks}",
-                      f"relative rms residual: one line {g.rel_rms_residual:.1%}, segments "
-                      f"{g.rel_rms_residual_segmented:.1%}"]
+                      f"relative rms residual: one line {units.percent(g.rel_rms_residual)}, "
+                      f"segments {units.percent(g.rel_rms_residual_segmented)}"]
                      + ([f"note: {s['note']}"] if s.get("note") else [])
                      + (["CIs within the launch: one launch cannot tell how much the next "
                          "differs; measure with --launches 3 or more"]
@@ -99,7 +99,7 @@ def render_fits(fits: list[GroupFit]) -> str:
 
 
 PREDICT_FOOTER = ("error = (predicted - measured) / measured; measured: the median of the "
-                  "kernel's latency, for reductions of the MPI call alone; gamma = {gamma:g} s/B")
+                  "kernel's latency, for reductions of the MPI call alone; gamma = {gamma} s/B")
 
 
 def source_label(g: GroupFit, one_line: bool) -> str:
@@ -133,7 +133,7 @@ def render_predictions(rows: list[dict], source: str, gamma: float) -> str:
     header = ("kernel", "algorithm", "ranks", "size", "predicted us", "measured us (95% CI)",
               "run", "error")
     return "\n".join([source, Table(header, table, align="ll").text(),
-                      PREDICT_FOOTER.format(gamma=gamma)])
+                      PREDICT_FOOTER.format(gamma=units.seconds(gamma))])
 
 
 def loggp_json(group, model) -> dict:
