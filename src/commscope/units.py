@@ -8,6 +8,7 @@ from __future__ import annotations
 MB = 1e6  # bytes in the MB of MB/s
 US_PER_S = 1e6  # figures draw seconds as µs
 MS_PER_S = 1e3  # and long solves as ms
+NS_PER_S = 1e9  # a time per byte (LogGP's G) is shown as ns/B
 PERCENT = 100  # figures draw fractions as percent
 MISSING = "-"
 
@@ -31,6 +32,10 @@ def seconds(value: float | None) -> str:
     """Seconds as they are, to three significant digits, for times far from a message's
     (the timer's resolution and overhead, a compute cost in s/B): 2e-08, 4.36e-07."""
     return MISSING if value is None else f"{value:.3g}"
+
+
+def ns_per_byte(seconds_per_byte: float | None) -> str:
+    return MISSING if seconds_per_byte is None else f"{seconds_per_byte * NS_PER_S:.4f}"
 
 
 def rate(megabytes_per_s: float | None, decimals: int = 0, missing: str = "inf") -> str:
