@@ -41,13 +41,14 @@ def add_parser(sub) -> None:
     p.add_argument("--modes", metavar="LIST",
                    help="send modes of the kernel (listed below), or all (default: the first)")
     p.add_argument("--window", type=int, metavar="W",
-                   help="messages in flight per iteration for bw and bibw (default 64); "
-                        "operations per epoch for rma (default 1)")
+                   help="messages in flight per iteration, or operations per epoch for rma, "
+                        "for the kernels that take a window (default: the kernel's, listed "
+                        "below)")
     p.add_argument("--launches", default="auto", metavar="K|auto",
                    help="launches (mpiruns) each case is measured in: K, or auto: at least "
                         f"{AUTO_LAUNCHES[0]}, more (up to {AUTO_LAUNCHES[1]}) while a case's "
                         "interval is wider than --precision and --max-time allows "
-                        "(default auto)")
+                        "(default %(default)s)")
     count = p.add_mutually_exclusive_group()
     count.add_argument("--precision", metavar="P",
                        default=units.percent(DEFAULT_PRECISION, decimals=None),
