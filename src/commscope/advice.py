@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import units
 from .cases import Case
 from .stats import median_ci
 from .summary import case_summary
@@ -35,7 +36,7 @@ KINDS = {
     "all_late": "every repetition started late under --sync window: no figures",
     "late": "repetitions started late under --sync window, left out of the statistics",
     "few_samples": "too few samples for a 95% CI of the median (6 needed)",
-    "cv": f"within-launch CV above {CV_LIMIT:.0%}: the machine is noisy",
+    "cv": f"within-launch CV above {units.percent(CV_LIMIT, decimals=0)}: the machine is noisy",
     "drift": "median drifted within a launch: something else ran",
     "short_samples": f"samples under {TIMER_SPAN_FACTOR}x the timer's resolution",
     "slow_first": "first repetition far slower than the median: warm-up not steady",
@@ -88,7 +89,8 @@ def _wide(s: dict, settings: dict):
     if not goal or s["precision"] is None or s["precision"] <= goal:
         return None
     kind = "capped" if s["dominant"] == "within" or s["ci_basis"] != "launches" else "wide"
-    return (kind, f"+-{s['precision']:.1%} in {s['launches']} launches", s["precision"])
+    return (kind, f"+-{units.percent(s['precision'])} in {s['launches']} launches",
+            s["precision"])
 
 
 def _levels(s: dict, settings: dict):
@@ -98,8 +100,9 @@ def _levels(s: dict, settings: dict):
         return None
     (low, n_low), (high, n_high) = s["levels"]
     nearer = "higher" if s["median_s"] > math.sqrt(low * high) else "lower"
-    return ("levels", f"{low * 1e6:.3g} us in {n_low} earlier commands, {high * 1e6:.3g} us in "
-            f"{n_high}; this one {s['median_s'] * 1e6:.3g} us, the {nearer}", high / low)
+    return ("levels", f"{units.us_short(low)} us in {n_low} earlier commands, "
+            f"{units.us_short(high)} us in {n_high}; this one {units.us_short(s['median_s'])} "
+            f"us, the {nearer}", high / low)
 
 
 def _above_ceiling(s: dict, settings: dict):
@@ -108,8 +111,9 @@ def _above_ceiling(s: dict, settings: dict):
     fraction = s.get("ceiling_fraction")
     if fraction is None or fraction <= 1:
         return None
-    return ("above_ceiling", f"{s['bandwidth_MBps']:,.0f} MB/s, {fraction:.2f}x the copy "
-            f"ceiling of {s['ceiling_MBps']:,.0f} MB/s", fraction)
+    return ("above_ceiling", f"{units.rate(s['bandwidth_MBps'])} MB/s, "
+            f"{units.ratio(fraction)}x the copy ceiling of {units.rate(s['ceiling_MBps'])} MB/s",
+            fraction)
 
 
 def _one_launch(s: dict, settings: dict):
@@ -137,7 +141,7 @@ def _few(s: dict, settings: dict):
 
 def _cv(case, s):
     if s["cv"] is not None and s["cv"] > CV_LIMIT:
-        return ("cv", f"CV {s['cv']:.0%}", s["cv"])
+        return ("cv", f"CV {units.percent(s['cv'], decimals=0)}", s["cv"])
     return None
 
 
@@ -151,7 +155,8 @@ def _drift(case, s):
     a, b = np.median(first), np.median(last)
     (a_low, a_high), (b_low, b_high) = median_ci(first), median_ci(last)
     if abs(b - a) > DRIFT_LIMIT * a and (b_low > a_high or a_low > b_high):
-        return ("drift", f"{(b - a) / a:+.0%} from the first third of samples to the last",
+        change = units.percent((b - a) / a, signed=True, decimals=0)
+        return ("drift", f"{change} from the first third of samples to the last",
                 abs(b - a) / a)
     return None
 
@@ -168,7 +173,8 @@ def _slow_first(case, s):
         return None
     median = float(np.median(samples))
     if samples[0] > SLOW_FIRST_FACTOR * median and samples[0] > samples[1:].max():
-        return ("slow_first", f"{samples[0] / median:.1f}x the median", samples[0] / median)
+        times = samples[0] / median
+        return ("slow_first", f"{units.ratio(times, 1)}x the median", times)
     return None
 
 
@@ -179,7 +185,7 @@ def _short(case, resolution_s):
         return None
     span = float(np.median(samples)) * case.batch
     if span < TIMER_SPAN_FACTOR * resolution_s:
-        return ("short_samples", f"{span * 1e6:.3f} us against {resolution_s * 1e6:.3f} us",
+        return ("short_samples", f"{units.us(span)} us against {units.us(resolution_s)} us",
                 resolution_s / span)
     return None
 

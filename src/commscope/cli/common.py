@@ -58,9 +58,10 @@ def kernel_list() -> str:
     lines = ["kernels (commscope-native --describe):"]
     for k in known.kernels.values():
         modes = f"; modes {', '.join(k.modes)}" if k.modes else ""
+        window = f"; --window {k.default_window}" if k.default_window else ""
         needs = f"; needs {known.features[k.needs].calls}" if k.needs else ""
         lines.append(f"  {k.name:<15} {k.description} ({k.family}, {k.min_ranks}+ "
-                     f"ranks{modes}{needs})")
+                     f"ranks{modes}{window}{needs})")
         for p in k.params.values():
             values = "|".join(p.choices) if p.choices else p.kind
             values = "[yes|no]" if p.kind == "switch" else values  # alone: yes

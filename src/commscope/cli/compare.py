@@ -21,7 +21,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("a", metavar="A", help=f"the baseline: {selection.SYNTAX}")
     p.add_argument("b", metavar="B", help=f"compared with A: {selection.SYNTAX}")
     p.add_argument("--threshold", default=DEFAULT_THRESHOLD, metavar="T",
-                   help="slowdown that fails the comparison: 5%% or 0.05 (default 5%%)")
+                   help="slowdown that fails the comparison: 5%% or 0.05 (default %(default)s)")
     p.add_argument("--all", action="store_true",
                    help="every matched case and the unmatched ones, not only significant changes")
     p.add_argument("--json", action="store_true", help="every matched case as JSON")

@@ -9,8 +9,8 @@ from ..errors import UserError
 from ..models.groups import MAX_SEGMENTS, fit_runs
 from ..models.loggp import fit_loggp
 from ..models.maxrate import across_ranks, fit_maxrate
-from ..views.models import (fit_json, loggp_json, maxrate_json, render_fits, render_loggp,
-                            render_maxrate)
+from ..views.message_models import loggp_json, maxrate_json, render_loggp, render_maxrate
+from ..views.models import fit_json, render_fits
 from .common import add_db, existing_store, print_json
 
 

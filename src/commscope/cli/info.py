@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import owner, stopping
+from .. import names, owner, stopping
 from ..build import native_binary
 from ..launcher import Placement
 from ..launcher.job import current
@@ -65,7 +65,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.json:
         print_json(facts)
         return 0
-    t = facts["timer"]
     print(f"MPI          {facts['mpi_library']} ({facts['mpi_version'].splitlines()[0]})")
     print(f"standard     MPI {facts['mpi_standard']}, large-count calls: "
           f"{'yes' if facts['large_count'] else 'no (derived datatypes over 2 GiB)'}")
@@ -74,6 +73,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     print(f"launcher     {facts['launcher']}")
     print(f"binary       {facts['native_binary']}")
     print(f"compiler     {facts['compiler']}")
-    print(f"timer        {t['name']}: tick {t['wtick_s']:.3g} s, resolution "
-          f"{t['resolution_s']:.3g} s, overhead {t['overhead_s']:.3g} s per read")
+    print(f"timer        {names.timer(facts['timer'])}")
     return 0

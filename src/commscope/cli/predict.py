@@ -17,7 +17,8 @@ from ..models.predict import comparable, predictions
 from ..plan import parse_ranks
 from ..sizes import parse_sizes
 from ..store import Store
-from ..views.models import loggp_label, maxrate_label, render_predictions, source_label
+from ..views.message_models import loggp_label, maxrate_label
+from ..views.models import render_predictions, source_label
 from .common import add_db, existing_store, print_json
 
 

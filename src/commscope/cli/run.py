@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import units
 from ..errors import UserError
 from ..kernels import Catalog, catalog
 from ..launcher import BIND_TO, MAP_BY, TRANSPORTS
@@ -39,15 +40,17 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--modes", metavar="LIST",
                    help="send modes of the kernel (listed below), or all (default: the first)")
     p.add_argument("--window", type=int, metavar="W",
-                   help="messages in flight per iteration for bw and bibw (default 64); "
-                        "operations per epoch for rma (default 1)")
+                   help="messages in flight per iteration, or operations per epoch for rma, "
+                        "for the kernels that take a window (default: the kernel's, listed "
+                        "below)")
     p.add_argument("--launches", default="auto", metavar="K|auto",
                    help="launches (mpiruns) each case is measured in: K, or auto: at least "
                         f"{AUTO_LAUNCHES[0]}, more (up to {AUTO_LAUNCHES[1]}) while a case's "
                         "interval is wider than --precision and --max-time allows "
-                        "(default auto)")
+                        "(default %(default)s)")
     count = p.add_mutually_exclusive_group()
-    count.add_argument("--precision", metavar="P", default=f"{DEFAULT_PRECISION:.0%}",
+    count.add_argument("--precision", metavar="P",
+                       default=units.percent(DEFAULT_PRECISION, decimals=None),
                        help="the goal: each case's 95%% interval over its launches within +-P "
                             "of its median (default %(default)s)")
     count.add_argument("--iters", type=int, metavar="N",

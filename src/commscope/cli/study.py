@@ -7,10 +7,11 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from .. import units
 from ..errors import UserError
 from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import AUTO_LAUNCHES, parse_ranks, sampling
+from ..plan import AUTO_LAUNCHES, DEFAULT_MAX_TIME, parse_ranks, sampling
 from ..progress import Progress
 from . import cluster_study
 from .common import add_db, add_mpi, print_json, show_runs, writing_store
@@ -27,8 +28,8 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--np", metavar="LIST", help="process counts (default: the study's own)")
     p.add_argument("-o", "--output", metavar="DIR", help="directory for report.html")
     p.add_argument("--max-time", type=float, metavar="S",
-                   help="seconds of sampling per case before it stops short of 1%% precision "
-                        "(default: as `commscope run`)")
+                   help="seconds each run may spend on its launches, as `commscope run "
+                        f"--max-time` (default {units.seconds(DEFAULT_MAX_TIME)})")
     p.add_argument("--hosts", metavar="LIST",
                    help="many-rank studies: spread the ranks over these hosts, `a:1,b:1` "
                         "(as `commscope run --hosts`)")

@@ -84,7 +84,7 @@ def render(data: ReportData) -> Section | None:
         ci = "" if s["ci_low_s"] is None else \
             f" ({units.ms(s['ci_low_s'])} to {units.ms(s['ci_high_s'])})"
         lines.append((_name(s), s["params"].get("steps"),
-                      "-" if s.get("cfl") is None else f"{s['cfl']:.3f}", s["n"],
+                      units.ratio(s.get("cfl"), 3), s["n"],
                       units.ms(s["median_s"]) + ci, units.ms(phases.get("compute")),
                       units.ms(phases.get("communicate")), units.scientific(s.get("l2_error")),
                       units.scientific(s.get("max_error"))))

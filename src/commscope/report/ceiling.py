@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import names
+from .. import names, units
 from ..sizes import format_bytes
 from ..views.tables import Table
 from . import figures
@@ -59,7 +59,8 @@ def render(data: ReportData) -> Section | None:
         fraction_ax.plot(x, mid / top, "o-", ms=3, lw=1, color=colour)
         best = int(np.nanargmax(mid / top))
         rows.append((names.configuration(config), format_bytes(int(x[best])),
-                     f"{mid[best]:,.0f}", f"{top[best]:,.0f}", f"{mid[best] / top[best]:.2f}"))
+                     units.rate(mid[best]), units.rate(top[best]),
+                     units.ratio(mid[best] / top[best])))
     fraction_ax.axhline(1.0, color="black", lw=0.8)
     for ax, label in ((rate_ax, "MB/s"), (fraction_ax, "bandwidth / ceiling")):
         figures.size_axis(ax)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import names
+from ..units import PERCENT
 from . import figures
 from .data import ReportData, combined, grouped
 from .html import Section, el, figure, section
@@ -32,9 +33,9 @@ def _figure(panel) -> bytes:
         within = figures.nan_none([x["within_launch_cv"] for x in s])
         # a between-launch CV of 0 (method of moments) cannot sit on a log axis: at its floor
         floor = 1e-4
-        ax.plot(size, np.maximum(between, floor) * 100, "o-", color=figures.color(i), ms=3,
+        ax.plot(size, np.maximum(between, floor) * PERCENT, "o-", color=figures.color(i), ms=3,
                 lw=1, label=f"{label} between")
-        ax.plot(size, np.maximum(within, floor) * 100, "s--", color=figures.color(i), ms=3,
+        ax.plot(size, np.maximum(within, floor) * PERCENT, "s--", color=figures.color(i), ms=3,
                 lw=1, label=f"{label} within")
     figures.size_axis(ax)
     figures.log_axis(ax, "CV (%)")

@@ -1,10 +1,11 @@
 """The models that are not a line through one kernel's times: LogGP and max-rate.
 
 LogGP (models/loggp.py) comes from the loggp kernel's phases: the figure shows o_s(m),
-o_r(m), g(m) and the round trip RTT(m) per size with the gap's line g(0) + m G, the table the constants that
-`commscope fit` prints. Max-rate (models/maxrate.py) comes from mbw_mr at two rank
-counts or more: the figure shows the node's aggregate rate k n / T against k senders,
-measured (points) and modelled (lines), where R_N shows as the level the lines reach.
+o_r(m), g(m) and the round trip RTT(m) per size with the gap's line g(0) + m G. Max-rate
+(models/maxrate.py) comes from mbw_mr at two rank counts or more: the figure shows the
+node's aggregate rate k n / T against k senders, measured (points) and modelled (lines),
+where R_N shows as the level the lines reach. Each model's table of constants is the one
+`commscope fit` prints, built once in views/message_models.py.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from ..models.loggp import fit_loggp
 from ..models.maxrate import across_ranks, fit_maxrate
 from ..sizes import format_bytes
 from ..units import MB, US_PER_S
-from ..views.models import LOGGP_FOOTER, MAXRATE_FOOTER, at_least, loggp_json, maxrate_json
-from ..views.tables import Table
+from ..views.message_models import (LOGGP_FOOTER, MAXRATE_FOOTER, loggp_constants, loggp_json,
+                                    maxrate_constants, maxrate_json)
 from . import figures
 from .data import ReportData
 from .html import Section, el, figure, section, table
 
 TITLE = "LogGP and max-rate models"
+US = "µs"  # the report writes the micro sign; the terminal keeps to ASCII
 
 
 def render(data: ReportData) -> Section | None:
@@ -61,15 +63,10 @@ def _loggp(group) -> list:
     figures.size_axis(ax)
     figures.log_axis(ax, "µs")
     ax.legend(fontsize=8)
-    latency = "not identifiable" if model.L_s is None else f"{model.L_s * US_PER_S:.3f}"
-    constants = Table(("L µs", "o_s µs", "o_r µs", "g µs", "G MB/s"),
-                      [(latency, f"{model.o_s_s * US_PER_S:.3f}", f"{model.o_r_s * US_PER_S:.3f}",
-                        f"{model.g_s * US_PER_S:.3f}", at_least(s["G_bandwidth_MBps"], None))],
-                      align="rrrrr")
     return [el("h3", title), figure(figures.png(fig), f"LogGP parts vs size: {title}",
                                     "Each part per size, the median over launches of each "
                                     "launch's median; dashed: the gap's line. " + LOGGP_FOOTER),
-            table(constants)]
+            table(loggp_constants(model, us=US))]
 
 
 def _maxrate(cases) -> list:
@@ -95,11 +92,6 @@ def _maxrate(cases) -> list:
     ax.set_xticks(ks)
     figures.log_axis(ax, "aggregate MB/s (k n / T)")
     ax.legend(fontsize=8, title="size")
-    constants = Table(("alpha µs", "R_C MB/s (a process)", "R_N MB/s (the node)"),
-                      [(f"{model.alpha_s * US_PER_S:.3f}",
-                        at_least(s["rate_process_MBps"], s["rate_process_at_least_MBps"]),
-                        at_least(s["rate_node_MBps"], s["rate_node_at_least_MBps"]))],
-                      align="rrr")
     return [el("h3", title), figure(figures.png(fig), f"aggregate rate vs senders: {title}",
                                     "Points: measured; lines: the model. " + MAXRATE_FOOTER),
-            table(constants)]
+            table(maxrate_constants(model, s, us=US))]

@@ -30,15 +30,6 @@ def _compact(value) -> str:
         value if isinstance(value, str) else json.dumps(value, sort_keys=True))
 
 
-def _timer(ctx: dict) -> str:
-    t = ctx.get("timer")
-    if not t:
-        return "-"
-    return (f"{t.get('name')}: resolution {t.get('resolution_s', 0):.3g} s, overhead "
-            f"{t.get('overhead_s', 0):.3g} s, MPI_Wtick {t.get('wtick_s', 0):.3g} s, barrier "
-            f"{t.get('barrier_s', 0):.3g} s")
-
-
 def _facts(run: RunData) -> list[tuple[str, object]]:
     row, ctx, s = run.row, run.context, run.settings
     sweep = "-" if run.sweep is None else (
@@ -60,7 +51,7 @@ def _facts(run: RunData) -> list[tuple[str, object]]:
         ("transport requested", s.get("transport", "auto")),
         ("library_transport", _compact(ctx.get("library_transport"))),
         ("library_protocols", _compact(ctx.get("library_protocols"))),
-        ("timer", _timer(ctx)),
+        ("timer", names.timer(ctx["timer"]) if ctx.get("timer") else "-"),
         ("sync", s.get("sync", "barrier")),
         ("kernel parameters", _compact(s.get("params"))),
         ("settings", _compact({k: v for k, v in s.items()

@@ -19,7 +19,7 @@ from .. import names
 from ..cases import Case
 from ..kernels import meaning
 from ..sizes import format_bytes
-from ..units import US_PER_S
+from ..units import us_short
 from ..views.run import rank_times
 from . import figures
 from .data import ReportData, grouped
@@ -66,7 +66,7 @@ def _heatmap(data: ReportData, config: dict, cases: list[Case]) -> bytes:
     if ratio.size <= ANNOTATE_MAX_CELLS:
         for (r, s), value in np.ndenumerate(median_s):  # cells, not samples
             dark = abs(ratio[r, s]) > 0.6 * reach
-            ax.text(s, r, f"{value * US_PER_S:.3g}", ha="center", va="center", fontsize=7,
+            ax.text(s, r, us_short(value), ha="center", va="center", fontsize=7,
                     color="white" if dark else "black")
     return figures.png(fig)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import names
+from .. import names, units
 from ..cases import Case, key
 from ..kernels import meaning
 from ..models.groups import GroupFit, configuration, fit_group, group_cases, summary
@@ -137,8 +137,9 @@ def _fit_rows(name: str, g: GroupFit | None):
                      "-" if n_half is None else format_bytes(int(round(n_half)))))
     breaks = ", ".join(f"{format_bytes(b['bytes'])} {breakpoint_kind(b)}"
                        + _ci(b["ci_bytes"], format_bytes) for b in j["breakpoints"]) or "none"
-    rows.append((name, "breakpoints", breaks, f"rms residual: one line "
-                 f"{g.rel_rms_residual:.1%}", f"segments {g.rel_rms_residual_segmented:.1%}", ""))
+    rows.append((name, "breakpoints", breaks,
+                 f"rms residual: one line {units.percent(g.rel_rms_residual)}",
+                 f"segments {units.percent(g.rel_rms_residual_segmented)}", ""))
     return rows
 
 

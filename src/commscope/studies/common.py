@@ -15,8 +15,8 @@ from ..summary import case_summary
 
 def plan(mpi, kernel: str, ranks: int, sizes=None, modes: str | None = None, params=None,
          iters: int | None = None, app: bool = False, **placement) -> Plan:
-    """A checked plan with commscope's defaults (--precision 1%), as `commscope run` makes
-    it from the same values (plan.plans)."""
+    """A checked plan with commscope's defaults (plan.DEFAULT_PRECISION and
+    DEFAULT_MAX_TIME), as `commscope run` makes it from the same values (plan.plans)."""
     (found,) = plans(catalog(mpi), mpi, kernel=kernel, np=ranks, sizes=sizes, modes=modes,
                      params=params, sampling=sampling(iters=iters), app=app, **placement)
     return found

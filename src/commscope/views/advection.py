@@ -18,7 +18,7 @@ def _row(s: dict) -> tuple[str, ...]:
     grid = s.get("process_grid")
     return (s["params"]["method"], s["params"]["comm"], str(s["points_per_side"]),
             "-" if not grid else f"{grid[0]}x{grid[1]}", s["params"]["steps"],
-            "-" if s.get("cfl") is None else f"{s['cfl']:.3f}", str(s["n"]),
+            units.ratio(s.get("cfl"), 3), str(s["n"]),
             units.ms(s["median_s"]), ci, units.ms(phases.get("compute")),
             units.ms(phases.get("communicate")), units.scientific(s.get("l2_error")),
             units.scientific(s.get("max_error")))

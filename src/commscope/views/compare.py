@@ -39,9 +39,10 @@ def summary(result: Comparison) -> str:
                                                           "no change", "within noise",
                                                           "inconclusive", "shift only"))
     unmatched = len(result.only_a) + len(result.only_b)
+    threshold = units.percent(result.threshold, decimals=None)
     line = (f"{len(result.changes)} matched cases: {counts} (tested on launch medians; "
-            f"BH-adjusted p < {ALPHA:g}; regression: slower with the whole interval beyond "
-            f"{result.threshold * 100:g}%); {unmatched} unmatched ({len(result.only_a)} only in "
+            f"BH-adjusted p < {units.p_value(ALPHA)}; regression: slower with the whole "
+            f"interval beyond {threshold}); {unmatched} unmatched ({len(result.only_a)} only in "
             f"A, {len(result.only_b)} only in B)")
     if result.count("shift only"):
         line += (f"\n{result.count('shift only')} shift only: an imported run holds the figures "
@@ -51,6 +52,5 @@ def summary(result: Comparison) -> str:
         line += f"\n{result.count('inconclusive')} inconclusive: {REMEDY}"
     regressions = len(result.regressions)
     if regressions:
-        line += (f"\n{regressions} case(s) slower by more than the threshold "
-                 f"{result.threshold * 100:g}%")
+        line += f"\n{regressions} case(s) slower by more than the threshold {threshold}"
     return line

@@ -1,5 +1,6 @@
-"""Fits and predictions as terminal tables and JSON; seconds and bytes inside, µs and MB/s
-shown. The numbers come from models.groups.summary, the report's too."""
+"""Hockney fits and predictions as terminal tables and JSON; seconds and bytes inside, µs
+and MB/s shown. The numbers come from models.groups.summary, the report's too. LogGP and
+max-rate: views/message_models.py."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def line_cells(line: dict, between: str = "-") -> tuple[str, str, str]:
         if line.get("at_bound") else "not identifiable"
     return (with_ci(units.us(line["alpha_s"]), line["alpha_ci_s"], units.us, between),
             bandwidth,
-            "-" if line["n_half_bytes"] is None else f"{line['n_half_bytes']:,.0f}")
+            units.whole(line["n_half_bytes"]))
 
 
 def breakpoint_kind(b: dict) -> str:
@@ -85,8 +86,8 @@ def render_fit(g: GroupFit) -> str:
     return "\n".join([title, table,
                       f"segments by BIC: {len(segments)} of 1..{max(b['segments'] for b in s['bic'])}; "
                       f"breakpoints: {breaks}",
-                      f"relative rms residual: one line {g.rel_rms_residual:.1%}, segments "
-                      f"{g.rel_rms_residual_segmented:.1%}"]
+                      f"relative rms residual: one line {units.percent(g.rel_rms_residual)}, "
+                      f"segments {units.percent(g.rel_rms_residual_segmented)}"]
                      + ([f"note: {s['note']}"] if s.get("note") else [])
                      + (["CIs within the launch: one launch cannot tell how much the next "
                          "differs; measure with --launches 3 or more"]
@@ -99,7 +100,7 @@ def render_fits(fits: list[GroupFit]) -> str:
 
 
 PREDICT_FOOTER = ("error = (predicted - measured) / measured; measured: the median of the "
-                  "kernel's latency, for reductions of the MPI call alone; gamma = {gamma:g} s/B")
+                  "kernel's latency, for reductions of the MPI call alone; gamma = {gamma} s/B")
 
 
 def source_label(g: GroupFit, one_line: bool) -> str:
@@ -111,14 +112,6 @@ def source_label(g: GroupFit, one_line: bool) -> str:
         starts = ", ".join(format_bytes(b["bytes"]) for b in s["breakpoints"])
         how = f"{len(s['segments'])} segments, breaking at {starts}"
     return f"t(m) from run {runs}: {names.configuration(g.group.config)}; {how}"
-
-
-def loggp_label(group, model) -> str:
-    runs = ", ".join(map(str, sorted({c.run_id for c in group.cases})))
-    per_byte = 1 / model.G_s_per_byte if model.G_s_per_byte else None
-    return (f"t(m) from run {runs}: {names.configuration(group.config)}; LogGP o_s + (m-1) G "
-            f"+ L + o_r, L {units.us(model.L_s or 0.0)} us, o_s {units.us(model.o_s_s)} us, "
-            f"o_r {units.us(model.o_r_s)} us, G {_rate(per_byte)} MB/s")
 
 
 def render_predictions(rows: list[dict], source: str, gamma: float) -> str:
@@ -133,95 +126,4 @@ def render_predictions(rows: list[dict], source: str, gamma: float) -> str:
     header = ("kernel", "algorithm", "ranks", "size", "predicted us", "measured us (95% CI)",
               "run", "error")
     return "\n".join([source, Table(header, table, align="ll").text(),
-                      PREDICT_FOOTER.format(gamma=gamma)])
-
-
-def loggp_json(group, model) -> dict:
-    """A loggp configuration's LogGP model (models/loggp.py): the constants, seconds and
-    bytes, and each size's measured parts."""
-    out = {**group.config, "runs": sorted({c.run_id for c in group.cases}), "model": "loggp"}
-    if model is None:
-        return {**out, "note": "no phases stored: measure with this commscope's loggp kernel"}
-    return {**out, "L_s": model.L_s, "o_s_s": model.o_s_s, "o_r_s": model.o_r_s,
-            "g_s": model.g_s, "G_s_per_byte": model.G_s_per_byte,
-            "G_bandwidth_MBps": units.mb_per_s(1 / model.G_s_per_byte)
-            if model.G_s_per_byte else None,
-            "parts": [{"bytes": p.bytes, "o_s_s": p.o_s, "o_r_s": p.o_r, "g_s": p.g,
-                       "rtt_s": p.rtt} for p in model.parts]}
-
-
-LOGGP_FOOTER = ("LogGP (Alexandrov et al. 1995): a message costs o_s + (m-1) G + L + o_r; o_s, o_r "
-                "and g measured per size as Kielmann et al. (2000) do, each the median over the "
-                "launches of a launch's median; L = RTT(0)/2 - g(0); G: the slope of g(m), a "
-                "physical line; constants at the smallest size (docs/models.md)")
-
-
-def render_loggp(group, model) -> str:
-    s = loggp_json(group, model)
-    title = f"{names.configuration(group.config)} (run {', '.join(map(str, s['runs']))}): LogGP"
-    if model is None:
-        return f"{title}\n  no model: {s['note']}"
-    latency = "not identifiable (g(0) above RTT(0)/2)" if model.L_s is None else units.us(model.L_s)
-    bandwidth = "-" if model.G_s_per_byte is None else \
-        f"{model.G_s_per_byte * 1e9:.4f} ns/B ({units.rate(s['G_bandwidth_MBps'])} MB/s)"
-    constants = Table(("L us", "o_s us", "o_r us", "g us", "G"),
-                      [(latency, units.us(model.o_s_s), units.us(model.o_r_s),
-                        units.us(model.g_s), bandwidth)], align="rrrrr").text()
-    per_size = Table(("size", "o_s us", "o_r us", "g us", "RTT us"),
-                     [(format_bytes(p.bytes), units.us(p.o_s), units.us(p.o_r), units.us(p.g),
-                       units.us(p.rtt)) for p in model.parts], align="rrrrr").text()
-    return "\n".join([title, constants, per_size, LOGGP_FOOTER])
-
-
-def maxrate_json(cases, model) -> dict:
-    """The max-rate model of mbw_mr cases at several rank counts (models/maxrate.py)."""
-    first = cases[0]
-    out = {"kernel": first.kernel, "model": "max-rate", "mpi": first.mpi,
-           "runs": sorted({c.run_id for c in cases}),
-           "k": sorted({c.ranks // 2 for c in cases})}
-    if model is None:
-        return {**out, "note": "needs mbw_mr at two rank counts or more and two sizes or more"}
-    return {**out, "alpha_s": model.alpha_s,
-            "rate_process_MBps": units.mb_per_s(model.rate_process_Bps),
-            "rate_node_MBps": units.mb_per_s(model.rate_node_Bps),
-            "rate_process_at_least_MBps": units.mb_per_s(model.process_at_least_Bps),
-            "rate_node_at_least_MBps": units.mb_per_s(model.node_at_least_Bps),
-            "points": [{"k": p.k, "bytes": p.bytes, "time_s": p.time_s,
-                        "model_s": float(model.time_s(p.bytes, p.k))} for p in model.points]}
-
-
-MAXRATE_FOOTER = ("max-rate (Gropp, Olson & Samfass 2016): k senders on a node take "
-                  "alpha + k n / min(R_N, k R_C); k = P/2 pairs of mbw_mr, all senders on one "
-                  "node; a rate that no k reached is given as a lower bound (docs/models.md)")
-
-
-def at_least(value: float | None, at_least: float | None) -> str:
-    """A rate in MB/s, its lower bound where it was not identifiable."""
-    return units.rate(value) if value else f"at least {units.rate(at_least)}" \
-        if at_least else "not identifiable"
-
-
-def maxrate_label(cases, model) -> str:
-    s = maxrate_json(cases, model)
-    return (f"T(k, n) from runs {', '.join(map(str, s['runs']))}: max-rate alpha "
-            f"{units.us(model.alpha_s)} us, R_C "
-            f"{at_least(s['rate_process_MBps'], s['rate_process_at_least_MBps'])} MB/s, R_N "
-            f"{at_least(s['rate_node_MBps'], s['rate_node_at_least_MBps'])} MB/s; k = P/2")
-
-
-def render_maxrate(cases, model) -> str:
-    s = maxrate_json(cases, model)
-    title = (f"mbw_mr, {names.library(s['mpi'])} (runs {', '.join(map(str, s['runs']))}), "
-             f"k = {', '.join(map(str, s['k']))}: max-rate")
-    if model is None:
-        return f"{title}\n  no model: {s['note']}"
-    constants = Table(("alpha us", "R_C MB/s (a process)", "R_N MB/s (the node)"),
-                      [(units.us(model.alpha_s),
-                        at_least(s["rate_process_MBps"], s["rate_process_at_least_MBps"]),
-                        at_least(s["rate_node_MBps"], s["rate_node_at_least_MBps"]))],
-                      align="rrr").text()
-    rows = Table(("k", "size", "measured us", "model us", "error"),
-                 [(p["k"], format_bytes(p["bytes"]), units.us(p["time_s"]), units.us(p["model_s"]),
-                   units.percent((p["model_s"] - p["time_s"]) / p["time_s"], signed=True))
-                  for p in s["points"]], align="rrrrr").text()
-    return "\n".join([title, constants, rows, MAXRATE_FOOTER])
+                      PREDICT_FOOTER.format(gamma=units.seconds(gamma))])

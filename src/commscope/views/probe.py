@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import names
 from ..probe import JUMP, Bracket, Probe, Regime, Setting, named_by
 from ..sizes import format_bytes
-from ..units import mb_per_s, rate, us
+from ..units import mb_per_s, percent, rate, us
 from .tables import Table
 
 
@@ -40,9 +40,9 @@ def probe_json(mode, runs: list[int], mpi: str | None, over_network: bool, resul
             "library_settings": protocols,
             "applies": {s.name: s.bytes for s in applies},
             "disagreements": [f"{s.name} = {s.bytes} B, but the latency does not step by "
-                              f"{JUMP:.0%} from {s.last_before} B to {s.bytes} B: the setting "
-                              "is not in effect on this path, or both protocols cost the same "
-                              "there" for s in missed]}
+                              f"{percent(JUMP, decimals=0)} from {s.last_before} B to "
+                              f"{s.bytes} B: the setting is not in effect on this path, or "
+                              "both protocols cost the same there" for s in missed]}
 
 
 def _side(r: dict | None) -> str:

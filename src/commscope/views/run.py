@@ -131,9 +131,7 @@ def imported_from(source: dict) -> str:
 def render_provenance(ctx: dict, oversubscribed: bool) -> str:
     """`results show`: the MPI, where each rank ran, the timer and the compiler."""
     placement = ", ".join(f"{p['rank']}@{p['host']}:cpu{p['cpu']}" for p in ctx["placement"])
-    t = ctx["timer"]
     return (f"MPI: {names.library(ctx['mpi_library_version'])} (MPI {ctx['mpi_standard']})\n"
             f"ranks: {ctx['ranks']}{' oversubscribed' if oversubscribed else ''}; "
             f"placement: {placement}\n"
-            f"timer: {t['name']}, resolution {t['resolution_s']:.3g} s, "
-            f"overhead {t['overhead_s']:.3g} s; compiler {ctx['compiler']}")
+            f"timer: {names.timer(ctx['timer'])}; compiler {ctx['compiler']}")
