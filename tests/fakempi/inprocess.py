@@ -16,6 +16,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from commscope.build import native_description
 from commscope.launcher import launch
@@ -34,6 +35,7 @@ class FakeLauncher:
     case_s: float = 0.0  # wall seconds each case takes
     scale: float = 1.0  # the host's state: every time this many times longer
     spread: float = 0.02  # the samples' own spread within a launch
+    on_case: Callable[[int], None] | None = None  # told each case written (the count)
     launched: list[list[str]] = field(default_factory=list)
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
@@ -55,6 +57,8 @@ class FakeJob:
         self.stopped = False
         self.hangs = fake.launcher_hangs
         self.exit_code = fake.exit_code
+        self.on_case = fake.on_case
+        self.cases = 0
         self.stderr = list(fake.stderr)
         self.due = self._schedule(fake, made, time.monotonic())
 
@@ -78,12 +82,18 @@ class FakeJob:
         return due
 
     def lines(self) -> list[str]:
+        """The lines due by now; after a case, the rest wait for the next call when
+        someone is told of it (a test may signal the command then)."""
         now = time.monotonic()
         out = []
         while self.due and self.due[0][0] <= now:
             _, line = self.due.pop(0)
             self.file.write(line)
             out.append(line)
+            if self.on_case and '"type": "case"' in line:
+                self.cases += 1
+                self.on_case(self.cases)
+                break
         self.file.flush()
         return out
 
