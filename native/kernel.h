@@ -95,7 +95,7 @@ struct kcase {
     struct layout {
         size_t block, stride;
     } layout;
-    struct phases *phases; /* the loop's, for timing_phase_end; NULL: none */
+    struct phases *phases; /* for sampling_phase_end (sampling.h); NULL: none */
 };
 
 struct kernel {
@@ -127,7 +127,7 @@ struct kernel {
     void (*run_once)(struct kcase *c);
     void (*teardown)(struct kcase *c);
     /* Names of the phases of one iteration that run_once ends with
-     * timing_phase_end, NULL-terminated; NULL: not split into phases. */
+     * sampling_phase_end, NULL-terminated; NULL: not split into phases. */
     const char *const *phases;
     /* Extra fields for the case record. Collective, called on every rank
      * after the samples and before teardown; j is the open case record on
