@@ -14,11 +14,13 @@ from ..summary import case_summary
 
 
 def plan(mpi, kernel: str, ranks: int, sizes=None, modes: str | None = None, params=None,
-         iters: int | None = None, app: bool = False, **placement) -> Plan:
-    """A checked plan with commscope's defaults (--precision 1%), as `commscope run` makes
-    it from the same values (plan.plans)."""
+         iters: int | None = None, max_time: float | None = None, app: bool = False,
+         **placement) -> Plan:
+    """A checked plan with commscope's defaults, as `commscope run` makes it from the same
+    values (plan.plans); max_time None: the default."""
     (found,) = plans(catalog(mpi), mpi, kernel=kernel, np=ranks, sizes=sizes, modes=modes,
-                     params=params, sampling=sampling(iters=iters), app=app, **placement)
+                     params=params, sampling=sampling(iters=iters, max_time=max_time),
+                     app=app, **placement)
     return found
 
 
