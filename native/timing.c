@@ -209,7 +209,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     check_case_begin(k->name, mode_name, bytes);
     if (c.rank == 0)
         record_case_start(k->name, mode_name, bytes);
-    const char *reason = k->unsupported ? k->unsupported(&c) : NULL;
+    const char *reason = kcase_unsupported(&c);
     if (reason) {
         if (c.rank == 0)
             record_skip(k->name, mode_name, bytes, reason);
