@@ -517,7 +517,7 @@ def size_units(k: Kernel, params: dict[str, str]) -> list[tuple[int, str]]:
             what = value if element.type == value else f"{value}'s {element.type}"
             units.append((element.bytes, f"{what} ({element.bytes} B) elements"))
         if k.params[name].kind == "parts":
-            units.append((int(value), f"{value} equal {name}"))
+            units.append((int(value), f"{int(value)} equal {name}"))
     chosen = _value_of_kind(k, params, "layout")
     vector = vector_blocks(chosen)
     if vector:  # after the elements: its blocks are counted in them
