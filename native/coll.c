@@ -35,7 +35,7 @@ static const char *const op_names[] = {"sum", "max", "min", "user", NULL};
 #define PERSISTENT_PARAM                                                  \
     {.name = "persistent", PARAM_SWITCH, NULL, "the MPI-4 persistent form: the "   \
      "request made once in set-up, then MPI_Start and MPI_Wait each "     \
-     "iteration", switch_choices, NULL, FEATURE_PERSISTENT_COLLECTIVES, 0}
+     "iteration", switch_choices, NULL, FEATURE_PERSISTENT_COLLECTIVES, 0, true}
 const struct kparam coll_persistent_params[] = {PERSISTENT_PARAM, {0}};
 const struct kparam coll_rooted_params[] = {ROOT_PARAM, PERSISTENT_PARAM, {0}};
 const struct kparam coll_reducing_params[] = {REDUCING_PARAMS, PERSISTENT_PARAM, {0}};
@@ -262,7 +262,7 @@ void coll_persist(struct kcase *c, coll_call_fn *call)
     if (!s->persistent)
         return;
     /* A persistent collective is bound to its root: with root=rotate, one
-     * request per rank. Warm buffers only (plan.py refuses --cold-cache),
+     * request per rank. Warm buffers only (the parameter binds_buffers),
      * so every iteration's buffers are these. */
     s->request_count = s->root == COLL_ROOT_ROTATE ? c->ranks : 1;
     s->requests = xcalloc((size_t)s->request_count, sizeof *s->requests);

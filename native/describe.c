@@ -60,6 +60,7 @@ static void param(struct jsonl *j, const struct kparam *p)
     }
     needs(j, p->needs);
     modes(j, p->modes);
+    jsonl_bool(j, "binds_buffers", p->binds_buffers);
     jsonl_close(j, '}');
 }
 
@@ -104,6 +105,10 @@ void describe_write(void)
         jsonl_str(&j, NULL, sync_methods[i]->name);
     jsonl_close(&j, ']');
     jsonl_uint(&j, "window_bytes_max", WINDOW_BYTES_MAX);
+    jsonl_open(&j, "param_kinds", '[');
+    for (int kind = 0; kind < PARAM_KIND_COUNT; kind++)
+        jsonl_str(&j, NULL, param_kind_names[kind]);
+    jsonl_close(&j, ']');
     char version[32];
     snprintf(version, sizeof version, "%d.%d", MPI_VERSION, MPI_SUBVERSION);
     jsonl_str(&j, "mpi_version", version); /* of the mpi.h built against */

@@ -199,3 +199,11 @@ void jsonl_close(struct jsonl *j, char bracket)
     put(j, &bracket, 1);
     j->depth--;
 }
+
+void jsonl_nums(struct jsonl *j, const char *key, const double *x, int n)
+{
+    jsonl_open(j, key, '[');
+    for (int i = 0; i < n; i++)
+        jsonl_num(j, NULL, x[i]);
+    jsonl_close(j, ']');
+}

@@ -36,5 +36,7 @@ void jsonl_null(struct jsonl *j, const char *key);
 /* Nested containers: bracket is '[' or '{' to open, ']' or '}' to close. */
 void jsonl_open(struct jsonl *j, const char *key, char bracket);
 void jsonl_close(struct jsonl *j, char bracket);
+/* A list of n numbers, each as jsonl_num writes it. */
+void jsonl_nums(struct jsonl *j, const char *key, const double *x, int n);
 
 #endif

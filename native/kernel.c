@@ -47,6 +47,7 @@ const char *const param_kind_names[] = {
     [PARAM_CHOICE] = "choice", [PARAM_RANK] = "rank",     [PARAM_COUNT] = "count",
     [PARAM_NUMBER] = "number", [PARAM_EXTENT] = "extent", [PARAM_GRID] = "grid",
     [PARAM_PATH] = "path",     [PARAM_SWITCH] = "switch", [PARAM_LAYOUT] = "layout",
+    [PARAM_PARTS] = "parts",   [PARAM_EPOCH] = "epoch",
 };
 
 const char *const switch_choices[] = {"yes", "no", NULL};
@@ -188,6 +189,32 @@ void recv_slots_report(struct jsonl *j, int slots)
 {
     jsonl_str(j, "recv_buffers", slots == 1 ? "one" : "window");
     jsonl_int(j, "recv_buffer_count", slots);
+}
+
+/* A PARAM_PARTS value that does not split c->bytes into equal parts (or is
+ * no MPI int count of them), as a reason; NULL: it does, or is not given. */
+static const char *parts_unsupported(const struct kcase *c, const struct kparam *p)
+{
+    static char reason[128];
+    const char *value = kcase_param(c, p->name);
+    long long parts = 0;
+    char end;
+    if (!value || (sscanf(value, "%lld%c", &parts, &end) == 1 && parts >= 1 &&
+                   parts <= INT_MAX && c->bytes % (size_t)parts == 0))
+        return NULL;
+    snprintf(reason, sizeof reason, "%zu bytes do not split into %lld equal %s", c->bytes,
+             parts, p->name);
+    return reason;
+}
+
+const char *kcase_unsupported(const struct kcase *c)
+{
+    const struct kernel *k = c->cfg->kernel;
+    const char *reason = k->unsupported ? k->unsupported(c) : NULL;
+    for (const struct kparam *p = k->params; !reason && p && p->name; p++)
+        if (p->kind == PARAM_PARTS)
+            reason = parts_unsupported(c, p);
+    return reason;
 }
 
 const char *kcase_param(const struct kcase *c, const char *key)

@@ -36,8 +36,10 @@ enum kernel_family {
 };
 extern const char *const kernel_family_names[];
 
-/* How a --param value is checked: here when a case reads it, and by Python
- * before launching, from what --describe says (docs/native.md). */
+/* How a --param value is checked, and what it means to the rest of a
+ * plan: here when a case reads it, and by Python before launching, from
+ * what --describe says (docs/native.md). A rule that follows from a kind
+ * is written once on each side, never per parameter name. */
 enum param_kind {
     PARAM_CHOICE, /* one of choices */
     PARAM_RANK,   /* a rank of the case, or rotate */
@@ -47,14 +49,25 @@ enum param_kind {
     PARAM_GRID,   /* PXxPY with PX*PY the ranks, or auto */
     PARAM_PATH,   /* a file this kernel writes */
     PARAM_SWITCH, /* yes or no; `commscope run --NAME` alone is yes */
-    PARAM_LAYOUT, /* contiguous, or vector:STRIDE:BLOCK with STRIDE >= BLOCK >= 1 */
+    /* contiguous, or vector:STRIDE:BLOCK with STRIDE >= BLOCK >= 1, in the
+     * elements a choice's `elements` names: every size is whole blocks */
+    PARAM_LAYOUT,
+    /* a whole number P >= 1 of equal parts each message is split into:
+     * every size is a whole multiple of P (kcase_unsupported) */
+    PARAM_PARTS,
+    /* one of choices, an RMA access epoch: `commscope run --sync` takes
+     * the choices too, and --sync window is refused (the target would wait
+     * outside MPI) */
+    PARAM_EPOCH,
+    PARAM_KIND_COUNT
 };
 extern const char *const param_kind_names[];
 
 /* A kernel parameter, --param NAME=VALUE, declared once: the kernel reads
  * it with kcase_param, --help and --describe show it, options.c checks the
  * choices before any case runs. Written {.name = "x", kind, default, help,
- * choices, elements}: after the designator, needs and modes default to none. */
+ * choices, elements}: after the designator, needs, modes and binds_buffers
+ * default to none. */
 struct kparam {
     const char *name;
     enum param_kind kind;
@@ -69,6 +82,9 @@ struct kparam {
     enum feature needs;
     /* The send modes it may be given with (SEND_MODE_BITs); 0: any. */
     unsigned modes;
+    /* Given (a switch: yes), it binds the case's buffers to requests made
+     * in set-up, so they cannot rotate: --cold-cache is refused. */
+    bool binds_buffers;
 };
 
 struct element {
@@ -95,7 +111,7 @@ struct kcase {
     struct layout {
         size_t block, stride;
     } layout;
-    struct phases *phases; /* the loop's, for timing_phase_end; NULL: none */
+    struct phases *phases; /* for sampling_phase_end (sampling.h); NULL: none */
 };
 
 struct kernel {
@@ -127,7 +143,7 @@ struct kernel {
     void (*run_once)(struct kcase *c);
     void (*teardown)(struct kcase *c);
     /* Names of the phases of one iteration that run_once ends with
-     * timing_phase_end, NULL-terminated; NULL: not split into phases. */
+     * sampling_phase_end, NULL-terminated; NULL: not split into phases. */
     const char *const *phases;
     /* Extra fields for the case record. Collective, called on every rank
      * after the samples and before teardown; j is the open case record on
@@ -135,6 +151,10 @@ struct kernel {
     void (*report)(struct kcase *c, struct jsonl *j);
 };
 
+/* Why this case cannot run, or NULL: the kernel's own unsupported, then
+ * what its parameters' kinds declare (a PARAM_PARTS that does not divide
+ * the size). Called on every rank; depends only on the case. */
+const char *kcase_unsupported(const struct kcase *c);
 /* The value of --param KEY, or its declared default (NULL: none). KEY
  * must be one of the kernel's declared parameters. */
 const char *kcase_param(const struct kcase *c, const char *key);
@@ -181,7 +201,7 @@ void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots);
 #define P2P_PERSISTENT_PARAM(mode_bits)                                       \
     {.name = "persistent", PARAM_SWITCH, NULL, "persistent requests: made "   \
      "once in set-up, then MPI_Start and MPI_Wait each iteration",            \
-     switch_choices, NULL, FEATURE_NONE, (mode_bits)}
+     switch_choices, NULL, FEATURE_NONE, (mode_bits), true}
 #define PERSISTENT_MODES                                                      \
     (SEND_MODE_BIT(SEND_STANDARD) | SEND_MODE_BIT(SEND_SYNCHRONOUS) |         \
      SEND_MODE_BIT(SEND_BUFFERED) | SEND_MODE_BIT(SEND_READY))

@@ -5,7 +5,7 @@
 
 #include "check.h"
 #include "precision.h"
-#include "timing.h"
+#include "sampling.h"
 
 const char *const nbc_phases[] = {"pure", "compute", "overlapped", "check", NULL};
 
@@ -53,17 +53,17 @@ void nbc_run_once(struct kcase *c, const struct nbc_ops *ops)
     MPI_Request req;
     ops->start(c, s, &req);
     CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    timing_phase_end(c, NBC_PHASE_PURE);
+    sampling_phase_end(c, NBC_PHASE_PURE);
     ops->check(c, s);
-    timing_phase_end(c, NBC_PHASE_CHECK);
+    sampling_phase_end(c, NBC_PHASE_CHECK);
     compute(s->compute_s, 0, NULL);
-    timing_phase_end(c, NBC_PHASE_COMPUTE);
+    sampling_phase_end(c, NBC_PHASE_COMPUTE);
     ops->start(c, s, &req);
     compute(s->compute_s, s->tests, &req);
     CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    timing_phase_end(c, NBC_PHASE_OVERLAPPED);
+    sampling_phase_end(c, NBC_PHASE_OVERLAPPED);
     ops->check(c, s);
     if (s->kind == COLL_REDUCES)
         coll_fill_next(c);
-    timing_phase_end(c, NBC_PHASE_CHECK);
+    sampling_phase_end(c, NBC_PHASE_CHECK);
 }

@@ -307,10 +307,14 @@ static bool check_config(const struct config *cfg, bool modes_given,
         if (!p)
             return bad(error, len, "--param: kernel %s has no parameter '%s'",
                        k->name, given->key);
-        if ((p->kind == PARAM_CHOICE || p->kind == PARAM_SWITCH) &&
-            kparam_choice_index(p, given->value) < 0)
+        if (p->choices && kparam_choice_index(p, given->value) < 0)
             return bad(error, len, "--param %s=%s: kernel %s takes one of %s",
                        given->key, given->value, k->name, choice_list(p));
+        bool given_yes = p->kind != PARAM_SWITCH || strcmp(given->value, "yes") == 0;
+        if (p->binds_buffers && given_yes && cfg->cold_cache && k->cold_cache)
+            return bad(error, len, "--param %s=%s: its requests are bound to one "
+                       "buffer in set-up, so they cannot rotate; drop --cold-cache",
+                       given->key, given->value);
     }
     return true;
 }

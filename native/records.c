@@ -12,21 +12,13 @@ static void case_fields(struct jsonl *j, const char *kernel,
     jsonl_uint(j, "bytes", bytes);
 }
 
-static void numbers(struct jsonl *j, const char *key, const double *x, int n)
-{
-    jsonl_open(j, key, '[');
-    for (int i = 0; i < n; i++)
-        jsonl_num(j, NULL, x[i]);
-    jsonl_close(j, ']');
-}
-
 /* A list of per-rank lists: values[rank * n + i]. */
 static void rank_lists(struct jsonl *j, const char *key, const double *values,
                        int ranks, int n)
 {
     jsonl_open(j, key, '[');
     for (int rank = 0; rank < ranks; rank++)
-        numbers(j, NULL, values + (size_t)rank * (size_t)n, n);
+        jsonl_nums(j, NULL, values + (size_t)rank * (size_t)n, n);
     jsonl_close(j, ']');
 }
 
@@ -128,7 +120,8 @@ void record_skip(const char *kernel, const char *send_mode, size_t bytes,
 }
 
 /* How the samples were taken: the sync method, the stopping rule of
- * --precision and, with --sync window, the window and the clocks. */
+ * --precision, and what the method says of itself (--sync window: the
+ * window and the clocks). */
 static void sampling(struct jsonl *j, const struct case_record *r)
 {
     jsonl_str(j, "sync", r->sync);
@@ -138,16 +131,8 @@ static void sampling(struct jsonl *j, const struct case_record *r)
         jsonl_num(j, "sampling_s", r->sampling_s);
         jsonl_bool(j, "capped", r->capped);
     }
-    if (r->window_s <= 0)
-        return;
-    jsonl_num(j, "window_s", r->window_s);
-    jsonl_open(j, "invalid", '[');
-    for (int i = 0; i < r->samples; i++)
-        if (r->late && r->late[i])
-            jsonl_int(j, NULL, i);
-    jsonl_close(j, ']');
-    numbers(j, "clock_offsets_s", r->clock_offsets_s, r->clock_ranks);
-    numbers(j, "clock_rtt_s", r->clock_rtt_s, r->clock_ranks);
+    if (r->sync_report)
+        r->sync_report(r->sampling, j);
 }
 
 void record_case_open(struct jsonl *j, const struct case_record *r)
@@ -163,7 +148,7 @@ void record_case_open(struct jsonl *j, const struct case_record *r)
     jsonl_uint(j, "warmup_iterations", r->warmup_iterations);
     jsonl_bool(j, "validated", r->validated);
     jsonl_str(j, "timed_by", timed_by_names[r->timed_by]);
-    numbers(j, "samples_s", r->samples_s, r->samples);
+    jsonl_nums(j, "samples_s", r->samples_s, r->samples);
     rank_lists(j, "rank_samples_s", r->rank_samples_s, r->ranks, r->samples);
     sampling(j, r);
     if (r->copy_s > 0)

@@ -1,8 +1,9 @@
 /* Every record of the JSON Lines stream (docs/native.md, "Records"), written
  * here and only here: the context, case_start, case, skip, error and end
- * records, from facts the other parts gather. A kernel's report hook adds
- * its own fields to its open case record; those are documented with the
- * kernel. */
+ * records, from facts the other parts gather. What only a sync method or a
+ * kernel knows, its report hook adds to the open case record: the sync
+ * method's fields (sync.h) where the record calls it, the kernel's last;
+ * each is documented with its method or kernel. */
 #ifndef COMMSCOPE_RECORDS_H
 #define COMMSCOPE_RECORDS_H
 
@@ -51,6 +52,8 @@ struct context_record {
     const char *kernel; /* NULL with --info */
 };
 
+struct sampling;
+
 struct case_record {
     const char *kernel;
     const char *send_mode; /* NULL: the kernel has no modes */
@@ -69,11 +72,10 @@ struct case_record {
     bool adaptive;
     double precision_target, max_time_s, sampling_s;
     bool capped;
-    /* --sync window only (window_s > 0) */
-    double window_s;
-    const unsigned char *late; /* [samples]: invalid samples */
-    int clock_ranks;
-    const double *clock_offsets_s, *clock_rtt_s;
+    /* The sync method's own fields (its report hook, sync.h), written after
+     * the fields above; NULL: it has none. */
+    void (*sync_report)(const struct sampling *s, struct jsonl *j);
+    const struct sampling *sampling;
     /* the copy ceiling (ceiling.h) and the cache state of the buffers */
     double copy_s; /* 0: none (size 0) */
     int copy_ranks;

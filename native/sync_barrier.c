@@ -4,8 +4,6 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "check.h"
-#include "kernel.h"
 #include "sync.h"
 #include "timer.h"
 
@@ -17,22 +15,6 @@
 #define BARRIER_SPAN_MAX_S 1e-4
 /* Bounds the integer conversion only; reached by a kernel doing nothing. */
 #define MAX_BATCH 1073741824.0
-
-double sync_barrier_batch(struct sampling *s, uint64_t n)
-{
-    struct kcase *c = s->c;
-    void (*run_once)(struct kcase *) = s->kernel->run_once; /* one load, not one a call */
-    CHECK_MPI(MPI_Barrier(c->comm));
-    double start = MPI_Wtime();
-    sampling_phases_start(s, start);
-    if (s->active) {
-        for (uint64_t i = 0; i < n; i++) {
-            run_once(c);
-            c->iteration++;
-        }
-    }
-    return MPI_Wtime() - start;
-}
 
 static void barrier_begin(struct sampling *s, MPI_Comm case_comm)
 {
@@ -58,7 +40,7 @@ static double barrier_plan(struct sampling *s, MPI_Comm case_comm,
 static void barrier_take(struct sampling *s, int from, int to)
 {
     for (int i = from; i < to; i++) {
-        s->samples[i] = sync_barrier_batch(s, (uint64_t)s->batch) /
+        s->samples[i] = sampling_barrier_batch(s, (uint64_t)s->batch) /
                         (double)s->batch;
         sampling_phases_store(s, i, (double)s->batch);
     }
@@ -81,5 +63,6 @@ const struct sync_method sync_barrier = {
     .plan = barrier_plan,
     .take = barrier_take,
     .finish = barrier_finish,
+    .report = NULL, /* batch, in every record, says all there is */
     .end = barrier_end,
 };

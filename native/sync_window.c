@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "check.h"
+#include "clocksync.h"
+#include "jsonl.h"
 #include "kernel.h"
 #include "sync.h"
 #include "timer.h"
@@ -23,15 +25,23 @@
 #define ROUND_LEAD_BARRIERS 4.0
 #define IDLE_NAP_S 1e-3
 
+/* The method's own state, from window_begin to window_end. */
+struct window {
+    double window_s;
+    struct clock_sync clocks; /* the ranks taking part only */
+};
+
 /* Window rounds and clock synchronisation involve only the ranks taking
  * part, and happen before setup: from then on a kernel may keep a receive
  * posted (pingpong's ready mode) that no other message may meet. */
 static void window_begin(struct sampling *s, MPI_Comm case_comm)
 {
+    struct window *w = xcalloc(1, sizeof *w);
+    s->method = w;
     CHECK_MPI(MPI_Comm_split(case_comm, s->active ? 0 : MPI_UNDEFINED,
                              s->c->rank, &s->comm));
     if (s->active)
-        clock_sync_estimate(&s->clocks, s->comm);
+        clock_sync_estimate(&w->clocks, s->comm);
 }
 
 /* Rank 0 sizes the window from the probe and announces it, so every rank
@@ -39,11 +49,12 @@ static void window_begin(struct sampling *s, MPI_Comm case_comm)
 static double window_plan(struct sampling *s, MPI_Comm case_comm,
                           double t_iter)
 {
+    struct window *w = s->method;
     if (s->c->rank == 0)
-        s->window_s = fmax(WINDOW_FACTOR * t_iter, WINDOW_MIN_S);
-    CHECK_MPI(MPI_Bcast(&s->window_s, 1, MPI_DOUBLE, 0, case_comm));
+        w->window_s = fmax(WINDOW_FACTOR * t_iter, WINDOW_MIN_S);
+    CHECK_MPI(MPI_Bcast(&w->window_s, 1, MPI_DOUBLE, 0, case_comm));
     s->batch = 1;
-    return s->window_s;
+    return w->window_s;
 }
 
 /* The start of a round, on rank 0's clock: the latest rank's clock
@@ -51,25 +62,27 @@ static double window_plan(struct sampling *s, MPI_Comm case_comm,
  * for the ranks' clock errors (each within half its round trip). */
 static double round_start(const struct sampling *s, double offset)
 {
+    const struct window *w = s->method;
     double now = MPI_Wtime() - offset, latest, worst_rtt = 0;
     CHECK_MPI(MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, s->comm));
-    for (int r = 0; r < s->clocks.ranks; r++)
-        worst_rtt = fmax(worst_rtt, s->clocks.rtt_s[r]);
-    return latest + fmax(s->window_s, ROUND_LEAD_BARRIERS * s->timer->barrier_s) +
+    for (int r = 0; r < w->clocks.ranks; r++)
+        worst_rtt = fmax(worst_rtt, w->clocks.rtt_s[r]);
+    return latest + fmax(w->window_s, ROUND_LEAD_BARRIERS * s->timer->barrier_s) +
            worst_rtt;
 }
 
 static void window_take(struct sampling *s, int from, int to)
 {
     struct kcase *c = s->c;
+    const struct window *w = s->method;
     unsigned char *late = xcalloc((size_t)(to - from), 1);
-    double offset = s->clocks.offset_s[c->rank];
-    int per_round = (int)fmax(ceil(ROUND_S / s->window_s), 1.0);
+    double offset = w->clocks.offset_s[c->rank];
+    int per_round = (int)fmax(ceil(ROUND_S / w->window_s), 1.0);
     double t0 = 0;
     for (int i = from; i < to; i++) {
         if ((i - from) % per_round == 0)
-            t0 = round_start(s, offset) - (i * s->window_s);
-        double start = t0 + i * s->window_s + offset;
+            t0 = round_start(s, offset) - (i * w->window_s);
+        double start = t0 + i * w->window_s + offset;
         double now = MPI_Wtime();
         late[i - from] = now > start;
         while (now < start)
@@ -111,14 +124,33 @@ static void window_finish(struct sampling *s, MPI_Comm case_comm)
     }
 }
 
+/* The window, the samples started late (their indices, ascending) and
+ * the clocks, so that a reader can leave those samples out and bound each
+ * rank's start error by half its round trip. */
+static void window_report(const struct sampling *s, struct jsonl *j)
+{
+    const struct window *w = s->method;
+    jsonl_num(j, "window_s", w->window_s);
+    jsonl_open(j, "invalid", '[');
+    for (int i = 0; i < s->n; i++)
+        if (s->late && s->late[i])
+            jsonl_int(j, NULL, i);
+    jsonl_close(j, ']');
+    jsonl_nums(j, "clock_offsets_s", w->clocks.offset_s, w->clocks.ranks);
+    jsonl_nums(j, "clock_rtt_s", w->clocks.rtt_s, w->clocks.ranks);
+}
+
 static void window_end(struct sampling *s)
 {
+    struct window *w = s->method;
     free(s->late);
     s->late = NULL;
     if (s->comm != MPI_COMM_NULL) {
-        clock_sync_free(&s->clocks);
+        clock_sync_free(&w->clocks);
         CHECK_MPI(MPI_Comm_free(&s->comm));
     }
+    free(w);
+    s->method = NULL;
 }
 
 const struct sync_method sync_window = {
@@ -127,5 +159,6 @@ const struct sync_method sync_window = {
     .plan = window_plan,
     .take = window_take,
     .finish = window_finish,
+    .report = window_report,
     .end = window_end,
 };

@@ -1,9 +1,9 @@
 /* The one timing loop (docs/native.md, "One timing loop"). Kernels supply
- * run_once; only the loop and its sync methods (sync.h) read the timer, so
- * every kernel is measured the same way: a probe that doubles as warm-up,
- * then samples started by the case's sync method, as many as --iters,
- * --min-time or --precision ask for; per-rank samples gathered to rank 0,
- * which writes the record (records.c). */
+ * run_once; only the loop, its sync methods (sync.h) and what they share
+ * (sampling.h) read the timer, so every kernel is measured the same way: a
+ * probe that doubles as warm-up, then samples started by the case's sync
+ * method, as many as --iters, --min-time or --precision ask for; per-rank
+ * samples gathered to rank 0, which writes the record (records.c). */
 #include "timing.h"
 
 #include <math.h>
@@ -18,6 +18,7 @@
 #include "options.h"
 #include "precision.h"
 #include "records.h"
+#include "sampling.h"
 #include "sync.h"
 
 #define PROBE_MIN_S 2.5e-4
@@ -30,39 +31,6 @@
 #define PRECISION_GROWTH 1.2
 #define PRECISION_MAX_GROWTH 4.0
 
-/* Per-phase time of the current sample, for kernels with phases. */
-struct phases {
-    int count;
-    double mark; /* clock at the last phase end, or the sample's start */
-    double *acc; /* [count] seconds in each phase during this sample */
-};
-
-void timing_phase_end(struct kcase *c, int phase)
-{
-    struct phases *p = c->phases;
-    double now = MPI_Wtime();
-    p->acc[phase] += now - p->mark;
-    p->mark = now;
-}
-
-void sampling_phases_start(struct sampling *s, double start)
-{
-    struct phases *p = s->c->phases;
-    if (!p)
-        return;
-    p->mark = start;
-    for (int i = 0; i < p->count; i++)
-        p->acc[i] = 0;
-}
-
-void sampling_phases_store(struct sampling *s, int i, double per)
-{
-    struct phases *p = s->c->phases;
-    for (int k = 0; p && k < p->count; k++)
-        s->phase_samples[(size_t)k * (size_t)s->cap + (size_t)i] =
-            p->acc[k] / per;
-}
-
 /* Probes of n = 1, 2, 4, ... iterations after a barrier, all of them
  * warm-up. A probe whose slowest rank lasts PROBE_MIN_S is repeated with the
  * same n, and the probing ends when the repeat lasts that long too: a single
@@ -74,7 +42,7 @@ static double probe(struct sampling *s, uint64_t *warmup)
 {
     double long_probe = 0;
     for (uint64_t n = 1;;) {
-        double local = sync_barrier_batch(s, n), slowest;
+        double local = sampling_barrier_batch(s, n), slowest;
         CHECK_MPI(MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX,
                                 s->c->comm));
         *warmup += n;
@@ -235,22 +203,17 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
                       .mode = mode, .bytes = bytes,
                       .validate = cfg->validate};
     CHECK_MPI(MPI_Comm_rank(comm, &c.rank));
-    struct phases phases = {0};
-    if (k->phases) {
-        while (k->phases[phases.count])
-            phases.count++;
-        phases.acc = xcalloc((size_t)phases.count, sizeof *phases.acc);
-        c.phases = &phases;
-    }
+    c.phases = sampling_phases_new(k->phases);
+    int phases = c.phases ? c.phases->count : 0;
 
     check_case_begin(k->name, mode_name, bytes);
     if (c.rank == 0)
         record_case_start(k->name, mode_name, bytes);
-    const char *reason = k->unsupported ? k->unsupported(&c) : NULL;
+    const char *reason = kcase_unsupported(&c);
     if (reason) {
         if (c.rank == 0)
             record_skip(k->name, mode_name, bytes, reason);
-        free(phases.acc);
+        sampling_phases_free(c.phases);
         check_case_end();
         return false;
     }
@@ -267,7 +230,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     bool adaptive = cfg->iters == 0 && cfg->precision > 0, capped = false;
     s.cap = adaptive ? (int)cfg->max_samples : s.n;
     s.samples = xcalloc((size_t)s.cap, sizeof *s.samples);
-    s.phase_samples = xcalloc((size_t)phases.count * (size_t)s.cap,
+    s.phase_samples = xcalloc((size_t)phases * (size_t)s.cap,
                               sizeof *s.phase_samples);
     double sampling_s = 0;
     if (s.comm != MPI_COMM_NULL && adaptive)
@@ -285,9 +248,8 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         .timed_by = k->timed_by, .samples = s.n, .sync = s.sync->name,
         .adaptive = adaptive, .precision_target = cfg->precision,
         .max_time_s = cfg->max_time_s, .sampling_s = sampling_s,
-        .capped = capped, .window_s = s.window_s, .late = s.late,
-        .clock_ranks = s.clocks.ranks, .clock_offsets_s = s.clocks.offset_s,
-        .clock_rtt_s = s.clocks.rtt_s, .cold_cache = cfg->cold_cache && k->cold_cache,
+        .capped = capped, .sync_report = s.sync->report, .sampling = &s,
+        .cold_cache = cfg->cold_cache && k->cold_cache,
         .llc_bytes = cache_llc_bytes(), .working_set_bytes = c.working_set};
     struct ceiling ceiling = ceiling_measure(&c); /* after the samples: none is touched */
     r.copy_s = ceiling.copy_s;
@@ -298,7 +260,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     s.sync->end(&s);
     free(s.samples);
     free(s.phase_samples);
-    free(phases.acc);
+    sampling_phases_free(c.phases);
     check_case_end();
     return true;
 }

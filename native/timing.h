@@ -10,12 +10,6 @@
 #include "timer.h"
 
 struct config;
-struct kcase;
-
-/* Called by a kernel's run_once at the end of phase `phase` (an index into
- * its phases list): the loop reads the clock and adds the time since the
- * previous mark (or the sample's start) to that phase. */
-void timing_phase_end(struct kcase *c, int phase);
 
 /* Collective: runs one case of cfg->kernel and, on rank 0, writes its
  * case_start and then its case or skip record. True if measured. */

@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 from commscope.build import native_binary, native_description
-from commscope.kernels import MEANINGS, catalog, load
+from commscope.errors import UserError
+from commscope.kernels import MEANINGS, PARAM_KINDS, catalog, load
 from commscope.mpi import find_mpi
 from commscope.plan import plans
 from conftest import EMBEDDED, commscope
@@ -27,6 +28,51 @@ def test_a_kernel_on_one_side_only_is_named():
     one_short = dict(described(), kernels=described()["kernels"][1:])
     with pytest.raises(RuntimeError, match="disagree"):
         load(one_short)
+
+
+def test_both_sides_have_rules_for_the_same_parameter_kinds():
+    assert set(described()["param_kinds"]) == set(PARAM_KINDS)
+    used = {p["kind"] for k in described()["kernels"] for p in k["params"]}
+    assert used <= set(PARAM_KINDS)
+    with pytest.raises(RuntimeError, match="parameter kinds"):
+        load(dict(described(), param_kinds=described()["param_kinds"] + ["colour"]))
+
+
+def test_what_plan_py_once_knew_by_a_parameters_name_is_declared():
+    known = catalog(find_mpi(str(EMBEDDED)))
+    assert known.kernel("partitioned").params["partitions"].kind == "parts"
+    assert known.kernel("rma").params["epoch"].kind == "epoch"
+    assert known.kernel("pingpong").params["layout"].kind == "layout"
+    assert known.kernel("pingpong").params["dtype"].elements["double"].bytes == 8
+    bound = {(k.name, p.name) for k in known.kernels.values() for p in k.params.values()
+             if p.binds_buffers}
+    assert ("pingpong", "persistent") in bound and ("allreduce", "persistent") in bound
+    assert {p for _, p in bound} == {"persistent"}
+
+
+def _renamed(description: dict, kernel: str, old: str, new: str) -> dict:
+    """The description with one kernel's parameter under another name."""
+    kernels = [dict(k, params=[dict(p, name=new) if p["name"] == old else p
+                               for p in k["params"]]) if k["name"] == kernel else k
+               for k in description["kernels"]]
+    return dict(description, kernels=kernels)
+
+
+def test_the_plan_builder_applies_each_rule_by_kind_whatever_the_name():
+    mpi = find_mpi(str(EMBEDDED))
+    d = _renamed(_renamed(_renamed(described(), "partitioned", "partitions", "slices"),
+                          "rma", "epoch", "access"), "bw", "persistent", "keep")
+    d = _renamed(_renamed(d, "bw", "layout", "shape"), "bw", "dtype", "element")
+    known = load(d)
+    with pytest.raises(UserError, match="10 B is not a whole number of 4 equal slices"):
+        plans(known, mpi, kernel="partitioned", sizes="10", params={"slices": "4"})
+    (rma,) = plans(known, mpi, kernel="rma", sizes="8", sync="lock")
+    assert rma.sync == "barrier" and rma.params["access"] == "lock"
+    with pytest.raises(UserError, match="--keep: its requests are bound"):
+        plans(known, mpi, kernel="bw", sizes="8", params={"keep": "yes"}, cold_cache=True)
+    with pytest.raises(UserError, match="vector:4:2 blocks \\(16 B\\)"):
+        plans(known, mpi, kernel="bw", sizes="8",
+              params={"element": "double", "shape": "vector:4:2"})
 
 
 def test_describe_runs_without_a_launcher_and_is_what_python_reads():

@@ -21,7 +21,7 @@
 #include "halo.h"
 #include "jsonl.h"
 #include "kernel.h"
-#include "timing.h"
+#include "sampling.h"
 
 enum { PHASE_COMPUTE, PHASE_COMMUNICATE };
 enum { DIM_X, DIM_Y };
@@ -259,14 +259,14 @@ static void sweep_dim(struct kcase *c, struct advection2d *s, int dim)
         halo_begin(h);
     else
         wrap_own_tile(s, dim);
-    timing_phase_end(c, PHASE_COMMUNICATE);
+    sampling_phase_end(c, PHASE_COMMUNICATE);
     sweep(s, dim, positive ? WIDTH : 0, positive ? len : len - WIDTH);
-    timing_phase_end(c, PHASE_COMPUTE);
+    sampling_phase_end(c, PHASE_COMPUTE);
     if (h)
         halo_end(h);
-    timing_phase_end(c, PHASE_COMMUNICATE);
+    sampling_phase_end(c, PHASE_COMMUNICATE);
     sweep(s, dim, positive ? 0 : len - WIDTH, positive ? WIDTH : len);
-    timing_phase_end(c, PHASE_COMPUTE);
+    sampling_phase_end(c, PHASE_COMPUTE);
     s->current = !s->current;
 }
 
@@ -276,7 +276,7 @@ static void advection2d_run_once(struct kcase *c)
     s->current = 0;
     memcpy(s->field[0], s->initial,
            halo_field_len(&s->tile) * sizeof(double));
-    timing_phase_end(c, PHASE_COMPUTE);
+    sampling_phase_end(c, PHASE_COMPUTE);
     for (long long step = 0; step < s->steps; step++) {
         sweep_dim(c, s, DIM_X);
         sweep_dim(c, s, DIM_Y);

@@ -16,7 +16,7 @@
 #include "check.h"
 #include "jsonl.h"
 #include "kernel.h"
-#include "timing.h"
+#include "sampling.h"
 
 enum { TAG_FANIN = 1 };
 enum order { ORDER_RANK, ORDER_ARRIVAL };
@@ -106,11 +106,11 @@ static void receive_all(struct kcase *c, struct fanin *s)
         for (int k = 0; k < senders; k++)
             post_receive(c, s, k);
         CHECK_MPI(MPI_Barrier(c->comm));
-        timing_phase_end(c, PHASE_SYNC);
+        sampling_phase_end(c, PHASE_SYNC);
         CHECK_MPI(MPI_Waitall(senders, s->reqs, s->statuses));
     } else {
         CHECK_MPI(MPI_Barrier(c->comm));
-        timing_phase_end(c, PHASE_SYNC);
+        sampling_phase_end(c, PHASE_SYNC);
         /* One blocking receive after the other, each reporting its source
          * (MPI_Irecv + MPI_Wait, so both orders make the same calls). */
         for (int k = 0; k < senders; k++) {
@@ -120,7 +120,7 @@ static void receive_all(struct kcase *c, struct fanin *s)
     }
     for (int k = 0; k < senders; k++)
         payload_check(c, p2p_recv_buf(&s->msg, k), s->statuses[k].MPI_SOURCE);
-    timing_phase_end(c, PHASE_FANIN);
+    sampling_phase_end(c, PHASE_FANIN);
     if (s->order == ORDER_ARRIVAL)
         record_arrivals(c, s);
 }
@@ -129,7 +129,7 @@ static void send_one(struct kcase *c, struct fanin *s)
 {
     payload_fill(c, p2p_send_buf(&s->msg));
     CHECK_MPI(MPI_Barrier(c->comm));
-    timing_phase_end(c, PHASE_SYNC);
+    sampling_phase_end(c, PHASE_SYNC);
     if (c->mode == SEND_NONBLOCKING) {
         MPI_Request req;
         msg_isend(p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN, c->comm, &req);
@@ -138,7 +138,7 @@ static void send_one(struct kcase *c, struct fanin *s)
         msg_send(c->mode, p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN,
                  c->comm);
     }
-    timing_phase_end(c, PHASE_FANIN);
+    sampling_phase_end(c, PHASE_FANIN);
 }
 
 static void fanin_run_once(struct kcase *c)

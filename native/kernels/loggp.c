@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "kernel.h"
-#include "timing.h"
+#include "sampling.h"
 
 enum { TAG_DATA = 1, TAG_ACK, TAG_DELAY };
 enum { PHASE_O_S, PHASE_ACK, PHASE_O_R, PHASE_GAP, PHASE_REST };
@@ -84,18 +84,18 @@ static void sender(struct kcase *c, struct loggp *s)
 {
     void *buf = p2p_send_buf(&s->msg);
     payload_fill(c, buf);
-    timing_phase_end(c, PHASE_REST);
+    sampling_phase_end(c, PHASE_REST);
     msg_send(SEND_STANDARD, buf, &s->msg.type, 1, TAG_DATA, c->comm);
-    timing_phase_end(c, PHASE_O_S);
+    sampling_phase_end(c, PHASE_O_S);
     ack_recv(c, 1);
-    timing_phase_end(c, PHASE_ACK);
+    sampling_phase_end(c, PHASE_ACK);
     msg_send(SEND_STANDARD, buf, &s->msg.type, 1, TAG_DATA, c->comm); /* for o_r */
     ack_recv(c, 1);
-    timing_phase_end(c, PHASE_REST);
+    sampling_phase_end(c, PHASE_REST);
     for (int i = 0; i < c->window; i++)
         msg_send(SEND_STANDARD, buf, &s->msg.type, 1, TAG_DATA, c->comm);
     ack_recv(c, 1);
-    timing_phase_end(c, PHASE_GAP);
+    sampling_phase_end(c, PHASE_GAP);
 }
 
 static void receiver(struct kcase *c, struct loggp *s)
@@ -107,14 +107,14 @@ static void receiver(struct kcase *c, struct loggp *s)
     double until = MPI_Wtime() + s->delay_s;
     while (MPI_Wtime() < until)
         ; /* the message arrives meanwhile: the receive below only takes it in */
-    timing_phase_end(c, PHASE_REST);
+    sampling_phase_end(c, PHASE_REST);
     msg_recv(buf, &s->msg.type, 0, TAG_DATA, c->comm);
-    timing_phase_end(c, PHASE_O_R);
+    sampling_phase_end(c, PHASE_O_R);
     ack_send(c, 0);
     for (int i = 0; i < c->window; i++)
         msg_recv(buf, &s->msg.type, 0, TAG_DATA, c->comm);
     ack_send(c, 0);
-    timing_phase_end(c, PHASE_REST);
+    sampling_phase_end(c, PHASE_REST);
 }
 
 static void loggp_run_once(struct kcase *c)

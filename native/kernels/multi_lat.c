@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "kernel.h"
-#include "timing.h"
+#include "sampling.h"
 
 enum { TAG_PING = 1, TAG_PONG };
 enum { PHASE_ROUND_TRIP };
@@ -48,7 +48,7 @@ static void multi_lat_run_once(struct kcase *c)
         payload_fill(c, p2p_send_buf(msg));
         msg_send(SEND_STANDARD, p2p_send_buf(msg), &msg->type, peer, TAG_PONG, c->comm);
     }
-    timing_phase_end(c, PHASE_ROUND_TRIP);
+    sampling_phase_end(c, PHASE_ROUND_TRIP);
 }
 
 static void multi_lat_teardown(struct kcase *c)

@@ -28,7 +28,7 @@ static const char *pingpong_unsupported(const struct kcase *c)
 }
 
 /* Rank 0 sends pings and receives pongs, rank 1 the other way round; warm
- * buffers only (plan.py refuses --cold-cache), so one request each. */
+ * buffers only (persistent binds_buffers: no --cold-cache), so one request each. */
 static void persist(struct kcase *c, struct pingpong *p)
 {
     int peer = 1 - c->rank;

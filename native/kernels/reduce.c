@@ -3,7 +3,7 @@
  * (docs/kernels-collectives.md). */
 #include "check.h"
 #include "coll.h"
-#include "timing.h"
+#include "sampling.h"
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -24,11 +24,11 @@ static void reduce_run_once(struct kcase *c)
     struct coll *s = coll_iteration(c);
     int root = coll_root(c);
     coll_call(c, call);
-    timing_phase_end(c, COLL_PHASE_CALL);
+    sampling_phase_end(c, COLL_PHASE_CALL);
     if (c->rank == root)
         coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);
     coll_fill_next(c);
-    timing_phase_end(c, COLL_PHASE_CHECK);
+    sampling_phase_end(c, COLL_PHASE_CHECK);
 }
 
 const struct kernel kernel_reduce = {

@@ -3,7 +3,7 @@
  * rank checks its block, every iteration (docs/kernels-collectives.md). */
 #include "check.h"
 #include "coll.h"
-#include "timing.h"
+#include "sampling.h"
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -24,12 +24,12 @@ static void reduce_scatter_run_once(struct kcase *c)
 {
     struct coll *s = coll_iteration(c);
     coll_call(c, call);
-    timing_phase_end(c, COLL_PHASE_CALL);
+    sampling_phase_end(c, COLL_PHASE_CALL);
     /* Rank r's block is elements r*count .. of the P-block vector. */
     coll_check(c, s->recv, c->ranks, (size_t)c->rank * (size_t)s->count,
                (size_t)s->count);
     coll_fill_next(c);
-    timing_phase_end(c, COLL_PHASE_CHECK);
+    sampling_phase_end(c, COLL_PHASE_CHECK);
 }
 
 const struct kernel kernel_reduce_scatter = {

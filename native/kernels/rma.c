@@ -43,7 +43,7 @@ static const struct kparam rma_params[] = {
     {.name = "operation", PARAM_CHOICE, "put",
      "MPI_Put, MPI_Get, or MPI_Accumulate (MPI_SUM on uint64)", operations,
      operation_elements},
-    {.name = "epoch", PARAM_CHOICE, "fence",
+    {.name = "epoch", PARAM_EPOCH, "fence",
      "how each access epoch is opened and closed", epochs, NULL},
     {.name = "win", PARAM_CHOICE, "allocate",
      "window memory from MPI_Win_allocate, or MPI_Win_create on our own",

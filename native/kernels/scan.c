@@ -3,7 +3,7 @@
  * (docs/kernels-collectives.md). */
 #include "check.h"
 #include "coll.h"
-#include "timing.h"
+#include "sampling.h"
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -24,10 +24,10 @@ static void scan_run_once(struct kcase *c)
 {
     struct coll *s = coll_iteration(c);
     coll_call(c, call);
-    timing_phase_end(c, COLL_PHASE_CALL);
+    sampling_phase_end(c, COLL_PHASE_CALL);
     coll_check(c, s->recv, c->rank + 1, 0, (size_t)s->count);
     coll_fill_next(c);
-    timing_phase_end(c, COLL_PHASE_CHECK);
+    sampling_phase_end(c, COLL_PHASE_CHECK);
 }
 
 const struct kernel kernel_scan = {

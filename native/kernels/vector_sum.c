@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "kernel.h"
-#include "timing.h"
+#include "sampling.h"
 
 enum distribute { DISTRIBUTE_P2P, DISTRIBUTE_BCAST, DISTRIBUTE_SCATTER };
 enum combine { COMBINE_P2P, COMBINE_GATHER, COMBINE_REDUCE,
@@ -190,9 +190,9 @@ static void vector_sum_run_once(struct kcase *c)
 {
     struct vector_sum *s = c->state;
     distribute(c, s);
-    timing_phase_end(c, PHASE_DISTRIBUTE);
+    sampling_phase_end(c, PHASE_DISTRIBUTE);
     uint64_t partial = block_sum(c, s);
-    timing_phase_end(c, PHASE_COMPUTE);
+    sampling_phase_end(c, PHASE_COMPUTE);
     uint64_t total = combine(c, s, partial);
     if (c->rank == 0 && total != expected_total(s->n))
         die("vector_sum distribute=%s combine=%s: iteration %llu: sum of "
@@ -201,7 +201,7 @@ static void vector_sum_run_once(struct kcase *c)
             (unsigned long long)c->iteration, (unsigned long long)s->n,
             (unsigned long long)total,
             (unsigned long long)expected_total(s->n));
-    timing_phase_end(c, PHASE_COMBINE);
+    sampling_phase_end(c, PHASE_COMBINE);
 }
 
 static void vector_sum_teardown(struct kcase *c)

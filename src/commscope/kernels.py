@@ -36,17 +36,29 @@ class Feature:
     present: bool
 
 
+# How a parameter's value is checked, and what it means to the rest of a plan
+# (native/kernel.h's enum param_kind, which --describe lists as param_kinds): the plan
+# builder applies each kind's rule, so no rule is written per parameter name.
+PARAM_KINDS = ("choice", "rank", "count", "number", "extent", "grid", "path", "switch",
+               "layout",  # contiguous or vector:STRIDE:BLOCK elements; sizes are whole blocks
+               "parts",  # P >= 1 equal parts of each message; sizes are whole multiples of P
+               "epoch")  # an RMA access epoch among choices, which --sync names too
+
+
 @dataclass(frozen=True)
 class Param:
     """A kernel parameter: a native `--param NAME=VALUE`, a `commscope run --NAME` flag."""
     name: str
-    kind: str  # choice, rank, count, number, extent, grid, path, switch, layout (native/kernel.h)
+    kind: str  # one of PARAM_KINDS
     default: str | None
     help: str
     choices: tuple[str, ...] = ()
     elements: dict[str, Element] | None = None  # per choice; None: any size
     needs: str | None = None  # an MPI feature it needs when given (a switch: yes)
     modes: tuple[str, ...] = ()  # the send modes it may be given with; empty: any
+    # Given (a switch: yes), it binds the buffers to requests made in set-up: no
+    # --cold-cache.
+    binds_buffers: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,6 +173,10 @@ def load(description: dict) -> Catalog:
         raise RuntimeError(f"the native kernels ({', '.join(sorted(described))}) and Python's "
                            f"meanings ({', '.join(sorted(MEANINGS))}) disagree; add the "
                            "missing side (docs/architecture.md, 'Adding a kernel')")
+    if set(description["param_kinds"]) != set(PARAM_KINDS):
+        raise RuntimeError(f"the native parameter kinds ({', '.join(description['param_kinds'])})"
+                           f" and Python's ({', '.join(PARAM_KINDS)}) disagree; give each kind "
+                           "its rule on both sides (native/kernel.h, kernels.PARAM_KINDS)")
     kernels = {k["name"]: _kernel(k) for k in description["kernels"]}
     return Catalog(kernels, tuple(description["send_modes"]),
                    tuple(description["sync_methods"]), description["window_bytes_max"],
@@ -175,7 +191,7 @@ def _kernel(k: dict) -> Kernel:
                                None if p["elements"] is None else
                                {c: Element(e["type"], e["bytes"])
                                 for c, e in p["elements"].items()},
-                               p["needs"], tuple(p["modes"]))
+                               p["needs"], tuple(p["modes"]), p["binds_buffers"])
               for p in k["params"]}
     return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],
                   tuple(k["modes"]), k["timed_by"], k["default_window"], tuple(k["phases"]),

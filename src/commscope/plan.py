@@ -16,7 +16,7 @@ from typing import Iterable
 
 from .build import WITHOUT, left_out
 from .errors import UserError
-from .kernels import Catalog, Kernel, pair
+from .kernels import Catalog, Kernel, Param, pair
 from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
 from .replication import MAX_LAUNCHES, PILOT
 from .sizes import format_bytes, parse_sizes
@@ -34,8 +34,6 @@ LAUNCH_MIN_SAMPLES = 3
 MIN_CASE_TIME = 1e-3  # a launch's per-case share of the budget is never taken below 1 ms
 TIMEOUT_BASE, TIMEOUT_FACTOR = 60.0, 10.0  # default per-case timeout: 60 s + 10x the budget
 ITERS_TIMEOUT = 600.0  # --iters gives no time budget: 10 minutes per case
-# A kernel taking an access epoch (rma) takes it as --sync too: fence, lock, ...
-EPOCH = "epoch"
 
 
 @dataclass(frozen=True)
@@ -343,15 +341,20 @@ def _sizes(k: Kernel, spec, given: dict[str, str], names: Names) -> tuple[list[i
     return parse_sizes(DEFAULT_SIZES if text is None else text, names("sizes")), given
 
 
+def of_kind(k: Kernel, kind: str) -> Param | None:
+    """The kernel's parameter of this kind (native/kernel.h), or None."""
+    return next((p for p in k.params.values() if p.kind == kind), None)
+
+
 def split_sync(catalog: Catalog, k: Kernel, sync: str, given: dict[str, str],
                names: Names = FLAGS) -> tuple[str, dict[str, str]]:
     """The timing loop's sync, and the kernel parameters, for a --sync value.
 
-    A kernel with an access epoch (rma) takes it as --sync too: that becomes its
-    epoch parameter, and the loop starts samples after a barrier.
+    A kernel with an access epoch (a parameter of kind epoch: rma's) takes it as --sync
+    too: that becomes the parameter's value, and the loop starts samples after a barrier.
     """
     name, methods = names("sync"), catalog.sync_methods
-    epoch = k.params.get(EPOCH)
+    epoch = of_kind(k, "epoch")
     if sync == "window" and epoch:
         # Window sync's busy-wait keeps the target out of MPI, and MPICH 5.0.2 grants a
         # lock only when the target enters MPI: 8 B lock epochs took 1.6 ms, not 2.1 us.
@@ -361,7 +364,7 @@ def split_sync(catalog: Catalog, k: Kernel, sync: str, given: dict[str, str],
     if sync in methods:
         return sync, given
     takers = [o.name for o in catalog.kernels.values()
-              if EPOCH in o.params and sync in o.params[EPOCH].choices]
+              if of_kind(o, "epoch") and sync in of_kind(o, "epoch").choices]
     if not epoch or sync not in epoch.choices:
         if not takers:
             raise UserError(f"{name} {sync}: invalid choice: '{sync}'; choose from "
@@ -370,15 +373,15 @@ def split_sync(catalog: Catalog, k: Kernel, sync: str, given: dict[str, str],
         raise UserError(f"{name} {sync}: an RMA access epoch, which only "
                         f"{', '.join(takers)} takes; use {names.bare('sync')[0]} "
                         f"{' or '.join(methods)} for {k.name}")
-    if given.get(EPOCH, sync) != sync:
-        raise UserError(f"{name} {sync}: the epoch is already given as epoch={given[EPOCH]}; "
-                        "give it once")
-    return "barrier", {**given, EPOCH: sync}
+    if given.get(epoch.name, sync) != sync:
+        raise UserError(f"{name} {sync}: the epoch is already given as "
+                        f"{epoch.name}={given[epoch.name]}; give it once")
+    return "barrier", {**given, epoch.name: sync}
 
 
 def _epoch_kernels(catalog: Catalog) -> str:
-    return "; ".join(f"{k.name}: {', '.join(k.params[EPOCH].choices)}"
-                     for k in catalog.kernels.values() if EPOCH in k.params)
+    return "; ".join(f"{k.name}: {', '.join(of_kind(k, 'epoch').choices)}"
+                     for k in catalog.kernels.values() if of_kind(k, "epoch"))
 
 
 def modes_for(k: Kernel, spec: str | None, names: Names = FLAGS) -> list[str | None]:
@@ -423,7 +426,7 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int,
               if not (k.params[name].kind == "switch" and value == "no")}
     for name, value in values.items():
         p = k.params[name]
-        if p.kind in ("choice", "switch") and value not in p.choices:
+        if p.choices and value not in p.choices:
             raise UserError(f"{names.param(name)} {value}: choose one of {', '.join(p.choices)}")
     if k.meaning.fixed_bytes:
         k.meaning.fixed_bytes(values, names.param)
@@ -435,8 +438,8 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int,
 def check_needs(catalog: Catalog, mpi, k: Kernel, params: dict[str, str], modes: list[str],
                 cold_cache: bool, names: Names = FLAGS) -> None:
     """Refuse, before launching, what this MPI's build lacks (an MPI-4 feature), a
-    parameter with a send mode it does not take, and a persistent request asked to
-    rotate through cold buffers."""
+    parameter with a send mode it does not take, and a parameter that binds the buffers
+    to requests made in set-up asked to rotate through cold ones."""
     wanted = [(f"kernel {k.name}", k.needs)] + [
         (names.param(n), k.params[n].needs) for n in params if k.params[n].needs]
     for what, need in wanted:
@@ -455,14 +458,15 @@ def check_needs(catalog: Catalog, mpi, k: Kernel, params: dict[str, str], modes:
         if odd:
             raise UserError(f"{names.param(name)}: send mode {odd[0]} has no such form; "
                             f"give {names.bare('modes')[0]} {','.join(allowed)}")
-    if cold_cache and params.get("persistent") == "yes":
-        raise UserError(f"{names.param('persistent')}: a persistent request stays bound to "
-                        f"one buffer, so it cannot rotate through cold ones; drop "
+    bound = [n for n in params if k.params[n].binds_buffers]
+    if cold_cache and bound:
+        raise UserError(f"{names.param(bound[0])}: its requests are bound to one buffer in "
+                        f"set-up, so they cannot rotate through cold ones; drop "
                         f"{names('cold_cache')}")
 
 
-def layout(value: str | None) -> tuple[int, int] | None:
-    """--layout's vector:STRIDE:BLOCK as (stride, block) in elements; None: contiguous."""
+def vector_blocks(value: str | None) -> tuple[int, int] | None:
+    """A layout kind's vector:STRIDE:BLOCK as (stride, block) in elements; None: contiguous."""
     if value in (None, "contiguous"):
         return None
     found = re.fullmatch(r"vector:(\d+):(\d+)", value)
@@ -474,13 +478,13 @@ def layout(value: str | None) -> tuple[int, int] | None:
 def _check_kind(p, value: str, ranks: int, name: str) -> None:
     if p.kind == "layout":
         try:
-            layout(value)
+            vector_blocks(value)
         except ValueError:
             raise UserError(f"{name} {value}: give contiguous or vector:STRIDE:BLOCK, in "
                             "elements, with STRIDE >= BLOCK >= 1 (e.g. vector:4:1)") from None
     if p.kind == "rank" and value != "rotate" and (not value.isdigit() or int(value) >= ranks):
         raise UserError(f"{name} {value}: give a rank from 0 to {ranks - 1}, or rotate")
-    if p.kind == "count" and not (value.isdigit() and int(value) >= 1):
+    if p.kind in ("count", "parts") and not (value.isdigit() and int(value) >= 1):
         raise UserError(f"{name} {value}: give a whole number from 1")
     if p.kind == "number" and not _finite(value):
         raise UserError(f"{name} {value}: give a finite number")
@@ -512,13 +516,13 @@ def size_units(k: Kernel, params: dict[str, str]) -> list[tuple[int, str]]:
         if element is not None:
             what = value if element.type == value else f"{value}'s {element.type}"
             units.append((element.bytes, f"{what} ({element.bytes} B) elements"))
-    vector = layout(params.get("layout"))
-    if vector:
+        if k.params[name].kind == "parts":
+            units.append((int(value), f"{int(value)} equal {name}"))
+    chosen = _value_of_kind(k, params, "layout")
+    vector = vector_blocks(chosen)
+    if vector:  # after the elements: its blocks are counted in them
         unit = vector[1] * element_bytes(k, params)
-        units.append((unit, f"{params['layout']} blocks ({unit} B)"))
-    if "partitions" in params:
-        parts = int(params["partitions"])
-        units.append((parts, f"{parts} equal partitions"))
+        units.append((unit, f"{chosen} blocks ({unit} B)"))
     return units
 
 
@@ -532,16 +536,24 @@ def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str],
                             f"give multiples of {unit}")
 
 
+def _value_of_kind(k: Kernel, params: dict[str, str], kind: str) -> str | None:
+    p = of_kind(k, kind)
+    return params.get(p.name) if p else None
+
+
 def element_bytes(k: Kernel, params: dict[str, str]) -> int:
-    """Bytes of the element --dtype chose (a point-to-point kernel without one: 1, bytes)."""
-    element = (k.params["dtype"].elements or {}).get(params.get("dtype", "")) \
-        if "dtype" in k.params else None
-    return element.bytes if element else 1
+    """Bytes of the element a chosen value names (double: 8; none chosen: 1, bytes): what
+    a vector layout's blocks count."""
+    for name, value in params.items():
+        element = (k.params[name].elements or {}).get(value)
+        if element is not None:
+            return element.bytes
+    return 1
 
 
 def extent(k: Kernel, nbytes: int, params: dict[str, str]) -> int:
-    """The bytes a message of nbytes payload spans in memory under --layout."""
-    vector = layout(params.get("layout"))
+    """The bytes a message of nbytes payload spans in memory under its vector layout."""
+    vector = vector_blocks(_value_of_kind(k, params, "layout"))
     if not vector or not nbytes:
         return nbytes
     unit = element_bytes(k, params)

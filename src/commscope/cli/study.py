@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from .. import units
 from ..errors import UserError
 from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import AUTO_LAUNCHES, DEFAULT_MAX_TIME, parse_ranks, sampling
+from ..plan import AUTO_LAUNCHES, DEFAULT_MAX_TIME, parse_ranks
 from ..progress import Progress
 from . import cluster_study
 from .common import add_db, add_mpi, print_json, show_runs, writing_store
@@ -74,13 +73,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         where = cluster_study.choose(args.on, counts)
         if where is not None:
             return cluster_study.run_on(where, argv)
-    plans = study.plans(counts, mpi, args.hosts) if study.across_hosts else \
-        study.plans(counts, mpi)  # all checked first
-    if args.max_time is not None:
-        sampling(max_time=args.max_time)  # checked
-        plans = [dataclasses.replace(p, sampling=dataclasses.replace(p.sampling,
-                                                                     max_time=args.max_time))
-                 for p in plans]
+    hosts = {"hosts": args.hosts} if study.across_hosts else {}
+    plans = study.plans(counts, mpi, max_time=args.max_time, **hosts)  # all checked first
     out.mkdir(parents=True, exist_ok=True)
     store = writing_store(args.db)
     progress = Progress(sum(p.cases * (p.sampling.launches or AUTO_LAUNCHES[0]) for p in plans),

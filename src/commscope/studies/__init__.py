@@ -22,7 +22,8 @@ class Study:
     seeds: str  # which seed reports it reproduces
     summary: str  # one line for --list
     default_np: str
-    # (process counts, mpi) -> launches; with across_hosts, also hosts (a --hosts spec or None)
+    # (process counts, mpi, max_time=seconds or None: the default) -> launches, each built
+    # with plan.plans; with across_hosts, also hosts= (a --hosts spec or None)
     plans: Callable[..., list[Plan]]
     section: Callable[[Store, list[int]], Section]  # the seed's figure, from the stored runs
     across_hosts: bool = False  # a many-rank study, run over hosts where there are some

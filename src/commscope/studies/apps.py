@@ -14,7 +14,7 @@ STEPS = 100
 SOLVES = 6  # each solve is long; six are the fewest with a 95% CI of the median
 
 
-def _plans(counts, mpi):
+def _plans(counts, mpi, max_time=None):
     launches = []
     for ranks in counts:
         for n in GRIDS:
@@ -23,7 +23,7 @@ def _plans(counts, mpi):
                             default_grid(ranks))
                 check(p)
                 launches.append(plan(mpi, "advection2d", ranks, [field_bytes(n)], None,
-                                     p.params(), iters=SOLVES, app=True))
+                                     p.params(), iters=SOLVES, max_time=max_time, app=True))
     return launches
 
 

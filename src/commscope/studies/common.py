@@ -14,11 +14,14 @@ from ..summary import case_summary
 
 
 def plan(mpi, kernel: str, ranks: int, sizes=None, modes: str | None = None, params=None,
-         iters: int | None = None, app: bool = False, **placement) -> Plan:
+         iters: int | None = None, max_time: float | None = None, app: bool = False,
+         **placement) -> Plan:
     """A checked plan with commscope's defaults (plan.DEFAULT_PRECISION and
-    DEFAULT_MAX_TIME), as `commscope run` makes it from the same values (plan.plans)."""
+    DEFAULT_MAX_TIME; max_time None: the default), as `commscope run` makes it from the
+    same values (plan.plans)."""
     (found,) = plans(catalog(mpi), mpi, kernel=kernel, np=ranks, sizes=sizes, modes=modes,
-                     params=params, sampling=sampling(iters=iters), app=app, **placement)
+                     params=params, sampling=sampling(iters=iters, max_time=max_time),
+                     app=app, **placement)
     return found
 
 

@@ -22,9 +22,9 @@ RING_BYTES = 1024
 MAPPINGS = ("core", "socket", "node")
 
 
-def _vector_sum_plans(counts, mpi, hosts=None):
+def _vector_sum_plans(counts, mpi, hosts=None, max_time=None):
     return [plan(mpi, "vector_sum", ranks, "8000000", params={"distribute": d, "combine": c},
-                 hosts=hosts)
+                 max_time=max_time, hosts=hosts)
             for ranks in counts for d, c in itertools.product(DISTRIBUTE, COMBINE)]
 
 
@@ -56,16 +56,16 @@ def _vector_sum_section(store, run_ids):
         "process count; every total was checked against N(N+1)/2." + where(found))
 
 
-def _ring_plans(counts, mpi, hosts=None):
+def _ring_plans(counts, mpi, hosts=None, max_time=None):
     if hosts:  # ranks fill the hosts in order, each up to its slots (docs/cluster.md)
-        return [plan(mpi, "pingping", 2, "1:1MiB", hosts=hosts)] + \
-            [plan(mpi, "ring", ranks, str(RING_BYTES), hosts=hosts)
+        return [plan(mpi, "pingping", 2, "1:1MiB", max_time=max_time, hosts=hosts)] + \
+            [plan(mpi, "ring", ranks, str(RING_BYTES), max_time=max_time, hosts=hosts)
              for ranks in counts if ranks >= 2]
     launches = []
     for m in MAPPINGS:
         try:
-            launches += [plan(mpi, "pingping", 2, "1:1MiB", map_by=m)]
-            launches += [plan(mpi, "ring", ranks, str(RING_BYTES), map_by=m)
+            launches += [plan(mpi, "pingping", 2, "1:1MiB", max_time=max_time, map_by=m)]
+            launches += [plan(mpi, "ring", ranks, str(RING_BYTES), max_time=max_time, map_by=m)
                          for ranks in counts if ranks >= 2]
         except UserError:  # this MPI cannot map so (e.g. MPICH by node): left out
             launches = [p for p in launches if p.placement.map_by != m]

@@ -13,11 +13,11 @@ from . import Study
 from .common import cases, medians, plan, study_section
 
 
-def _send_mode_plans(counts, mpi):
-    launches = [plan(mpi, "pingpong", 2, "1:1MiB", "all")]
+def _send_mode_plans(counts, mpi, max_time=None):
+    launches = [plan(mpi, "pingpong", 2, "1:1MiB", "all", max_time=max_time)]
     wide = max(counts)
     if wide > 2:  # seed 000: each sender's time per send mode, at the widest count asked for
-        launches.append(plan(mpi, "fanin", wide, "8", "all"))
+        launches.append(plan(mpi, "fanin", wide, "8", "all", max_time=max_time))
     return launches
 
 
@@ -59,8 +59,8 @@ def _send_mode_section(store, run_ids):
         "time per mode (seed 000 saw Ssend's grow with rank).")
 
 
-def _convergence_plans(counts, mpi):
-    return [plan(mpi, "pingpong", 2, "8,1KiB,64KiB", iters=2000)]
+def _convergence_plans(counts, mpi, max_time=None):
+    return [plan(mpi, "pingpong", 2, "8,1KiB,64KiB", iters=2000, max_time=max_time)]
 
 
 def running_mean(case) -> tuple[np.ndarray, np.ndarray]:
@@ -92,8 +92,8 @@ def _convergence_section(store, run_ids):
         "curve enters the band, a fixed count of that many iterations would have sufficed.")
 
 
-def _transport_plans(counts, mpi):
-    return [plan(mpi, name, 2, sizes, modes, transport=t)
+def _transport_plans(counts, mpi, max_time=None):
+    return [plan(mpi, name, 2, sizes, modes, max_time=max_time, transport=t)
             for t in ("shm", "tcp")
             for name, sizes, modes in (("pingpong", "8,1KiB,64KiB,1MiB", "standard,nonblocking"),
                                        ("bw", "1KiB:4MiB", None))]

@@ -1,0 +1,62 @@
+/* One case's samples, shared by the timing loop (timing.c) and its sync
+ * methods (sync.h), and the two things both do with a kernel: run a batch
+ * of iterations after a barrier, and mark the phases of a sample. A leaf:
+ * it calls neither the loop nor a method. The loop calls the methods, both
+ * call this, and nothing calls back up. */
+#ifndef COMMSCOPE_SAMPLING_H
+#define COMMSCOPE_SAMPLING_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kcase;
+struct kernel;
+struct sync_method;
+struct timer_info;
+
+/* Per-phase time of the current sample, for kernels with phases. */
+struct phases {
+    int count;
+    double mark; /* clock at the last phase end, or the sample's start */
+    double *acc; /* [count] seconds in each phase during this sample */
+};
+
+/* One case's sampling: what the loop and its sync method both read. */
+struct sampling {
+    const struct sync_method *sync;
+    void *method; /* the sync method's own state, from its begin to its end */
+    const struct kernel *kernel;
+    struct kcase *c;
+    const struct timer_info *timer;
+    bool active;   /* this rank takes part in the case */
+    MPI_Comm comm; /* the ranks that take samples; MPI_COMM_NULL: not this */
+    long long batch;       /* iterations per sample */
+    int n;                 /* samples taken */
+    int cap;               /* room in samples, and per phase in phase_samples */
+    double *samples;       /* [cap] this rank's seconds per iteration */
+    double *phase_samples; /* [phases][cap] */
+    /* On rank 0, [n]: some rank started sample i late, so the precision
+     * rule leaves it out. Set by a method that can start a sample late (the
+     * window method, which also frees it); NULL: none was. */
+    unsigned char *late;
+};
+
+/* Called by a kernel's run_once at the end of phase `phase` (an index into
+ * its phases list): adds the time since the previous mark (or the
+ * sample's start) to that phase. */
+void sampling_phase_end(struct kcase *c, int phase);
+/* The phase marks of a kernel's phases (NULL: none, and NULL returned). */
+struct phases *sampling_phases_new(const char *const *names);
+void sampling_phases_free(struct phases *p);
+/* Starts the phase marks of a sample at start; stores the sample's phase
+ * times, divided by per, at index i. */
+void sampling_phases_start(struct sampling *s, double start);
+void sampling_phases_store(struct sampling *s, int i, double per);
+
+/* n iterations after a barrier of the case's communicator, on this rank's
+ * clock (idle ranks only take part in the barrier); the phase marks start
+ * at the batch's start. The loop's probe and --sync barrier's samples. */
+double sampling_barrier_batch(struct sampling *s, uint64_t n);
+
+#endif
