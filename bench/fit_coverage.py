@@ -67,10 +67,10 @@ def main() -> int:
                             for a, b in zip(lines, lines[1:]))
             width = sorted((a.bandwidth_ci_Bps[1] - a.bandwidth_ci_Bps[0]) / a.line.bandwidth_Bps
                            for a in lines if a.identifiable and a.bandwidth_ci_Bps[1])
+            median = f"{width[len(width) // 2]:.1%}" if width else "none (B not identifiable)"
             print(f"{'launches and commands' if launch_aware else 'within the launches':22}: "
                   f"next command's alpha inside {alpha} of {args.runs - 1}, B inside "
-                  f"{bandwidth} of {args.runs - 1}; median B interval width "
-                  f"{width[len(width) // 2]:.1%}" if width else "")
+                  f"{bandwidth} of {args.runs - 1}; median B interval width {median}")
     return 0
 
 
