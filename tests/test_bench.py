@@ -6,7 +6,8 @@ figures and ratios, as numbers), never on the timings themselves.
 Stand-ins, where a bench needs what a test cannot have:
 - the fake MPI (tests/fakempi) for calibration.py, fit_coverage.py and the results file
   cluster_predictions.py --db reads: they only drive `commscope run`, `compare`, `fit`
-  and `predict`, which the fake runs for real;
+  and `predict`, which the fake runs for real (the benches in their own processes, so
+  through the fake prefix's mpirun; the results file in this one, by the fake launcher);
 - programs printing OSU Micro-Benchmarks' layout (OSU_COLUMNS) for agreement*.py, launched
   by the real MPI as OSU would be: what the bench reads from them is that layout.
 cluster_predictions.py's measuring half needs root and network namespaces
@@ -120,14 +121,16 @@ def test_calibration(fake_mpi):
                                rf"0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
 
 
-def test_cluster_predictions_from_a_results_file(fake_mpi, db):
-    """The results file the bench's measuring half makes: run 1 a pingping fit, then a
-    kernel's run per host count (here one, on the fake MPI, without the cluster)."""
+def test_cluster_predictions_from_a_results_file(fake_mpi, fake, db):
+    """The results file the bench's measuring half makes, with its flags: run 1 a pingping
+    fit, then a kernel's run per host count (here one, by the in-process fake launcher,
+    without the cluster)."""
     quick = ("--launches", "1", "--iters", "5", "--mpi", fake_mpi, "--db", db)
     for argv in (("pingping", "--sizes", "16KiB:4MiB"),
                  ("ring", "--param", "pattern=ring", "--param", "post=send-first",
                   "--sizes", "64KiB,1MiB")):
-        assert commscope("run", *argv, *quick).returncode == 0
+        done = commscope("run", *argv, *quick, launcher=fake)
+        assert done.returncode == 0, done.stderr
     out = bench("cluster_predictions.py", "--db", db)
     assert len(lines_like(out, rf"ring send-first P=2 +\d+ B: measured +{NUMBER} us, \S+ +"
                                rf"{NUMBER} us, error [+-]{NUMBER}%")) == 2, out
