@@ -17,7 +17,7 @@ allreduce (8 B, 64 KiB, 2 ranks) and partitioned (4 partitions) over standard pi
 Prints per figure the median over rounds of each side and the median of the rounds'
 ratios [min-max]: the spread of a ratio says how much of a difference is launch noise.
 
-usage: python bench/agreement_osu7.py --osu DIR [--mpi PREFIX] [--rounds N]
+usage: python bench/agreement_osu7.py --osu DIR [--mpi PREFIX] [--rounds N] [--smoke]
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ from commscope.launcher import launch
 from commscope.mpi import find_mpi
 
 KIB = 1024
+MBW_MR = {"ranks": (2, 4), "bytes": (8, 64 * KIB)}
+# The smoke test's: 1 round, and each command one short launch (its figures, not their
+# precision), mbw_mr at 2 ranks and 8 B alone: every other command and flag as is.
+SMOKE_MBW_MR = {"ranks": (2,), "bytes": (8,)}
+SMOKE_RUN = ("--launches", "1", "--iters", "5")
 
 
 def osu_rows(mpi, ranks: int, binary: Path, args: list[str]) -> dict[int, list[float]]:
@@ -45,21 +50,22 @@ def osu_rows(mpi, ranks: int, binary: Path, args: list[str]) -> dict[int, list[f
     return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
 
 
-def ours(mpi, db: Path, kernel: str, *args: str) -> dict[int, dict]:
-    """commscope's JSON case per size."""
-    done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, *args,
+def ours(mpi, db: Path, quick: tuple[str, ...], kernel: str, *args: str) -> dict[int, dict]:
+    """commscope's JSON case per size; `quick`: flags that make it short (smoke)."""
+    done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, *args, *quick,
                            "--json", "--db", str(db), "--mpi", str(mpi.mpicc)],
                           capture_output=True, text=True, check=True)
     return {c["bytes"]: c for c in json.loads(done.stdout)}
 
 
-def one_round(mpi, osu: dict[str, Path], db: Path) -> dict[str, float]:
+def one_round(mpi, osu: dict[str, Path], db: Path, mbw_mr: dict,
+              quick: tuple[str, ...]) -> dict[str, float]:
     """Every figure of one round, OSU's and commscope's, by name."""
     got = {}
-    for ranks in (2, 4):
-        for n in (8, 64 * KIB):
+    for ranks in mbw_mr["ranks"]:
+        for n in mbw_mr["bytes"]:
             mbw, msgs = osu_rows(mpi, ranks, osu["osu_mbw_mr"], ["-m", f"{n}:{n}"])[n]
-            case = ours(mpi, db, "mbw_mr", "--np", str(ranks), "--sizes", str(n))[n]
+            case = ours(mpi, db, quick, "mbw_mr", "--np", str(ranks), "--sizes", str(n))[n]
             got |= {f"mbw_mr np{ranks} {n} B MB/s osu": mbw,
                     f"mbw_mr np{ranks} {n} B MB/s commscope": case["bandwidth_MBps"],
                     f"mbw_mr np{ranks} {n} B msg/s osu": msgs,
@@ -67,23 +73,23 @@ def one_round(mpi, osu: dict[str, Path], db: Path) -> dict[str, float]:
     for tests in (0, 100):
         extra = ["-t", str(tests)] if tests else []
         overlap = osu_rows(mpi, 2, osu["osu_iallreduce"], ["-m", "65536:65536", *extra])
-        case = ours(mpi, db, "iallreduce", "--sizes", "64KiB", "--tests", str(tests)) \
-            if tests else ours(mpi, db, "iallreduce", "--sizes", "64KiB")
+        case = ours(mpi, db, quick, "iallreduce", "--sizes", "64KiB", "--tests", str(tests)) \
+            if tests else ours(mpi, db, quick, "iallreduce", "--sizes", "64KiB")
         got |= {f"iallreduce 64 KiB tests={tests} overlap % osu": overlap[65536][-1],
                 f"iallreduce 64 KiB tests={tests} overlap % commscope":
                     case[65536]["overlap_pct"]}
     got["pingpong 8 B persistent us osu"] = osu_rows(
         mpi, 2, osu["osu_latency_persistent"], ["-m", "8:8"])[8][0]
     got["pingpong 8 B persistent us commscope"] = ours(
-        mpi, db, "pingpong", "--persistent", "--sizes", "8")[8]["median_s"] * 1e6
+        mpi, db, quick, "pingpong", "--persistent", "--sizes", "8")[8]["median_s"] * 1e6
     got["bw 1 MiB persistent MB/s osu"] = osu_rows(
         mpi, 2, osu["osu_bw_persistent"], ["-m", f"{KIB * KIB}:{KIB * KIB}"])[KIB * KIB][0]
     got["bw 1 MiB persistent MB/s commscope"] = ours(
-        mpi, db, "bw", "--persistent", "--sizes", "1MiB")[KIB * KIB]["bandwidth_MBps"]
-    blocking = ours(mpi, db, "allreduce", "--sizes", "8,64KiB")
-    persistent = ours(mpi, db, "allreduce", "--persistent", "--sizes", "8,64KiB")
-    pingpong = ours(mpi, db, "pingpong", "--sizes", "8,64KiB")
-    partitioned = ours(mpi, db, "partitioned", "--sizes", "8,64KiB")
+        mpi, db, quick, "bw", "--persistent", "--sizes", "1MiB")[KIB * KIB]["bandwidth_MBps"]
+    blocking = ours(mpi, db, quick, "allreduce", "--sizes", "8,64KiB")
+    persistent = ours(mpi, db, quick, "allreduce", "--persistent", "--sizes", "8,64KiB")
+    pingpong = ours(mpi, db, quick, "pingpong", "--sizes", "8,64KiB")
+    partitioned = ours(mpi, db, quick, "partitioned", "--sizes", "8,64KiB")
     for n in (8, 64 * KIB):
         got |= {f"allreduce {n} B us blocking": blocking[n]["median_s"] * 1e6,
                 f"allreduce {n} B us persistent": persistent[n]["median_s"] * 1e6,
@@ -119,7 +125,13 @@ def main() -> None:
     ap.add_argument("--osu", required=True, help="a directory holding the OSU 7.x programs")
     ap.add_argument("--mpi")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true",
+                    help="1 round of short commands, mbw_mr at 2 ranks and 8 B: the same "
+                         "path, for tests/test_bench.py")
     args = ap.parse_args()
+    mbw_mr, quick = (SMOKE_MBW_MR, SMOKE_RUN) if args.smoke else (MBW_MR, ())
+    if args.smoke:
+        args.rounds = 1
     mpi = find_mpi(args.mpi)
     native_binary(mpi)
     wanted = ("osu_mbw_mr", "osu_iallreduce", "osu_latency_persistent", "osu_bw_persistent")
@@ -128,7 +140,8 @@ def main() -> None:
         sys.exit(f"--osu {args.osu}: no {', '.join(sorted(set(wanted) - set(osu)))} "
                  "under it; build OSU Micro-Benchmarks 7.x with this MPI's mpicc")
     with tempfile.TemporaryDirectory() as tmp:
-        rounds = [one_round(mpi, osu, Path(tmp) / f"round{i}.db") for i in range(args.rounds)]
+        rounds = [one_round(mpi, osu, Path(tmp) / f"round{i}.db", mbw_mr, quick)
+                  for i in range(args.rounds)]
     print(f"MPI: {mpi.label} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds; "
           "medians over rounds; ratio: median of the rounds' ratios [min-max])")
     report(rounds)

@@ -7,7 +7,7 @@ committed by Ingest into a fresh SQLite store, per-case summaries, the model
 fits, and the HTML report. Each phase is timed in this one process; prints the
 phases and the total against the target.
 
-usage: python bench/analysis.py [--samples N]
+usage: python bench/analysis.py [--samples N] [--smoke]
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from commscope.ingest import Ingest
 from commscope.models.groups import fit_runs
 from commscope.report import build
 from commscope.store import Store
 from commscope.summary import case_summary
 
+from stored_run import store_run
+
 TARGET_S = 3.0
+SMOKE_SAMPLES = 2_000
 SIZES = [0] + [1 << i for i in range(22)]
 MODES = ("standard", "synchronous")
 
@@ -54,17 +56,17 @@ def records(total: int):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--smoke", action="store_true",
+                    help=f"{SMOKE_SAMPLES:,} samples: the same path, for tests/test_bench.py")
     args = ap.parse_args()
+    if args.smoke:
+        args.samples = SMOKE_SAMPLES
     lines = [line + "\n" for line in records(args.samples)]  # made before the clock starts
     with tempfile.TemporaryDirectory() as tmp:
         phases = {}
         start = time.perf_counter()
         store = Store(Path(tmp, "bench.db"))
-        run_id = store.begin_run(["bench"], "pingpong", 2, False)
-        ingest = Ingest(store, run_id)
-        for line in lines:
-            ingest.feed(line)
-        store.finish_run(run_id, "complete")
+        run_id = store_run(store, lines, "pingpong", 2)
         phases["ingest"] = time.perf_counter()
         cases = store.cases(run_id)
         stored = sum(c.samples.size for c in cases)

@@ -17,8 +17,8 @@ then compare of disjoint pairs of invocations (1 with 2, 3 with 4, ...), each ri
 after its second invocation: the share that exits 0, i.e. calls no regression (goal
 >= 95% of at least 20 pairs).
 
-usage: python bench/calibration.py [--mpi PREFIX] [--invocations N]   (N even, >= 40 for
-20 pairs; default 40)
+usage: python bench/calibration.py [--mpi PREFIX] [--invocations N] [--smoke]
+(N even, >= 40 for 20 pairs; default 40)
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from commscope.build import native_binary
 from commscope.mpi import find_mpi
 
 COMMANDS = {"pingpong": "8:1MiB", "bw": "4KiB:1MiB"}
+# The smoke test's: 2 invocations (1 pair to compare) of each command, over fewer sizes.
+SMOKE_COMMANDS = {"pingpong": "8:64", "bw": "4KiB:8KiB"}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -43,9 +45,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def invoke(kernel: str, db: Path, mpi: str) -> list[dict]:
-    done = cli("run", kernel, "--sizes", COMMANDS[kernel], "--json", "--db", str(db),
-               "--mpi", mpi)
+def invoke(kernel: str, sizes: str, db: Path, mpi: str) -> list[dict]:
+    done = cli("run", kernel, "--sizes", sizes, "--json", "--db", str(db), "--mpi", mpi)
     if done.returncode != 0:
         sys.exit(f"calibration: {kernel} failed: {done.stderr.strip()[-400:]}")
     return json.loads(done.stdout)
@@ -74,16 +75,21 @@ def main() -> None:
     ap.add_argument("--mpi")
     ap.add_argument("--invocations", type=int, default=40)
     ap.add_argument("--keep", metavar="DIR", help="keep each invocation's JSON output here")
+    ap.add_argument("--smoke", action="store_true",
+                    help="2 invocations over fewer sizes: the same path, for tests/test_bench.py")
     args = ap.parse_args()
+    commands = SMOKE_COMMANDS if args.smoke else COMMANDS
+    if args.smoke:
+        args.invocations = 2
     mpi = find_mpi(args.mpi)
     native_binary(mpi)
-    results = {k: [] for k in COMMANDS}
-    exits = {k: [] for k in COMMANDS}
+    results = {k: [] for k in commands}
+    exits = {k: [] for k in commands}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.invocations):
-            for kernel in COMMANDS:
+            for kernel, sizes in commands.items():
                 db = Path(tmp) / f"{kernel}.db"
-                results[kernel].append(invoke(kernel, db, str(mpi.mpicc)))
+                results[kernel].append(invoke(kernel, sizes, db, str(mpi.mpicc)))
                 if args.keep:
                     Path(args.keep).mkdir(parents=True, exist_ok=True)
                     (Path(args.keep) / f"{kernel}{i}.json").write_text(
@@ -95,7 +101,7 @@ def main() -> None:
                     exits[kernel].append(done.returncode)
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}; {args.invocations} invocations of each "
           "command, alternating")
-    for kernel, sizes in COMMANDS.items():
+    for kernel, sizes in commands.items():
         c = calibration(results[kernel])
         quiet = exits[kernel].count(0) / len(exits[kernel])
         print(f"{kernel} {sizes}: overlap {c['overlap']:.0%} (goal >= 90%), coverage "

@@ -5,7 +5,7 @@ with --launches auto and fixed counts; with commands differing as much as launch
 and with a history of 6 earlier commands; then compare's false-alarm rate and power for
 a 10% shift at the default (auto). docs/statistics.md shows its output.
 
-usage: python bench/coverage.py [--trials N]
+usage: python bench/coverage.py [--trials N] [--smoke]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ CASES = 24  # a run's sizes, their own spreads from tau to 4 tau, a common launc
 SETTINGS = (("auto", "auto", None, 0), ("K=3", 3, None, 0), ("K=6", 6, None, 0),
             ("auto, commands agree", "auto", 0.0, 0), ("auto, commands 2x", "auto", 2.0, 0),
             ("auto, commands 2x, history", "auto", 2.0, 6))
+SMOKE_TRIALS = 20  # the least that gives every table a trial: a run (N/20) and a pair (N/10)
 
 
 def run_design(tau: float, factor=None) -> Design:
@@ -36,7 +37,10 @@ def run_design(tau: float, factor=None) -> Design:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=2000)
-    n = ap.parse_args().trials
+    ap.add_argument("--smoke", action="store_true",
+                    help=f"--trials {SMOKE_TRIALS}: the same path, for tests/test_bench.py")
+    args = ap.parse_args()
+    n = SMOKE_TRIALS if args.smoke else args.trials
     rng = np.random.default_rng(2026)
     print(f"coverage of the 95% interval and its median half-width: one case ({n} "
           f"commands); a run of {CASES} sizes ({n // 20} commands), each case from its own "

@@ -9,7 +9,7 @@ into the bootstrap, models/resample.launch_shocks) and once within the launches 
 (the samples' bootstrap only, as before). Prints both counts: on this shared machine
 the next command differs by more than one launch's samples can show.
 
-usage: python bench/fit_coverage.py [--mpi PREFIX] [--runs N] [--sizes SPEC]
+usage: python bench/fit_coverage.py [--mpi PREFIX] [--runs N] [--sizes SPEC] [--smoke]
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from unittest import mock
 
 from commscope.models import groups
 from commscope.store import Store
+
+SMOKE = {"runs": 2, "sizes": "1KiB:8KiB"}  # one next command to check, 4 sizes to fit
 
 
 def fits(db: Path, run: int, launch_aware: bool):
@@ -44,7 +46,12 @@ def main() -> int:
     ap.add_argument("--mpi", default=None)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sizes", default="1KiB:1MiB")
+    ap.add_argument("--smoke", action="store_true",
+                    help=f"--runs {SMOKE['runs']} --sizes {SMOKE['sizes']}: the same path, for "
+                         "tests/test_bench.py")
     args = ap.parse_args()
+    if args.smoke:
+        args.runs, args.sizes = SMOKE["runs"], SMOKE["sizes"]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "results.db"
         found = {True: [], False: []}
@@ -60,10 +67,10 @@ def main() -> int:
                             for a, b in zip(lines, lines[1:]))
             width = sorted((a.bandwidth_ci_Bps[1] - a.bandwidth_ci_Bps[0]) / a.line.bandwidth_Bps
                            for a in lines if a.identifiable and a.bandwidth_ci_Bps[1])
+            median = f"{width[len(width) // 2]:.1%}" if width else "none (B not identifiable)"
             print(f"{'launches and commands' if launch_aware else 'within the launches':22}: "
                   f"next command's alpha inside {alpha} of {args.runs - 1}, B inside "
-                  f"{bandwidth} of {args.runs - 1}; median B interval width "
-                  f"{width[len(width) // 2]:.1%}" if width else "")
+                  f"{bandwidth} of {args.runs - 1}; median B interval width {median}")
     return 0
 
 

@@ -8,7 +8,7 @@ comparison is like for like; commscope's median is printed beside it. Launches
 alternate between the two so that drift on this shared machine hits both; each
 side's figure is the median over its launches.
 
-usage: python bench/overhead.py [--mpi PREFIX] [--rounds N]
+usage: python bench/overhead.py [--mpi PREFIX] [--rounds N] [--smoke]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from commscope.build import native_binary
 from commscope.launcher import launch
@@ -27,6 +28,16 @@ from commscope.mpi import find_mpi
 
 HERE = Path(__file__).resolve().parent
 MIB = 1 << 20
+
+
+class Counts(NamedTuple):
+    pingpong: int   # bare round trips
+    bw: int         # bare windows of 64 messages
+    min_time: str   # commscope's seconds of samples per case and launch
+
+
+BENCH = Counts(200000, 300, "1")
+SMOKE = Counts(1000, 3, "0.01")  # the same launches and parsing, in seconds
 
 
 def build_bare(mpi, out: Path) -> Path:
@@ -40,10 +51,10 @@ def bare(mpi, binary, kernel, nbytes, iters) -> float:
     return float(done.stdout.split()[-1])
 
 
-def commscope(mpi, kernel, nbytes, db) -> tuple[float, float]:
+def commscope(mpi, kernel, nbytes, db, min_time: str) -> tuple[float, float]:
     """Mean and median seconds per message (half round trip, or one window slot)."""
     done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
-                           str(nbytes), "--min-time", "1", "--json", "--db", str(db),
+                           str(nbytes), "--min-time", min_time, "--json", "--db", str(db),
                            "--mpi", str(mpi.mpicc)],
                           capture_output=True, text=True, check=True)
     (case,) = json.loads(done.stdout)
@@ -54,7 +65,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mpi")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true",
+                    help="1 round of a few iterations: the same path, for tests/test_bench.py")
     args = ap.parse_args()
+    counts = SMOKE if args.smoke else BENCH
+    if args.smoke:
+        args.rounds = 1
     mpi = find_mpi(args.mpi)
     native_binary(mpi)
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,10 +80,10 @@ def main() -> None:
         theirs = {"pingpong": [], "bw": []}
         for _ in range(args.rounds):
             # Half round trip; bw as seconds per MiB message (time per window slot).
-            theirs["pingpong"].append(bare(mpi, binary, "pingpong", 8, 200000) / 2)
-            ours["pingpong"].append(commscope(mpi, "pingpong", 8, db))
-            theirs["bw"].append(bare(mpi, binary, "bw", MIB, 300) / 64)
-            ours["bw"].append(commscope(mpi, "bw", MIB, db))
+            theirs["pingpong"].append(bare(mpi, binary, "pingpong", 8, counts.pingpong) / 2)
+            ours["pingpong"].append(commscope(mpi, "pingpong", 8, db, counts.min_time))
+            theirs["bw"].append(bare(mpi, binary, "bw", MIB, counts.bw) / 64)
+            ours["bw"].append(commscope(mpi, "bw", MIB, db, counts.min_time))
     mean = {k: statistics.median(m for m, _ in v) for k, v in ours.items()}
     median = {k: statistics.median(m for _, m in v) for k, v in ours.items()}
     bare_mean = {k: statistics.median(v) for k, v in theirs.items()}

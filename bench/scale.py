@@ -8,7 +8,7 @@ its own; the stream is written to a file before the clock starts. Prints, per co
 time of each stage and the peak memory, then how both grow from the smallest count to the
 largest (the exponent k of time ~ ranks^k).
 
-usage: python bench/scale.py [--ranks 64,256,1024,4096] [--samples N]
+usage: python bench/scale.py [--ranks 64,256,1024,4096] [--samples N] [--smoke]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 SIZES = ",".join(str(1 << i) for i in range(24))  # 1 B .. 8 MiB
+SMOKE = {"ranks": "4,8", "samples": 2}  # two counts, so that the growth is computed too
 
 
 def write_stream(path: Path, ranks: int, samples: int) -> None:
@@ -40,21 +41,16 @@ def write_stream(path: Path, ranks: int, samples: int) -> None:
 
 def child(stream: Path, ranks: int) -> dict:
     """Ingest, statistics and report of one stream, timed; peak RSS of this process."""
-    from commscope.ingest import Ingest
     from commscope.report import build
     from commscope.store import Store
     from commscope.summary import case_summary
+    from stored_run import store_run
 
     with tempfile.TemporaryDirectory() as tmp:
         marks = {"start": time.perf_counter()}
         store = Store(Path(tmp, "scale.db"))
-        run = store.begin_run(["bench"], "allreduce", ranks, False,
-                              kernel_facts={"family": "collective"})
-        ingest = Ingest(store, run)
         with open(stream) as lines:
-            for line in lines:
-                ingest.feed(line)
-        store.finish_run(run, "complete")
+            run = store_run(store, lines, "allreduce", ranks, {"family": "collective"})
         marks["ingest"] = time.perf_counter()
         [case_summary(c) for c in store.cases(run)]
         marks["statistics"] = time.perf_counter()
@@ -71,8 +67,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="64,256,1024,4096")
     ap.add_argument("--samples", type=int, default=20, help="samples per case (default 20)")
+    ap.add_argument("--smoke", action="store_true",
+                    help=f"--ranks {SMOKE['ranks']} --samples {SMOKE['samples']}: the same "
+                         "path, for tests/test_bench.py")
     ap.add_argument("--child", nargs=2, metavar=("STREAM", "RANKS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.smoke:
+        args.ranks, args.samples = SMOKE["ranks"], SMOKE["samples"]
     if args.child:
         print(json.dumps(child(Path(args.child[0]), int(args.child[1]))))
         return
@@ -88,8 +89,9 @@ def main() -> None:
         for ranks in counts:
             stream = Path(tmp, f"{ranks}.jsonl")
             write_stream(stream, ranks, args.samples)
+            # the child's stderr passes through: its traceback, if it fails, is the news
             done = subprocess.run([sys.executable, __file__, "--child", str(stream), str(ranks)],
-                                  capture_output=True, text=True, check=True)
+                                  stdout=subprocess.PIPE, text=True, check=True)
             results[ranks] = json.loads(done.stdout)
             r = results[ranks]
             print(f"{ranks:>5} ranks: stream {stream.stat().st_size / 1e6:7.1f} MB  ingest "

@@ -11,7 +11,7 @@ time, their ratio (goal <= 1) and the widest interval commscope reported, then h
 far each side's answer for one size moved from round to round: the fixed count's
 means carry no interval, and this spread is the only sign of their precision.
 
-usage: python bench/time_to_answer.py [--mpi PREFIX] [--rounds N]
+usage: python bench/time_to_answer.py [--mpi PREFIX] [--rounds N] [--smoke]
 """
 
 from __future__ import annotations
@@ -32,14 +32,15 @@ from commscope.mpi import find_mpi
 
 HERE = Path(__file__).resolve().parent
 MAX_BYTES = 4 << 20
-SWEEPS = (("latency", "pingpong", "0:4MiB"), ("bw", "bw", "1:4MiB"))
+SMOKE_MAX_BYTES = 64  # 1 round up to 64 B: the same launches and parsing, in seconds
+SWEEPS = (("latency", "pingpong", 0), ("bw", "bw", 1))  # each from its smallest size
 
 
-def fixed_count(mpi, binary: Path) -> tuple[float, dict]:
+def fixed_count(mpi, binary: Path, max_bytes: int) -> tuple[float, dict]:
     """Wall seconds and the mean per (sweep, bytes)."""
     start, answers = time.perf_counter(), {}
     for mode, kernel, _ in SWEEPS:
-        how = launch(mpi, 2, binary, [mode, str(MAX_BYTES)])
+        how = launch(mpi, 2, binary, [mode, str(max_bytes)])
         done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
         for line in done.stdout.splitlines():
             size, mean = line.split()
@@ -54,11 +55,12 @@ class Ours(NamedTuple):
     answers: dict   # the median per (sweep, bytes)
 
 
-def commscope(mpi, db: Path) -> Ours:
+def commscope(mpi, db: Path, max_bytes: int) -> Ours:
     start, worst, launches, answers = time.perf_counter(), 0.0, 0, {}
-    for _, kernel, sizes in SWEEPS:
+    for _, kernel, smallest in SWEEPS:
         done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
-                               sizes, "--json", "--db", str(db), "--mpi", str(mpi.mpicc)],
+                               f"{smallest}:{max_bytes}", "--json", "--db", str(db),
+                               "--mpi", str(mpi.mpicc)],
                               capture_output=True, text=True, check=True)
         for case in json.loads(done.stdout):
             worst = max(worst, case["precision"])
@@ -81,7 +83,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mpi")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true",
+                    help=f"1 round up to {SMOKE_MAX_BYTES} B: the same path, for "
+                         "tests/test_bench.py")
     args = ap.parse_args()
+    max_bytes = SMOKE_MAX_BYTES if args.smoke else MAX_BYTES
+    if args.smoke:
+        # One round: the launch-to-launch spread needs two, but reads only what the
+        # first round already parsed.
+        args.rounds = 1
     mpi = find_mpi(args.mpi)
     native_binary(mpi)  # built before timing: a user's second run finds it cached
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,10 +100,10 @@ def main() -> None:
                        check=True)
         theirs, ours = [], []
         for i in range(args.rounds):
-            theirs.append(fixed_count(mpi, binary))
+            theirs.append(fixed_count(mpi, binary, max_bytes))
             # a results file of its own per round: its first command measures the host's
             # memcpy ceiling, as a user's first command of the hour does
-            ours.append(commscope(mpi, Path(tmp) / f"bench{i}.db"))
+            ours.append(commscope(mpi, Path(tmp) / f"bench{i}.db", max_bytes))
     wall = statistics.median(run.wall for run in ours)
     fixed = statistics.median(w for w, _ in theirs)
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds, medians)")

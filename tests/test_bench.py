@@ -1,0 +1,182 @@
+"""Every bench/ script, run as `make bench` runs it but at its --smoke size: the same
+functions on tiny counts, so a change to a path a bench walks fails here and not months
+later on a quiet machine. The assertions are on the shape of what each prints (its
+figures and ratios, as numbers), never on the timings themselves.
+
+Stand-ins, where a bench needs what a test cannot have:
+- the fake MPI (tests/fakempi) for calibration.py, fit_coverage.py and the results file
+  cluster_predictions.py --db reads: they only drive `commscope run`, `compare`, `fit`
+  and `predict`, which the fake runs for real (the benches in their own processes, so
+  through the fake prefix's mpirun; the results file in this one, by the fake launcher);
+- programs printing OSU Micro-Benchmarks' layout (OSU_COLUMNS) for agreement*.py, launched
+  by the real MPI as OSU would be: what the bench reads from them is that layout.
+cluster_predictions.py's measuring half needs root and network namespaces
+(tests/test_cluster.py tests the cluster itself); its --db half runs here.
+The benches that launch real MPI (marked mpi) run on the embedded Open MPI alone: what
+they do with the library's output does not depend on which library it is.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EMBEDDED, commscope
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+NUMBER = r"-?[\d,]+(?:\.\d+)?"
+# Each OSU program's numeric columns after the size, in OMB 7.x's layout (osu_iallreduce:
+# overall, compute and pure communication us, then overlap %; osu_mbw_mr: MB/s, messages/s).
+OSU_COLUMNS = {"osu_bw": 1, "osu_bibw": 1, "osu_latency": 1, "osu_bw_persistent": 1,
+               "osu_latency_persistent": 1, "osu_mbw_mr": 2, "osu_iallreduce": 4}
+OSU_STANDIN = '''#!{python}
+"""A stand-in for {name} (tests/test_bench.py): OMB's layout, comment lines then one line
+per power-of-two size in -m MIN:MAX, printed by rank 0 alone."""
+import os
+import sys
+
+if os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0")) == "0":
+    low, high = map(int, sys.argv[sys.argv.index("-m") + 1].split(":"))
+    print("# {name}: a stand-in\\n# Size" + " Value" * {columns})
+    size = low
+    while size <= high:
+        print(size, *(f"{{1.5 + column:.2f}}" for column in range({columns})))
+        size = 2 * size if size else 1
+'''
+
+
+def bench(script: str, *args, timeout: float = 120) -> str:
+    """The script's standard output; it must exit 0."""
+    done = subprocess.run([sys.executable, str(BENCH / script), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def lines_like(out: str, pattern: str) -> list[str]:
+    return [line for line in out.splitlines() if re.fullmatch(pattern, line)]
+
+
+@pytest.fixture
+def osu_dir(tmp_path) -> Path:
+    for name, columns in OSU_COLUMNS.items():
+        path = tmp_path / name
+        path.write_text(OSU_STANDIN.format(python=sys.executable, name=name, columns=columns))
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return tmp_path
+
+
+def test_analysis():
+    out = bench("analysis.py", "--smoke")
+    assert lines_like(out, rf"{NUMBER} stored samples in 46 cases")  # 2 modes x 23 sizes
+    for phase in ("ingest", "statistics", "fit", "report"):
+        assert lines_like(out, rf"  {phase} +{NUMBER} s"), out
+    assert lines_like(out, rf"total {NUMBER} s  \(target <= 3 s\): (met|MISSED)"), out
+
+
+def test_scale():
+    out = bench("scale.py", "--smoke")
+    for ranks in (4, 8):
+        assert lines_like(out, rf" +{ranks} ranks: stream +{NUMBER} MB  ingest +{NUMBER} s  "
+                               rf"statistics +{NUMBER} s  report +{NUMBER} s  total +{NUMBER} s"
+                               rf"  peak +{NUMBER} MB  \(store {NUMBER} MB, page {NUMBER} MB\)"
+                          ), out
+    assert lines_like(out, rf"from 4 to 8 ranks \(2x\): time x{NUMBER} \(~ ranks\^{NUMBER}\), "
+                           rf"peak memory x{NUMBER} \(~ ranks\^{NUMBER}\)"), out
+
+
+def test_concurrent_create():
+    out = bench("concurrent_create.py", "--smoke")
+    assert lines_like(out, r"6 concurrent starts on 3 new files: 0 failures"), out
+    assert lines_like(out, rf"opening took median {NUMBER} ms, max {NUMBER} ms"), out
+
+
+def test_coverage():
+    out = bench("coverage.py", "--smoke")
+    percent = rf" +{NUMBER}%"
+    # one line per tau and setting, then one per tau for compare
+    assert len(lines_like(out, rf"{percent}  \S.*?(?:{percent}){{6}}")) == 5 * 6, out
+    assert len(lines_like(out, rf"(?:{percent}){{5}}")) == 5, out
+
+
+def test_fit_coverage(fake_mpi):
+    out = bench("fit_coverage.py", "--smoke", "--mpi", fake_mpi)
+    for level in ("launches and commands ", "within the launches   "):
+        assert lines_like(out, rf"{level}: next command's alpha inside [01] of 1, B inside [01] "
+                               rf"of 1; median B interval width {NUMBER}%"), out
+
+
+def test_calibration(fake_mpi):
+    out = bench("calibration.py", "--smoke", "--mpi", fake_mpi)
+    for kernel, sizes in (("pingpong", "8:64"), ("bw", "4KiB:8KiB")):
+        assert lines_like(out, rf"{kernel} {sizes}: overlap {NUMBER}% \(goal >= 90%\), coverage "
+                               rf"{NUMBER}% \(goal >= 80%\), half-width median \+-{NUMBER}% "
+                               rf"widest \+-{NUMBER}%, launches median {NUMBER}; compare exits "
+                               rf"0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
+
+
+def test_cluster_predictions_from_a_results_file(fake_mpi, fake, db):
+    """The results file the bench's measuring half makes, with its flags: run 1 a pingping
+    fit, then a kernel's run per host count (here one, by the in-process fake launcher,
+    without the cluster)."""
+    quick = ("--launches", "1", "--iters", "5", "--mpi", fake_mpi, "--db", db)
+    for argv in (("pingping", "--sizes", "16KiB:4MiB"),
+                 ("ring", "--param", "pattern=ring", "--param", "post=send-first",
+                  "--sizes", "64KiB,1MiB")):
+        done = commscope("run", *argv, *quick, launcher=fake)
+        assert done.returncode == 0, done.stderr
+    out = bench("cluster_predictions.py", "--db", db)
+    assert len(lines_like(out, rf"ring send-first P=2 +\d+ B: measured +{NUMBER} us, \S+ +"
+                               rf"{NUMBER} us, error [+-]{NUMBER}%")) == 2, out
+    assert lines_like(out, r"ring send-first: [012] of 2 within 25%"), out
+
+
+@pytest.mark.mpi
+def test_overhead():
+    out = bench("overhead.py", "--smoke", "--mpi", EMBEDDED)
+    assert lines_like(out, rf"latency ratio   {NUMBER}  \(target <= 1.02\)"), out
+    assert lines_like(out, rf"bandwidth ratio {NUMBER}  \(target >= 0.98\)"), out
+
+
+@pytest.mark.mpi
+def test_time_to_answer():
+    out = bench("time_to_answer.py", "--smoke", "--mpi", EMBEDDED)
+    assert lines_like(out, rf"fixed-count .* +{NUMBER} s"), out
+    assert lines_like(out, rf"commscope defaults .* +{NUMBER} s"), out
+    assert lines_like(out, rf"wall-time ratio {NUMBER}  \(goal <= 1\)"), out
+    assert lines_like(out, rf"widest interval \+-{NUMBER}%; most launches of a case: \d+"), out
+
+
+@pytest.mark.mpi
+def test_agreement(osu_dir):
+    out = bench("agreement.py", "--smoke", "--osu", osu_dir, "--mpi", EMBEDDED)
+    ratio = rf"{NUMBER} \[{NUMBER}-{NUMBER}\]"
+    for kernel, reference in (("bw", "osu_bw"), ("bibw", "osu_bibw"),
+                              ("pingpong", "osu_latency")):
+        assert lines_like(out, rf"{kernel} +\S+ \S+: {reference} +{NUMBER} (MB/s|us)  commscope "
+                               rf"+{NUMBER}  commscope/{reference} {ratio}.*"), out
+    assert lines_like(out, rf"bw .* control/osu_bw {ratio}"), out
+
+
+@pytest.mark.mpi
+def test_agreement_osu7(osu_dir):
+    out = bench("agreement_osu7.py", "--smoke", "--osu", osu_dir, "--mpi", EMBEDDED)
+    ratio = rf"{NUMBER} \[{NUMBER}-{NUMBER}\]"
+    both = rf" +{NUMBER}  {{other}} +{NUMBER}  "
+    assert len(lines_like(out, rf"mbw_mr np2 8 B .* osu{both.format(other='commscope')}"
+                               rf"commscope/osu {ratio}")) == 2, out
+    assert len(lines_like(out, rf"iallreduce 64 KiB tests=(0|100) overlap % +osu"
+                               rf"{both.format(other='commscope')}commscope - osu [+-]{NUMBER} "
+                               rf"points \[[+-]{NUMBER} to [+-]{NUMBER}\]")) == 2, out
+    for stem, base, other in (("pingpong 8 B persistent us", "osu", "commscope"),
+                              ("bw 1 MiB persistent MB/s", "osu", "commscope"),
+                              ("allreduce 8 B us", "blocking", "persistent"),
+                              ("p2p 65536 B us", "pingpong", "partitioned")):
+        assert lines_like(out, rf"{stem} +{base}{both.format(other=other)}{other}/{base} "
+                               rf"{ratio}"), out
