@@ -52,6 +52,7 @@ bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/time_to_answer.py
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/signals.py --mpi $(abspath $(VENV)) --mpi $(abspath $(MPICH))
 
 clean:
 	rm -rf $(VENV) $(MPICH) commscope.db commscope-report.html

@@ -180,3 +180,11 @@ def test_agreement_osu7(osu_dir):
                               ("p2p 65536 B us", "pingpong", "partitioned")):
         assert lines_like(out, rf"{stem} +{base}{both.format(other=other)}{other}/{base} "
                                rf"{ratio}"), out
+
+
+@pytest.mark.mpi
+def test_signals():
+    out = bench("signals.py", "--repeat", "1", "--mpi", EMBEDDED, timeout=300)
+    assert re.fullmatch(rf"second Ctrl-C, launcher stopped, {re.escape(str(EMBEDDED))}: 1/1 "
+                        rf"ended at once \(exit 130 within 3 s, nothing left\); first Ctrl-C to "
+                        rf"end: median {NUMBER} s, max {NUMBER} s\n", out), out
