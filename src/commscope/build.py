@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from . import __version__
+from .errors import BuildError
 from .mpi import Mpi
 
 BINARY = "commscope-native"
@@ -30,10 +31,6 @@ WITHOUT = "COMMSCOPE_NATIVE_WITHOUT"
 def left_out() -> list[str]:
     """The features COMMSCOPE_NATIVE_WITHOUT names (a comma or space list)."""
     return os.environ.get(WITHOUT, "").replace(",", " ").split()
-
-
-class BuildError(Exception):
-    """The native core did not compile: a defect in commscope or the MPI, not user input."""
 
 
 def native_sources_dir() -> Path:

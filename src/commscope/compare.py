@@ -19,7 +19,6 @@ import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.special import stdtr, stdtrit
 
 from .cases import Case, grouped, key
 from .errors import UserError
@@ -162,6 +161,7 @@ def _change(a: Side, b: Side, past: History | None) -> CaseChange:
     if t.se == 0:
         p, half = (0.0 if t.shift else 1.0), 0.0
     else:
+        from scipy.special import stdtr, stdtrit  # imported when a test is made
         p = float(2 * stdtr(t.df, -abs(t.shift) / t.se))
         half = float(stdtrit(t.df, 1 - ALPHA / 2) * t.se)
     return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,

@@ -42,15 +42,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-# scipy.stats costs 0.4 s of start-up; scipy.special 0.1 s
-from scipy.special import digamma, ndtri, polygamma, stdtrit
 
 from .stats import median_ci
 
 CONFIDENCE = 0.95
-Z = float(ndtri((1 + CONFIDENCE) / 2))
+Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
 MIN_HISTORY_DF = 2  # fewer: a variance from the history says too little
 PILOT = 3  # --launches auto: launches every case gets, from which the rest are chosen
 MAX_LAUNCHES = 10  # and the most it gets
@@ -63,6 +62,7 @@ MAX_DF = 1e6  # t quantiles of more degrees of freedom are the normal's
 
 def t_quantile(df: float) -> float:
     """The (1 + CONFIDENCE) / 2 quantile of Student's t with df degrees of freedom."""
+    from scipy.special import stdtrit  # 0.2 s to import: not before a run's figures need it
     return float(stdtrit(min(df, MAX_DF), (1 + CONFIDENCE) / 2))
 
 
@@ -124,6 +124,7 @@ def _prior(s2: np.ndarray, df: float) -> tuple[float, float]:
     """The scaled inverse chi-square distribution the cases' variances s2 (each of df
     degrees of freedom) are drawn from, by moments of log s2 (Smyth 2004, 6.2): its scale
     and degrees of freedom, infinite where the variances agree within their own error."""
+    from scipy.special import digamma, polygamma
     e = np.log(s2) - float(digamma(df / 2)) + math.log(df / 2)
     excess = float(e.var(ddof=1)) - float(polygamma(1, df / 2))
     if excess <= 0:
@@ -135,6 +136,7 @@ def _prior(s2: np.ndarray, df: float) -> tuple[float, float]:
 def _trigamma_inverse(x: float) -> float:
     """y with trigamma(y) = x: Newton's method on 1 / trigamma(y) = 1 / x, nearly linear
     in y (trigamma(y) ~ 1/y + 1/(2y^2)), from y = 1/2 + 1/x."""
+    from scipy.special import polygamma
     if x > 1e7:
         return 1 / math.sqrt(x)
     if x < 1e-6:

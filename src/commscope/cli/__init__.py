@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sqlite3
 import sys
 
 from .. import __version__, stopping
-from ..build import BuildError
-from ..errors import UserError
+from ..errors import BuildError, UserError
 
 # Each verb: its module and its one line in `commscope --help`. Only the module of the
 # verb given is imported (numpy, scipy and the rest load with it): `--help` and a
@@ -107,7 +105,11 @@ def _main(argv: list[str]) -> int:
         return 1
     except KeyboardInterrupt:  # stopped outside a launch; a launch stopped says so itself
         return _stopped(args)
-    except sqlite3.Error as exc:  # after opening: a full disk, a file made read-only, ...
+    except Exception as exc:
+        sqlite3 = sys.modules.get("sqlite3")  # loaded by whatever opened a results file
+        if sqlite3 is None or not isinstance(exc, sqlite3.Error):
+            raise
+        # after opening: a full disk, a file made read-only, ...
         print(f"commscope: {store_problem(getattr(args, 'db', None), exc)}",
               file=sys.stderr)
         return 1

@@ -25,7 +25,6 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from ..cases import Case
 
@@ -82,6 +81,7 @@ def fit_points(found: list[Point]) -> MaxRate | None:
         node = k >= (ks[split] if split < len(ks) else np.inf)
         columns = [np.ones_like(t), np.where(node, 0.0, n), np.where(node, k * n, 0.0)]
         used = [i for i, col in enumerate(columns) if col.any()]  # a rate no k uses: 0
+        from scipy.optimize import lsq_linear  # 0.3 s to import: only where a fit is made
         fitted = lsq_linear(np.column_stack([columns[i] for i in used]) / t[:, None],
                             np.ones_like(t), bounds=(0, np.inf))
         alpha, c, d = (fitted.x[used.index(i)] if i in used else 0.0 for i in range(3))

@@ -11,7 +11,6 @@ from statistics import NormalDist
 from typing import Callable
 
 import numpy as np
-from scipy.special import gammaincinv
 
 from ..cases import Case
 from ..replication import COMMAND_TO_LAUNCH, MAX_DF, History
@@ -105,6 +104,7 @@ def launch_shocks(cases: list[Case], resamples: int, rng: np.random.Generator,
 
     def drawn(var: float, df: float, uniform: np.ndarray) -> np.ndarray:
         df = min(df, MAX_DF)
+        from scipy.special import gammaincinv  # imported when a fit resamples
         return np.sqrt(var * df / (2 * gammaincinv(df / 2, uniform)))
     command = {r: rng.standard_normal(resamples) for r in sorted({c.run_id for c in cases})}
     launches: dict[tuple[int, int | None], np.ndarray] = {}
