@@ -11,7 +11,10 @@ time, their ratio (goal <= 1) and the widest interval commscope reported, then h
 far each side's answer for one size moved from round to round: the fixed count's
 means carry no interval, and this spread is the only sign of their precision.
 
-usage: python bench/time_to_answer.py [--mpi PREFIX] [--rounds N] [--smoke]
+With --osu DIR the fixed-count side is the OSU Micro-Benchmarks themselves, osu_latency
+and osu_bw from DIR at their defaults (0 B/1 B-4 MiB), launched the same way.
+
+usage: python bench/time_to_answer.py [--mpi PREFIX] [--osu DIR] [--rounds N] [--smoke]
 """
 
 from __future__ import annotations
@@ -36,15 +39,17 @@ SMOKE_MAX_BYTES = 64  # 1 round up to 64 B: the same launches and parsing, in se
 SWEEPS = (("latency", "pingpong", 0), ("bw", "bw", 1))  # each from its smallest size
 
 
-def fixed_count(mpi, binary: Path, max_bytes: int) -> tuple[float, dict]:
-    """Wall seconds and the mean per (sweep, bytes)."""
+def fixed_count(mpi, programs: list[tuple[Path, list[str], str]]) -> tuple[float, dict]:
+    """Wall seconds and the mean per (sweep, bytes) of each program (binary, its arguments,
+    the commscope kernel it matches), run one after the other as a user would."""
     start, answers = time.perf_counter(), {}
-    for mode, kernel, _ in SWEEPS:
-        how = launch(mpi, 2, binary, [mode, str(max_bytes)])
+    for binary, args, kernel in programs:
+        how = launch(mpi, 2, binary, args)
         done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
         for line in done.stdout.splitlines():
-            size, mean = line.split()
-            answers[kernel, int(size)] = float(mean)
+            fields = line.split()
+            if len(fields) == 2 and not line.startswith("#"):  # OSU's comments and header
+                answers[kernel, int(fields[0])] = float(fields[1])
     return time.perf_counter() - start, answers
 
 
@@ -82,6 +87,9 @@ def launch_spread(rounds: list[dict]) -> tuple[float, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mpi")
+    ap.add_argument("--osu", metavar="DIR",
+                    help="a folder holding osu_latency and osu_bw built with this MPI: "
+                         "they are the fixed-count side, at their defaults")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--smoke", action="store_true",
                     help=f"1 round up to {SMOKE_MAX_BYTES} B: the same path, for "
@@ -95,20 +103,28 @@ def main() -> None:
     mpi = find_mpi(args.mpi)
     native_binary(mpi)  # built before timing: a user's second run finds it cached
     with tempfile.TemporaryDirectory() as tmp:
-        binary = Path(tmp) / "fixed_count"
-        subprocess.run([str(mpi.mpicc), "-O2", "-o", str(binary), str(HERE / "fixed_count.c")],
-                       check=True)
+        if args.osu:
+            osu = Path(args.osu)
+            limit = ["-m", f"1:{max_bytes}"] if args.smoke else []
+            programs = [(osu / "osu_latency", limit, "pingpong"), (osu / "osu_bw", limit, "bw")]
+            label = "osu_latency + osu_bw (their defaults, no CI)"
+        else:
+            binary = Path(tmp) / "fixed_count"
+            subprocess.run([str(mpi.mpicc), "-O2", "-o", str(binary),
+                            str(HERE / "fixed_count.c")], check=True)
+            programs = [(binary, [mode, str(max_bytes)], kernel) for mode, kernel, _ in SWEEPS]
+            label = "fixed-count (OSU default counts, no CI)"
         theirs, ours = [], []
         for i in range(args.rounds):
-            theirs.append(fixed_count(mpi, binary, max_bytes))
+            theirs.append(fixed_count(mpi, programs))
             # a results file of its own per round: its first command measures the host's
             # memcpy ceiling, as a user's first command of the hour does
             ours.append(commscope(mpi, Path(tmp) / f"bench{i}.db", max_bytes))
     wall = statistics.median(run.wall for run in ours)
     fixed = statistics.median(w for w, _ in theirs)
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds, medians)")
-    print(f"fixed-count (OSU default counts, no CI)        {fixed:6.2f} s")
-    print(f"commscope defaults (launch-aware CI per case)  {wall:6.2f} s")
+    print(f"{label:<47}{fixed:6.2f} s")
+    print(f"{'commscope defaults (launch-aware CI per case)':<47}{wall:6.2f} s")
     print(f"wall-time ratio {wall / fixed:.2f}  (goal <= 1)")
     print(f"widest interval +-{max(run.worst for run in ours):.1%}; most launches of a case: "
           f"{max(run.launches for run in ours)}")

@@ -63,13 +63,17 @@ def lines_like(out: str, pattern: str) -> list[str]:
     return [line for line in out.splitlines() if re.fullmatch(pattern, line)]
 
 
-@pytest.fixture
-def osu_dir(tmp_path) -> Path:
+def osu_stand_ins(folder: Path) -> Path:
     for name, columns in OSU_COLUMNS.items():
-        path = tmp_path / name
+        path = folder / name
         path.write_text(OSU_STANDIN.format(python=sys.executable, name=name, columns=columns))
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return tmp_path
+    return folder
+
+
+@pytest.fixture
+def osu_dir(tmp_path) -> Path:
+    return osu_stand_ins(tmp_path)
 
 
 def test_analysis():
@@ -145,9 +149,12 @@ def test_overhead():
 
 
 @pytest.mark.mpi
-def test_time_to_answer():
-    out = bench("time_to_answer.py", "--smoke", "--mpi", EMBEDDED)
-    assert lines_like(out, rf"fixed-count .* +{NUMBER} s"), out
+@pytest.mark.parametrize("reference", ["fixed-count", "osu"])
+def test_time_to_answer(reference, tmp_path):
+    osu = ["--osu", osu_stand_ins(tmp_path)] if reference == "osu" else []
+    out = bench("time_to_answer.py", "--smoke", "--mpi", EMBEDDED, *osu)
+    first = r"osu_latency \+ osu_bw" if osu else "fixed-count"
+    assert lines_like(out, rf"{first} .* +{NUMBER} s"), out
     assert lines_like(out, rf"commscope defaults .* +{NUMBER} s"), out
     assert lines_like(out, rf"wall-time ratio {NUMBER}  \(goal <= 1\)"), out
     assert lines_like(out, rf"widest interval \+-{NUMBER}%; most launches of a case: \d+"), out
