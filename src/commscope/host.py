@@ -41,17 +41,21 @@ def memcpy_ceiling(buffer_bytes: int = BUFFER_BYTES, repeats: int = REPEATS) -> 
             "max_bytes_per_s": float(rates.max()), "method": "numpy.copyto, time.perf_counter"}
 
 
+_measured: list[dict] = []  # this process's own, latest last
+
+
 def facts() -> dict:
     """This host's name and memcpy ceiling, measured now."""
-    return {"host": socket.gethostname(), "memcpy": memcpy_ceiling(),
-            "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    _measured.append({"host": socket.gethostname(), "memcpy": memcpy_ceiling(),
+                      "measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    return _measured[-1]
 
 
 def recent(stored: list[dict]) -> dict:
-    """The first of `stored` (facts of earlier runs, latest first) of this host measured
-    within MAX_AGE_S, or this host's facts measured now."""
+    """The first of `stored` (facts of earlier runs, latest first) or of those this process
+    measured of this host within MAX_AGE_S, or this host's facts measured now."""
     since = datetime.now(timezone.utc) - timedelta(seconds=MAX_AGE_S)
-    for f in stored:
+    for f in [*stored, *reversed(_measured)]:
         when = f.get("measured_utc")
         if f.get("host") == socket.gethostname() and when \
                 and datetime.fromisoformat(when) >= since:
