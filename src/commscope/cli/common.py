@@ -27,12 +27,13 @@ def add_mpi(p: argparse.ArgumentParser) -> None:
                         "PATH, then the embedded Open MPI)")
 
 
-def existing_store(path: str) -> Store:
-    """The results file at --db, which must exist: reading verbs never create one."""
+def existing_store(path: str, append: bool = False) -> Store:
+    """The results file at --db, which must exist: reading verbs never create one (nor
+    does `results recover`, which writes: `append`)."""
     if not Path(path).is_file():
         raise UserError(f"--db {path}: no such results file; run `commscope run` first "
                         "or point --db at one")
-    return Store(path)
+    return Store(path, append)
 
 
 def writing_store(path: str) -> Store:

@@ -10,7 +10,6 @@ import sys
 from .. import names, recovery, selection
 from ..results import marks, measured, quality, summaries
 from ..views.run import imported_from, render, render_provenance, render_runs
-from ..store import Store
 from .common import add_db, existing_store, print_json
 
 FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
@@ -47,9 +46,9 @@ def add_parser(sub, summary: str) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    store = existing_store(args.db)
     if args.action == "recover":
         return _recover(args.db)
+    store = existing_store(args.db)
     if args.action == "list":
         if args.json:
             print_json([_listed(row) for row in store.runs()])
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def _recover(db: str) -> int:
     """What `results list` shows as `interrupted (process gone)`, made so in the file, with
     the cases the dead command's ranks wrote after it died (recovery.py)."""
-    store = Store(db, append=True)
+    store = existing_store(db, append=True)
     ended = recovery.recover(store)
     for run_id in ended:
         row = store.run(run_id)
