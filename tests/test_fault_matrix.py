@@ -31,6 +31,9 @@ from test_interrupted import native_ranks, wait_for_cases
 TAG = "COMMSCOPE_FAULT_TRIAL"
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 TRIALS = 12  # per MPI: 24 seeded moments over set-up, launch, sampling and ingest
+# The moments: the command's start (imports, plan, results file) takes ~0.3 s and its
+# first launch's start ~0.2 s more; by 2.5 s four or five cases are stored.
+LATEST_S = 2.5
 # Runs far longer than a stop takes: a job left behind would still be measuring when
 # none_left gives up. RUN: 0.4 s to start, then two launches of 18 cases of 0.5 s.
 RUN = ["run", "pingpong", "--sizes", "0:64KiB", "--launches", "2", "--min-time", "0.5"]
@@ -126,7 +129,7 @@ def test_every_stop_signal_at_random_moments(mpi_prefix, tmp_path):
     rng = random.Random(f"issue 15 {mpi_prefix.name}")
     seen = Counter()
     for trial in range(TRIALS):
-        signum, at = rng.choice(SIGNALS), rng.uniform(0.0, 4.0)
+        signum, at = rng.choice(SIGNALS), rng.uniform(0.0, LATEST_S)
         tag, db, tmp = f"{os.getpid()}-{trial}", tmp_path / f"{trial}.db", tmp_path / str(trial)
         proc = start(RUN, db, tmp, tag, mpi_prefix)
         time.sleep(at)

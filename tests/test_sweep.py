@@ -90,7 +90,7 @@ def test_resume_needs_an_earlier_sweep_of_the_same_plan(tmp_path):
 @pytest.mark.mpi
 def test_interrupted_sweep_resumes_with_no_case_lost_or_run_twice(tmp_path, mpi_prefix):
     plan = write(tmp_path, """
-min_time = 0.3
+min_time = 0.1
 launches = 2
 [[experiment]]
 kernel = "pingpong"
