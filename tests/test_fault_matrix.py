@@ -179,7 +179,7 @@ def mount_tmpfs(where: Path, size: str) -> None:
 @pytest.fixture
 def small_disk(tmp_path):
     disk = tmp_path / "disk"
-    mount_tmpfs(disk, "4m")  # a few cases of the run below: ~0.7 MB each at small sizes
+    mount_tmpfs(disk, "2m")  # a few cases of the run below: ~0.1-0.7 MB each
     yield disk
     subprocess.run(["umount", "-l", str(disk)], check=False)
 
