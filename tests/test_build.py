@@ -34,7 +34,8 @@ def test_cached_until_sources_change(private_build):
     assert first.stat().st_mtime_ns != stamp  # rebuilt
 
 
-def test_each_mpi_gets_its_own_binary(private_build, mpi_prefix):
+def test_each_mpi_gets_its_own_binary(mpi_prefix):
+    """Keyed by the MPI (the sources unchanged: the cache every other test builds into)."""
     ours = build.native_binary(find_mpi(sys.prefix))
     theirs = build.native_binary(find_mpi(str(mpi_prefix)))
     assert (ours == theirs) == (Path(mpi_prefix) == Path(sys.prefix))
