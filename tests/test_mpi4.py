@@ -79,11 +79,13 @@ def test_element_types_and_vector_layouts(mpi_prefix, db):
 ])
 def test_refused_before_launch_where_the_build_lacks_a_feature(db, feature, args):
     """A build without the feature (as where the MPI lacks it): one line, exit 2, nothing
-    launched or stored. The probes themselves find both in both wheels' builds."""
+    launched or stored. The probes themselves find both in both wheels' builds. One build
+    lacks both, for both cases: each refusal names its own."""
     assert catalog().features[feature].present
-    env = {**os.environ, "COMMSCOPE_NATIVE_WITHOUT": feature}
+    env = {**os.environ, "COMMSCOPE_NATIVE_WITHOUT": "partitioned,persistent_collectives"}
     line = one_line_error(commscope("run", *args, "--mpi", EMBEDDED, "--db", db, env=env))
     assert "MPI-4" in line and "Open MPI 5.0" in line and "COMMSCOPE_NATIVE_WITHOUT" in line
+    assert f"needs {catalog().features[feature].calls}" in line
     assert not db.exists()
 
 
