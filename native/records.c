@@ -122,7 +122,7 @@ void record_skip(const char *kernel, const char *send_mode, size_t bytes,
 /* How the samples were taken: the sync method, the stopping rule of
  * --precision, and what the method says of itself (--sync window: the
  * window and the clocks). */
-static void sampling(struct jsonl *j, const struct case_record *r)
+static void how_sampled(struct jsonl *j, const struct case_record *r)
 {
     jsonl_str(j, "sync", r->sync);
     if (r->adaptive) {
@@ -132,7 +132,7 @@ static void sampling(struct jsonl *j, const struct case_record *r)
         jsonl_bool(j, "capped", r->capped);
     }
     if (r->sync_report)
-        r->sync_report(r->sampling, j);
+        r->sync_report(r->sampled, j);
 }
 
 void record_case_open(struct jsonl *j, const struct case_record *r)
@@ -150,7 +150,7 @@ void record_case_open(struct jsonl *j, const struct case_record *r)
     jsonl_str(j, "timed_by", timed_by_names[r->timed_by]);
     jsonl_nums(j, "samples_s", r->samples_s, r->samples);
     rank_lists(j, "rank_samples_s", r->rank_samples_s, r->ranks, r->samples);
-    sampling(j, r);
+    how_sampled(j, r);
     if (r->copy_s > 0)
         jsonl_num(j, "copy_s", r->copy_s);
     else
@@ -159,10 +159,10 @@ void record_case_open(struct jsonl *j, const struct case_record *r)
     jsonl_str(j, "cache", r->cold_cache ? "cold" : "warm");
     jsonl_uint(j, "llc_bytes", r->llc_bytes);
     jsonl_uint(j, "working_set_bytes", r->working_set_bytes);
-    if (r->phases == 0)
+    if (r->phase_count == 0)
         return;
     jsonl_open(j, "phase_samples_s", '{');
-    for (int p = 0; p < r->phases; p++)
+    for (int p = 0; p < r->phase_count; p++)
         rank_lists(j, r->phase_names[p], r->phase_samples_s[p], r->ranks,
                    r->samples);
     jsonl_close(j, '}');

@@ -75,14 +75,14 @@ struct case_record {
     /* The sync method's own fields (its report hook, sync.h), written after
      * the fields above; NULL: it has none. */
     void (*sync_report)(const struct sampling *s, struct jsonl *j);
-    const struct sampling *sampling;
+    const struct sampling *sampled; /* the loop's, for sync_report */
     /* the copy ceiling (ceiling.h) and the cache state of the buffers */
     double copy_s; /* 0: none (size 0) */
     int copy_ranks;
     bool cold_cache;
     size_t llc_bytes, working_set_bytes; /* rank 0's */
     /* kernels with phases: [phase][ranks][samples] */
-    int phases;
+    int phase_count;
     const char *const *phase_names;
     const double *const *phase_samples_s;
 };

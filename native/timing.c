@@ -175,7 +175,7 @@ static void gather_and_record(const struct sampling *s, struct case_record *r)
         }
         r->samples_s = per_sample;
         r->rank_samples_s = all;
-        r->phases = phases;
+        r->phase_count = phases;
         r->phase_names = k->phases;
         r->phase_samples_s = (const double *const *)phase_all;
         record_case_open(&j, r);
@@ -248,7 +248,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         .timed_by = k->timed_by, .samples = s.n, .sync = s.sync->name,
         .adaptive = adaptive, .precision_target = cfg->precision,
         .max_time_s = cfg->max_time_s, .sampling_s = sampling_s,
-        .capped = capped, .sync_report = s.sync->report, .sampling = &s,
+        .capped = capped, .sync_report = s.sync->report, .sampled = &s,
         .cold_cache = cfg->cold_cache && k->cold_cache,
         .llc_bytes = cache_llc_bytes(), .working_set_bytes = c.working_set};
     struct ceiling ceiling = ceiling_measure(&c); /* after the samples: none is touched */
