@@ -171,3 +171,26 @@ def test_the_convergence_study_leaves_late_samples_out(db):
     (case,) = store.cases(run)
     iterations, mean_s = running_mean(case)
     assert iterations.tolist() == [1, 2, 3] and np.allclose(mean_s, 1e-6)
+
+
+def test_a_launcher_that_never_exits_after_the_end_is_stopped(fake_mpi, db, monkeypatch):
+    from commscope import measure
+
+    monkeypatch.setattr(measure, "LAUNCHER_EXIT_S", 0.2)
+    done = fake(fake_mpi, "run", "pingpong", "--sizes", "8,16", "--iters", "5", "--launches",
+                "1", "--db", db, launcher_hangs=True)
+    assert done.returncode == 0, done.stderr
+    assert "launch 1: every rank finished, but the launcher had not exited 0.2 s later; it " \
+           "was stopped, and the launch is complete" in done.stderr
+    assert sqlite3.connect(db).execute("SELECT status FROM launches").fetchone() == ("complete",)
+
+
+def test_a_launcher_that_fails_alone_is_quoted(fake_mpi, db):
+    """No rank reported an error: the launcher's last words say why."""
+    done = fake(fake_mpi, "run", "pingpong", "--sizes", "8,16", "--iters", "5", "--launches",
+                "1", "--db", db, exit_code=134, stderr=["mpirun noticed that process rank 1\n",
+                                                      "exited on signal 6 (Aborted).\n",
+                                                      "----------\n"])
+    assert done.returncode == 1
+    assert "MPI job exited with code 134: mpirun noticed that process rank 1 | exited on " \
+           "signal 6 (Aborted)." in done.stderr
