@@ -29,9 +29,10 @@ demo: $(VENV)/.installed
 
 # The fast tier (no MPI launched) on every core at once, then the tests that launch MPI
 # one at a time: MPI ranks that share the cores with another test's would time it wrong.
+test: export COMMSCOPE_TEST_MPICH = $(abspath $(MPICH))
 test: $(VENV)/.installed $(MPICH)/.installed browser slurm
 	$(BIN)/pytest -q -m "not mpi" -n auto
-	COMMSCOPE_TEST_MPICH=$(abspath $(MPICH)) $(BIN)/pytest -q -m mpi
+	$(BIN)/pytest -q -m mpi
 
 # tests/test_report.py renders a report in headless chromium: Debian's package is installed
 # when missing and we are root; otherwise that test skips and says why.
