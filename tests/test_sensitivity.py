@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from cluster import OWN_CPU, virtual_cluster  # noqa: F401  (the fixture)
+from cluster import CPUS, virtual_cluster  # noqa: F401  (the fixture)
 from conftest import commscope
 from test_cluster import commscope_on
 
@@ -115,7 +115,7 @@ def test_a_link_slowed_by_ten_percent_is_caught(virtual_cluster, mpi_prefix, tmp
         # few ran 70% slower at 1 MiB (tests/cluster)
         commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts",
                      f"{a}:1,{b}:1", "--sizes", "256KiB,1MiB", "--window", "4", "--db", db,
-                     env={**os.environ, OWN_CPU: "1"})
+                     env={**os.environ, CPUS: "own"})
     code, found = changes(db, "1", "2")
     expected = 1 / 0.9 - 1  # time per byte grows as the rate shrinks: +11.1%
     for nbytes, c in found.items():
