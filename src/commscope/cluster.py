@@ -15,12 +15,14 @@ rsh/ssh stand-in written at `up`) as the remote agent: it runs the command
 line in the host's namespace and UTS namespace, with the host's name. The
 launching command itself runs on the first host (`Cluster.run`), as it would
 on a real cluster's first node. `Cluster.shape` limits a host's link with a
-token bucket (tbf) on both ends of its veth.
+token bucket (tbf) on both ends of its veth. Asked to (CPUS), a host runs in a
+CPU set, its own or the first host's, which no launcher can move it out of
+(`_make_cpusets`).
 
 Needs root. An exclusive lock (flock) is held while a cluster is up: a
 cluster found at `up` without a live owner is stale (its run was killed) and
-is removed first. `down` removes every namespace, link, qdisc and file the
-cluster made; it also runs at exit and in the test fixture's teardown.
+is removed first. `down` removes every namespace, link, qdisc, CPU set, mount
+and file the cluster made; it also runs at exit and in the test fixture's teardown.
 """
 
 from __future__ import annotations
@@ -41,9 +43,16 @@ from pathlib import Path
 PREFIX = "cscl"  # namespaces cscl-h0.., links cscl-br and cscl-v0..
 SUBNET = ipaddress.ip_network("10.251.0.0/24")  # RFC 1918, far from the usual 10.0/16 and 10.1/16
 BRIDGE = f"{PREFIX}-br"
-STATE = Path("/run/commscope-cluster")  # the lock and the agent
+STATE = Path("/run/commscope-cluster")  # the lock, the agent and the hosts' CPU sets
 NETNS_ETC = Path("/etc/netns")
-OWN_CPU = "CSCL_OWN_CPU"  # in a command's environment: each host on a CPU of its own
+# In a command's environment, where each host runs: "own", host k on CPU k mod the CPUs,
+# as machines own their cores; "shared", every host on the first host's CPU, which leaves
+# the others to the rest of the machine (docs/cluster.md says when that measures better).
+CPUS = "CSCL_CPUS"
+CPUSET = Path("/sys/fs/cgroup/cpuset")  # cgroup v1's cpuset hierarchy, where it is mounted
+# The same hierarchy seen from inside a host: `ip netns exec` mounts a fresh /sys without
+# /sys/fs/cgroup, and the agent runs inside the first host.
+CPUSETS = STATE / "cpuset"
 
 # ssh's calling convention: options, the host, then the command line, which the
 # remote shell parses (PRRTE passes it as one word, hydra as several). Only
@@ -57,10 +66,17 @@ case $host in
     {PREFIX}-h[0-9]*) ;;
     *) echo "agent: $host is not a test-cluster host" >&2; exit 255 ;;
 esac
-# With {OWN_CPU} set, host k owns CPU k mod the CPUs installed, as a machine owns its
-# cores (Cluster.command).
-pin=""
-if [ -n "${{{OWN_CPU}:-}}" ]; then pin="taskset -c $(( ${{host##*-h}} % $(nproc --all) ))"; fi
+# {CPUS}: enter the host's own CPU set or the first host's, or where there are none,
+# pin to its CPU, k mod the CPUs installed (Cluster.command).
+case ${{{CPUS}:-}} in
+    own) cpus=$host ;;
+    shared) cpus={PREFIX}-h0 ;;
+    *) cpus="" ;;
+esac
+pin="" dir={CPUSETS}/$cpus
+if [ -z "$cpus" ]; then :
+elif [ -d "$dir" ]; then echo $$ > "$dir/cgroup.procs"
+else pin="taskset -c $(( ${{cpus##*-h}} % $(nproc --all) ))"; fi
 exec $pin ip netns exec "$host" unshare --uts \\
     /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$*"' "$host" "$@"
 """
@@ -115,18 +131,23 @@ class Cluster:
     def run(self, host: str, argv: list[str], env: dict | None = None, timeout: float = 600,
             **kwargs) -> subprocess.CompletedProcess:
         """Run argv on `host` (its namespace, its host name); argv is never parsed by a shell.
-        With OWN_CPU in env, each host runs on a CPU of its own (and the ranks MPI starts on
-        other hosts through `agent` too)."""
-        return subprocess.run(self.command(host, argv, bool((env or {}).get(OWN_CPU))), env=env,
+        With CPUS in env, `host` runs in the CPU set it names (and so do the ranks MPI
+        starts on other hosts through `agent`)."""
+        return subprocess.run(self.command(host, argv, (env or {}).get(CPUS)), env=env,
                               timeout=timeout, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, **kwargs)
 
-    def command(self, host: str, argv: list[str], own_cpu: bool = False) -> list[str]:
-        # $0 is the host name and "$@" the argv, passed through unparsed. own_cpu: host k
-        # on CPU k (as AGENT does), so ranks of two hosts never trade cores between
+    def command(self, host: str, argv: list[str], cpus: str | None = None) -> list[str]:
+        # $0 is the host name and "$@" the argv, passed through unparsed. cpus, as CPUS
+        # (and AGENT): the CPU set to run in, so that ranks never trade cores between
         # launches, which made one launch in a few run 70% slower at 1 MiB.
-        cpu = str(int(host.rsplit("-h", 1)[1]) % (os.cpu_count() or 1))
-        pin = ["taskset", "-c", cpu] if own_cpu else []
+        owner = {"own": host, "shared": self.hosts[0]}[cpus] if cpus else None
+        pin = []
+        if owner and (CPUSETS / owner).is_dir():
+            pin = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
+                   str(CPUSETS / owner / "cgroup.procs")]
+        elif owner:
+            pin = ["taskset", "-c", str(_cpu(owner))]
         return [*pin, "ip", "netns", "exec", host, "unshare", "--uts",
                 "/bin/sh", "-c", 'hostname "$0" && exec "$@"', host, *map(str, argv)]
 
@@ -202,6 +223,11 @@ def _host(k: int) -> str:
     return f"{PREFIX}-h{k}"
 
 
+def _cpu(host: str) -> int:
+    """The CPU host k owns: k mod the CPUs installed."""
+    return int(host.rsplit("-h", 1)[1]) % (os.cpu_count() or 1)
+
+
 def _lock():
     STATE.mkdir(parents=True, exist_ok=True)
     lock = open(STATE / "lock", "w")
@@ -231,6 +257,7 @@ def up(n: int = 2) -> Cluster:
         hosts = [_host(k) for k in range(n)]
         addresses = {h: str(SUBNET.network_address + k + 1) for k, h in enumerate(hosts)}
         _make(hosts, addresses)
+        _make_cpusets(hosts)
         agent = STATE / "agent"
         agent.write_text(AGENT)
         agent.chmod(0o755)
@@ -264,6 +291,25 @@ def _make(hosts: list[str], addresses: dict[str, str]) -> None:
             f"{a} {h}\n" for h, a in addresses.items()))
 
 
+def _make_cpusets(hosts: list[str]) -> None:
+    """Host k's CPU set: the cpuset cgroup cscl-hK holding CPU k mod the CPUs, which no
+    process in it can leave (the kernel bounds every affinity a process asks for by its
+    cpuset). taskset alone was undone: Open MPI's daemon on the second host, pinned to
+    CPU 1, bound its rank to CPU 0 (for 2 ranks it binds each to a core, and took the
+    machine's first). Where cgroup v1's cpuset is not mounted or not writable (cgroup v2
+    only, some containers), there are none, and a host's processes are only pinned with
+    taskset, which a launcher may undo."""
+    if not (CPUSET / "cpuset.cpus").is_file() or not os.access(CPUSET, os.W_OK):
+        return
+    for host in hosts:
+        (CPUSET / host).mkdir(exist_ok=True)
+        (CPUSET / host / "cpuset.cpus").write_text(str(_cpu(host)))
+        (CPUSET / host / "cpuset.mems").write_text((CPUSET / "cpuset.mems").read_text())
+    CPUSETS.mkdir(exist_ok=True)
+    subprocess.run(["mount", "--bind", str(CPUSET), str(CPUSETS)], capture_output=True,
+                   text=True, check=True)
+
+
 def _no_ipv6(host: str | None, iface: str) -> None:
     """IPv6 off: no link-local addresses, so no traffic the subnet rules do not cover."""
     path = f"/proc/sys/net/ipv6/conf/{iface}/disable_ipv6"
@@ -292,11 +338,7 @@ def _remove() -> list[str]:
                   if line.startswith(f"{PREFIX}-")]
     for ns in namespaces:
         # Processes left in a host (ranks or daemons of a killed run) are ours: end them by id.
-        for pid in _ip("netns", "pids", ns, check=False).stdout.split():
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
+        _kill(_ip("netns", "pids", ns, check=False).stdout.split())
         _ip("netns", "del", ns, check=False)
         removed.append(f"netns {ns}")
         shutil.rmtree(NETNS_ETC / ns, ignore_errors=True)
@@ -308,6 +350,36 @@ def _remove() -> list[str]:
             removed.append(f"link {name}")
     if NETNS_ETC.is_dir() and not any(NETNS_ETC.iterdir()):
         NETNS_ETC.rmdir()
+    if os.path.ismount(CPUSETS):
+        subprocess.run(["umount", "--lazy", str(CPUSETS)], capture_output=True, check=False)
+        removed.append(f"mount {CPUSETS}")
+    if CPUSETS.is_dir():
+        CPUSETS.rmdir()
+    for group in sorted(CPUSET.glob(f"{PREFIX}-h*")):
+        _remove_cpuset(group)
+        removed.append(f"cpuset {group.name}")
     (STATE / "agent").unlink(missing_ok=True)
     return removed
 
+
+def _remove_cpuset(group: Path) -> None:
+    """A cpuset can be removed once no process is in it: those left are ours, and a killed
+    process leaves it as it exits, soon after the signal."""
+    deadline = time.monotonic() + 10
+    while True:
+        _kill((group / "cgroup.procs").read_text().split())
+        try:
+            group.rmdir()
+            return
+        except OSError:  # EBUSY: a process is still in it
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _kill(pids: list[str]) -> None:
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass

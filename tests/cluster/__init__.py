@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from commscope.cluster import (  # noqa: F401  (the names the tests use)
-    BRIDGE, NETNS_ETC, OWN_CPU, PREFIX, SUBNET, Cluster, ClusterUnavailable, down, unavailable,
+    BRIDGE, CPUS, NETNS_ETC, PREFIX, SUBNET, Cluster, ClusterUnavailable, down, unavailable,
     up)
 
 

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from ..cluster import OWN_CPU, Cluster, ClusterUnavailable, down, unavailable, up
+from ..cluster import CPUS, Cluster, ClusterUnavailable, down, unavailable, up
 from ..errors import UserError
 from ..launcher.placement import cores
 
@@ -57,9 +57,9 @@ def _inside(cluster: Cluster, argv: list[str]) -> int:
     """commscope argv on the cluster's first host, each host on a CPU of its own (the
     ranks of two hosts trading cores made launches differ); output passes through.
     Ctrl-C reaches it as well (one process group): it stores what it finished."""
-    env = cluster.mpi_env({**os.environ, OWN_CPU: "1"})
+    env = cluster.mpi_env({**os.environ, CPUS: "own"})
     command = cluster.command(cluster.hosts[0], [sys.executable, "-m", "commscope.cli", *argv],
-                              own_cpu=True)
+                              cpus="own")
     proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
     try:
         return proc.wait()
