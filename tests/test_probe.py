@@ -70,11 +70,30 @@ def test_noise_alone_has_no_switch():
     assert sum(bool(s) for s in found) <= 10
 
 
-def test_a_jump_unseen_in_the_next_launch_is_dropped():
+def test_a_jump_unseen_in_the_next_launches_is_dropped():
+    flat = {2048: 1e-6, 3072: 1e-6}
     calls = iter([{0: 1e-6, 1024: 1e-6, 2048: 1e-6, 3072: 2e-6, 4096: 2e-6, 6144: 2e-6},
-                  {2048: 1e-6, 3072: 1e-6}])
+                  *[flat] * probe.MAX_MISSES])
     found = probe.probe(lambda sizes: _lookup(calls, sizes), [0, 1024, 2048, 3072, 4096, 6144])
     assert not found.switches and [b.hi for b in found.unconfirmed] == [3072]
+
+
+@pytest.mark.parametrize("state", [
+    lambda n: 4e-6,  # the step gone
+    lambda n: 4.5e-6 if n < 2600 else 5.0e-6])  # the eager path 4.5x slower, a step of 11%
+def test_a_launch_in_another_state_does_not_drop_the_switch(state):
+    """A launch whose shared-memory path runs 2-4x slower, as a few here did: at the
+    bracket's ends it shows no step, or one no larger than noise, which says nothing of
+    where the switch lies."""
+    calls = []
+
+    def measure(sizes):
+        calls.append(sizes)
+        t = state if len(calls) == 2 else (lambda n: 1e-6 if n < 2600 else 2e-6)
+        return {n: t(n) for n in sizes}
+    found = probe.probe(measure, [0, 1024, 2048, 3072, 4096, 6144])
+    (switch,) = found.switches
+    assert switch.lo < 2600 <= switch.hi and switch.done
 
 
 def _lookup(calls, sizes):

@@ -43,6 +43,16 @@ SIDE = 3  # sizes on each side of a step whose line explains it
 MISFITS = 1  # points a round may leave on the wrong side of its split (split)
 SEEN = 2  # launches after the coarse one that must show a switch, however narrow
 MAX_ROUNDS = 8  # a bracket that noise keeps from shrinking is given up after this many
+# Launches in a row whose bracket ends show no step before a bracket is dropped as noise:
+# one that shows the ends step and its inside not splitting is evidence against the
+# switch at once.
+MAX_MISSES = 2
+# A launch whose time at a bracket's lower end is this many times the fastest seen there
+# found the machine in another state, and says nothing of the switch. This VM at times
+# runs a launch's whole shared-memory path 2-4x slower (Open MPI, 12000 B eager limit:
+# 64 B in 0.53-0.57 us against 0.18-0.27 us, 11,880 B in 5.2-5.5 us against 1.0-1.8 us;
+# 3 launches of 12, and in runs), where the rendezvous then costs about the same.
+OTHER_STATE = 2.0
 # Open MPI counts its own header in an eager limit ("including header": ompi_info),
 # MPICH's thresholds count the payload alone: a setting names a switch measured up to
 # this many bytes below it.
@@ -87,6 +97,8 @@ class Bracket:
     slope_above: float  # each round draws through its ends (split)
     rounds: int = 0
     confirmed: bool = True  # the jump was seen again in the last round
+    misses: int = 0  # launches in a row in which the ends did not step
+    fastest_lo_s: float = math.inf  # the fastest time at lo in any launch so far
 
     @property
     def done(self) -> bool:
@@ -187,8 +199,17 @@ def split(bracket: Bracket, measured: dict[int, float]) -> Bracket:
     step the same way as before by more than JUMP."""
     lo, hi = bracket.lo, bracket.hi
     t_lo, t_hi = measured[lo], measured[hi]
+    if t_lo > OTHER_STATE * bracket.fastest_lo_s:
+        return replace(bracket, rounds=bracket.rounds + 1)  # the machine in another state
+    bracket = replace(bracket, fastest_lo_s=min(t_lo, bracket.fastest_lo_s))
     lower = lambda n: t_lo + bracket.slope_below * (n - lo)  # noqa: E731
     upper = lambda n: max(t_hi - bracket.slope_above * (hi - n), 1e-12)  # noqa: E731
+    ends = t_hi - lower(hi)
+    if abs(math.log(t_hi / lower(hi))) <= math.log1p(JUMP) or ends * bracket.jump_s < 0:
+        # this launch does not show the switch at all: no evidence on where it lies
+        misses = bracket.misses + 1
+        return replace(bracket, rounds=bracket.rounds + 1, misses=misses,
+                       confirmed=misses < MAX_MISSES)
     inside = sorted(n for n in measured if lo < n < hi)
     on_upper = [abs(math.log(measured[n] / upper(n))) < abs(math.log(measured[n] / lower(n)))
                 for n in inside]
@@ -205,7 +226,9 @@ def split(bracket: Bracket, measured: dict[int, float]) -> Bracket:
     if (wrong[j] > MISFITS or abs(math.log(after / before)) <= math.log1p(JUMP)
             or jump * bracket.jump_s < 0):
         return replace(bracket, jump_s=jump, rounds=bracket.rounds + 1, confirmed=False)
-    return replace(bracket, lo=points[j], hi=first, jump_s=jump, rounds=bracket.rounds + 1)
+    return replace(bracket, lo=points[j], hi=first, jump_s=jump, rounds=bracket.rounds + 1,
+                   misses=0, fastest_lo_s=min(measured[points[j]], bracket.fastest_lo_s
+                                              + bracket.slope_below * (points[j] - lo)))
 
 
 def _carried(sizes: list[int], measured: dict[int, float], to: int, slope: float) -> float:
@@ -236,7 +259,8 @@ def probe(measure: Measure, coarse: list[int],
     at = jumps(sizes, times)
     lines = regimes(sizes, times, [sizes[s.at] for s in at])
     brackets = [Bracket(sizes[s.at], sizes[s.at + 1], lines[k], lines[k + 1], s.jump_s,
-                        s.slope_below, s.slope_above) for k, s in enumerate(at)]
+                        s.slope_below, s.slope_above, fastest_lo_s=times[s.at])
+                for k, s in enumerate(at)]
     result = Probe(lines, [], rounds=[sizes])
     brackets = _bisect(measure, brackets, result.rounds)
     windows = []
@@ -245,7 +269,9 @@ def probe(measure: Measure, coarse: list[int],
                 named_by(b, [limit]) for b in windows + [b for b in brackets if b.confirmed]):
             line_ = next(r for r in reversed(lines) if r.from_bytes <= limit.bytes)
             windows.append(Bracket(limit.last_before, limit.bytes, line_, line_, 0.0,
-                                   line_.slope_s_per_byte, line_.slope_s_per_byte))
+                                   line_.slope_s_per_byte, line_.slope_s_per_byte,
+                                   fastest_lo_s=line_.alpha_s + line_.slope_s_per_byte
+                                   * limit.last_before))
     brackets = sorted(brackets + _bisect(measure, windows, result.rounds), key=lambda b: b.lo)
     switches = [b for b in brackets if b.confirmed]
     # the coarse sizes' lines between the switches located, for each switch's two sides
