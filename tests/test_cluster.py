@@ -197,8 +197,8 @@ print("yes")
 LINK_DOWN_PLAN = """
 name = "link-down"
 launches = 1
-min_time = 0.3
-timeout = 10
+min_time = 0.1
+timeout = 4
 [[experiment]]
 kernel = "pingpong"
 sizes = "0:64KiB"

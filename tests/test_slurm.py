@@ -97,7 +97,7 @@ def test_a_run_with_the_mpis_own_launcher_inside_an_allocation(slurm, mpi_prefix
 SWEEP = """
 name = "under-slurm"
 launches = 1
-min_time = 0.3
+min_time = 0.2
 [[experiment]]
 kernel = "pingpong"
 sizes = "0:64KiB"
