@@ -31,8 +31,8 @@ demo: $(VENV)/.installed
 # one at a time: MPI ranks that share the cores with another test's would time it wrong.
 test: export COMMSCOPE_TEST_MPICH = $(abspath $(MPICH))
 test: $(VENV)/.installed $(MPICH)/.installed browser slurm
-	$(BIN)/pytest -q -m "not mpi" -n auto
-	$(BIN)/pytest -q -m mpi
+	$(BIN)/pytest -q -m "not mpi" -n auto --durations=10
+	$(BIN)/pytest -q -m mpi --durations=25
 
 # tests/test_report.py renders a report in headless chromium: Debian's package is installed
 # when missing and we are root; otherwise that test skips and says why.
