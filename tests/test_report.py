@@ -1,4 +1,7 @@
-"""`commscope report`: one self-contained HTML page of real short runs, escaped, viewable offline."""
+"""`commscope report`: one self-contained HTML page of short runs, escaped, viewable offline,
+rendered by a real browser. The runs are the fake launcher's (tests/fakempi): what is
+tested is the report of stored data; reports of real MPI runs are made in test_mpi4,
+test_loggp_maxrate and test_study."""
 
 from __future__ import annotations
 
@@ -14,8 +17,7 @@ from PIL import Image  # installed with matplotlib
 
 from conftest import commscope, one_line_error
 from commscope.store import Store
-
-pytestmark = pytest.mark.mpi
+from fakempi.inprocess import FakeLauncher
 
 SHORT = ("--sizes", "8,1K,64KiB", "--iters", "10")  # three sizes: the fewest a fit takes
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -66,19 +68,19 @@ def png_size(src: str) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-def measure(db: Path, *args) -> None:
-    done = commscope(*args, "--db", db)
+def measure(fake_mpi: Path, db: Path, *args) -> None:
+    done = commscope(*args, "--db", db, "--mpi", fake_mpi, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="module")
-def single(tmp_path_factory):
+def single(tmp_path_factory, fake_mpi):
     """A pingping run, then a pingpong run whose command line holds markup, and their report
     (no RUN: the whole file)."""
     where = tmp_path_factory.mktemp("single")
     db = where / NAME_WITH_MARKUP
-    measure(db, "run", "pingping", "--sizes", "8", "--iters", "10", "--launches", "1")
-    measure(db, "run", "pingpong", *SHORT)
+    measure(fake_mpi, db, "run", "pingping", "--sizes", "8", "--iters", "10", "--launches", "1")
+    measure(fake_mpi, db, "run", "pingpong", *SHORT)
     out = where / "single.html"
     done = commscope("report", "-o", out, "--db", db)
     assert done.returncode == 0, done.stderr
@@ -87,16 +89,17 @@ def single(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory):
+def mixed(tmp_path_factory, fake_mpi):
     """pingpong, bw, fanin at 3 ranks, allreduce and ring at 2 and 3, an advection solve."""
     where = tmp_path_factory.mktemp("mixed")
     db = where / "mixed.db"
-    measure(db, "run", "pingpong", *SHORT)  # run 1
-    measure(db, "run", "bw", *SHORT)  # 2
-    measure(db, "run", "fanin", "--np", "3", *SHORT)  # 3
-    measure(db, "run", "allreduce", "--np", "2,3", *SHORT)  # 4, 5
-    measure(db, "run", "ring", "--np", "2,3", *SHORT)  # 6, 7
-    measure(db, "app", "advection2d", "--n", "32", "--np", "2", "--steps", "10", "--iters", "6")
+    measure(fake_mpi, db, "run", "pingpong", *SHORT)  # run 1
+    measure(fake_mpi, db, "run", "bw", *SHORT)  # 2
+    measure(fake_mpi, db, "run", "fanin", "--np", "3", *SHORT)  # 3
+    measure(fake_mpi, db, "run", "allreduce", "--np", "2,3", *SHORT)  # 4, 5
+    measure(fake_mpi, db, "run", "ring", "--np", "2,3", *SHORT)  # 6, 7
+    measure(fake_mpi, db, "app", "advection2d", "--n", "32", "--np", "2", "--steps", "10",
+            "--iters", "6")
     out = where / "mixed.html"
     done = commscope("report", "1", "2-5", "6,7", "8", "-o", out, "--db", db)
     assert done.returncode == 0, done.stderr
@@ -128,12 +131,12 @@ def test_command_line_is_escaped(single):
     assert "commscope run pingpong --sizes 8,1K,64KiB --iters 10 --db" in text
 
 
-def test_sweep_is_chosen_and_its_plan_name_escaped(tmp_path):
+def test_sweep_is_chosen_and_its_plan_name_escaped(tmp_path, fake_mpi):
     plan = tmp_path / "plan.toml"
     plan.write_text('name = "<b>bold</b> & co"\niters = 10\n[[experiment]]\n'
                     'kernel = "pingping"\nsizes = "8,1K,64KiB"\n')
     db = tmp_path / "sweep.db"
-    measure(db, "sweep", plan)
+    measure(fake_mpi, db, "sweep", plan)
     out = tmp_path / "sweep.html"
     done = commscope("report", "--sweep", "1", "-o", out, "--db", db)
     assert done.returncode == 0, done.stderr
