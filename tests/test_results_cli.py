@@ -1,4 +1,5 @@
-"""`commscope results` and `commscope info` on a real run."""
+"""`commscope results` on a stored run (the fake launcher's: the verbs read the store),
+and `commscope info` on each real MPI."""
 
 import csv
 import io
@@ -8,15 +9,14 @@ import numpy as np
 import pytest
 
 from conftest import commscope
-
-pytestmark = pytest.mark.mpi
+from fakempi.inprocess import FakeLauncher
 
 
 @pytest.fixture(scope="module")
-def stored_run(tmp_path_factory):
+def stored_run(tmp_path_factory, fake_mpi):
     db = tmp_path_factory.mktemp("results") / "r.db"
     done = commscope("run", "pingpong", "--modes", "standard,ready", "--sizes", "8,1K",
-                     "--iters", "12", "--db", db)
+                     "--iters", "12", "--db", db, "--mpi", fake_mpi, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
     return db
 
