@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -20,6 +21,18 @@ from pathlib import Path
 import pytest
 
 EMBEDDED = Path(sys.prefix)  # the venv's own Open MPI wheel
+
+
+def pytest_configure(config):
+    """A suite started in the background of a shell without job control (`make test &` in
+    a script) inherits SIGINT ignored, and commscope rightly leaves an ignored signal
+    ignored; the stop-signal tests ask for an interactive shell's handling, in this process
+    and in the commands it starts."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
 
 
 def pytest_collection_modifyitems(items):
