@@ -13,41 +13,28 @@
 
 const char *const coll_reduction_phases[] = {"call", "check", NULL};
 
-static const char *const dtype_names[] = {"int", "long", "float", "double",
-                                          NULL};
-static const struct element dtype_elements[] = {
+const char *const coll_dtype_names[] = {"int", "long", "float", "double", NULL};
+const struct element coll_dtype_elements[] = {
     {"int", sizeof(int)}, {"long", sizeof(long)}, {"float", sizeof(float)},
     {"double", sizeof(double)}};
 /* Up to where the type holds every integer exactly: INT_MAX, float's 24-bit
  * and double's 53-bit significands (long, as double: far beyond any job). */
 static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
                                      9007199254740992.0};
-static const char *const op_names[] = {"sum", "max", "min", "user", NULL};
+const char *const coll_op_names[] = {"sum", "max", "min", "user", NULL};
 
-#define ROOT_PARAM                                                        \
-    {.name = "root", PARAM_RANK, "0", "the root: a rank, or rotate (iteration "  \
-     "mod ranks)", NULL, NULL}
-#define REDUCING_PARAMS                                                   \
-    {.name = "op", PARAM_CHOICE, "sum", "a builtin op, or user: a commutative "   \
-     "sum via MPI_Op_create", op_names, NULL},                            \
-    {.name = "dtype", PARAM_CHOICE, "int", "the element type; sizes are whole "   \
-     "elements", dtype_names, dtype_elements}
-#define PERSISTENT_PARAM                                                  \
-    {.name = "persistent", PARAM_SWITCH, NULL, "the MPI-4 persistent form: the "   \
-     "request made once in set-up, then MPI_Start and MPI_Wait each "     \
-     "iteration", switch_choices, NULL, FEATURE_PERSISTENT_COLLECTIVES, 0, true}
-const struct kparam coll_persistent_params[] = {PERSISTENT_PARAM, {0}};
-const struct kparam coll_rooted_params[] = {ROOT_PARAM, PERSISTENT_PARAM, {0}};
-const struct kparam coll_reducing_params[] = {REDUCING_PARAMS, PERSISTENT_PARAM, {0}};
-const struct kparam coll_rooted_reducing_params[] = {ROOT_PARAM, REDUCING_PARAMS,
-                                                     PERSISTENT_PARAM, {0}};
+const struct kparam coll_persistent_params[] = {COLL_PERSISTENT_PARAM, {0}};
+const struct kparam coll_rooted_params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, {0}};
+const struct kparam coll_reducing_params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, {0}};
+const struct kparam coll_rooted_reducing_params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
+                                                     COLL_PERSISTENT_PARAM, {0}};
 #define TESTS_PARAM                                                       \
     {.name = "tests", PARAM_COUNT, NULL, "MPI_Test calls spread over the compute "  \
      "of the overlapped phase (default none)", NULL, NULL}
 const struct kparam nbc_params[] = {TESTS_PARAM, {0}};
-const struct kparam nbc_rooted_params[] = {ROOT_PARAM, TESTS_PARAM, {0}};
-const struct kparam nbc_reducing_params[] = {REDUCING_PARAMS, TESTS_PARAM, {0}};
-const struct kparam nbc_rooted_reducing_params[] = {ROOT_PARAM, REDUCING_PARAMS,
+const struct kparam nbc_rooted_params[] = {COLL_ROOT_PARAM, TESTS_PARAM, {0}};
+const struct kparam nbc_reducing_params[] = {COLL_REDUCING_PARAMS, TESTS_PARAM, {0}};
+const struct kparam nbc_rooted_reducing_params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
                                                     TESTS_PARAM, {0}};
 
 #define KEY_MAX 1023 /* element_key's largest value */
@@ -127,10 +114,23 @@ static int parse_root(const struct kcase *c)
     return (int)root;
 }
 
+int coll_as(const struct kcase *c)
+{
+    if (!kernel_param(c->cfg->kernel, "as") || !kcase_param(c, "as"))
+        return COLL_ITSELF;
+    return kcase_param_choice(c, "as");
+}
+
+size_t coll_element_bytes(const struct kcase *c)
+{
+    return coll_dtype_elements[kcase_param_choice(c, "dtype")].bytes;
+}
+
 static struct coll parse(const struct kcase *c)
 {
     return (struct coll){
         .root = parse_root(c),
+        .as = coll_as(c),
         .persistent = kcase_param_switch(c, "persistent"),
         .op = kernel_param(c->cfg->kernel, "op")
                   ? (enum coll_op)kcase_param_choice(c, "op") : COLL_SUM,
@@ -145,6 +145,8 @@ static const char *persistent_unsupported(const struct coll *s)
 {
     if (s->persistent && !COMMSCOPE_HAVE_PERSISTENT_COLLECTIVES)
         return "this MPI lacks the MPI-4 persistent collectives";
+    if (s->persistent && s->as != COLL_ITSELF)
+        return "a mock-up (--as) has no persistent form";
     return NULL;
 }
 
@@ -180,11 +182,11 @@ const char *coll_reduction_unsupported(const struct kcase *c)
     const char *persistent = persistent_unsupported(&s);
     if (persistent)
         return persistent;
-    size_t size = dtype_elements[s.dtype].bytes;
+    size_t size = coll_dtype_elements[s.dtype].bytes;
     if (c->bytes % size) {
         snprintf(reason, sizeof reason,
                  "%zu bytes is not a whole number of %s (%zu-byte) elements",
-                 c->bytes, dtype_names[s.dtype], size);
+                 c->bytes, coll_dtype_names[s.dtype], size);
         return reason;
     }
     if (c->bytes / size > INT_MAX)
@@ -195,10 +197,27 @@ const char *coll_reduction_unsupported(const struct kcase *c)
         dtype_exact[s.dtype]) {
         snprintf(reason, sizeof reason,
                  "the check's sums over %d ranks are not exact in %s",
-                 c->ranks, dtype_names[s.dtype]);
+                 c->ranks, coll_dtype_names[s.dtype]);
         return reason;
     }
     return NULL;
+}
+
+const char *coll_split_unsupported(const struct kcase *c, size_t units, const char *unit)
+{
+    static char reason[160];
+    if (units % (size_t)c->ranks == 0)
+        return NULL;
+    snprintf(reason, sizeof reason, "%zu %s do not split into %d equal parts, as this "
+             "mock-up needs", units, unit, c->ranks);
+    return reason;
+}
+
+const char *coll_whole_unsupported(const struct kcase *c, size_t units)
+{
+    (void)c;
+    return units > INT_MAX ? "this mock-up moves all P blocks in one call: over INT_MAX "
+                             "elements" : NULL;
 }
 
 int coll_may_be_root(const struct kcase *c)
@@ -224,7 +243,7 @@ void coll_setup(struct kcase *c, enum coll_kind kind)
     s->block = c->bytes;
     if (kind == COLL_REDUCES) {
         s->type = dtype_mpi(s->dtype);
-        s->count = (int)(c->bytes / dtype_elements[s->dtype].bytes);
+        s->count = (int)(c->bytes / coll_dtype_elements[s->dtype].bytes);
         s->mpi_op = op_mpi(s->op);
         if (s->op == COLL_USER)
             CHECK_MPI(MPI_Op_create(user_sums[s->dtype], 1, &s->mpi_op));
@@ -253,6 +272,24 @@ void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks)
         c->iteration--; /* fill_next writes the input of iteration + 1 */
         coll_fill_next(c);
         c->iteration++;
+    }
+}
+
+void *coll_scratch(struct kcase *c, size_t blocks)
+{
+    struct coll *s = c->state;
+    s->scratch = buffer_alloc(buffer_round_pages(s->block * blocks));
+    return s->scratch;
+}
+
+void coll_vectors(struct kcase *c)
+{
+    struct coll *s = c->state;
+    s->counts = xcalloc((size_t)c->ranks, sizeof *s->counts);
+    s->displs = xcalloc((size_t)c->ranks, sizeof *s->displs);
+    for (int r = 0; r < c->ranks; r++) {
+        s->counts[r] = s->count;
+        s->displs[r] = r * s->count;
     }
 }
 
@@ -293,6 +330,10 @@ void coll_teardown(struct kcase *c)
         CHECK_MPI(MPI_Op_free(&s->mpi_op));
     buffer_free(s->send_sets);
     buffer_free(s->recv_sets);
+    if (s->scratch)
+        buffer_free(s->scratch);
+    free(s->counts);
+    free(s->displs);
     free(s);
 }
 
@@ -415,7 +456,7 @@ void coll_check(const struct kcase *c, const void *buf, int contributors,
                     &want, &got))
         die("%s op=%s dtype=%s: rank %d, element %zu, iteration %llu: "
             "expected %lld, got %.17g",
-            c->cfg->kernel->name, op_names[s->op], dtype_names[s->dtype],
+            c->cfg->kernel->name, coll_op_names[s->op], coll_dtype_names[s->dtype],
             c->rank, first + bad, (unsigned long long)c->iteration, want,
             got);
 }

@@ -12,6 +12,32 @@
 
 #include "kernel.h"
 
+/* The parameters' entries, for a kernel that lists its own (one with
+ * mock-ups); the arrays below are made of them. */
+extern const char *const coll_op_names[], *const coll_dtype_names[];
+extern const struct element coll_dtype_elements[];
+#define COLL_ROOT_PARAM                                                   \
+    {.name = "root", PARAM_RANK, "0", "the root: a rank, or rotate (iteration "  \
+     "mod ranks)", NULL, NULL}
+#define COLL_REDUCING_PARAMS                                              \
+    {.name = "op", PARAM_CHOICE, "sum", "a builtin op, or user: a commutative "   \
+     "sum via MPI_Op_create", coll_op_names, NULL},                       \
+    {.name = "dtype", PARAM_CHOICE, "int", "the element type; sizes are whole "   \
+     "elements", coll_dtype_names, coll_dtype_elements}
+#define COLL_PERSISTENT_PARAM                                             \
+    {.name = "persistent", PARAM_SWITCH, NULL, "the MPI-4 persistent form: the "   \
+     "request made once in set-up, then MPI_Start and MPI_Wait each "     \
+     "iteration", switch_choices, NULL, FEATURE_PERSISTENT_COLLECTIVES, 0, true}
+/* --as NAME: a mock-up, the collective's job done by other MPI calls
+ * (Traff, Gropp and Thakur, "Self-consistent MPI performance guidelines",
+ * IEEE TPDS 21(5), 2010), with the same result and the same checks. The
+ * kernel owns its mock-ups: `mockups` lists their names, the calls joined
+ * by '+', in the order of its own enum; not given, the collective itself. */
+#define COLL_AS_PARAM(mockups)                                            \
+    {.name = "as", PARAM_CHOICE, NULL, "a mock-up: the same result from other "   \
+     "MPI calls (docs/guidelines.md); default the collective itself", mockups, NULL}
+#define COLL_ITSELF (-1) /* struct coll's `as` without --as */
+
 /* The collectives' parameters, for struct kernel's params. */
 /* Each of these takes `persistent` (a switch: the MPI-4 persistent form). */
 extern const struct kparam coll_persistent_params[]; /* persistent alone */
@@ -56,6 +82,13 @@ struct coll {
      * to the pure communication time, and the MPI_Test calls spread over it. */
     double compute_s;
     long long tests;
+    /* --as: the mock-up's index in the kernel's list, or COLL_ITSELF; the
+     * buffer its calls go through (coll_scratch), one and warm. */
+    int as;
+    void *scratch;
+    /* The v-collectives' counts and displacements, `count` and r x count
+     * for every rank r (coll_vectors): the same blocks as the plain call. */
+    int *counts, *displs;
     /* --param persistent: the requests coll_persist made, one per root. */
     bool persistent;
     MPI_Request *requests;
@@ -98,6 +131,22 @@ void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks);
  * iteration's buffers. */
 struct coll *coll_iteration(struct kcase *c);
 void coll_teardown(struct kcase *c);
+
+/* For mock-ups: `blocks` blocks of scratch, freed by coll_teardown. */
+void *coll_scratch(struct kcase *c, size_t blocks);
+/* For the v-collectives and their mock-ups: counts and displs. */
+void coll_vectors(struct kcase *c);
+/* A mock-up that splits each block into P parts: the reason a size cannot
+ * (not a whole number of P parts), or NULL. Read in the kernel's own
+ * `unsupported` after the collective's. */
+const char *coll_split_unsupported(const struct kcase *c, size_t units, const char *unit);
+/* A mock-up that moves all P blocks in one call: the reason `units` (bytes
+ * or elements) are too many for an int count, or NULL. */
+const char *coll_whole_unsupported(const struct kcase *c, size_t units);
+/* The run's mock-up (`as` given), or COLL_ITSELF, without setting up. */
+int coll_as(const struct kcase *c);
+/* A reduction's element size, from --param dtype, without setting up. */
+size_t coll_element_bytes(const struct kcase *c);
 
 /* Whether this rank may be the root of some iteration: it alone needs the
  * root-side buffers. */

@@ -227,6 +227,8 @@ const char *kcase_param(const struct kcase *c, const char *key)
     for (size_t i = 0; i < c->cfg->params.n; i++)
         if (strcmp(c->cfg->params.v[i].key, key) == 0)
             value = c->cfg->params.v[i].value; /* the last one given wins */
+    if (c->cfg->each.key && strcmp(c->cfg->each.key, key) == 0 && c->variant)
+        value = c->variant;
     return value;
 }
 

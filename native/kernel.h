@@ -112,6 +112,8 @@ struct kcase {
         size_t block, stride;
     } layout;
     struct phases *phases; /* for sampling_phase_end (sampling.h); NULL: none */
+    /* With --each: this case's value of that parameter; NULL: not given. */
+    const char *variant;
 };
 
 struct kernel {

@@ -109,13 +109,20 @@ int main(int argc, char **argv)
     context_write(&cfg, &timer, argc, argv, MPI_COMM_WORLD);
     if (cfg.kernel && cfg.kernel->prepare)
         cfg.kernel->prepare(MPI_COMM_WORLD);
-    size_t total = cfg.modes.n * cfg.sizes.n;
+    /* With --each, a case's variants run back to back, first to last or last
+     * to first in turn from case to case and, through the seed, from launch
+     * to launch, so that drift within a launch reaches every variant alike. */
+    size_t variants = cfg.each.key ? cfg.each.n : 1, total = cfg.modes.n * cfg.sizes.n;
     size_t *order = xcalloc(total, sizeof *order);
     case_order(cfg.shuffle, order, total);
     long long cases = 0;
     for (size_t i = 0; i < total; i++)
-        cases += timing_run_case(&cfg, &timer, cfg.modes.v[order[i] / cfg.sizes.n],
-                                 cfg.sizes.v[order[i] % cfg.sizes.n], MPI_COMM_WORLD);
+        for (size_t v = 0; v < variants; v++) {
+            size_t which = (i + (size_t)cfg.shuffle) % 2 ? variants - 1 - v : v;
+            cases += timing_run_case(&cfg, &timer, cfg.each.key ? cfg.each.values[which] : NULL,
+                                     cfg.modes.v[order[i] / cfg.sizes.n],
+                                     cfg.sizes.v[order[i] % cfg.sizes.n], MPI_COMM_WORLD);
+        }
     free(order);
     if (rank == 0)
         record_end(cases);

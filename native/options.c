@@ -20,7 +20,8 @@ enum opt_type {
     OPT_FLAG,
     OPT_PARAM,
     OPT_PATH,
-    OPT_SYNC
+    OPT_SYNC,
+    OPT_EACH
 };
 
 /* Shown in --help after the option name. */
@@ -28,7 +29,7 @@ static const char *const type_labels[] = {
     [OPT_KERNEL] = "NAME", [OPT_MODES] = "LIST",    [OPT_SIZES] = "LIST",
     [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FRACTION] = "F", [OPT_FLAG] = "",
     [OPT_PARAM] = "KEY=VALUE", [OPT_PATH] = "PATH",
-    [OPT_SYNC] = "barrier|window",
+    [OPT_SYNC] = "barrier|window", [OPT_EACH] = "KEY=V1,V2",
 };
 
 struct option_spec {
@@ -85,6 +86,9 @@ static const struct option_spec specs[] = {
      FIELD(cold_cache)},
     {"param", OPT_PARAM, NULL, false, 0,
      "kernel-specific parameter, repeatable", FIELD(params)},
+    {"each", OPT_EACH, NULL, false, 0,
+     "every case once per value of this kernel parameter, in the cases' "
+     "order (an empty value: the parameter not given)", FIELD(each)},
     {"output", OPT_PATH, NULL, false, 0,
      "rank 0 writes records to this file instead of stdout", FIELD(output)},
     {"info", OPT_FLAG, NULL, false, 0,
@@ -209,6 +213,34 @@ static bool parse_param(const char *text, struct param_list *out, char *error,
     return true;
 }
 
+static bool parse_each(const char *text, struct each *out, char *error, size_t len)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return bad(error, len, "--each: '%s' is not KEY=V1,V2,...", text);
+    char *copy = strdup(text);
+    size_t n = count_items(eq + 1);
+    const char **values = calloc(n, sizeof *values);
+    if (!copy || !values) {
+        free(copy);
+        free(values);
+        return bad(error, len, "out of memory");
+    }
+    copy[eq - text] = '\0';
+    char *item = copy + (eq - text) + 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t item_len = strcspn(item, ",");
+        bool last = item[item_len] == '\0';
+        item[item_len] = '\0';
+        values[i] = item_len ? item : NULL;
+        item += item_len + !last;
+    }
+    free((char *)out->key);
+    free(out->values);
+    *out = (struct each){copy, values, n};
+    return true;
+}
+
 static bool parse_value(const struct option_spec *o, const char *text,
                         struct config *cfg, char *error, size_t len)
 {
@@ -255,6 +287,8 @@ static bool parse_value(const struct option_spec *o, const char *text,
     case OPT_PATH:
         *(const char **)field = text;
         return true;
+    case OPT_EACH:
+        return parse_each(text, field, error, len);
     case OPT_SYNC:
         *(const struct sync_method **)field = sync_find(text);
         if (!*(const struct sync_method **)field)
@@ -286,6 +320,23 @@ static const char *choice_list(const struct kparam *p)
     return text;
 }
 
+/* --each: a parameter of the kernel, each value one it takes. */
+static bool check_each(const struct config *cfg, char *error, size_t len)
+{
+    const struct each *e = &cfg->each;
+    if (!e->key)
+        return true;
+    const struct kparam *p = kernel_param(cfg->kernel, e->key);
+    if (!p)
+        return bad(error, len, "--each: kernel %s has no parameter '%s'", cfg->kernel->name,
+                   e->key);
+    for (size_t i = 0; i < e->n; i++)
+        if (e->values[i] && p->choices && kparam_choice_index(p, e->values[i]) < 0)
+            return bad(error, len, "--each %s=%s: kernel %s takes one of %s", e->key,
+                       e->values[i], cfg->kernel->name, choice_list(p));
+    return true;
+}
+
 /* Rules that tie options to the chosen kernel. */
 static bool check_config(const struct config *cfg, bool modes_given,
                          char *error, size_t len)
@@ -310,13 +361,16 @@ static bool check_config(const struct config *cfg, bool modes_given,
         if (p->choices && kparam_choice_index(p, given->value) < 0)
             return bad(error, len, "--param %s=%s: kernel %s takes one of %s",
                        given->key, given->value, k->name, choice_list(p));
+        if (cfg->each.key && strcmp(given->key, cfg->each.key) == 0)
+            return bad(error, len, "--param %s and --each %s: give it once", given->key,
+                       given->key);
         bool given_yes = p->kind != PARAM_SWITCH || strcmp(given->value, "yes") == 0;
         if (p->binds_buffers && given_yes && cfg->cold_cache && k->cold_cache)
             return bad(error, len, "--param %s=%s: its requests are bound to one "
                        "buffer in set-up, so they cannot rotate; drop --cold-cache",
                        given->key, given->value);
     }
-    return true;
+    return check_each(cfg, error, len);
 }
 
 static bool parse_args(int argc, char **argv, struct config *cfg,
@@ -418,4 +472,6 @@ void options_free(const struct config *cfg)
     for (size_t i = 0; i < cfg->params.n; i++)
         free((char *)cfg->params.v[i].key);
     free(cfg->params.v);
+    free((char *)cfg->each.key);
+    free(cfg->each.values);
 }

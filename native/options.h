@@ -31,6 +31,14 @@ struct param_list {
     size_t n;
 };
 
+/* --each KEY=V1,V2,...: every case once per value of one kernel parameter,
+ * in the same launch; NULL (an empty item) is the parameter not given. */
+struct each {
+    const char *key; /* NULL: not given, one variant (values[0] NULL) */
+    const char **values;
+    size_t n;
+};
+
 struct config {
     const struct kernel *kernel;
     struct mode_list modes; /* "standard" for kernels without modes */
@@ -49,6 +57,7 @@ struct config {
     bool describe;      /* the kernels as JSON, and nothing else */
     const char *output; /* rank 0's records file; NULL: stdout */
     struct param_list params;
+    struct each each;
 };
 
 enum options_result { OPTIONS_OK, OPTIONS_HELP, OPTIONS_BAD };

@@ -4,12 +4,25 @@
 
 #include "jsonl.h"
 
+static const char *variant_key, *variant_value;
+
+void record_variant(const char *key, const char *value)
+{
+    variant_key = key;
+    variant_value = value;
+}
+
 static void case_fields(struct jsonl *j, const char *kernel,
                         const char *send_mode, size_t bytes)
 {
     jsonl_str(j, "kernel", kernel);
     jsonl_str(j, "send_mode", send_mode);
     jsonl_uint(j, "bytes", bytes);
+    if (!variant_key)
+        return;
+    jsonl_open(j, "variant", '{');
+    jsonl_str(j, variant_key, variant_value);
+    jsonl_close(j, '}');
 }
 
 /* A list of per-rank lists: values[rank * n + i]. */

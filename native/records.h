@@ -102,6 +102,9 @@ struct error_record {
 };
 
 void record_context(const struct context_record *r);
+/* With --each: the parameter it varies and its value for the records of
+ * the cases that follow (case_start, skip, case), as their `variant`. */
+void record_variant(const char *key, const char *value);
 void record_case_start(const char *kernel, const char *send_mode,
                        size_t bytes);
 void record_skip(const char *kernel, const char *send_mode, size_t bytes,

@@ -192,7 +192,8 @@ static void gather_and_record(const struct sampling *s, struct case_record *r)
 }
 
 bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
-                     enum send_mode mode, size_t bytes, MPI_Comm comm)
+                     const char *variant, enum send_mode mode, size_t bytes,
+                     MPI_Comm comm)
 {
     const struct kernel *k = cfg->kernel;
     const char *mode_name = k->modes ? send_mode_names[mode] : NULL;
@@ -201,14 +202,16 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     struct kcase c = {.cfg = cfg, .comm = comm,
                       .ranks = k->max_ranks ? k->max_ranks : world,
                       .mode = mode, .bytes = bytes,
-                      .validate = cfg->validate};
+                      .validate = cfg->validate, .variant = variant};
     CHECK_MPI(MPI_Comm_rank(comm, &c.rank));
     c.phases = sampling_phases_new(k->phases);
     int phases = c.phases ? c.phases->count : 0;
 
     check_case_begin(k->name, mode_name, bytes);
-    if (c.rank == 0)
+    if (c.rank == 0) {
+        record_variant(cfg->each.key, variant);
         record_case_start(k->name, mode_name, bytes);
+    }
     const char *reason = kcase_unsupported(&c);
     if (reason) {
         if (c.rank == 0)

@@ -231,7 +231,9 @@ def _rma_buffers(n: int, window: int, ranks: int, params: dict) -> int:
 
 
 def _per_rank_blocks(n: int, window: int, ranks: int, params: dict) -> int:
-    return 2 * n * ranks  # a send and a receive block per rank, at the root
+    # a send and a receive block per rank, at the root; a mock-up (--as) adds up to one
+    # more per rank, the buffer its calls go through (native/coll.h)
+    return (3 if params.get("as") else 2) * n * ranks
 
 
 def _ring_bytes(t: float, case) -> float:
@@ -339,9 +341,11 @@ MEANINGS = {
     "bcast": _collective(False, lambda p: 1.0),
     "reduce": _collective(False, lambda p: 1.0),
     # nccl-tests has no scan: an algorithm bandwidth over n, no bus factor.
-    "scan": _collective(False, None),
-    **{name: _collective(True, _ring_factor) for name in ("allgather", "alltoall",
-                                                           "reduce_scatter", "gather", "scatter")},
+    **{name: _collective(False, None) for name in ("scan", "exscan")},
+    # The v-collectives with equal counts do their plain forms' jobs: the same figures.
+    **{name: _collective(True, _ring_factor)
+       for name in ("allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
+                    "reduce_scatter_block", "gather", "gatherv", "scatter", "scatterv")},
 }
 
 

@@ -140,9 +140,10 @@ def _needed(store: Store, run: Run) -> dict[tuple[str | None, int], int]:
     found = {}
     groups = [cases for _, cases in grouped(store.cases(run.run_id))]
     for cases, spread in zip(groups, launch_spreads(groups)):
-        if spread is not None:
-            found[(cases[0].send_mode, cases[0].bytes)] = launches_needed(
-                spread, run.plan.sampling.precision, case_history(store, cases))
+        if spread is not None:  # with --each, a launch holds every side: the most any asks
+            key = (cases[0].send_mode, cases[0].bytes)
+            found[key] = max(found.get(key, 0), launches_needed(
+                spread, run.plan.sampling.precision, case_history(store, cases)))
     return found
 
 

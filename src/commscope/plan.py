@@ -184,10 +184,13 @@ class Plan:
     placement: Placement = Placement()
     sampling: Sampling = Sampling()
     cold_cache: bool = False  # buffers rotate through twice the last-level cache
+    # Every case once per value of one kernel parameter, in the same launches (native
+    # --each; None: the parameter not given): (name, values). `commscope check`'s sides.
+    each: tuple[str, tuple[str | None, ...]] | None = None
 
     @property
     def cases(self) -> int:
-        return len(self.modes) * len(self.sizes)
+        return len(self.modes) * len(self.sizes) * (len(self.each[1]) if self.each else 1)
 
     def native_args(self, step: Step = Step()) -> list[str]:
         args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
@@ -199,6 +202,9 @@ class Plan:
         args += step.native_args(self.sampling)
         for key, value in self.params.items():
             args += ["--param", f"{key}={value}"]
+        if self.each:
+            name, values = self.each
+            args += ["--each", f"{name}={','.join(v or '' for v in values)}"]
         if self.validate:
             args.append("--validate")
         if self.cold_cache:
@@ -209,7 +215,8 @@ class Plan:
         """What was asked for, stored with the run: the provenance of every case in it."""
         return {"params": self.params, "sync": self.sync, **self.placement.as_dict(),
                 "modes": self.modes, "sizes": self.sizes, **self.sampling.settings(),
-                "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache}
+                "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache,
+                **({"each": {self.each[0]: list(self.each[1])}} if self.each else {})}
 
 
 def parse_ranks(spec, name: str = "--np") -> list[int]:

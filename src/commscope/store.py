@@ -177,14 +177,28 @@ CASES = ("SELECT cases.*, runs.settings, runs.ranks AS launched_ranks, runs.over
          "LEFT JOIN launches ON launches.id = cases.launch_id")
 
 
+def _params(settings: dict, extra: dict) -> dict:
+    """The case's kernel parameters: the run's, with the value --each gave this case (its
+    `variant`; None: the parameter not given), so each side is the case it would be in a
+    run of its own."""
+    params = dict(settings.get("params", {}))
+    for name, value in extra.get("variant", {}).items():
+        if value is None:
+            params.pop(name, None)
+        else:
+            params[name] = value
+    return params
+
+
 def _case(row: sqlite3.Row) -> Case:
     settings = json.loads(row["settings"]) if row["settings"] else {}
     facts = json.loads(row["kernel_facts"]) if row["kernel_facts"] else {}
+    extra = _extra(row)
     return Case(row["id"], row["run_id"], row["kernel"], row["send_mode"], row["bytes"],
                 row["ranks"], row["window"], row["batch"], row["warmup_iterations"],
                 bool(row["validated"]), row["timed_by"],
                 np.frombuffer(row["samples"], dtype="<f8"), settings,
-                settings.get("params", {}), _extra(row),
+                _params(settings, extra), extra,
                 row["case_key"], row["launched_ranks"], bool(row["oversubscribed"]),
                 row["mpi_version"], row["launch"], facts.get("family"),
                 tuple(json.loads(row["hosts"]) if row["hosts"] else ()), row["sweep_id"],

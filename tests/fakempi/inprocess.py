@@ -36,6 +36,8 @@ class FakeLauncher:
     scale: float = 1.0  # the host's state: every time this many times longer
     spread: float = 0.02  # the samples' own spread within a launch
     on_case: Callable[[int], None] | None = None  # told each case written (the count)
+    # With --each: how many times as slow a side is, by its value and the case's bytes
+    factor: Callable[[str | None, int], float] = lambda value, nbytes: 1.0
     launched: list[list[str]] = field(default_factory=list)
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
@@ -43,7 +45,7 @@ class FakeLauncher:
                      placement)
         self.launched.append(how.argv)
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
-                            self.spread)
+                            self.spread, self.factor)
         return FakeJob(self, list(made), how.oversubscribed, records)
 
 

@@ -71,13 +71,13 @@ REPORTS = {"advection2d": _advection2d}
 
 def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
          window: int | None, sync: str = "barrier", launch: int = 0, cold: bool = False,
-         scale: float = 1.0, spread: float = 0.02) -> dict:
+         scale: float = 1.0, spread: float = 0.02, variant: str = "") -> dict:
     """One case record: `samples` samples per rank, rank 0's the kernel's sample unless it
     is timed by the slowest rank; each launch (the --shuffle seed) a factor of its own.
     `scale` makes the host slower (a state it may be in); `spread` is the samples' own
-    spread within a launch."""
+    spread within a launch; `variant` names an --each side, noise of its own."""
     ranks = kernel["max_ranks"] or world
-    seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks} {launch}".encode())
+    seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks} {launch} {variant}".encode())
     rng = np.random.default_rng(seed)
     per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1) \
         * math.exp(rng.normal(0, LAUNCH_CV)) * scale
@@ -101,9 +101,10 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
 
 
 def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
-            scale: float = 1.0, spread: float = 0.02):
+            scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0):
     """Every record one launch writes, in order; `described` is the real binary's
-    --describe output (the fake prefix's copy when None)."""
+    --describe output (the fake prefix's copy when None). With --each, every case once per
+    value, `factor(value, bytes)` times as slow (value None: the parameter not given)."""
     args = _args(argv)
     kinds = {k["name"]: k for k in (described or description())["kernels"]}
     k = kinds.get(args.get("kernel"))
@@ -115,14 +116,21 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
     window = int(args["window"]) if k["default_window"] and "window" in args else \
         k["default_window"]
     samples = int(args.get("iters", 0)) or 20
+    name, _, values = args.get("each", "").partition("=")
+    variants = [v or None for v in values.split(",")] if name else [None]
     count = 0
     for mode in modes:
         for nbytes in map(int, args["sizes"].split(",")):
-            yield {"type": "case_start", "kernel": k["name"], "send_mode": mode, "bytes": nbytes}
-            yield case(k, mode, nbytes, world, samples, window, args.get("sync", "barrier"),
-                       int(args.get("shuffle", 0)), bool(args.get("cold-cache")), scale,
-                       spread)
-            count += 1
+            for value in variants:
+                start = {"kernel": k["name"], "send_mode": mode, "bytes": nbytes}
+                if name:
+                    start["variant"] = {name: value}
+                yield {"type": "case_start", **start}
+                yield {**case(k, mode, nbytes, world, samples, window,
+                              args.get("sync", "barrier"), int(args.get("shuffle", 0)),
+                              bool(args.get("cold-cache")), scale * factor(value, nbytes),
+                              spread, value or ""), **start}
+                count += 1
     yield {"type": "end", "cases": count}
 
 

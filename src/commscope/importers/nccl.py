@@ -21,7 +21,7 @@ SIDE = ("time_us", "algbw_GBps", "busbw_GBps", "wrong")
 # The columns after size: count, type, redop and root are kept in the header, not figures.
 NAMES = ["count", "", "", "root", *SIDE, *(f"inplace_{n}" for n in SIDE)]
 KERNELS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
-           "reduce_scatter_perf": "reduce_scatter", "alltoall_perf": "alltoall",
+           "reduce_scatter_perf": "reduce_scatter_block", "alltoall_perf": "alltoall",
            "broadcast_perf": "bcast", "reduce_perf": "reduce", "gather_perf": "gather",
            "scatter_perf": "scatter", "sendrecv_perf": "sendrecv", "hypercube_perf": "hypercube"}
 DEFINITION = ("out-of-place time: mean over iterations of one timed loop, until every rank's "

@@ -1,0 +1,47 @@
+/* allgatherv: MPI_Allgatherv with every rank's count `bytes` and blocks in
+ * rank order, so it does allgather's job (OSU osu_allgatherv, IMB
+ * Allgatherv); with --validate every rank checks every block
+ * (docs/kernels-collectives.md). */
+#include "check.h"
+#include "coll.h"
+
+static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
+{
+    (void)root;
+    COLL_CALL(init, MPI_Allgatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
+                                   MPI_BYTE, c->comm),
+              MPI_Allgatherv_init(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
+                                  MPI_BYTE, c->comm, MPI_INFO_NULL, init));
+}
+
+static void allgatherv_setup(struct kcase *c)
+{
+    coll_setup(c, COLL_MOVES_DATA);
+    coll_buffers(c, 1, (size_t)c->ranks);
+    coll_vectors(c);
+    coll_persist(c, call);
+}
+
+static void allgatherv_run_once(struct kcase *c)
+{
+    struct coll *s = coll_iteration(c);
+    coll_block_fill(c, s->send, c->rank, 0);
+    coll_call(c, call);
+    for (int r = 0; r < c->ranks; r++)
+        coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,
+                         (size_t)r * s->block);
+}
+
+const struct kernel kernel_allgatherv = {
+    .name = "allgatherv",
+    .description = "MPI_Allgatherv, n bytes from each rank",
+    .family = FAMILY_COLLECTIVE,
+    .min_ranks = 2,
+    .timed_by = TIMED_BY_MAX,
+    .cold_cache = true,
+    .params = coll_persistent_params,
+    .unsupported = coll_bytes_unsupported,
+    .setup = allgatherv_setup,
+    .run_once = allgatherv_run_once,
+    .teardown = coll_teardown,
+};
