@@ -38,6 +38,7 @@ class FakeLauncher:
     on_case: Callable[[int], None] | None = None  # told each case written (the count)
     # With --each: how many times as slow a side is, by its value and the case's bytes
     factor: Callable[[str | None, int], float] = lambda value, nbytes: 1.0
+    seed: int = 0  # another command's noise
     launched: list[list[str]] = field(default_factory=list)
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
@@ -45,7 +46,7 @@ class FakeLauncher:
                      placement)
         self.launched.append(how.argv)
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
-                            self.spread, self.factor)
+                            self.spread, self.factor, self.seed)
         return FakeJob(self, list(made), how.oversubscribed, records)
 
 

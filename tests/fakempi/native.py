@@ -71,16 +71,20 @@ REPORTS = {"advection2d": _advection2d}
 
 def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
          window: int | None, sync: str = "barrier", launch: int = 0, cold: bool = False,
-         scale: float = 1.0, spread: float = 0.02, variant: str = "") -> dict:
+         scale: float = 1.0, spread: float = 0.02, variant: str = "", seed: int = 0) -> dict:
     """One case record: `samples` samples per rank, rank 0's the kernel's sample unless it
     is timed by the slowest rank; each launch (the --shuffle seed) a factor of its own.
     `scale` makes the host slower (a state it may be in); `spread` is the samples' own
-    spread within a launch; `variant` names an --each side, noise of its own."""
+    spread within a launch; `variant` names an --each side, whose samples draw noise of
+    their own, and `seed` another command."""
     ranks = kernel["max_ranks"] or world
-    seed = zlib.crc32(f"{kernel['name']} {mode} {nbytes} {ranks} {launch} {variant}".encode())
-    rng = np.random.default_rng(seed)
+    drawn = f"{kernel['name']} {mode} {nbytes} {ranks} {launch}" + (f" {seed}" if seed else "")
+    rng = np.random.default_rng(zlib.crc32(drawn.encode()))
+    # The launch's factor is the same for every variant in it: what pairs them (check).
     per_iteration = (ALPHA_S + nbytes / BANDWIDTH_BPS) * (window or 1) * math.log2(ranks + 1) \
         * math.exp(rng.normal(0, LAUNCH_CV)) * scale
+    if variant:
+        rng = np.random.default_rng(zlib.crc32(f"{drawn} {variant}".encode()))
     per_rank = per_iteration * (1 + rng.exponential(spread, (ranks, samples)))
     kept = per_rank.max(axis=0) if kernel["timed_by"] == "max" else per_rank[0]
     rec = {"type": "case", "kernel": kernel["name"], "send_mode": mode, "bytes": nbytes,
@@ -101,7 +105,8 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
 
 
 def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
-            scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0):
+            scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0,
+            seed: int = 0):
     """Every record one launch writes, in order; `described` is the real binary's
     --describe output (the fake prefix's copy when None). With --each, every case once per
     value, `factor(value, bytes)` times as slow (value None: the parameter not given)."""
@@ -129,7 +134,7 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
                 yield {**case(k, mode, nbytes, world, samples, window,
                               args.get("sync", "barrier"), int(args.get("shuffle", 0)),
                               bool(args.get("cold-cache")), scale * factor(value, nbytes),
-                              spread, value or ""), **start}
+                              spread, value or "", seed), **start}
                 count += 1
     yield {"type": "end", "cases": count}
 

@@ -21,6 +21,7 @@ VERBS = {
     "info": ("info", "show the MPI, native binary and timer in use"),
     "results": ("results", "list, show and export stored runs"),
     "compare": ("compare", "which cases got faster or slower between runs"),
+    "check": ("check", "judge the MPI library by its own performance guidelines"),
     "fit": ("fit", "fit latency and bandwidth models to stored runs"),
     "predict": ("predict", "predict ring and collective times from a fitted run"),
     "report": ("report", "write an HTML report with plots of stored runs"),

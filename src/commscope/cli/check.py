@@ -1,0 +1,134 @@
+"""`commscope check [ID...|--all]`: measure both sides of each performance guideline in the
+same launches, or judge stored runs (--runs), and give each (np, size) a verdict
+(docs/guidelines.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .. import selection
+from ..compare import parse_threshold
+from ..errors import UserError
+from ..guidelines import SIZE_KINDS, catalogue, impossible, measures, with_side
+from ..kernels import catalog
+from ..launches import measure_runs
+from ..mpi import find_mpi
+from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
+from ..progress import Progress
+from ..verdicts import DEFAULT_THRESHOLD, judge
+from ..views.check import junit, remedies, render
+from .common import add_db, add_mpi, existing_store, print_json, writing_store
+
+DEFAULT_SIZES = "8:1MiB"
+# Seconds each plan (a kernel and what varies on it) may spend on its launches: a verdict
+# compares two sides, so each gets more than a `run` case's 1 s (docs/guidelines.md).
+MAX_TIME = 3.0
+
+
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("check", help=summary,
+                       description="Judge the MPI library by its own performance guidelines "
+                                   "(Traff, Gropp and Thakur 2010): a collective no slower "
+                                   "than a mock-up of it, a specialised call no slower than "
+                                   "a general one, weaker semantics no slower, time not "
+                                   "falling as a message grows, one message no slower than "
+                                   "k of a k-th. Both sides run in the same launches. Exit "
+                                   "1 when a guideline is violated.")
+    p.add_argument("ids", nargs="*", metavar="ID",
+                   help="guidelines by id (listed below), e.g. allreduce<=reduce+bcast, "
+                        "monotony:bcast")
+    p.add_argument("--all", action="store_true", help="every guideline of the catalogue")
+    p.add_argument("--runs", metavar="SEL",
+                   help=f"judge stored runs instead of measuring: {selection.SYNTAX}")
+    p.add_argument("--np", default="2", metavar="LIST", help="process counts (default 2)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
+                   help="message sizes (default %(default)s)")
+    p.add_argument("--launches", default="auto", metavar="K|auto",
+                   help=f"launches each side is measured in: K, or auto (at least "
+                        f"{AUTO_LAUNCHES[0]}; default %(default)s)")
+    p.add_argument("--threshold", default=f"{DEFAULT_THRESHOLD:.0%}", metavar="T",
+                   help="how much slower the left side must be, beyond doubt, to violate "
+                        "(default %(default)s)")
+    p.add_argument("--json", action="store_true", help="the runs and verdicts as JSON")
+    p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    add_mpi(p)
+    add_db(p)
+    p.more_help = lambda: "guidelines:\n  " + "\n  ".join(catalogue().ids)
+    p.set_defaults(func=run)
+
+
+def _measure(args, cat, command: list[str]) -> tuple[list[int], object, list, str]:
+    """Plan every guideline at every process count, refusing what cannot be checked
+    before anything runs; then measure them, launch k of every plan before launch k+1."""
+    mpi = find_mpi(args.mpi)
+    known = catalog(mpi)
+    chosen = cat.everything() if args.all else cat.find(args.ids, known.kernels)
+    planned = []
+    for np_ in parse_ranks(args.np):
+        for g in chosen:
+            reason = impossible(g, np_, known.kernel(g.kernel).min_ranks)
+            if reason:
+                raise UserError(f"check: {reason}")
+        for m in measures(chosen):
+            (plan,) = plans(known, mpi, kernel=m.kernel, np=str(np_), sizes=args.sizes,
+                            sampling=sampling(launches=args.launches, max_time=MAX_TIME))
+            planned.append(with_side(plan, m))
+    store = writing_store(args.db)  # checked before launching
+    progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
+                                                          or AUTO_LAUNCHES[0]), "check")
+    runs = measure_runs(store, mpi, planned, command, progress=progress)
+    progress.close()
+    return [r.run_id for r in runs if r.run_id is not None], store, chosen, mpi.family
+
+
+def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
+    store = existing_store(args.db)
+    run_ids = selection.parse(args.runs, store, "--runs")
+    kernels = {store.run(r)["kernel"] for r in run_ids}
+    chosen = cat.find(args.ids, kernels | {g.kernel for g in cat.guidelines}) if args.ids \
+        else [g for g in cat.guidelines if g.kernel in kernels] + \
+        [cat.sized(kind, k) for k in sorted(kernels) for kind in cat.templates]
+    versions = " ".join(store.run(r)["mpi_version"] or "" for r in run_ids)
+    family = "openmpi" if "Open MPI" in versions else "mpich" if "MPICH" in versions else None
+    return run_ids, store, chosen, family
+
+
+def _barrier(store, run_ids):
+    """One barrier's time in given launches: the most their context records measured."""
+    times = {}
+    for run_id in run_ids:
+        for launch in store.launches(run_id):
+            timer = (json.loads(launch["context"] or "{}")).get("timer") or {}
+            times[(run_id, launch["number"])] = timer.get("barrier_s") or 0.0
+    return lambda launches: max((times.get(k, 0.0) for k in launches), default=0.0)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    threshold = parse_threshold(args.threshold)
+    cat = catalogue()
+    if args.runs and args.all:
+        raise UserError("check: --runs judges what the runs hold; drop --all")
+    if not (args.ids or args.all or args.runs):
+        raise UserError("check: name guidelines (listed in `commscope check --help`), or "
+                        "give --all, or --runs SEL to judge stored runs")
+    if args.junit and not Path(args.junit).resolve().parent.is_dir():
+        raise UserError(f"--junit {args.junit}: no such directory")
+    run_ids, store, chosen, family = _stored(args, cat) if args.runs else \
+        _measure(args, cat, ["commscope", *argv])
+    cases = [c for r in run_ids for c in store.cases(r)]
+    verdicts = judge(chosen, cases, threshold, _barrier(store, run_ids))
+    if args.runs and not verdicts:
+        wanted = ", ".join(g.id for g in chosen if g.kind not in SIZE_KINDS) or "monotony, split"
+        raise UserError(f"check --runs {args.runs}: nothing to check; these runs hold no "
+                        f"size sweep and neither side of a guideline ({wanted}) together")
+    if args.junit:
+        Path(args.junit).write_text(junit(verdicts))
+    if args.json:
+        print_json({"runs": run_ids, "threshold": threshold,
+                    "verdicts": [v.as_dict() for v in verdicts],
+                    "remedies": remedies(verdicts, chosen, family)})
+    else:
+        print(render(verdicts, chosen, threshold, family))
+    return 1 if any(v.verdict == "violated" for v in verdicts) else 0
