@@ -57,6 +57,8 @@ bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/signals.py --mpi $(abspath $(VENV)) --mpi $(abspath $(MPICH))
+	$(BIN)/python bench/guidelines.py
+	$(BIN)/python bench/guidelines.py --mpi $(abspath $(MPICH))
 
 clean:
 	rm -rf $(VENV) $(MPICH) commscope.db commscope-report.html

@@ -4,10 +4,11 @@ later on a quiet machine. The assertions are on the shape of what each prints (i
 figures and ratios, as numbers), never on the timings themselves.
 
 Stand-ins, where a bench needs what a test cannot have:
-- the fake MPI (tests/fakempi) for calibration.py, fit_coverage.py and the results file
-  cluster_predictions.py --db reads: they only drive `commscope run`, `compare`, `fit`
-  and `predict`, which the fake runs for real (the benches in their own processes, so
-  through the fake prefix's mpirun; the results file in this one, by the fake launcher);
+- the fake MPI (tests/fakempi) for calibration.py, fit_coverage.py, guidelines.py and the
+  results file cluster_predictions.py --db reads: they only drive `commscope run`,
+  `compare`, `check`, `fit` and `predict`, which the fake runs for real (the benches in
+  their own processes, so through the fake prefix's mpirun; the results file in this one,
+  by the fake launcher);
 - programs printing OSU Micro-Benchmarks' layout (OSU_COLUMNS) for agreement*.py, launched
   by the real MPI as OSU would be: what the bench reads from them is that layout.
 cluster_predictions.py's measuring half needs root and network namespaces
@@ -123,6 +124,15 @@ def test_calibration(fake_mpi):
                                rf"{NUMBER}% \(goal >= 80%\), half-width median \+-{NUMBER}% "
                                rf"widest \+-{NUMBER}%, launches median {NUMBER}; compare exits "
                                rf"0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
+
+
+def test_guidelines(fake_mpi):
+    out = bench("guidelines.py", "--smoke", "--mpi", fake_mpi)
+    assert lines_like(out, rf"false alarms: [0-2] of 2 commands \({NUMBER}%, goal <= 5%\) with a "
+                           rf"violation; \d+ of 4 verdicts \({NUMBER}%\)"), out
+    assert lines_like(out, rf"catalogue: allreduce<=reduce\+bcast monotony:bcast --np 2 --sizes "
+                           rf"8:16: {NUMBER} s, {NUMBER} of the 180 s goal; 3 verdicts, \d+ "
+                           rf"violated"), out
 
 
 def test_cluster_predictions_from_a_results_file(fake_mpi, fake, db):

@@ -45,13 +45,18 @@ def test_an_unknown_mockup_is_refused_before_launch(db):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("np", [3, 4])
+@pytest.mark.parametrize("persistent", [[], ["--persistent"]])
 @pytest.mark.parametrize("name", NEW)
-def test_the_new_collectives(mpi_prefix, db, np, name):
+def test_the_new_collectives(mpi_prefix, db, persistent, name):
+    """3 ranks, the root rotating (a persistent request per root), plain and MPI-4
+    persistent (MPI_Gatherv_init, ...)."""
     root = ["--root", "rotate"] if name in ROOTED else []
-    cases, _ = run(mpi_prefix, db, name, "--np", np, "--sizes", "0,8,1K,64K", *root)
+    cases, _ = run(mpi_prefix, db, name, "--np", 3, "--sizes", "0,8,1K,64K", *root,
+                   *persistent)
     assert [c["bytes"] for c in cases] == [0, 8, 1024, 65536]
-    assert all(c["ranks"] == np and c["n"] == 6 and c["validated"] for c in cases)
+    assert all(c["ranks"] == 3 and c["n"] == 6 and c["validated"] for c in cases)
+    assert all(c["params"].get("persistent") == ("yes" if persistent else None)
+               for c in cases)
 
 
 @pytest.mark.mpi
@@ -75,3 +80,11 @@ def test_a_mockup_that_cannot_split_a_size_skips_it(mpi_prefix, db):
     assert [c["bytes"] for c in cases] == [96]
     (reason,) = sqlite3.connect(db).execute("SELECT reason FROM skips WHERE bytes = 100")
     assert reason == ("25 elements do not split into 3 equal parts, as this mock-up needs",)
+
+
+@pytest.mark.mpi
+def test_a_mockup_has_no_persistent_form(mpi_prefix, db):
+    done = commscope("run", "reduce", "--as", "allreduce", "--persistent", "--sizes", "8",
+                     *QUICK, "--mpi", mpi_prefix, "--db", db)
+    (reason,) = sqlite3.connect(db).execute("SELECT reason FROM skips")
+    assert reason == ("a mock-up (--as) has no persistent form",), done.stderr

@@ -81,8 +81,28 @@ class Catalogue:
                                         for kind in self.templates]
 
 
-def catalogue() -> Catalogue:
-    data = json.loads((Path(__file__).with_name("guidelines.json")).read_text())
+def _entries(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+        for e in data["guidelines"]:
+            needs = ("id", "kind") if e["kind"] in SIZE_KINDS else \
+                ("id", "kind", "kernel", "vary", "left", "right")
+            missing = [k for k in needs if k not in e]
+            if missing:
+                raise ValueError(f"{e.get('id', 'an entry')} lacks {', '.join(missing)}")
+        return data
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UserError(f"--catalogue {path}: not a catalogue in guidelines.json's format "
+                        f"({e}); see docs/guidelines.md") from None
+
+
+def catalogue(extra: Path | None = None) -> Catalogue:
+    """The catalogue, with the guidelines of `extra` (a file in the same format) after it."""
+    data = _entries(Path(__file__).with_name("guidelines.json"))
+    if extra is not None:
+        more = _entries(Path(extra))
+        data["guidelines"] += more["guidelines"]
+        data["sources"].update(more.get("sources", {}))
     two_sided, templates = [], {}
     for entry in data["guidelines"]:
         if entry["kind"] in SIZE_KINDS:
@@ -90,7 +110,7 @@ def catalogue() -> Catalogue:
         else:
             two_sided.append(Guideline(entry["id"], entry["kind"], entry["kernel"],
                                        entry["vary"], entry["left"], entry["right"],
-                                       tuple(entry["source"]),
+                                       tuple(entry.get("source", ())),
                                        algorithm=entry.get("algorithm", {})))
     return Catalogue(tuple(two_sided), templates, data["sources"])
 

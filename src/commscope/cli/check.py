@@ -51,6 +51,9 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--threshold", default=f"{DEFAULT_THRESHOLD:.0%}", metavar="T",
                    help="how much slower the left side must be, beyond doubt, to violate "
                         "(default %(default)s)")
+    p.add_argument("--catalogue", metavar="FILE",
+                   help="more guidelines of your own, in the format of commscope's "
+                        "guidelines.json (docs/guidelines.md)")
     p.add_argument("--json", action="store_true", help="the runs and verdicts as JSON")
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
     add_mpi(p)
@@ -107,7 +110,7 @@ def _barrier(store, run_ids):
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     threshold = parse_threshold(args.threshold)
-    cat = catalogue()
+    cat = catalogue(args.catalogue)
     if args.runs and args.all:
         raise UserError("check: --runs judges what the runs hold; drop --all")
     if not (args.ids or args.all or args.runs):

@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 
 from ..kernels import MEANINGS
 from ..store import Store
-from . import (advection, ceiling, distributions, imported, launches, message_models,
-               provenance, ranks, scaling, size)
+from . import (advection, ceiling, distributions, guidelines, imported, launches,
+               message_models, provenance, ranks, scaling, size)
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
 
@@ -48,5 +48,6 @@ def _kernel(kernel: str, data: ReportData, found) -> Section:
                        "commscope does not measure."), (imported.render(data).within(kernel),))
     parts = [size.render(data, found), launches.render(data), distributions.render(data),
              ranks.render(data), scaling.render(data, found), advection.render(data),
-             ceiling.render(data), message_models.render(data), imported.render(data)]
+             ceiling.render(data), message_models.render(data), imported.render(data),
+             guidelines.render(data)]
     return Section(f"kernel-{kernel}", title, join(()), tuple(p.within(kernel) for p in parts if p))
