@@ -10,6 +10,7 @@
 #include "check.h"
 #include "options.h"
 #include "pattern.h"
+#include "sampling.h"
 
 const char *const coll_reduction_phases[] = {"call", "check", NULL};
 
@@ -368,6 +369,63 @@ void coll_block_check(const struct kcase *c, const void *buf, int source,
         m.offset += at;
         die_mismatch(&m);
     }
+}
+
+/* Blocks r = 0 .. P-1 at buf, each n bytes apart: filled as `source`'s
+ * block r, or checked as block `block` of rank r. */
+static void fill_blocks(const struct kcase *c, void *buf, int source)
+{
+    const struct coll *s = c->state;
+    for (int r = 0; r < c->ranks; r++)
+        coll_block_fill(c, (char *)buf + (size_t)r * s->block, source, r);
+}
+
+static void check_blocks(const struct kcase *c, const void *buf, int block)
+{
+    const struct coll *s = c->state;
+    for (int r = 0; r < c->ranks; r++)
+        coll_block_check(c, (const char *)buf + (size_t)r * s->block, r, block,
+                         (size_t)r * s->block);
+}
+
+void coll_gather_once(struct kcase *c, coll_call_fn *call, bool everyone)
+{
+    struct coll *s = coll_iteration(c);
+    coll_block_fill(c, s->send, c->rank, 0);
+    coll_call(c, call);
+    if (everyone || c->rank == coll_root(c))
+        check_blocks(c, s->recv, 0);
+}
+
+void coll_scatter_once(struct kcase *c, coll_call_fn *call)
+{
+    struct coll *s = coll_iteration(c);
+    int root = coll_root(c);
+    if (c->rank == root)
+        fill_blocks(c, s->send, root);
+    coll_call(c, call);
+    coll_block_check(c, s->recv, root, c->rank, 0);
+}
+
+void coll_alltoall_once(struct kcase *c, coll_call_fn *call)
+{
+    struct coll *s = coll_iteration(c);
+    fill_blocks(c, s->send, c->rank);
+    coll_call(c, call);
+    /* Block r came from rank r, which sent us its block number c->rank. */
+    check_blocks(c, s->recv, c->rank);
+}
+
+void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors,
+                         size_t first)
+{
+    struct coll *s = coll_iteration(c);
+    coll_call(c, call);
+    sampling_phase_end(c, COLL_PHASE_CALL);
+    if (contributors)
+        coll_check(c, s->recv, contributors, first, (size_t)s->count);
+    coll_fill_next(c);
+    sampling_phase_end(c, COLL_PHASE_CHECK);
 }
 
 /* A hash of (element, iteration) into 0 .. KEY_MAX (Knuth's multiplicative

@@ -163,6 +163,22 @@ void coll_block_fill(const struct kcase *c, void *buf, int source, int block);
 void coll_block_check(const struct kcase *c, const void *buf, int source,
                       int block, size_t at);
 
+/* One whole iteration of the collectives whose call is all that differs
+ * between a plain form and its v-form (or mock-up): with --validate, the
+ * blocks filled, the call, and every block received checked, block r of a
+ * receive buffer from rank r. gather: every rank's block to the root
+ * (everyone: to every rank, allgather); scatter: block r of the root's to
+ * rank r; alltoall: block r of every rank's to rank r. */
+void coll_gather_once(struct kcase *c, coll_call_fn *call, bool everyone);
+void coll_scatter_once(struct kcase *c, coll_call_fn *call);
+void coll_alltoall_once(struct kcase *c, coll_call_fn *call);
+/* One iteration of a reduction: the call (phase `call`), then the check of
+ * the result at recv, `count` elements from element `first` of the vector,
+ * over ranks 0 .. contributors-1 (0: none here), and the next input written
+ * (phase `check`). */
+void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors,
+                         size_t first);
+
 /* Reductions. The input of rank r at element i is key(i, iteration) +
  * (r mod 16), key a hash of (i, iteration) in 0..1023: small integers, so
  * every partial result is exact in every dtype (docs). fill_next writes the

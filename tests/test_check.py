@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
 from xml.etree import ElementTree
 
 import pytest
 
 from conftest import commscope, one_line_error
+from pmpi import preloadable
 from fakempi.inprocess import FakeLauncher
 from commscope.guidelines import catalogue, measures
 
@@ -183,23 +183,10 @@ def test_a_kernel_against_itself_raises_few_false_alarms(fake_mpi, db):
     assert families <= 1
 
 
-# A PMPI wrapper delays one collective by DELAY_US where its message is within [LO, HI]
-# bytes, busy-waiting on the clock; built without libmpi (as tests/test_sensitivity.py's),
-# so preloading it into python and the launcher costs nothing.
+# A PMPI wrapper delays one collective by DELAY_US where its message is within [lo, hi]
+# bytes (tests/pmpi.py).
 DELAY_US = 100.0
 WRAPPER = r"""
-#include <mpi.h>
-#include <time.h>
-
-static void delay(void)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1e6 + (now.tv_nsec - start.tv_nsec) / 1e3 < %(us)g);
-}
-
 static int within(int count, MPI_Datatype type)
 {
     int size;
@@ -212,27 +199,23 @@ int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op o
                   MPI_Comm comm)
 {
     if (%(allreduce)d && within(count, type))
-        delay();
+        delay(%(us)g);
     return PMPI_Allreduce(s, r, count, type, op, comm);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     if (%(bcast)d && within(count, type))
-        delay();
+        delay(%(us)g);
     return PMPI_Bcast(buf, count, type, root, comm);
 }
 """
 
 
 def wrapper(mpi_prefix, where, call: str, lo: int, hi: int) -> str:
-    source, obj, lib = where / "delay.c", where / "delay.o", where / "libdelay.so"
-    source.write_text(WRAPPER % {"us": DELAY_US, "lo": lo, "hi": hi,
-                                 "allreduce": call == "allreduce", "bcast": call == "bcast"})
-    subprocess.run([str(mpi_prefix / "bin" / "mpicc"), "-O2", "-fPIC", "-c", str(source),
-                    "-o", str(obj)], check=True)
-    subprocess.run(["gcc", "-shared", "-Wl,-z,lazy", "-o", str(lib), str(obj)], check=True)
-    return str(lib)
+    return preloadable(mpi_prefix, where, "delay", WRAPPER % {
+        "us": DELAY_US, "lo": lo, "hi": hi, "allreduce": call == "allreduce",
+        "bcast": call == "bcast"})
 
 
 def violated(mpi_prefix, db, guideline: str, sizes: str, env=None) -> set[int]:
@@ -264,3 +247,17 @@ def test_a_delayed_bcast_size_violates_monotony_there(mpi_prefix, tmp_path):
     env = {**os.environ, "LD_PRELOAD": wrapper(mpi_prefix, tmp_path, "bcast", 4096, 4096)}
     after = violated(mpi_prefix, tmp_path / "b.db", "monotony:bcast", sizes, env)
     assert after - before == {4096}, (before, after)
+
+
+def test_the_report_shows_each_guideline_with_its_violations(fake_mpi, db, tmp_path):
+    check(fake_mpi, db, "allreduce<=reduce+bcast", "monotony:allreduce", "--sizes",
+          "256:8KiB", "--launches", "4", launcher=FakeLauncher(factor=slow_left))
+    done = commscope("run", "bcast", "--sizes", "8", "--launches", "1", "--mpi", fake_mpi,
+                     "--db", db, launcher=FakeLauncher())  # not a check run: no section
+    html = tmp_path / "report.html"
+    done = commscope("report", "--db", db, "-o", html)
+    assert done.returncode == 0, done.stderr
+    text = html.read_text()
+    assert text.count("Performance guidelines") == 2  # contents and heading, allreduce only
+    assert "allreduce&lt;=reduce+bcast: 2 of 6 sizes violated" in text
+    assert "monotony:allreduce: " in text

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
 
 from cluster import CPUS, virtual_cluster  # noqa: F401  (the fixture)
 from conftest import commscope
+from pmpi import preloadable
 from test_cluster import commscope_on
 
 pytestmark = pytest.mark.mpi
@@ -22,32 +22,18 @@ pytestmark = pytest.mark.mpi
 # 'within noise' in 1 of 4 trials.
 DELAY_US = 20.0
 # Every MPI_Send (and MPI-4's MPI_Send_c) waits DELAY_US before it sends: a ping-pong round
-# trip has one send per rank, so its half round trip grows by exactly DELAY_US. Built
-# without libmpi, so that preloading it into python and the launcher, which never send,
-# costs nothing; the ranks resolve PMPI_Send in their libmpi when they first send.
+# trip has one send per rank, so its half round trip grows by exactly DELAY_US.
 WRAPPER = r"""
-#include <mpi.h>
-#include <time.h>
-
-static void delay(void)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1e6 + (now.tv_nsec - start.tv_nsec) / 1e3 < %g);
-}
-
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    delay();
+    delay(%(us)g);
     return PMPI_Send(buf, count, type, dest, tag, comm);
 }
 #if MPI_VERSION >= 4
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm)
 {
-    delay();
+    delay(%(us)g);
     return PMPI_Send_c(buf, count, type, dest, tag, comm);
 }
 #endif
@@ -55,13 +41,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, in
 
 
 def delay_library(mpi_prefix, where, delay_us: float) -> str:
-    name = f"delay{delay_us:g}"
-    source, obj, lib = where / f"{name}.c", where / f"{name}.o", where / f"lib{name}.so"
-    source.write_text(WRAPPER % delay_us)
-    subprocess.run([str(mpi_prefix / "bin" / "mpicc"), "-O2", "-fPIC", "-c", str(source),
-                    "-o", str(obj)], check=True)
-    subprocess.run(["gcc", "-shared", "-Wl,-z,lazy", "-o", str(lib), str(obj)], check=True)
-    return str(lib)
+    return preloadable(mpi_prefix, where, f"delay{delay_us:g}", WRAPPER % {"us": delay_us})
 
 
 def changes(db, a, b) -> tuple[int, dict]:

@@ -4,7 +4,6 @@
  * (docs/kernels-collectives.md, docs/guidelines.md). */
 #include "check.h"
 #include "coll.h"
-#include "sampling.h"
 
 enum { REDUCE_BCAST, REDUCE_SCATTER_BLOCK_ALLGATHER };
 static const char *const mockups[] = {"reduce+bcast", "reduce_scatter_block+allgather", NULL};
@@ -51,12 +50,7 @@ static void allreduce_setup(struct kcase *c)
 
 static void allreduce_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
-    coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    coll_reduction_once(c, call, c->ranks, 0);
 }
 
 const struct kernel kernel_allreduce = {

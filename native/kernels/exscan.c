@@ -3,7 +3,6 @@
  * every iteration; rank 0's is undefined (docs/kernels-collectives.md). */
 #include "check.h"
 #include "coll.h"
-#include "sampling.h"
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -22,13 +21,7 @@ static void exscan_setup(struct kcase *c)
 
 static void exscan_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
-    if (c->rank > 0)
-        coll_check(c, s->recv, c->rank, 0, (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    coll_reduction_once(c, call, c->rank, 0); /* rank 0: no result */
 }
 
 const struct kernel kernel_exscan = {

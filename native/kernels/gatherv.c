@@ -22,14 +22,7 @@ static void gatherv_setup(struct kcase *c)
 
 static void gatherv_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    int root = coll_root(c);
-    coll_block_fill(c, s->send, c->rank, 0);
-    coll_call(c, call);
-    if (c->rank == root)
-        for (int r = 0; r < c->ranks; r++)
-            coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,
-                             (size_t)r * s->block);
+    coll_gather_once(c, call, false);
 }
 
 const struct kernel kernel_gatherv = {

@@ -4,7 +4,6 @@
  * docs/guidelines.md). */
 #include "check.h"
 #include "coll.h"
-#include "sampling.h"
 
 enum { ALLREDUCE };
 static const char *const mockups[] = {"allreduce", NULL};
@@ -35,14 +34,7 @@ static void reduce_setup(struct kcase *c)
 
 static void reduce_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    int root = coll_root(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
-    if (c->rank == root)
-        coll_check(c, s->recv, c->ranks, 0, (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    coll_reduction_once(c, call, c->rank == coll_root(c) ? c->ranks : 0, 0);
 }
 
 const struct kernel kernel_reduce = {

@@ -8,7 +8,6 @@
 
 #include "check.h"
 #include "coll.h"
-#include "sampling.h"
 
 enum { ALLREDUCE };
 static const char *const mockups[] = {"allreduce", NULL};
@@ -50,13 +49,9 @@ static void reduce_scatter_setup(struct kcase *c)
 
 static void reduce_scatter_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
-    coll_check(c, s->recv, c->ranks, (size_t)c->rank * (size_t)s->count,
-               (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    /* Rank r's block is elements r*count .. of the P-block vector. */
+    struct coll *s = c->state;
+    coll_reduction_once(c, call, c->ranks, (size_t)c->rank * (size_t)s->count);
 }
 
 const struct kernel kernel_reduce_scatter = {

@@ -5,7 +5,6 @@
  * docs/guidelines.md). */
 #include "check.h"
 #include "coll.h"
-#include "sampling.h"
 
 enum { REDUCE_SCATTER };
 static const char *const mockups[] = {"reduce+scatter", NULL};
@@ -47,14 +46,9 @@ static void reduce_scatter_block_setup(struct kcase *c)
 
 static void reduce_scatter_block_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
     /* Rank r's block is elements r*count .. of the P-block vector. */
-    coll_check(c, s->recv, c->ranks, (size_t)c->rank * (size_t)s->count,
-               (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    struct coll *s = c->state;
+    coll_reduction_once(c, call, c->ranks, (size_t)c->rank * (size_t)s->count);
 }
 
 const struct kernel kernel_reduce_scatter_block = {

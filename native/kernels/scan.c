@@ -6,7 +6,6 @@
 
 #include "check.h"
 #include "coll.h"
-#include "sampling.h"
 
 enum { EXSCAN_REDUCE_LOCAL };
 static const char *const mockups[] = {"exscan+reduce_local", NULL};
@@ -38,12 +37,7 @@ static void scan_setup(struct kcase *c)
 
 static void scan_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
-    coll_check(c, s->recv, c->rank + 1, 0, (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    coll_reduction_once(c, call, c->rank + 1, 0);
 }
 
 const struct kernel kernel_scan = {

@@ -22,13 +22,7 @@ static void scatterv_setup(struct kcase *c)
 
 static void scatterv_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    int root = coll_root(c);
-    if (c->rank == root)
-        for (int r = 0; r < c->ranks; r++)
-            coll_block_fill(c, (char *)s->send + (size_t)r * s->block, root, r);
-    coll_call(c, call);
-    coll_block_check(c, s->recv, root, c->rank, 0);
+    coll_scatter_once(c, call);
 }
 
 const struct kernel kernel_scatterv = {
