@@ -91,7 +91,8 @@ def _locate_mpicc(prefix: str | None) -> tuple[Path, str]:
     )
 
 
-def _family(version_text: str) -> str | None:
+def family(version_text: str) -> str | None:
+    """openmpi or mpich (MPICH-derived), from what a launcher or the library says."""
     text = version_text.lower()
     if "open mpi" in text or "openrte" in text or "prte" in text:
         return "openmpi"
@@ -121,10 +122,10 @@ def find_mpi(prefix: str | None = None) -> Mpi:
         raise UserError(f"{mpicc}: no mpiexec or mpirun beside it; give a complete MPI with --mpi PREFIX")
     stat = launcher.resolve().stat()
     version_text = _version_text(launcher, stat.st_size, stat.st_mtime_ns)
-    family = _family(version_text)
-    if family is None:
+    found = family(version_text)
+    if found is None:
         raise UserError(
             f"{launcher}: not Open MPI or MPICH (it says {version_text.splitlines()[:1]}); "
             "give one of those with --mpi PREFIX"
         )
-    return Mpi(family, mpicc, launcher, version_text, found_by)
+    return Mpi(found, mpicc, launcher, version_text, found_by)

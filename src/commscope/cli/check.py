@@ -14,7 +14,7 @@ from ..errors import UserError
 from ..guidelines import SIZE_KINDS, catalogue, impossible, measures, with_side
 from ..kernels import catalog
 from ..launches import measure_runs
-from ..mpi import find_mpi
+from ..mpi import family, find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..verdicts import DEFAULT_THRESHOLD, judge
@@ -97,9 +97,7 @@ def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
     chosen = cat.find(args.ids, kernels | {g.kernel for g in cat.guidelines}) if args.ids \
         else [g for g in cat.guidelines if g.kernel in kernels] + \
         [cat.sized(kind, k) for k in sorted(kernels) for kind in cat.templates]
-    versions = " ".join(store.run(r)["mpi_version"] or "" for r in run_ids)
-    family = "openmpi" if "Open MPI" in versions else "mpich" if "MPICH" in versions else None
-    return run_ids, store, chosen, family
+    return run_ids, store, chosen, family(store.run(run_ids[0])["mpi_version"] or "")
 
 
 def _barrier(store, run_ids):
