@@ -214,9 +214,8 @@ const char *coll_split_unsupported(const struct kcase *c, size_t units, const ch
     return reason;
 }
 
-const char *coll_whole_unsupported(const struct kcase *c, size_t units)
+const char *coll_whole_unsupported(size_t units)
 {
-    (void)c;
     return units > INT_MAX ? "this mock-up moves all P blocks in one call: over INT_MAX "
                              "elements" : NULL;
 }

@@ -142,7 +142,7 @@ void coll_vectors(struct kcase *c);
 const char *coll_split_unsupported(const struct kcase *c, size_t units, const char *unit);
 /* A mock-up that moves all P blocks in one call: the reason `units` (bytes
  * or elements) are too many for an int count, or NULL. */
-const char *coll_whole_unsupported(const struct kcase *c, size_t units);
+const char *coll_whole_unsupported(size_t units);
 /* The run's mock-up (`as` given), or COLL_ITSELF, without setting up. */
 int coll_as(const struct kcase *c);
 /* A reduction's element size, from --param dtype, without setting up. */

@@ -50,7 +50,7 @@ static const char *allgather_unsupported(const struct kcase *c)
     const char *reason = coll_bytes_unsupported(c);
     if (reason || coll_as(c) == COLL_ITSELF || coll_as(c) == ALLGATHERV)
         return reason;
-    return coll_whole_unsupported(c, c->bytes * (size_t)c->ranks);
+    return coll_whole_unsupported(c->bytes * (size_t)c->ranks);
 }
 
 static void allgather_setup(struct kcase *c)

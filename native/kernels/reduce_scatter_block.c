@@ -31,7 +31,7 @@ static const char *reduce_scatter_block_unsupported(const struct kcase *c)
     const char *reason = coll_reduction_unsupported(c);
     if (reason || coll_as(c) != REDUCE_SCATTER)
         return reason;
-    return coll_whole_unsupported(c, c->bytes / coll_element_bytes(c) * (size_t)c->ranks);
+    return coll_whole_unsupported(c->bytes / coll_element_bytes(c) * (size_t)c->ranks);
 }
 
 static void reduce_scatter_block_setup(struct kcase *c)

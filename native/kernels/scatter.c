@@ -37,7 +37,7 @@ static const char *scatter_unsupported(const struct kcase *c)
     const char *reason = coll_bytes_unsupported(c);
     if (reason || coll_as(c) != BCAST)
         return reason;
-    return coll_whole_unsupported(c, c->bytes * (size_t)c->ranks);
+    return coll_whole_unsupported(c->bytes * (size_t)c->ranks);
 }
 
 static void scatter_setup(struct kcase *c)
