@@ -74,7 +74,10 @@ def test_a_delayed_send_is_a_regression_of_its_size(mpi_prefix, db, tmp_path):
                                                           "relative_ci_high"))
         print(f"{nbytes} B: +{shift_us:.2f} us (95% CI {low:.2f} to {high:.2f}), "
               f"injected {DELAY_US} us")
-        assert shift_us == pytest.approx(DELAY_US, rel=0.15)
+        # The magnitude: the delay, not noise or twice it. A tighter band on the estimate
+        # alone failed a fresh-clone CI run at +24.2 us (interval 7.5 to 77), a launch in
+        # the slow state above; that the interval holds the delay is the test below.
+        assert DELAY_US / 2 < shift_us < 2 * DELAY_US
         covered += low <= DELAY_US <= high
     # Each 95% interval misses the true shift one time in 20: asking all three to hold
     # fails 14% of suites, two of three 0.7%.
