@@ -188,8 +188,10 @@ def test_nonblocking_collectives_measure_overlap(mpi_prefix, db, np, name):
         assert set(phase) == {"pure", "compute", "overlapped", "check"}
         assert c["pure_s"] == phase["pure"] and c["overlapped_s"] == phase["overlapped"]
         # the compute lasts as long as the pure call took in setup (median, slowest rank):
-        # the same order as the pure phase here, never nothing or a runaway
-        assert 0.1 * phase["pure"] <= phase["compute"] <= 10 * phase["pure"]
+        # near the pure phase here, never nothing or a runaway. At 4 ranks on 2 cores a
+        # descheduled rank can stretch the timed pure phase far beyond setup's: 18x once
+        # (MPICH iallreduce, 0.80 ms against 44 us), in a fresh-clone CI run.
+        assert phase["pure"] / 50 <= phase["compute"] <= 10 * phase["pure"]
         hidden = 1 - (phase["overlapped"] - phase["compute"]) / phase["pure"]
         assert c["overlap_pct"] == pytest.approx(100 * max(0.0, hidden))
         assert 0 <= c["overlap_pct"] <= 100
