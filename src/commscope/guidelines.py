@@ -46,7 +46,6 @@ class Guideline:
 class Catalogue:
     guidelines: tuple[Guideline, ...]  # the two-sided ones
     templates: dict = field(default_factory=dict)  # kind -> entry, for monotony and split
-    sources: dict = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -74,11 +73,14 @@ class Catalogue:
         return Guideline(f"{kind}:{kernel}", kind, kernel, source=tuple(t["source"]),
                          k=t.get("k", 2))
 
+    def on(self, kernels) -> list[Guideline]:
+        """Every two-sided guideline on these kernels, then monotony and split of each."""
+        return [g for g in self.guidelines if g.kernel in kernels] + \
+            [self.sized(kind, k) for k in kernels for kind in self.templates]
+
     def everything(self) -> list[Guideline]:
-        """--all: every two-sided guideline, and monotony and split of each kernel in them."""
-        kernels = dict.fromkeys(g.kernel for g in self.guidelines)
-        return list(self.guidelines) + [self.sized(kind, k) for k in kernels
-                                        for kind in self.templates]
+        """--all: every guideline on the kernels the two-sided ones name."""
+        return self.on(list(dict.fromkeys(g.kernel for g in self.guidelines)))
 
 
 def _entries(path: Path) -> dict:
@@ -102,7 +104,6 @@ def catalogue(extra: Path | None = None) -> Catalogue:
     if extra is not None:
         more = _entries(Path(extra))
         data["guidelines"] += more["guidelines"]
-        data["sources"].update(more.get("sources", {}))
     two_sided, templates = [], {}
     for entry in data["guidelines"]:
         if entry["kind"] in SIZE_KINDS:
@@ -112,7 +113,7 @@ def catalogue(extra: Path | None = None) -> Catalogue:
                                        entry["vary"], entry["left"], entry["right"],
                                        tuple(entry.get("source", ())),
                                        algorithm=entry.get("algorithm", {})))
-    return Catalogue(tuple(two_sided), templates, data["sources"])
+    return Catalogue(tuple(two_sided), templates)
 
 
 @dataclass(frozen=True)

@@ -95,8 +95,7 @@ def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
     run_ids = selection.parse(args.runs, store, "--runs")
     kernels = {store.run(r)["kernel"] for r in run_ids}
     chosen = cat.find(args.ids, kernels | {g.kernel for g in cat.guidelines}) if args.ids \
-        else [g for g in cat.guidelines if g.kernel in kernels] + \
-        [cat.sized(kind, k) for k in sorted(kernels) for kind in cat.templates]
+        else cat.on(sorted(kernels))
     return run_ids, store, chosen, family(store.run(run_ids[0])["mpi_version"] or "")
 
 

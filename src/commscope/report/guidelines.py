@@ -49,9 +49,7 @@ def render(data: ReportData) -> Section | None:
     if not checked:
         return None
     kernels = {r.row["kernel"] for r in checked}
-    cat = catalogue()
-    chosen = [g for g in cat.guidelines if g.kernel in kernels] + \
-        [cat.sized(kind, k) for k in sorted(kernels) for kind in cat.templates]
+    chosen = catalogue().on(sorted(kernels))
     barrier = max(((r.context.get("timer") or {}).get("barrier_s") or 0.0 for r in checked),
                   default=0.0)
     verdicts = judge(chosen, [c for r in checked for c in r.cases], DEFAULT_THRESHOLD,
