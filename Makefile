@@ -58,6 +58,7 @@ bench: $(VENV)/.installed $(MPICH)/.installed
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/signals.py --mpi $(abspath $(VENV)) --mpi $(abspath $(MPICH))
 	$(BIN)/python bench/guidelines.py
+	$(BIN)/python bench/health.py scale
 	$(BIN)/python bench/guidelines.py --mpi $(abspath $(MPICH))
 
 clean:

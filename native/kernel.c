@@ -41,6 +41,7 @@ const char *const kernel_family_names[] = {
     [FAMILY_POINT_TO_POINT] = "point-to-point", [FAMILY_ONE_SIDED] = "one-sided",
     [FAMILY_MANY_RANK] = "many-rank",           [FAMILY_COLLECTIVE] = "collective",
     [FAMILY_HALO] = "halo",                     [FAMILY_APPLICATION] = "application",
+    [FAMILY_HEALTH] = "health",
 };
 
 const char *const param_kind_names[] = {

@@ -33,6 +33,7 @@ enum kernel_family {
     FAMILY_COLLECTIVE,
     FAMILY_HALO,
     FAMILY_APPLICATION,
+    FAMILY_HEALTH, /* node-level patterns: `commscope health` */
 };
 extern const char *const kernel_family_names[];
 

@@ -205,3 +205,10 @@ def test_signals():
     assert re.fullmatch(rf"second Ctrl-C, launcher stopped, {re.escape(str(EMBEDDED))}: 1/1 "
                         rf"ended at once \(exit 130 within 3 s, nothing left\); first Ctrl-C to "
                         rf"end: median {NUMBER} s, max {NUMBER} s\n", out), out
+
+
+def test_health_scale():
+    out = bench("health.py", "scale", "--smoke")
+    assert re.search(rf"analysis {NUMBER} s \(.*\), report {NUMBER} s \(.*; target 5 s\); "
+                     rf"peak memory {NUMBER} MB \(target 1024 MB\)", out), out
+    assert "drained ['n2'] (the slow node: n2)" in out

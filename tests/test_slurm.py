@@ -72,6 +72,21 @@ def test_a_run_through_srun_across_two_hosts(slurm, mpi_prefix, tmp_path):
                                  else "pmi2")
 
 
+def test_health_inside_an_allocation_checks_its_nodes_through_srun(slurm, mpi_prefix, tmp_path):
+    """`commscope health` without --hosts: the allocation's nodes, one task each by srun."""
+    db = tmp_path / "results.db"
+    done = in_allocation(slurm, *RUN, "health", "--sizes", "8,64KiB", "--mpi", mpi_prefix,
+                         "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert sorted(result["nodes"]) == slurm.cluster.hosts and result["launches"] == 3
+    assert result["matrix"]["bandwidth_MBps"][0][1] > 0 and result["drain"] == []
+    assert "2 nodes" in result["note"]  # a pair alone cannot be told from a node
+    ((settings, _, facts),) = stored_runs(db)
+    assert settings["launcher"] == "srun" and settings["ppn"] == 1
+    assert facts["slurm"]["num_nodes"] == 2
+
+
 def test_more_ranks_than_the_allocation_offers_are_refused(slurm, mpi_prefix, tmp_path):
     db = tmp_path / "results.db"
     done = in_allocation(slurm, *RUN, "run", "pingpong", "--np", "4", *QUICK, "--mpi",

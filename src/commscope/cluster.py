@@ -196,6 +196,25 @@ class Cluster:
         subprocess.run(["tc", "-netns", host, "qdisc", "replace", "dev", "eth0", *spec], check=True)
         subprocess.run(["tc", "qdisc", "replace", "dev", self.link(host), *spec], check=True)
 
+    def shape_to(self, host: str, dest: str, rate_bps: float, others_bps: float) -> None:
+        """Limit what `host` sends to `dest` alone to rate_bps, and the rest it sends to
+        others_bps: an htb class per rate on its end of the link, a u32 filter on the
+        destination address choosing the slow one (the way a bad route or a port
+        renegotiated down slows one pair). What `host` receives is left as it was."""
+        def tc(*args: str) -> None:
+            subprocess.run(["tc", "-netns", host, *args], check=True)
+
+        burst = str(max(64 * 1024, int(max(rate_bps, others_bps) / 8 * 0.0025)))
+        # r2q: each class's quantum (rate / r2q bytes) within the 1.5 KB to 200 KB htb wants
+        r2q = str(max(10, int(max(rate_bps, others_bps) / 8 / 100_000)))
+        tc("qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10",
+           "r2q", r2q)
+        for cls, rate in (("1:10", others_bps), ("1:20", rate_bps)):
+            tc("class", "replace", "dev", "eth0", "parent", "1:", "classid", cls, "htb",
+               "rate", f"{int(rate)}bit", "ceil", f"{int(rate)}bit", "burst", burst)
+        tc("filter", "replace", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+           "u32", "match", "ip", "dst", f"{self.addresses[dest]}/32", "flowid", "1:20")
+
     def link(self, host: str) -> str:
         """The bridge's end of `host`'s link, in this (the root) namespace."""
         return _veth(self.hosts.index(host))

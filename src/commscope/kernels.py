@@ -100,7 +100,7 @@ class Meaning:
 class Kernel:
     name: str
     description: str
-    family: str  # point-to-point, one-sided, many-rank, collective, halo, application
+    family: str  # point-to-point, one-sided, many-rank, collective, halo, application, health
     min_ranks: int
     max_ranks: int | None  # only ranks 0 .. max_ranks-1 take part; None: every rank
     modes: tuple[str, ...]  # empty: the kernel has no send modes
@@ -328,6 +328,10 @@ MEANINGS = {
     # P/2 pairs ping-pong at once: the slowest pair's half round trip; each pair's own
     "multi_lat": Meaning(lambda t, c: t / 2, None, _two_buffers, rank_times="round_trip",
                          pair_phase="round_trip"),
+    # The node-level patterns of `commscope health` (health.py reads each pair's phases); a
+    # sample is the slowest rank's whole iteration, a send buffer and one receive buffer.
+    "pairs": Meaning(_per_call, None, _two_buffers),
+    "shift": Meaning(_per_call, None, _two_buffers),
     # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
     "vector_sum": Meaning(_per_call, None, lambda n, w, r, p: 2 * n, length=("n", 8, 1_000_000)),
     # memory: the field follows from tile, not from bytes; _halo_tile bounds it.

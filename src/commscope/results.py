@@ -61,14 +61,13 @@ def quality(store: Store, run_ids: list[int]) -> list[str]:
     their process count."""
     found = []
     for run_id in run_ids:
-        cases = {c.id: c for c in store.cases(run_id)}
+        cases = store.case_labels(run_id)
         row = store.run(run_id)
         settings = options(json.loads(row["settings"] or "{}"),
                            json.loads(row["context"]) if row["context"] else None)
         for w in store.warnings(run_id):
             c = cases.get(w["case_id"])
-            name = f"{names.case(c.kernel, c.send_mode, c.bytes)} np{c.launched_ranks}" \
-                if c else None
+            name = f"{names.case(*c[:3])} np{c[3]}" if c else None
             found.append((w, name, settings))
     return block(found, os.cpu_count())
 

@@ -8,6 +8,7 @@ at most the case in flight.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -190,9 +191,16 @@ def _params(settings: dict, extra: dict) -> dict:
     return params
 
 
+@functools.lru_cache(maxsize=32)
+def _run_json(text: str | None):
+    """A run's or launch's JSON, read once for all its cases (a health check has thousands:
+    its settings list every round). Shared between them: read, never changed."""
+    return json.loads(text) if text else None
+
+
 def _case(row: sqlite3.Row) -> Case:
-    settings = json.loads(row["settings"]) if row["settings"] else {}
-    facts = json.loads(row["kernel_facts"]) if row["kernel_facts"] else {}
+    settings = _run_json(row["settings"]) or {}
+    facts = _run_json(row["kernel_facts"]) or {}
     extra = _extra(row)
     return Case(row["id"], row["run_id"], row["kernel"], row["send_mode"], row["bytes"],
                 row["ranks"], row["window"], row["batch"], row["warmup_iterations"],
@@ -201,7 +209,7 @@ def _case(row: sqlite3.Row) -> Case:
                 _params(settings, extra), extra,
                 row["case_key"], row["launched_ranks"], bool(row["oversubscribed"]),
                 row["mpi_version"], row["launch"], facts.get("family"),
-                tuple(json.loads(row["hosts"]) if row["hosts"] else ()), row["sweep_id"],
+                tuple(_run_json(row["hosts"]) or ()), row["sweep_id"],
                 _rank_mean(row))
 
 
@@ -585,6 +593,37 @@ class Store:
     def cases(self, run_id: int) -> list[Case]:
         return [_case(r) for r in self.db.execute(
             f"{CASES} WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))]
+
+    def case_labels(self, run_id: int) -> dict[int, tuple]:
+        """id -> (kernel, send mode, bytes, launched ranks, ranks taking part) of each case,
+        without its samples: what naming a case needs (a 1024-node health run's blobs are
+        450 MB)."""
+        return {r[0]: tuple(r[1:]) for r in self.db.execute(
+            "SELECT cases.id, cases.kernel, cases.send_mode, cases.bytes, runs.ranks, "
+            "cases.ranks FROM cases JOIN runs ON runs.id = cases.run_id "
+            "WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))}
+
+    def case_phases(self, run_id: int, sizes: tuple[int, ...]):
+        """(bytes, window, launch number, peers as JSON text, {phase: [rank][sample]}) of
+        each case of these sizes, and nothing else of it: the health matrices' read. The
+        peers stay text, the same for every case of a round, so that the reader parses
+        each once (the record's whole JSON, 6138 times, was a third of a 1024-node read)."""
+        for row in self.db.execute(
+                "SELECT cases.bytes, cases.window, cases.ranks, cases.n, cases.phase_samples, "
+                "json_extract(cases.extra, '$.peers') AS peers, "
+                "json_extract(cases.extra, '$.phase_names') AS names, launches.number "
+                "FROM cases LEFT JOIN launches ON launches.id = cases.launch_id "
+                "WHERE cases.run_id = ? AND cases.bytes IN "
+                f"({','.join('?' * len(sizes))})", (run_id, *sizes)):
+            names = _run_json(row["names"])
+            times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
+                len(names), row["ranks"], row["n"])
+            yield (row["bytes"], row["window"], row["number"], row["peers"],
+                   dict(zip(names, times)))
+
+    def case_sizes(self, run_id: int) -> list[int]:
+        return [r[0] for r in self.db.execute(
+            "SELECT DISTINCT bytes FROM cases WHERE run_id = ? ORDER BY bytes", (run_id,))]
 
     def same_cases(self, kernel: str, send_mode: str | None, nbytes: int,
                    ranks: int) -> list[Case]:

@@ -3,6 +3,8 @@ one bridge; see its docstring), and the fixture that gives a test two hosts."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from commscope.cluster import (  # noqa: F401  (the names the tests use)
@@ -10,14 +12,21 @@ from commscope.cluster import (  # noqa: F401  (the names the tests use)
     up)
 
 
-@pytest.fixture
-def virtual_cluster():
-    """Two hosts for one test (skipped where unavailable), removed whatever the outcome."""
+@contextmanager
+def cluster_of(n: int):
+    """n hosts (the test skipped where unavailable), removed whatever the outcome."""
     try:
-        made = up(2)
+        made = up(n)
     except ClusterUnavailable as exc:
         pytest.skip(str(exc))
     try:
         yield made
     finally:
         down(made)
+
+
+@pytest.fixture
+def virtual_cluster():
+    """Two hosts for one test."""
+    with cluster_of(2) as made:
+        yield made

@@ -39,6 +39,8 @@ class FakeLauncher:
     # With --each: how many times as slow a side is, by its value and the case's bytes
     factor: Callable[[str | None, int], float] = lambda value, nbytes: 1.0
     seed: int = 0  # another command's noise
+    # The node-level kernels' bandwidth from node x to node y, bytes/s (None: the model's)
+    rate: Callable[[int, int], float] | None = None
     launched: list[list[str]] = field(default_factory=list)
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
@@ -46,8 +48,17 @@ class FakeLauncher:
                      placement)
         self.launched.append(how.argv)
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
-                            self.spread, self.factor, self.seed)
+                            self.spread, self.factor, self.seed, _hosts(placement, ranks),
+                            self.rate)
         return FakeJob(self, list(made), how.oversubscribed, records)
+
+
+def _hosts(placement, ranks: int) -> list[str] | None:
+    """Each rank's host, as --hosts fills them; None: this host."""
+    if not placement.hosts:
+        return None
+    spread = placement.hosts.ranks_per_host(ranks, round_robin=placement.map_by == "node")
+    return [name for name, n in spread.items() for _ in range(n)]
 
 
 class FakeJob:

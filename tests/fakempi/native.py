@@ -44,12 +44,17 @@ def _args(argv: list[str]) -> dict:
     return out
 
 
-def context(ranks: int, argv: list[str], kernel: str | None, schema: int = 1) -> dict:
+def context(ranks: int, argv: list[str], kernel: str | None, schema: int = 1,
+            hosts: list[str] | None = None) -> dict:
+    """`hosts`: each rank's host (all on HOST when None)."""
+    hosts = hosts or [HOST] * ranks
     return {"type": "context", "schema": schema, "commscope_version": "fake",
             "mpi_library": "Open MPI", "mpi_library_version": "Open MPI v5.0.0 (fake)",
-            "mpi_standard": "3.1", "large_count": False, "ranks": ranks, "hosts": [HOST],
-            "placement": [{"rank": r, "host": HOST, "cpu": r % 2, "binding": "0-1",
-                           "shm_node": 0} for r in range(ranks)],
+            "mpi_standard": "3.1", "large_count": False, "ranks": ranks,
+            "hosts": list(dict.fromkeys(hosts)),
+            "placement": [{"rank": r, "host": hosts[r], "cpu": r % 2, "binding": "0-1",
+                           "shm_node": list(dict.fromkeys(hosts)).index(hosts[r])}
+                          for r in range(ranks)],
             "library_transport": {"btl": "^ofi", "pml": ""},
             "library_protocols": {"btl_sm_eager_limit": 4096, "btl_sm_rndv_eager_limit": 32768,
                                   "btl_sm_max_send_size": 32768},
@@ -104,16 +109,70 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
     return rec
 
 
+def _opponent(node: int, nodes: int, k: int) -> int:
+    """The circle method's schedule, as native/kernels/pairs.c plays it."""
+    m = nodes + nodes % 2
+    if node == m - 1:
+        return k
+    if node == k:
+        return m - 1
+    return (2 * k - node) % (m - 1)
+
+
+def node_level(kernel: str, params: dict, value: str, nbytes: int, ranks: int, samples: int,
+               window: int, rng, rate) -> dict:
+    """pairs' and shift's fields (native/kernels/pairs.c, shift.c): each rank's phases and
+    peer, from `rate(x, y)`, node x's bandwidth to node y in bytes/s, each stream's time
+    drawn with the launch's own factor per pair and the samples' spread."""
+    ppn = int(params.get("ppn", 1))
+    nodes = ranks // ppn
+    phases = {p: np.zeros((ranks, samples)) for p in
+              (("round_trip", "sent", "received") if kernel == "pairs" else ("received", "sent"))}
+    peers = [-1] * ranks
+
+    def stream(x: int, y: int) -> np.ndarray:
+        per_pair = math.exp(rng.normal(0, LAUNCH_CV))
+        return (ALPHA_S + window * nbytes / rate(x, y)) * per_pair \
+            * (1 + rng.exponential(0.02, samples))
+
+    for x in range(nodes):
+        if kernel == "pairs":
+            y = _opponent(x, nodes, int(value) - 1)
+            if y >= nodes or y < x:
+                continue
+            there, back = stream(x, y), stream(y, x)
+            trip = 2 * (ALPHA_S + nbytes / rate(x, y)) * (1 + rng.exponential(0.02, samples))
+            for lr in range(ppn):
+                a, b = x * ppn + lr, y * ppn + lr
+                peers[a], peers[b] = b, a
+                for r, out, into in ((a, there, back), (b, back, there)):
+                    phases["round_trip"][r] = trip
+                    phases["sent"][r], phases["received"][r] = out, into
+        else:
+            source = (x - int(value)) % nodes
+            got = stream(source, x)
+            for lr in range(ppn):
+                r = x * ppn + lr
+                peers[r] = source * ppn + lr
+                phases["received"][r] = got
+                phases["sent"][r] = got * 0.9
+    per_rank = sum(phases.values())
+    return {"phase_samples_s": {p: t.tolist() for p, t in phases.items()}, "peers": peers,
+            "rank_samples_s": per_rank.tolist(), "samples_s": per_rank.max(axis=0).tolist()}
+
+
 def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
             scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0,
-            seed: int = 0):
+            seed: int = 0, hosts: list[str] | None = None, rate=None):
     """Every record one launch writes, in order; `described` is the real binary's
     --describe output (the fake prefix's copy when None). With --each, every case once per
-    value, `factor(value, bytes)` times as slow (value None: the parameter not given)."""
+    value, `factor(value, bytes)` times as slow (value None: the parameter not given).
+    `hosts`: each rank's host; `rate(x, y)`: the node-level kernels' bandwidth from node x
+    to node y (node_level; default the latency model's)."""
     args = _args(argv)
     kinds = {k["name"]: k for k in (described or description())["kernels"]}
     k = kinds.get(args.get("kernel"))
-    yield context(world, argv, args.get("kernel"), schema)
+    yield context(world, argv, args.get("kernel"), schema, hosts)
     if args.get("info"):
         yield {"type": "end", "cases": 0}
         return
@@ -131,10 +190,18 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
                 if name:
                     start["variant"] = {name: value}
                 yield {"type": "case_start", **start}
-                yield {**case(k, mode, nbytes, world, samples, window,
-                              args.get("sync", "barrier"), int(args.get("shuffle", 0)),
-                              bool(args.get("cold-cache")), scale * factor(value, nbytes),
-                              spread, value or "", seed), **start}
+                rec = case(k, mode, nbytes, world, samples, window,
+                           args.get("sync", "barrier"), int(args.get("shuffle", 0)),
+                           bool(args.get("cold-cache")), scale * factor(value, nbytes),
+                           spread, value or "", seed)
+                if k["family"] == "health":
+                    drawn = f"{k['name']} {nbytes} {value} {args.get('shuffle', 0)} {seed}"
+                    rec.update(node_level(
+                        k["name"], dict(p.split("=", 1) for p in args["param"]), value,
+                        nbytes, world, samples, window or 1,
+                        np.random.default_rng(zlib.crc32(drawn.encode())),
+                        rate or (lambda x, y: BANDWIDTH_BPS / scale)))
+                yield {**rec, **start}
                 count += 1
     yield {"type": "end", "cases": count}
 

@@ -23,6 +23,7 @@ class Hosts:
     names: tuple[str, ...]
     slots: tuple[int, ...]
     ppn: int | None = None  # --ppn as given; already folded into slots
+    stated: tuple[bool, ...] = ()  # per host: its slots were written (a:2), not --ppn's or 1
 
     def spec(self) -> str:
         """The `--hosts` form, `a:2,b:2`: what is recorded with the run."""
@@ -71,7 +72,7 @@ def _hosts(entries: list[tuple[str, int | None, str]], ppn: int | None,
            ppn_flag: str = "--ppn") -> Hosts:
     """Hosts from (name, slots or None, where) entries; --ppn gives the slots not given."""
     _check_ppn(ppn, ppn_flag)
-    names, slots = [], []
+    names, slots, stated = [], [], []
     for name, count, where in entries:
         if name in names:
             raise UserError(f"{where}: host {name} is listed twice; give it once with all its slots")
@@ -80,7 +81,8 @@ def _hosts(entries: list[tuple[str, int | None, str]], ppn: int | None,
                             f"give slots per host or {ppn_flag}, not both")
         names.append(name)
         slots.append(count or ppn or 1)
-    return Hosts(tuple(names), tuple(slots), ppn)
+        stated.append(count is not None)
+    return Hosts(tuple(names), tuple(slots), ppn, tuple(stated))
 
 
 def parse_hosts(spec: str, ppn: int | None = None, flag: str = "--hosts",

@@ -13,8 +13,9 @@ from datetime import datetime, timezone
 
 from ..kernels import MEANINGS
 from ..store import Store
-from . import (advection, ceiling, distributions, guidelines, imported, launches,
+from . import (advection, ceiling, distributions, guidelines, health, imported, launches,
                message_models, provenance, ranks, scaling, size)
+from ..health import PATTERNS as HEALTH
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
 
@@ -24,13 +25,15 @@ def build(store: Store, run_ids: list[int], chosen: str,
     """The report of `run_ids`, one group of sections per kernel, then provenance and
     warnings for all; `chosen` says how the runs were chosen; `first`: sections to put
     before the rest (a study's own figure). It reads stored data only."""
-    data = load(store, run_ids)
+    data = load(store, run_ids, HEALTH)
     found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
-    kernels = dict.fromkeys(r.row["kernel"] for r in data.runs)
+    checks = [r.id for r in data.runs if r.row["kernel"] in HEALTH]
+    kernels = dict.fromkeys(r.row["kernel"] for r in data.runs if r.id not in checks)
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
         for kernel in kernels]
-    sections = [*first, *(g for g in groups if g.parts or g.body), provenance.render(data)]
+    sections = [*first, *filter(None, [health.render_runs(store, checks)]),
+                *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",
                el("code", str(store.path)), f"; made {made}. Times are seconds inside and "

@@ -33,6 +33,9 @@ class RunData:
     warnings: list[sqlite3.Row]
     skips: list[sqlite3.Row]
     sweep: sqlite3.Row | None  # the sweep the run belongs to: name, plan path, ...
+    # id -> Store.case_labels' (kernel, send mode, bytes, launched ranks, ranks) of every
+    # case, its cases loaded or not
+    labels: dict[int, tuple]
 
     @property
     def id(self) -> int:
@@ -54,7 +57,9 @@ class ReportData:
         return [c for r in self.runs for c in r.cases]
 
 
-def load(store: Store, run_ids: list[int]) -> ReportData:
+def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> ReportData:
+    """The runs; those of the kernels in `matrices` without their cases, which their own
+    section reads as a whole (a health check's pairs: report/health.py)."""
     runs = []
     for run_id in dict.fromkeys(run_ids):
         row = store.run(run_id)
@@ -62,8 +67,10 @@ def load(store: Store, run_ids: list[int]) -> ReportData:
                             json.loads(row["settings"]) if row["settings"] else {},
                             json.loads(row["command"]),
                             json.loads(row["host_facts"]) if row["host_facts"] else {},
-                            store.cases(run_id), store.warnings(run_id), store.skips(run_id),
-                            None if row["sweep_id"] is None else store.sweep(row["sweep_id"])))
+                            [] if row["kernel"] in matrices else store.cases(run_id),
+                            store.warnings(run_id), store.skips(run_id),
+                            None if row["sweep_id"] is None else store.sweep(row["sweep_id"]),
+                            store.case_labels(run_id)))
     found = [c for r in runs for c in r.cases]
     return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
                       figures.mode_colors(c.send_mode for c in found),

@@ -18,7 +18,7 @@ ALL_LEFT = "l" * 9  # provenance is words, not numbers
 
 
 def overview(data: ReportData) -> Html:
-    rows = [(r.id, r.row["kernel"], r.row["ranks"], names.status(r.row), len(r.cases),
+    rows = [(r.id, r.row["kernel"], r.row["ranks"], names.status(r.row), len(r.labels),
              names.library(r.row["mpi_version"]), r.row["started_utc"],
              len(r.warnings)) for r in data.runs]
     return table(Table(("run", "kernel", "ranks", "status", "cases", "MPI", "started (UTC)",
@@ -63,8 +63,7 @@ def _facts(run: RunData) -> list[tuple[str, object]]:
 
 
 def _case_names(run: RunData) -> dict[int, str]:
-    return {c.id: f"{names.case(c.kernel, c.send_mode, c.bytes)} {c.ranks} ranks"
-            for c in run.cases}
+    return {i: f"{names.case(*label[:3])} {label[4]} ranks" for i, label in run.labels.items()}
 
 
 def _run(run: RunData) -> list[Html]:

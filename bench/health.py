@@ -1,0 +1,205 @@
+"""`commscope health`: how often it names the fault it should, and what it costs.
+
+cluster (needs root): 8 namespace hosts (commscope.cluster), one rank each, every link
+shaped to 400 Mbit/s by tbf; per trial one of
+  none  nothing slowed: any suspect is a false alarm;
+  node  one random host's link slowed to --slow (default 100 Mbit/s): found when that host,
+        and nothing else, is named;
+  link  one random pair slowed, by an htb class and a u32 filter on the first host for the
+        second's address: found when that pair is named as a link and no node is;
+then, for each --slowdowns factor, a random node at that fraction of the rate. Prints per
+scenario the trials found out of those run, the false suspects, and the check's wall time.
+
+scale: a synthetic --nodes matrix, the fake runner's records (tests/fakempi) of --launches
+launches streamed through ingest into a store, one node at a quarter of the rate; then
+the analysis (matrices and attribution) and the report, timed, with the peak memory.
+
+usage: python bench/health.py cluster [--mpi PREFIX ...] [--trials 10] [--scenarios none,node,link]
+                                     [--slowdowns 0.7,...]
+       python bench/health.py scale [--nodes 1024] [--launches 3] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+RATE_BPS = 400e6
+SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
+
+
+def check(cluster, mpi: str, db: Path) -> tuple[dict, float]:
+    started = time.monotonic()
+    done = cluster.run(cluster.hosts[0], [sys.executable, "-m", "commscope.cli", "health",
+                                          "--hosts", ",".join(cluster.hosts), "--mpi", mpi,
+                                          "--sizes", SIZES, "--db", str(db), "--json"],
+                       env=cluster.mpi_env(), timeout=900)
+    took = time.monotonic() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"health failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout), took
+
+
+def named(result: dict) -> set[tuple]:
+    return {(s["kind"], tuple(sorted(s.get("hosts", []))), s.get("distance"))
+            for s in result["suspects"]}
+
+
+def trial(cluster, mpi: str, db: Path, scenario: str, rng: random.Random,
+          factor: float) -> tuple[bool, int, float]:
+    """(found, false suspects, seconds) of one check with `scenario`'s fault in place."""
+    for host in cluster.hosts:
+        cluster.shape(host, RATE_BPS)  # tbf again: whatever the last trial put there goes
+    want: set[tuple] = set()
+    if scenario == "node":
+        host = rng.choice(cluster.hosts)
+        cluster.shape(host, RATE_BPS * factor)
+        want = {("node", (host,), None)}
+    elif scenario == "link":
+        a, b = rng.sample(cluster.hosts, 2)
+        cluster.shape_to(a, b, RATE_BPS * factor, RATE_BPS)
+        want = {("link", tuple(sorted((a, b))), None)}
+    result, took = check(cluster, mpi, db)
+    got = named(result)
+    return got == want, len(got - want), took
+
+
+def cluster_bench(args) -> None:
+    from commscope.cluster import ClusterUnavailable, down, up
+
+    rng = random.Random(args.seed)
+    try:
+        cluster = up(8)
+    except ClusterUnavailable as exc:
+        raise SystemExit(f"cluster: {exc}")
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for mpi in args.mpi:
+                db = Path(tmp) / f"{Path(mpi).name}.db"
+                plan = [(s, 1.0 if s == "none" else args.slow / RATE_BPS) for s in args.scenarios]
+                plan += [("node", f) for f in args.slowdowns]
+                for scenario, factor in plan:
+                    runs = [trial(cluster, mpi, db, scenario, rng, factor)
+                            for _ in range(args.trials)]
+                    rows.append((Path(mpi).name, scenario, factor, sum(r[0] for r in runs),
+                                 len(runs), sum(r[1] for r in runs),
+                                 statistics.median(r[2] for r in runs),
+                                 max(r[2] for r in runs)))
+                    print("%-8s %-5s at %.2f of the rate: found %d of %d, %d false suspects, "
+                          "median %.1f s (most %.1f s)" % rows[-1], flush=True)
+    finally:
+        down(cluster)
+
+
+def scale_bench(args) -> None:
+    """The fake runner's records (tests/fakempi/native.py) of every launch, streamed through
+    ingest into a store as `commscope health` stores them (not timed); then the analysis
+    and the report in a fresh process, timed, with its peak memory."""
+    from commscope.build import native_description
+    from commscope.ingest import Ingest
+    from commscope.mpi import find_mpi
+    from commscope.store import Store
+    from fakempi.native import records
+
+    nodes, slow = args.nodes, args.nodes // 3
+    rounds = nodes - 1 + nodes % 2
+    rate = lambda x, y: 5e9 / (4 if slow in (x, y) else 1)  # noqa: E731
+    described = native_description(find_mpi(str(HERE.parent / ".venv")))
+    hosts = [f"n{i}" for i in range(nodes)]
+    values = ",".join(map(str, range(1, rounds + 1)))
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(args.keep or tmp) / "scale.db"
+        store = Store(db)
+        started = time.monotonic()
+        pairs = next(k for k in described["kernels"] if k["name"] == "pairs")
+        run = store.begin_run(["commscope", "health"], "pairs", nodes, False,
+                              {"params": {"ppn": "1"}, "each": {"round": values.split(",")}},
+                              kernel_facts=pairs)
+        for k in range(1, args.launches + 1):
+            launch = store.begin_launch(run, k, False)
+            ingest = Ingest(store, run, launch)
+            argv = ["--kernel", "pairs", "--sizes", "8,1048576", "--iters", "3", "--shuffle",
+                    str(k), "--param", "ppn=1", "--each", f"round={values}"]
+            for rec in records(argv, nodes, described=described, hosts=hosts, rate=rate):
+                ingest.feed(json.dumps(rec) + "\n")
+            store.finish_launch(launch, "complete")
+        store.finish_run(run, "complete")
+        store.close()
+        measured = time.monotonic() - started
+        result = subprocess.run([sys.executable, str(Path(__file__)), "analyse", str(db)],
+                                capture_output=True, text=True, check=True)
+        size_mb = db.stat().st_size / 1e6
+    figures = json.loads(result.stdout)
+    print(f"{nodes} nodes, {args.launches} launches of {rounds} rounds at 2 sizes: made and "
+          f"stored through ingest in {measured:.1f} s ({size_mb:.0f} MB; not part of the "
+          f"target); drained {figures['drain']} (the slow node: n{slow})")
+    print(f"analysis {figures['analysis_s']:.2f} s (the matrices and suspects, as `health` "
+          f"makes them), report {figures['report_s']:.2f} s (its own analysis included; "
+          f"target 5 s); peak memory {figures['peak_MB']:.0f} MB (target 1024 MB)")
+
+
+def analyse(db: str) -> None:
+    """In a fresh process, so its peak memory is the analysis's and the report's own."""
+    from commscope.report import build
+    from commscope.health import health_of
+    from commscope.store import Store
+
+    store = Store(Path(db))
+    run = store.runs()[-1]["id"]
+    started = time.perf_counter()
+    health = health_of(store, run)
+    analysed = time.perf_counter()
+    html = build(store, [run], "bench")
+    done = time.perf_counter()
+    assert "heat map" in html
+    print(json.dumps({"analysis_s": analysed - started, "report_s": done - analysed,
+                      "drain": health.drain,
+                      "peak_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("cluster")
+    c.add_argument("--mpi", action="append", default=None)
+    c.add_argument("--trials", type=int, default=10)
+    c.add_argument("--slow", type=float, default=100e6, help="bits/s of a slowed link")
+    c.add_argument("--slowdowns", type=lambda s: [float(x) for x in s.split(",") if x],
+                   default=[0.7, 0.75])
+    c.add_argument("--scenarios", type=lambda s: [x for x in s.split(",") if x],
+                   default=["none", "node", "link"])
+    c.add_argument("--seed", type=int, default=int(time.time()))
+    s = sub.add_parser("scale")
+    s.add_argument("--nodes", type=int, default=1024)
+    s.add_argument("--launches", type=int, default=3)
+    s.add_argument("--smoke", action="store_true")
+    s.add_argument("--keep", metavar="DIR", help="make the store in DIR and keep it")
+    a = sub.add_parser("analyse")
+    a.add_argument("db")
+    args = p.parse_args()
+    if args.what == "cluster":
+        args.mpi = args.mpi or [str(HERE.parent / ".venv")]
+        print(f"seed {args.seed}")
+        cluster_bench(args)
+    elif args.what == "scale":
+        if args.smoke:
+            args.nodes = 6
+        scale_bench(args)
+    else:
+        analyse(args.db)
+
+
+if __name__ == "__main__":
+    main()

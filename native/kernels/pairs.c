@@ -1,0 +1,151 @@
+/* pairs: one round of a round-robin tournament among the nodes (`commscope
+ * health`, docs/health.md). N nodes play N-1 rounds (N odd: N rounds, one
+ * node sitting out each), each round ⌊N/2⌋ disjoint pairs at once, so every
+ * pair meets exactly once; --each round=1,...,R measures them all in one
+ * launch. The schedule is the circle method: in round k+1 (M the nodes made
+ * even), node M-1 meets node k and node x meets node 2k-x mod M-1.
+ *
+ * One iteration, per pair: a ping-pong of n bytes (phase round_trip), then W
+ * messages of n bytes from the lower node to the higher and a 1-byte
+ * acknowledgement, then the same the other way (bw's protocol, each way; the
+ * sender's phase sent, the receiver's received). The record's "peers" gives
+ * every rank's peer this round (-1: sitting out). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "kernel.h"
+#include "nodes.h"
+#include "sampling.h"
+
+enum { TAG_PING = 1, TAG_PONG, TAG_DATA, TAG_ACK };
+enum { PHASE_ROUND_TRIP, PHASE_SENT, PHASE_RECEIVED };
+
+static const char *const pairs_phases[] = {"round_trip", "sent", "received", NULL};
+static const struct kparam pairs_params[] = {
+    {.name = "round", PARAM_COUNT, "1", "the round, 1 to N-1 (N nodes; N odd: 1 to N)"},
+    NODES_PPN_PARAM,
+    {0},
+};
+
+struct pairs {
+    struct p2p msg;
+    MPI_Request *reqs;
+    unsigned char ack;
+    int peer; /* -1: this rank's node sits the round out */
+    bool low; /* on the lower node of its pair */
+};
+
+static int rounds(int nodes)
+{
+    return nodes % 2 ? nodes : nodes - 1;
+}
+
+/* The node `node` meets in round k+1 (the circle method); `nodes` when it sits out. */
+static int opponent(int node, int nodes, int k)
+{
+    int m = nodes + nodes % 2;
+    if (node == m - 1)
+        return k;
+    if (node == k)
+        return m - 1;
+    return ((2 * k - node) % (m - 1) + (m - 1)) % (m - 1);
+}
+
+static const char *pairs_unsupported(const struct kcase *c)
+{
+    const char *why = nodes_unsupported(c);
+    if (why)
+        return why;
+    return atoi(kcase_param(c, "round")) > rounds(nodes_count(c))
+               ? "round beyond the tournament: N nodes play N-1 rounds (N odd: N)"
+               : NULL;
+}
+
+static void pairs_setup(struct kcase *c)
+{
+    struct pairs *s = xcalloc(1, sizeof *s);
+    int nodes = nodes_count(c), node = c->rank / nodes_ppn(c);
+    int other = opponent(node, nodes, atoi(kcase_param(c, "round")) - 1);
+    s->peer = other < nodes ? nodes_rank(c, other) : -1;
+    s->low = node < other;
+    c->window = window_limited(c);
+    p2p_init(&s->msg, c, true, 1);
+    s->reqs = xcalloc((size_t)c->window, sizeof *s->reqs);
+    c->state = s;
+}
+
+static void stream_out(struct kcase *c, struct pairs *s)
+{
+    payload_fill(c, p2p_send_buf(&s->msg));
+    for (int i = 0; i < c->window; i++)
+        msg_isend(p2p_send_buf(&s->msg), &s->msg.type, s->peer, TAG_DATA, c->comm, &s->reqs[i]);
+    CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
+    CHECK_MPI(MPI_Recv(&s->ack, 1, MPI_BYTE, s->peer, TAG_ACK, c->comm, MPI_STATUS_IGNORE));
+    sampling_phase_end(c, PHASE_SENT);
+}
+
+static void stream_in(struct kcase *c, struct pairs *s)
+{
+    for (int i = 0; i < c->window; i++)
+        msg_irecv(p2p_recv_buf(&s->msg, 0), &s->msg.type, s->peer, TAG_DATA, c->comm,
+                  &s->reqs[i]);
+    CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
+    payload_check(c, p2p_recv_buf(&s->msg, 0), s->peer);
+    CHECK_MPI(MPI_Send(&s->ack, 1, MPI_BYTE, s->peer, TAG_ACK, c->comm));
+    sampling_phase_end(c, PHASE_RECEIVED);
+}
+
+static void pairs_run_once(struct kcase *c)
+{
+    struct pairs *s = c->state;
+    if (s->peer < 0)
+        return;
+    void *out = p2p_send_buf(&s->msg), *in = p2p_recv_buf(&s->msg, 0);
+    payload_fill(c, out);
+    if (s->low) {
+        msg_send(SEND_STANDARD, out, &s->msg.type, s->peer, TAG_PING, c->comm);
+        msg_recv(in, &s->msg.type, s->peer, TAG_PONG, c->comm);
+    } else {
+        msg_recv(in, &s->msg.type, s->peer, TAG_PING, c->comm);
+        msg_send(SEND_STANDARD, out, &s->msg.type, s->peer, TAG_PONG, c->comm);
+    }
+    payload_check(c, in, s->peer);
+    sampling_phase_end(c, PHASE_ROUND_TRIP);
+    if (s->low) {
+        stream_out(c, s);
+        stream_in(c, s);
+    } else {
+        stream_in(c, s);
+        stream_out(c, s);
+    }
+}
+
+static void pairs_report(struct kcase *c, struct jsonl *j)
+{
+    nodes_report_peers(c, j, ((struct pairs *)c->state)->peer);
+}
+
+static void pairs_teardown(struct kcase *c)
+{
+    struct pairs *s = c->state;
+    p2p_free(&s->msg);
+    free(s->reqs);
+    free(s);
+}
+
+const struct kernel kernel_pairs = {
+    .name = "pairs",
+    .description = "one round of a tournament of the nodes: each pair's round trip and "
+                   "W n-byte messages each way",
+    .family = FAMILY_HEALTH,
+    .min_ranks = 2,
+    .default_window = 8,
+    .timed_by = TIMED_BY_MAX,
+    .params = pairs_params,
+    .unsupported = pairs_unsupported,
+    .setup = pairs_setup,
+    .run_once = pairs_run_once,
+    .teardown = pairs_teardown,
+    .report = pairs_report,
+    .phases = pairs_phases,
+};

@@ -1,0 +1,192 @@
+"""`commscope health`: every pair of nodes measured in each of K launches (a round-robin
+tournament, or mpiGraph's shift), the bad nodes, links and steps named with launch-level
+intervals, and a drain list (docs/health.md)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from .. import owner, stopping
+from ..compare import parse_threshold
+from ..errors import UserError
+from ..health import DEFAULT_THRESHOLD, PATTERNS, health_of
+from ..kernels import catalog
+from ..launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
+from ..launcher.job import current
+from ..launches import measure_runs
+from ..mpi import find_mpi
+from ..plan import plans, sampling
+from ..progress import Progress
+from ..views.health import as_json, junit, prometheus, render
+from .common import add_db, add_mpi, print_json, writing_store
+
+
+DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
+LAUNCHES = 3
+# Samples per case: each pair is one case's ranks, and the launches are the replicates.
+SAMPLES = 3
+REACH_TIMEOUT_S = 120.0
+LAUNCHER_TAG = re.compile(r"\[[\w.-]+@[\w.-]+\]")
+
+
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("health", help=summary,
+                       description="Measure every pair of nodes (one rank per node unless "
+                                   "--ppn) in each of K launches, fit each node's and link's "
+                                   "share of the bandwidth, and name the nodes, links and "
+                                   "distances slower than the rest beyond doubt. Exit 1 when "
+                                   "any is named.")
+    p.add_argument("--pattern", choices=PATTERNS, default="pairs",
+                   help="pairs: a round-robin tournament, N/2 disjoint pairs at once; shift: "
+                        "every node to the one d after it at once, d = 1..N-1, the fabric "
+                        "under full load (default pairs)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
+                   help="latency at the smallest, bandwidth at the largest (default "
+                        "%(default)s)")
+    p.add_argument("--window", type=int, metavar="W",
+                   help="messages in flight each way per iteration (default the kernel's, 8)")
+    p.add_argument("--hosts", metavar="LIST", help="the nodes to check: a,b,c (a:2 gives a "
+                                                   "host's slots, which --ppn must not exceed)")
+    p.add_argument("--hostfile", metavar="FILE",
+                   help="the nodes one per line: `name slots=N` or `name:N`")
+    p.add_argument("--ppn", type=int, default=1, metavar="N",
+                   help="ranks per node; rank l of one node talks to rank l of the other "
+                        "(default 1)")
+    p.add_argument("--launcher", choices=LAUNCHERS, default="auto",
+                   help="srun inside a Slurm allocation (one task per node), else the "
+                        "MPI's own (default auto)")
+    p.add_argument("--launches", default=str(LAUNCHES), metavar="K|auto",
+                   help="launches, each measuring the whole matrix (default %(default)s)")
+    p.add_argument("--threshold", default=f"{DEFAULT_THRESHOLD:.0%}", metavar="T",
+                   help="how much slower than the model predicts, beyond doubt, a node, link "
+                        "or distance must be to be named (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="the matrices and suspects as JSON")
+    p.add_argument("--junit", metavar="FILE", help="also write one testcase per node and link")
+    p.add_argument("--prom", metavar="FILE",
+                   help="also write Prometheus text format for node_exporter's textfile "
+                        "collector (written whole, then renamed into place)")
+    add_mpi(p)
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def _nodes(args, mpi) -> tuple[str | None, int]:
+    """The --hosts spec of ppn slots each (None: Slurm's nodes) and the node count; a host with fewer slots than --ppn, or a single host, refused."""
+    launcher = resolve_launcher(args.launcher, mpi)
+    if args.ppn < 1:
+        raise UserError(f"--ppn {args.ppn}: give at least 1 rank per node")
+    hosts = hosts_from(args.hosts, args.hostfile, None)
+    if hosts is None:
+        allocation = slurm.allocation()
+        if launcher != "srun" or allocation is None:
+            raise UserError("health: name the nodes to check with --hosts a,b,c or --hostfile "
+                            "FILE, or run inside a Slurm allocation")
+        count = allocation["num_nodes"] or 0
+        if count < 2:
+            raise UserError(f"health: Slurm job {allocation['job_id']} has one node "
+                            f"({allocation['nodes']}); ask salloc or sbatch for 2 or more")
+        return None, count
+    for name, slots, stated in zip(hosts.names, hosts.slots, hosts.stated):
+        if stated and slots < args.ppn:
+            raise UserError(f"--ppn {args.ppn}: host {name} has {slots} slot(s); give --ppn "
+                            f"{slots} or fewer, or more slots to {name}")
+    if len(hosts.names) < 2:
+        raise UserError(f"health: one host ({hosts.names[0]}); a check compares nodes, so "
+                        "give 2 or more")
+    return ",".join(f"{n}:{args.ppn}" for n in hosts.names), len(hosts.names)
+
+
+def _reach(mpi, plan) -> dict:
+    """Start the native binary on every rank once (its context record) before measuring:
+    a host that cannot be reached is named in one line, with nothing stored."""
+    with tempfile.TemporaryDirectory(prefix=owner.TMP_PREFIX) as tmp:
+        job = current().start(mpi, plan.ranks, ["--info"], plan.placement,
+                              Path(tmp) / "records.jsonl")
+        try:
+            deadline, lines = time.monotonic() + REACH_TIMEOUT_S, []
+            while job.poll() is None and time.monotonic() < deadline:
+                stopping.check()
+                lines += job.lines()
+                time.sleep(0.01)
+            status = job.poll()
+            lines += job.lines()
+        finally:
+            job.stop()
+            job.close()
+        said = job.output()[1]
+    context = next((json.loads(x) for x in lines if '"context"' in x), None)
+    if status == 0 and context:
+        return context
+    hosts = plan.placement.hosts.names if plan.placement.hosts else ()
+    for line in said:
+        words = LAUNCHER_TAG.sub("", line).strip()  # hydra's [mpiexec@first-host]
+        named = [h for h in hosts
+                 if re.search(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", words)]
+        if named:
+            raise UserError(f"health: host {named[0]} cannot be reached ({words}); fix it or "
+                            "leave it out of --hosts")
+    last = next((x.strip() for x in reversed(said) if x.strip()), "no message")
+    raise UserError(f"health: the nodes could not all be started ({last}); check that each "
+                    "host in --hosts is up and reachable")
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """The whole file or the old one: node_exporter may read it at any moment."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    threshold = parse_threshold(args.threshold)
+    if not 0 < threshold < 1:
+        raise UserError(f"--threshold {args.threshold}: give a slowdown between 0% and 100%")
+    for flag, path in (("--junit", args.junit), ("--prom", args.prom)):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise UserError(f"{flag} {path}: no such directory")
+    mpi = find_mpi(args.mpi)
+    spec, count = _nodes(args, mpi)
+    # The rounds of the tournament, native/kernels/pairs.c: N-1, or N when N is odd.
+    name, values = ("round", count - 1 + count % 2) if args.pattern == "pairs" \
+        else ("distance", count - 1)
+    (plan,) = plans(catalog(mpi), mpi, kernel=args.pattern, np=str(count * args.ppn),
+                    sizes=args.sizes, window=args.window, params={"ppn": args.ppn},
+                    sampling=sampling(iters=SAMPLES, launches=args.launches), hosts=spec,
+                    ppn=None if spec else args.ppn, launcher=args.launcher)
+    plan = dataclasses.replace(plan, params={k: v for k, v in plan.params.items() if k != name},
+                               each=(name, tuple(str(v) for v in range(1, values + 1))))
+    store = writing_store(args.db)  # checked before launching
+    _reach(mpi, plan)
+    progress = Progress(plan.cases * (plan.sampling.launches or 3), "health")
+    (measured,) = measure_runs(store, mpi, [plan], ["commscope", *argv], progress=progress)
+    progress.close()
+    failed = [o for o in measured.outcomes if o.status != "complete"]
+    if failed or measured.run_id is None:
+        message = failed[0].message if failed else "nothing was measured"
+        raise UserError(f"health: run {measured.run_id} {message}; the matrix is incomplete "
+                        "and no verdict is given")
+    health = health_of(store, measured.run_id, threshold)
+    if args.junit:
+        Path(args.junit).write_text(junit(health))
+    if args.prom:
+        _write_atomic(args.prom, prometheus(health))
+    if args.json:
+        print_json({"run": measured.run_id, **as_json(health)})
+    else:
+        print(render(health, measured.run_id, args.db))
+    return 1 if health.suspects else 0

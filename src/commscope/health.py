@@ -1,0 +1,392 @@
+"""Which node or link is bad (docs/health.md): every pair's bandwidth and latency from the
+node-level patterns (native pairs, shift), a robust additive model of the log bandwidths
+fitted in each launch, and the suspects it names with launch-level intervals.
+
+The model, per launch: log b_xy = mu + a_x + a_y (+ s_d in shift, d = y - x mod N) + e_xy,
+fitted by medians (Tukey's median polish, extended to a node's effect on both ends of its
+pairs), so that one bad node or link moves the others' effects little. A node is its a_x,
+a link its residual e_xy, a step its s_d: each a log ratio to what the rest of the matrix
+predicts. The launch is the unit (STYLE.md): each candidate's K values, one per launch, give
+a t interval and a one-sided t test of "more than `threshold` slower", adjusted by
+Benjamini-Hochberg over every candidate of the check; one is named where the adjusted p is
+below 5%. Each candidate's spread between launches is moderated towards the one all
+candidates of its kind share (_pooled_variance): with 3 launches, a t of 2 degrees of
+freedom alone left a link at half its rate (a fake matrix, 2% noise) at p 0.08 after the
+adjustment over 64 candidates. A link
+through a named node is that node's, not named again.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Iterable, NamedTuple
+
+import numpy as np
+
+
+ALPHA = 0.05
+DEFAULT_THRESHOLD = 0.20
+PATTERNS = ("pairs", "shift")
+SWEEPS = 20  # median polish converges in a few; a cap for a matrix that will not
+TOLERANCE = 1e-3  # in log bandwidth: 0.1%, inside any launch's noise
+# How many candidates' worth the spread shared by a kind counts for in each one's variance
+# (_pooled_variance): a candidate whose own spread is larger keeps a part of it.
+PRIOR_WEIGHT = 4
+
+
+@dataclass
+class Matrices:
+    """Per launch, node x node: bandwidth x -> y (bytes/s) at the largest size and latency
+    at the smallest (s); NaN on the diagonal and where nothing was measured."""
+    nodes: list[str]
+    pattern: str
+    bandwidth: np.ndarray  # launches x N x N
+    latency: np.ndarray
+    bandwidth_bytes: int
+    latency_bytes: int
+    _medians: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def launches(self) -> int:
+        return self.bandwidth.shape[0]
+
+    def median(self, which: str) -> np.ndarray:
+        """Over launches; the diagonal NaN. Kept: every view asks for it, and nanmedian
+        over a 1024-node check's launches takes 0.2 s."""
+        if which not in self._medians:
+            values = getattr(self, which)
+            missing = np.isnan(values)
+            if (missing.any(axis=0) & ~missing.all(axis=0)).any():  # a pair some launch lacks
+                with warnings.catch_warnings():  # the diagonal: NaN in every launch
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    self._medians[which] = np.nanmedian(values, axis=0)
+            else:
+                self._medians[which] = np.median(values, axis=0)
+        return self._medians[which]
+
+    def by_distance(self, which: str) -> np.ndarray:
+        """N x (N-1): row x, column d-1, the figure from x to x + d (shift's view)."""
+        m, n = self.median(which), len(self.nodes)
+        return np.array([[m[x, (x + d) % n] for d in range(1, n)] for x in range(n)])
+
+
+def node_names(context: dict, ppn: int) -> list[str]:
+    """Node x's host as the launch placed its ranks: rank x*ppn's (native/nodes.h)."""
+    placement = sorted(context["placement"], key=lambda p: p["rank"])
+    return [placement[r]["host"] for r in range(0, len(placement), ppn)]
+
+
+class PairCase(NamedTuple):
+    """What the matrices read of a stored case (Store.case_phases)."""
+    bytes: int
+    window: int | None
+    launch: int | None
+    peers: np.ndarray  # each rank's peer (-1: none), as the record's `peers`
+    phases: dict  # name -> [rank][sample] seconds
+
+
+# The phase each figure is read from, by pattern: the sender's stream and the round trip
+# (pairs), the receiver's stream (shift).
+PHASES = {"pairs": {"bandwidth": "sent", "latency": "round_trip"},
+          "shift": {"bandwidth": "received", "latency": "received"}}
+
+
+def matrices(cases: Iterable[PairCase], pattern: str, nodes: list[str], ppn: int,
+             sizes: list[int], launches: list[int]) -> Matrices:
+    """The matrices of one health run's cases (every round or distance, two sizes or one),
+    read one at a time: a 1024-node check's are 450 MB of samples."""
+    n = len(nodes)
+    out = {w: np.full((len(launches), n, n), np.nan) for w in ("bandwidth", "latency")}
+    for c in cases:
+        if (c.launch or 1) not in launches:
+            continue  # a launch that did not complete: its matrix is partial
+        k = launches.index(c.launch or 1)
+        for which, size in (("bandwidth", sizes[-1]), ("latency", sizes[0])):
+            if c.bytes == size:
+                _fill(out[which][k], c, ppn, pattern, which)
+    return Matrices(nodes, pattern, out["bandwidth"], out["latency"], sizes[-1], sizes[0])
+
+
+def _middle(samples: np.ndarray) -> np.ndarray:
+    """Each row's median: np.median's fixed cost was most of the matrices' time (2 calls
+    a case, 12276 cases at 1024 nodes)."""
+    n = samples.shape[1]
+    middle = sorted({(n - 1) // 2, n // 2})
+    ordered = np.partition(samples, middle, axis=1)
+    return (ordered[:, middle[0]] + ordered[:, middle[-1]]) / 2
+
+
+def _fill(m: np.ndarray, c: PairCase, ppn: int, pattern: str, which: str) -> None:
+    """One case's pairs into m. pairs: x's sent stream is x -> peer, its round trip the
+    pair's latency (half of it). shift: x's received stream is source -> x, and its time
+    per message under the full load the latency. A node's ppn streams move ppn W n bytes
+    in the slowest one's time. Vectorised over the nodes: a 1024-node check has 2046
+    cases of 1024 ranks a launch."""
+    times = _middle(c.phases[PHASES[pattern][which]])
+    per_rank = times.reshape(-1, ppn)  # nodes x ppn
+    peers = c.peers.reshape(-1, ppn)[:, 0]
+    node = np.nonzero(peers >= 0)[0]
+    other = peers[node] // ppn
+    window = c.window or 1
+    if which == "bandwidth":
+        if c.bytes:
+            source, dest = (node, other) if pattern == "pairs" else (other, node)
+            m[source, dest] = ppn * window * c.bytes / per_rank[node].max(axis=1)
+    elif pattern == "pairs":
+        m[node, other] = _middle(per_rank[node]) / 2
+    else:
+        m[other, node] = _middle(per_rank[node]) / window
+
+
+@dataclass
+class Fit:
+    """One launch's model of log bandwidth."""
+    mu: float
+    nodes: np.ndarray  # a_x
+    residuals: np.ndarray  # N x N, NaN where unmeasured
+    steps: np.ndarray | None  # s_d for d = 1 .. N-1 (shift), else None
+
+
+def _row_medians(m: np.ndarray) -> np.ndarray:
+    """Each row's median over its finite values (NaN: none): np.nanmedian's masked-array
+    path took 0.25 s a sweep at 256 nodes. Rows with as many values each (every pair
+    measured) take one np.median of the values packed; others sort."""
+    finite = np.isfinite(m)
+    counts = finite.sum(axis=1)
+    if counts.min() == counts.max() and counts[0]:
+        return np.median(m[finite].reshape(m.shape[0], counts[0]), axis=1)
+    ordered = np.sort(np.where(finite, m, np.inf), axis=1)
+    rows = np.arange(m.shape[0])
+    low, high = np.maximum(counts - 1, 0) // 2, counts // 2
+    with np.errstate(invalid="ignore"):
+        found = (ordered[rows, low] + ordered[rows, np.minimum(high, m.shape[1] - 1)]) / 2
+    return np.where(counts > 0, found, np.nan)
+
+
+def _distances(n: int) -> np.ndarray:
+    x = np.arange(n)
+    return (x[None, :] - x[:, None]) % n  # [x, y]: y - x mod N
+
+
+def fit(log_bw: np.ndarray, steps: bool = False) -> Fit:
+    """Median polish of log b_xy = mu + a_x + a_y (+ s_{y-x}) + e_xy over the measured
+    pairs: each sweep moves every a_x by the median of its pairs' residuals (both
+    directions), then the steps by the median at each distance, then centres both on
+    their medians into mu."""
+    n = log_bw.shape[0]
+    mu = float(np.nanmedian(log_bw))
+    a = np.zeros(n)
+    dist = _distances(n)
+    s = np.zeros(n)  # s[0] unused: the diagonal
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: unmeasured nodes
+        for _ in range(SWEEPS):
+            r = log_bw - mu - a[:, None] - a[None, :] - s[dist]
+            step = _row_medians(np.concatenate([r, r.T], axis=1))
+            step = np.where(np.isfinite(step), step, 0.0)
+            a += step
+            centre = float(np.median(a))
+            a -= centre
+            mu += 2 * centre
+            moved = float(np.max(np.abs(step)))
+            if steps:
+                r = log_bw - mu - a[:, None] - a[None, :] - s[dist]
+                by_d = np.array([np.nanmedian(r[dist == d]) for d in range(1, n)])
+                by_d = np.where(np.isfinite(by_d), by_d, 0.0)
+                s[1:] += by_d
+                centre = float(np.median(s[1:]))
+                s[1:] -= centre
+                mu += centre
+                moved = max(moved, float(np.max(np.abs(by_d))))
+            if moved < TOLERANCE:
+                break
+        residuals = log_bw - mu - a[:, None] - a[None, :] - s[dist]
+    return Fit(mu, a, residuals, s[1:].copy() if steps else None)
+
+
+@dataclass
+class Candidate:
+    kind: str  # node, link, step
+    hosts: list[str]
+    values: np.ndarray  # the log ratio in each launch
+    measured: float  # bytes/s, the geometric mean over launches
+    expected: float
+    direction: str | None = None  # a link's, "a->b"
+    distance: int | None = None  # a step's
+    p_value: float | None = None  # one-sided, BH-adjusted
+    ci: tuple[float, float] | None = None
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(float(np.mean(self.values)))
+
+    def as_dict(self, bandwidth_bytes: int) -> dict:
+        out = {"kind": self.kind, "hosts": self.hosts, "metric": "bandwidth_MBps",
+               "bytes": bandwidth_bytes, "measured": self.measured / 1e6,
+               "expected": self.expected / 1e6, "ratio": self.ratio,
+               "ci": list(self.ci) if self.ci else None, "p_value": self.p_value,
+               "launches": len(self.values)}
+        if self.direction:
+            out["direction"] = self.direction
+        if self.distance is not None:
+            out["distance"] = self.distance
+        return out
+
+
+@dataclass
+class Health:
+    matrices: Matrices
+    threshold: float
+    candidates: list[Candidate] = field(default_factory=list)
+    suspects: list[Candidate] = field(default_factory=list)
+    fits: list[Fit] = field(default_factory=list)
+    note: str | None = None  # why nothing could be named
+
+    @property
+    def drain(self) -> list[str]:
+        return [s.hosts[0] for s in self.suspects if s.kind == "node"]
+
+    def node_scores(self) -> dict[str, float]:
+        """Each node's bandwidth over the typical node's (exp a_x, geometric mean over
+        launches): 1 is typical, 0.25 a node at a quarter."""
+        return {c.hosts[0]: c.ratio for c in self.candidates if c.kind == "node"}
+
+
+def _pooled_variance(variances: np.ndarray, df: int) -> float:
+    """The launches' variance that candidates of one kind share, from all of them: the
+    median of their variances over the median of chi2(df)/df, so that the few faulty
+    ones do not move it."""
+    from scipy.special import chdtri  # scipy.special alone: scipy.stats takes 1 s to import
+
+    return float(np.median(variances)) / (chdtri(df, 0.5) / df)
+
+
+def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
+    """Benjamini and Hochberg's adjusted p-values (J. R. Stat. Soc. B 57, 1995): the
+    smallest m p_(j) / j over j >= i, at most 1."""
+    order = np.argsort(p)
+    ranked = p[order] * p.size / np.arange(1, p.size + 1)
+    adjusted = np.empty_like(ranked)
+    adjusted[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
+    return adjusted
+
+
+def _tests(values: np.ndarray, bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """values: launches x candidates of one kind (log ratios). Each candidate's one-sided p
+    of "more than the threshold slower" (mean < bound) and its 95% interval, as ratios.
+    Its variance is moderated towards the kind's shared one, weighed as PRIOR_WEIGHT
+    candidates' worth (Smyth's moderated t, Stat. Appl. Genet. Mol. Biol. 3(1), 2004,
+    with a fixed prior weight rather than one estimated)."""
+    from scipy.special import stdtr, stdtrit  # the t distribution's cdf and quantile
+
+    k, count = values.shape
+    own = np.var(values, axis=0, ddof=1)
+    prior = min(count - 1, PRIOR_WEIGHT) * (k - 1)  # the shared variance's degrees of freedom
+    df = prior + k - 1
+    var = (prior * _pooled_variance(own, k - 1) + (k - 1) * own) / df
+    mean, se = values.mean(axis=0), np.sqrt(var / k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(se > 0, stdtr(df, (mean - bound) / se), (mean >= bound) * 1.0)
+    reach = stdtrit(df, 1 - ALPHA / 2) * se
+    return p, np.exp(mean - reach), np.exp(mean + reach)
+
+
+def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
+    """Fit each launch, test every node, directed link and (shift) step, name the suspects.
+    Links are tested as arrays (a 1024-node check has a million) and become candidates
+    only when named."""
+    health = Health(m, threshold)
+    n, k = len(m.nodes), m.launches
+    with np.errstate(all="ignore"):
+        logs = np.log(m.bandwidth)
+    if n < 3:
+        health.note = "2 nodes: a slow pair cannot be told from a slow node; check 3 or more"
+        return health
+    if not np.isfinite(logs).any():
+        health.note = "no bandwidth was measured (a size above 0 is needed)"
+        return health
+    health.fits = fits = [fit(logs[i], m.pattern == "shift") for i in range(k)]
+    mus = np.array([f.mu for f in fits])
+    a = np.array([f.nodes for f in fits])  # launches x N
+    base = float(np.exp(mus.mean()))
+    nodes = [Candidate("node", [host], a[:, x], float(np.exp((mus + a[:, x]).mean())), base)
+             for x, host in enumerate(m.nodes)]
+    steps = []
+    if m.pattern == "shift":
+        s = np.array([f.steps for f in fits])  # launches x N-1
+        steps = [Candidate("step", [], s[:, d - 1], float(np.exp((mus + s[:, d - 1]).mean())),
+                           base, distance=d) for d in range(1, n)]
+    health.candidates = nodes + steps
+    e = np.array([f.residuals for f in fits])  # launches x N x N
+    measured = np.isfinite(e).all(axis=0)
+    np.fill_diagonal(measured, False)
+    xs, ys = np.nonzero(measured)
+    if k < 2:
+        health.note = "one launch: its spread between launches is unknown, so nothing is " \
+                      "named; measure in 3 or more (--launches 3)"
+        return health
+    bound = math.log(1 - threshold)
+    found = {}
+    for kind, values in (("node", a), ("step", np.array([c.values for c in steps]).T),
+                         ("link", e[:, xs, ys])):
+        if values.size:
+            found[kind] = _tests(values, bound)
+    adjusted = benjamini_hochberg(np.concatenate([f[0] for f in found.values()]))
+    named, start = [], 0
+    for kind, (p, low, high) in found.items():
+        q, start = adjusted[start:start + p.size], start + p.size
+        if kind == "link":
+            for i in np.nonzero(q < ALPHA)[0]:
+                x, y = xs[i], ys[i]
+                named.append(Candidate(
+                    "link", sorted([m.nodes[x], m.nodes[y]], key=m.nodes.index), e[:, x, y],
+                    float(np.exp(logs[:, x, y].mean())),
+                    float(np.exp((logs[:, x, y] - e[:, x, y]).mean())),
+                    direction=f"{m.nodes[x]}->{m.nodes[y]}", p_value=float(q[i]),
+                    ci=(float(low[i]), float(high[i]))))
+            continue
+        for c, qi, lo, hi in zip(nodes if kind == "node" else steps, q, low, high):
+            c.p_value, c.ci = float(qi), (float(lo), float(hi))
+            if qi < ALPHA:
+                named.append(c)
+    bad = {c.hosts[0] for c in named if c.kind == "node"}
+    links: dict[tuple, Candidate] = {}  # a pair slow both ways is one link, its worse way
+    for c in named:
+        if c.kind == "link" and not bad & set(c.hosts):
+            key = tuple(c.hosts)
+            if key not in links or c.ratio < links[key].ratio:
+                links[key] = c
+    health.suspects = [c for c in named if c.kind != "link" or links.get(tuple(c.hosts)) is c]
+    return health
+
+
+def health_of(store, run_id: int, threshold: float | None = None) -> Health:
+    """A stored health run judged: its nodes from the first launch's placement, ppn from
+    its parameters, and the threshold its command gave (or `threshold`, or the default)."""
+    import json
+
+    from .compare import parse_threshold
+
+    row = store.run(run_id)
+    if threshold is None:
+        command = json.loads(row["command"])
+        given = command[command.index("--threshold") + 1] if "--threshold" in command[:-1] \
+            else None
+        threshold = parse_threshold(given) if given else DEFAULT_THRESHOLD
+    ppn = int(json.loads(row["settings"])["params"].get("ppn", 1))
+    context = json.loads(store.launches(run_id)[0]["context"] or "{}")
+    sizes = store.case_sizes(run_id)
+    launches = [r["number"] for r in store.launches(run_id) if r["status"] == "complete"] or [1]
+    parsed: dict[str, np.ndarray] = {}  # a round's peers, the same in each launch and size
+
+    def peers(text: str) -> np.ndarray:
+        if text not in parsed:
+            parsed[text] = np.array(json.loads(text), dtype=np.int64)
+        return parsed[text]
+
+    cases = (PairCase(b, w, k, peers(text), phases)
+             for b, w, k, text, phases in store.case_phases(run_id, (sizes[0], sizes[-1])))
+    return judge(matrices(cases, row["kernel"], node_names(context, ppn), ppn, sizes, launches),
+                 threshold)

@@ -1,0 +1,180 @@
+"""`commscope health` in the terminal, as JSON (a contract: docs/health.md), JUnit XML and
+Prometheus text exposition."""
+
+from __future__ import annotations
+
+import math
+from xml.etree import ElementTree
+
+import numpy as np
+
+from .. import units
+from ..health import ALPHA, Candidate, Health
+from ..sizes import format_bytes
+from .tables import Table
+
+SCHEMA = 1  # of the JSON and the metrics: a change that breaks a reader raises it
+
+REMEDY = {
+    "node": "drain it and test it alone (its NIC, cable, firmware, CPU frequency, memory); "
+            "then run `commscope health` again without it",
+    "link": "check the cable, ports and switch path between them (error counters, link "
+            "speed); neither node is slow with the others",
+    "step": "every node is slow at this distance: routing or contention in the fabric, not "
+            "a node; ask who runs the switches",
+}
+
+
+def _what(c: Candidate) -> str:
+    if c.kind == "step":
+        return f"distance {c.distance}"
+    return c.direction if c.kind == "link" else c.hosts[0]
+
+
+def _ci(c: Candidate) -> str:
+    return "-" if c.ci is None else f"{units.ratio(c.ci[0])} to {units.ratio(c.ci[1])}"
+
+
+def _row(c: Candidate) -> tuple[str, ...]:
+    return (c.kind, _what(c), units.rate(c.measured / 1e6, 1), units.rate(c.expected / 1e6, 1),
+            units.ratio(c.ratio), _ci(c),
+            "-" if c.p_value is None else units.p_value(c.p_value))
+
+
+def suspects_table(h: Health) -> Table:
+    return Table(("kind", "where", "MB/s", "expected MB/s", "ratio", "95% CI", "p (BH)"),
+                 [_row(c) for c in h.suspects], align="l", rule=True)
+
+
+def drain_line(h: Health) -> str:
+    return f"drain: {' '.join(h.drain) or 'none'}"
+
+
+def render(h: Health, run_id: int, db: str) -> str:
+    m = h.matrices
+    lines = [f"run {run_id}: {m.pattern} over {len(m.nodes)} nodes, {m.launches} launches, "
+             f"bandwidth at {format_bytes(m.bandwidth_bytes)}, latency at "
+             f"{format_bytes(m.latency_bytes)}; results in {db}"]
+    scores = h.node_scores()
+    if scores:
+        rows = [(n, units.ratio(scores[n]), units.rate(_median_of(m, x) / 1e6, 1),
+                 units.us(_median_of(m, x, "latency")))
+                for x, n in enumerate(m.nodes)]
+        lines.append(Table(("node", "score", "median pair MB/s", "median pair latency us"),
+                           rows, align="l", rule=True).text())
+    if h.suspects:
+        lines.append("suspects (ratio: measured over what the rest of the matrix predicts; "
+                     "interval over launches):")
+        lines.append(suspects_table(h).text())
+        lines += [f"remedy for {c.kind} {_what(c)}: {REMEDY[c.kind]}" for c in h.suspects]
+    elif h.note:
+        lines.append(f"no verdict: {h.note}")
+    else:
+        lines.append(f"no suspect: no node, link or distance is more than "
+                     f"{units.percent(h.threshold, decimals=None)} slower than the model "
+                     f"predicts beyond doubt (BH-adjusted p < {ALPHA:g})")
+    lines.append(drain_line(h))
+    return "\n".join(lines)
+
+
+def _median_of(m, x: int, which: str = "bandwidth") -> float:
+    """Node x's median over its pairs, both ends (the launches' median first)."""
+    med = m.median(which)
+    values = np.concatenate([med[x], med[:, x]])
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if values.size else math.nan
+
+
+def _matrix(values: np.ndarray, scale: float = 1.0) -> list[list[float | None]]:
+    return [[float(v) * scale if np.isfinite(v) else None for v in row] for row in values]
+
+
+def as_json(h: Health) -> dict:
+    m = h.matrices
+    out = {"schema": SCHEMA, "nodes": m.nodes, "pattern": m.pattern, "launches": m.launches,
+           "threshold": h.threshold, "bandwidth_bytes": m.bandwidth_bytes,
+           "latency_bytes": m.latency_bytes,
+           "matrix": {"bandwidth_MBps": _matrix(m.median("bandwidth"), 1e-6),
+                      "latency_s": _matrix(m.median("latency"))},
+           "node_scores": h.node_scores(),
+           "suspects": [c.as_dict(m.bandwidth_bytes) for c in h.suspects],
+           "drain": h.drain, "note": h.note}
+    if m.pattern == "shift":
+        out["by_distance"] = {"distances": list(range(1, len(m.nodes))),
+                              "bandwidth_MBps": _matrix(m.by_distance("bandwidth"), 1e-6),
+                              "latency_s": _matrix(m.by_distance("latency"))}
+    return out
+
+
+def junit(h: Health) -> str:
+    """One testcase per node and per link (both directions in one); a suspect fails."""
+    named = {(c.kind, tuple(c.hosts)): c for c in h.suspects}
+    cases = [("node", [n]) for n in h.matrices.nodes]
+    nodes = h.matrices.nodes
+    cases += [("link", [a, b]) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
+    suite = ElementTree.Element("testsuite", name=f"commscope health {h.matrices.pattern}",
+                                tests=str(len(cases)), failures=str(len(h.suspects)))
+    for kind, hosts in cases:
+        case = ElementTree.SubElement(suite, "testcase", classname=f"health.{kind}",
+                                      name=" ".join(hosts))
+        found = named.get((kind, tuple(hosts)))
+        if found:
+            ElementTree.SubElement(case, "failure", message=(
+                f"{_what(found)}: {units.rate(found.measured / 1e6, 1)} MB/s against "
+                f"{units.rate(found.expected / 1e6, 1)} expected, ratio "
+                f"{units.ratio(found.ratio)} (95% CI {_ci(found)}), p "
+                f"{units.p_value(found.p_value)}")).text = REMEDY[kind]
+    for c in h.suspects:
+        if c.kind == "step":
+            case = ElementTree.SubElement(suite, "testcase", classname="health.step",
+                                          name=f"distance {c.distance}")
+            ElementTree.SubElement(case, "failure", message=f"ratio {units.ratio(c.ratio)}")
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(**labels) -> str:
+    return "{" + ",".join(f'{k}="{_label(str(v))}"' for k, v in labels.items()) + "}"
+
+
+def prometheus(h: Health) -> str:
+    """The text exposition format (prometheus.io, "Exposition formats"): per pair bandwidth
+    and latency, per node score, one series per suspect, and the check's time."""
+    import time
+
+    m = h.matrices
+    pattern = m.pattern
+    bw, lat = m.median("bandwidth"), m.median("latency")
+    out = []
+
+    def family(name: str, kind: str, text: str, samples) -> None:
+        out.append(f"# HELP {name} {text}")
+        out.append(f"# TYPE {name} {kind}")
+        out.extend(f"{name}{_labels(**labels)} {value!r}" for labels, value in samples
+                   if math.isfinite(value))
+
+    pairs = [(x, y) for x in range(len(m.nodes)) for y in range(len(m.nodes)) if x != y]
+    family("commscope_health_pair_bandwidth_bytes_per_second", "gauge",
+           f"bandwidth from source to dest at {m.bandwidth_bytes} B, median over launches",
+           [({"source": m.nodes[x], "dest": m.nodes[y], "pattern": pattern}, float(bw[x, y]))
+            for x, y in pairs])
+    family("commscope_health_pair_latency_seconds", "gauge",
+           f"latency between the nodes at {m.latency_bytes} B, median over launches",
+           [({"source": m.nodes[x], "dest": m.nodes[y], "pattern": pattern}, float(lat[x, y]))
+            for x, y in pairs])
+    family("commscope_health_node_score", "gauge",
+           "the node's bandwidth over the typical node's (1: typical)",
+           [({"host": n, "pattern": pattern}, s) for n, s in h.node_scores().items()])
+    family("commscope_health_suspect", "gauge",
+           "1 for each node, link or distance named slower than the rest beyond doubt",
+           [({"kind": c.kind, "hosts": ",".join(c.hosts),
+              "distance": "" if c.distance is None else c.distance, "pattern": pattern,
+              "ratio": f"{c.ratio:.3f}"}, 1.0) for c in h.suspects])
+    family("commscope_health_drain", "gauge", "1 for each node the check would drain",
+           [({"host": n}, 1.0) for n in h.drain])
+    family("commscope_health_last_run_timestamp_seconds", "gauge",
+           "when this check finished (Unix time)", [({"pattern": pattern}, time.time())])
+    return "\n".join(out) + "\n"

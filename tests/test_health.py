@@ -1,0 +1,248 @@
+"""`commscope health` on the fake launcher, where each pair's rate is set exactly: the
+attribution (a node, a link, a step, nothing), its contract (JSON, JUnit, Prometheus, exit
+status, drain line), the report, and refusals; the tournament and shift schedules of the
+real kernels on both MPIs. On the namespace cluster: tests/test_health_cluster.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+
+from conftest import commscope, one_line_error
+from fakempi.inprocess import FakeLauncher
+from commscope.health import TOLERANCE, fit
+
+RATE = 5e7  # bytes/s of a pair
+HOSTS = [f"h{i}" for i in range(8)]
+
+
+def health(fake_mpi, db, *args, rate=lambda x, y: RATE, hosts=HOSTS, launcher=None):
+    done = commscope("health", "--hosts", ",".join(hosts), "--mpi", fake_mpi, "--db", db,
+                     "--sizes", "8,256KiB", "--json", *args,
+                     launcher=launcher or FakeLauncher(rate=rate))
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def kinds(result) -> list[tuple]:
+    return sorted((s["kind"], tuple(s["hosts"]), s.get("distance")) for s in result["suspects"])
+
+
+@pytest.mark.parametrize("pattern", ["pairs", "shift"])
+def test_nothing_slow_names_nothing_and_the_json_is_the_contract(fake_mpi, tmp_path, pattern):
+    code, result = health(fake_mpi, tmp_path / "h.db", "--pattern", pattern)
+    assert code == 0 and result["suspects"] == [] and result["drain"] == []
+    assert result["nodes"] == HOSTS and result["pattern"] == pattern
+    for which in ("bandwidth_MBps", "latency_s"):
+        m = result["matrix"][which]
+        assert len(m) == 8 and all(len(row) == 8 for row in m)
+        for x, y in itertools.product(range(8), repeat=2):
+            assert (m[x][y] is None) == (x == y), (which, x, y)  # every pair measured
+    assert np.allclose(np.array(result["matrix"]["bandwidth_MBps"], dtype=float)[~np.eye(8, dtype=bool)],
+                       RATE / 1e6, rtol=0.1)
+    assert set(result["node_scores"]) == set(HOSTS)
+    assert ("by_distance" in result) == (pattern == "shift")
+
+
+@pytest.mark.parametrize("pattern", ["pairs", "shift"])
+@pytest.mark.parametrize("bad", [0, 5])
+def test_a_slow_node_is_named_alone_and_drained(fake_mpi, tmp_path, pattern, bad):
+    code, result = health(fake_mpi, tmp_path / "h.db", "--pattern", pattern,
+                          rate=lambda x, y: RATE / 4 if bad in (x, y) else RATE)
+    assert code == 1
+    assert kinds(result) == [("node", (HOSTS[bad],), None)]
+    (s,) = result["suspects"]
+    assert s["ratio"] == pytest.approx(0.25, rel=0.05)
+    assert s["ci"][0] <= s["ratio"] <= s["ci"][1] < 0.8
+    assert s["measured"] == pytest.approx(s["expected"] * s["ratio"], rel=1e-6)
+    assert result["drain"] == [HOSTS[bad]]
+
+
+def test_a_slow_link_one_way_is_a_link_and_no_node(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db",
+                          rate=lambda x, y: RATE / 2 if (x, y) == (6, 2) else RATE)
+    assert code == 1
+    assert kinds(result) == [("link", ("h2", "h6"), None)]
+    assert result["suspects"][0]["direction"] == "h6->h2"
+    assert result["drain"] == []
+
+
+def test_a_slow_distance_in_shift_is_a_step(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db", "--pattern", "shift",
+                          rate=lambda x, y: RATE / 2 if (y - x) % 8 == 3 else RATE)
+    assert code == 1
+    assert kinds(result) == [("step", (), 3)]
+    assert np.nanmax(np.array(result["by_distance"]["bandwidth_MBps"], dtype=float)[:, 2]) \
+        < 0.6 * RATE / 1e6
+
+
+def test_a_slowdown_within_the_threshold_is_not_named(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db",
+                          rate=lambda x, y: RATE * 0.9 if 2 in (x, y) else RATE)
+    assert code == 0 and result["suspects"] == []
+    assert result["node_scores"]["h2"] == pytest.approx(0.9, rel=0.05)
+
+
+def test_two_ranks_per_node_are_one_node_with_both_streams(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db", "--ppn", "2", hosts=HOSTS[:6],
+                          rate=lambda x, y: RATE / 4 if 4 in (x, y) else RATE)
+    assert code == 1 and result["nodes"] == HOSTS[:6] and result["drain"] == ["h4"]
+    assert result["matrix"]["bandwidth_MBps"][0][1] == pytest.approx(2 * RATE / 1e6, rel=0.1)
+
+
+def test_auto_launches_measure_at_least_three(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db", "--launches", "auto",
+                          rate=lambda x, y: RATE / 4 if 6 in (x, y) else RATE)
+    assert code == 1 and result["launches"] >= 3 and result["drain"] == ["h6"]
+
+
+def test_one_launch_names_nothing_and_says_why(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db", "--launches", "1",
+                          rate=lambda x, y: RATE / 4 if 3 in (x, y) else RATE)
+    assert code == 0 and result["suspects"] == [] and "one launch" in result["note"]
+
+
+def test_an_odd_number_of_nodes_plays_n_rounds_and_meets_every_pair(fake_mpi, tmp_path):
+    code, result = health(fake_mpi, tmp_path / "h.db", hosts=HOSTS[:5],
+                          rate=lambda x, y: RATE / 4 if 4 in (x, y) else RATE)
+    assert code == 1 and kinds(result) == [("node", ("h4",), None)]
+    rounds = sqlite3.connect(tmp_path / "h.db").execute(
+        "SELECT settings FROM runs").fetchone()[0]
+    assert json.loads(rounds)["each"] == {"round": ["1", "2", "3", "4", "5"]}
+
+
+def test_the_model_recovers_node_and_step_effects_to_its_tolerance():
+    rng = np.random.default_rng(1)
+    n = 9
+    a, s = rng.normal(0, 0.3, n), np.r_[0, rng.normal(0, 0.2, n - 1)]
+    a -= np.median(a)
+    s[1:] -= np.median(s[1:])
+    x = np.arange(n)
+    logs = 3.0 + a[:, None] + a[None, :] + s[(x[None, :] - x[:, None]) % n]
+    np.fill_diagonal(logs, np.nan)
+    got = fit(logs, steps=True)
+    assert got.mu == pytest.approx(3.0, abs=TOLERANCE)
+    assert np.allclose(got.nodes, a, atol=TOLERANCE) and np.allclose(got.steps, s[1:], atol=TOLERANCE)
+
+
+def test_benjamini_hochberg_is_scipys():
+    from scipy import stats
+
+    from commscope.health import benjamini_hochberg
+
+    p = np.random.default_rng(3).random(300) ** 4
+    assert np.allclose(benjamini_hochberg(p), stats.false_discovery_control(p))
+
+
+def test_junit_has_a_testcase_per_node_and_link_and_prometheus_parses(fake_mpi, tmp_path):
+    import junitparser
+    from prometheus_client import parser
+    xml, prom = tmp_path / "health.xml", tmp_path / "health.prom"
+    code, result = health(fake_mpi, tmp_path / "h.db", "--junit", xml, "--prom", prom,
+                          rate=lambda x, y: RATE / 4 if 7 in (x, y) else RATE)
+    assert code == 1
+    read = junitparser.JUnitXml.fromfile(str(xml))  # a <testsuite> root: a suite, or one in a list
+    (suite,) = [read] if isinstance(read, junitparser.TestSuite) else list(read)
+    cases = list(suite)
+    assert len(cases) == 8 + 8 * 7 // 2
+    failed = [c.name for c in cases if not c.is_passed]
+    assert failed == ["h7"]
+    families = {f.name: f for f in parser.text_string_to_metric_families(prom.read_text())}
+    pairs = families["commscope_health_pair_bandwidth_bytes_per_second"].samples
+    assert len(pairs) == 8 * 7
+    scores = {s.labels["host"]: s.value for s in families["commscope_health_node_score"].samples}
+    assert scores["h7"] == pytest.approx(0.25, rel=0.05)
+    assert [s.labels["hosts"] for s in families["commscope_health_suspect"].samples] == ["h7"]
+    assert [s.labels["host"] for s in families["commscope_health_drain"].samples] == ["h7"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".health.prom.")]
+
+
+def test_an_interrupted_prometheus_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    from commscope.cli import health as cli
+
+    target = tmp_path / "health.prom"
+    target.write_text("old\n")
+    real = os.fsync
+
+    def dies(fd):  # the write is cut short after its bytes, before the rename
+        real(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", dies)
+    with pytest.raises(KeyboardInterrupt):
+        cli._write_atomic(str(target), "new\n" * 1000)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["health.prom"]
+
+
+def test_the_report_draws_the_heat_maps_with_the_suspects(fake_mpi, tmp_path):
+    db = tmp_path / "h.db"
+    health(fake_mpi, db, rate=lambda x, y: RATE / 4 if 1 in (x, y) else RATE)
+    health(fake_mpi, db, "--pattern", "shift")
+    done = commscope("report", "--db", db, "-o", tmp_path / "r.html")
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "Node and link health" in html and "drain: h1" in html and "drain: none" in html
+    assert html.count("heat map") >= 4 and "Bandwidth by distance" in html
+
+
+def test_bad_input_is_one_line_and_nothing_is_stored(fake_mpi, tmp_path):
+    db = tmp_path / "h.db"
+
+    def refused(*args, launcher=None) -> str:
+        done = commscope("health", "--mpi", fake_mpi, "--db", db, *args,
+                         launcher=launcher or FakeLauncher())
+        return one_line_error(done)
+
+    assert "one host (h0)" in refused("--hosts", "h0")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("h0 slots=2\nh1 slots=1\n")
+    line = refused("--hostfile", hostfile, "--ppn", "2")
+    assert "--ppn 2" in line and "host h1" in line
+    assert "--hosts" in refused()  # no hosts and no allocation
+    down = FakeLauncher(exit_code=255, stderr=["ssh: connect to host h2 port 22: No route to host\n"],
+                        fail_after=0)
+    line = refused("--hosts", "h0,h1,h2", launcher=down)
+    assert "host h2 cannot be reached" in line
+    assert not db.exists() or sqlite3.connect(db).execute(
+        "SELECT count(*) FROM runs WHERE status = 'complete'").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("ranks", [4, 5])
+def test_the_native_schedules_meet_every_pair_once(mpi_prefix, tmp_path, ranks):
+    """The real kernels' peers: pairs' rounds meet each pair exactly once (a node sits out
+    each round when the count is odd), shift's sources are x - d; payloads validated."""
+    from commscope.build import native_binary
+    from commscope.launcher import launch
+    from commscope.mpi import find_mpi
+
+    mpi = find_mpi(str(mpi_prefix))
+    binary = native_binary(mpi)
+    rounds = ranks - 1 + ranks % 2
+    met = []
+    for kernel, name, values in (("pairs", "round", rounds), ("shift", "distance", ranks - 1)):
+        out = tmp_path / f"{kernel}.jsonl"
+        how = launch(mpi, ranks, binary, ["--kernel", kernel, "--sizes", "8,4096", "--iters", "2",
+                                          "--validate", "--each",
+                                          f"{name}=" + ",".join(map(str, range(1, values + 1))),
+                                          "--output", str(out)])
+        import subprocess
+        done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        records = [json.loads(x) for x in out.read_text().splitlines()]
+        cases = [r for r in records if r["type"] == "case" and r["bytes"] == 8]
+        assert len(cases) == values and all(r["validated"] for r in cases)
+        for r in cases:
+            peers, v = r["peers"], int(r["variant"][name])
+            if kernel == "pairs":
+                assert all(peers[p] == x for x, p in enumerate(peers) if p >= 0)
+                assert sum(p < 0 for p in peers) == ranks % 2
+                met += [frozenset((x, p)) for x, p in enumerate(peers) if p > x]
+            else:
+                assert peers == [(x - v) % ranks for x in range(ranks)]
+    assert sorted(map(sorted, met)) == sorted(map(sorted, itertools.combinations(range(ranks), 2)))

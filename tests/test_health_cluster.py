@@ -1,0 +1,76 @@
+"""`commscope health` on the namespace cluster (tests/cluster), both MPIs: 8 hosts, one rank
+each, every link shaped to 400 Mbit/s; nothing slowed names nothing, a random host's link
+at 100 Mbit/s names that host alone, a random pair slowed one way (an htb class and a u32
+filter on one host for the other's address) names that link and no node; a host that does
+not exist is named in one line. bench/health.py runs each 10 times (docs/health.md)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import sys
+import time
+
+import pytest
+
+from cluster import cluster_of
+
+pytestmark = [pytest.mark.cluster, pytest.mark.mpi]
+
+RATE_BPS = 400e6
+SLOW_BPS = 100e6
+
+
+@pytest.fixture
+def eight():
+    with cluster_of(8) as made:
+        yield made
+
+
+def health(cluster, mpi_prefix, db, *hosts):
+    done = cluster.run(cluster.hosts[0], [
+        sys.executable, "-m", "commscope.cli", "health", "--hosts", ",".join(hosts or cluster.hosts),
+        "--mpi", str(mpi_prefix), "--sizes", "8,256KiB", "--db", str(db), "--json"],
+        env=cluster.mpi_env(), timeout=600)
+    return done
+
+
+def suspects(done) -> list[tuple]:
+    assert done.returncode in (0, 1), done.stderr
+    return sorted((s["kind"], tuple(sorted(s["hosts"]))) for s in json.loads(done.stdout)["suspects"])
+
+
+def test_nothing_then_a_slow_node_then_a_slow_link(eight, mpi_prefix, tmp_path):
+    seed = int(time.time())
+    rng = random.Random(seed)
+    db = tmp_path / "health.db"
+    for host in eight.hosts:
+        eight.shape(host, RATE_BPS)
+    started = time.monotonic()
+    healthy = health(eight, mpi_prefix, db)
+    took = time.monotonic() - started
+    assert suspects(healthy) == [] and json.loads(healthy.stdout)["drain"] == []
+    bad = rng.choice(eight.hosts)
+    eight.shape(bad, SLOW_BPS)
+    done = health(eight, mpi_prefix, db)
+    assert suspects(done) == [("node", (bad,))], (seed, done.stdout)
+    assert json.loads(done.stdout)["drain"] == [bad] and done.returncode == 1
+    eight.shape(bad, RATE_BPS)
+    a, b = rng.sample(eight.hosts, 2)
+    eight.shape_to(a, b, SLOW_BPS, RATE_BPS)
+    done = health(eight, mpi_prefix, db)
+    assert suspects(done) == [("link", tuple(sorted((a, b))))], (seed, done.stdout)
+    (link,) = json.loads(done.stdout)["suspects"]
+    assert link["direction"] == f"{a}->{b}" and link["ci"][1] < 0.8
+    print(f"seed {seed}: healthy check of 8 hosts in {took:.1f} s")
+
+
+def test_a_host_that_cannot_be_reached_is_named_and_nothing_is_kept(eight, mpi_prefix, tmp_path):
+    db = tmp_path / "health.db"
+    done = health(eight, mpi_prefix, db, eight.hosts[0], eight.hosts[1], "cscl-h9")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "host cscl-h9 cannot be reached" in lines[0], done.stderr
+    assert not db.exists() or sqlite3.connect(db).execute(
+        "SELECT count(*) FROM runs").fetchone()[0] == 0
