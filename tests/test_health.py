@@ -133,7 +133,7 @@ def test_the_model_recovers_node_and_step_effects_to_its_tolerance():
 def test_benjamini_hochberg_is_scipys():
     from scipy import stats
 
-    from commscope.health import benjamini_hochberg
+    from commscope.stats import benjamini_hochberg
 
     p = np.random.default_rng(3).random(300) ** 4
     assert np.allclose(benjamini_hochberg(p), stats.false_discovery_control(p))

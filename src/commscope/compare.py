@@ -7,7 +7,7 @@ variance is the launches' (pooled over the sides with two or more launches) over
 counts, plus twice the variance between commands (replication.py: the history's, or
 assumed equal to the launches'). With one launch a side the launches' variance must
 come from the store's history of the case; without it a case is inconclusive. Many cases are many tests: p-values are adjusted for the false
-discovery rate (Benjamini & Hochberg 1995, scipy.stats.false_discovery_control).
+discovery rate (Benjamini & Hochberg 1995, stats.benjamini_hochberg).
 A case is a regression only when it is significantly slower and its whole interval
 lies beyond the threshold. See docs/compare.md.
 """
@@ -23,6 +23,7 @@ import numpy as np
 from .cases import Case, grouped, key
 from .errors import UserError
 from .replication import History, Spread, case_spread, command_term, satterthwaite
+from .stats import benjamini_hochberg
 from .summary import launch_spreads, pilot
 
 ALPHA = 0.05  # false discovery rate over the matched cases; intervals are 1 - ALPHA
@@ -195,8 +196,7 @@ def compare(a: dict[str, Side], b: dict[str, Side], threshold: float,
     changes = [_change(a[k], b[k], history_of(a[k].cases + b[k].cases)) for k in matched]
     tested = [i for i, c in enumerate(changes) if c.p is not None]
     if tested:
-        from scipy.stats import false_discovery_control  # 0.3 s to import: only here
-        adjusted = false_discovery_control([changes[i].p for i in tested])
+        adjusted = benjamini_hochberg([changes[i].p for i in tested])
         for i, p in zip(tested, adjusted):
             changes[i] = verdict(CaseChange(**{**asdict(changes[i]), "case": changes[i].case,
                                                "p_adjusted": float(p)}), threshold)

@@ -12,8 +12,8 @@ Benjamini-Hochberg over every candidate of the check; one is named where the adj
 below 5%. Each candidate's spread between launches is moderated towards the one all
 candidates of its kind share (_pooled_variance): with 3 launches, a t of 2 degrees of
 freedom alone left a link at half its rate (a fake matrix, 2% noise) at p 0.08 after the
-adjustment over 64 candidates. A link
-through a named node is that node's, not named again.
+adjustment over 64 candidates. A link through a named node is that node's, not named
+again.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
+from .stats import benjamini_hochberg
 
 ALPHA = 0.05
 DEFAULT_THRESHOLD = 0.20
@@ -263,16 +264,6 @@ def _pooled_variance(variances: np.ndarray, df: int) -> float:
     return float(np.median(variances)) / (chdtri(df, 0.5) / df)
 
 
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini and Hochberg's adjusted p-values (J. R. Stat. Soc. B 57, 1995): the
-    smallest m p_(j) / j over j >= i, at most 1."""
-    order = np.argsort(p)
-    ranked = p[order] * p.size / np.arange(1, p.size + 1)
-    adjusted = np.empty_like(ranked)
-    adjusted[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
-    return adjusted
-
-
 def _tests(values: np.ndarray, bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """values: launches x candidates of one kind (log ratios). Each candidate's one-sided p
     of "more than the threshold slower" (mean < bound) and its 95% interval, as ratios.
@@ -376,9 +367,10 @@ def health_of(store, run_id: int, threshold: float | None = None) -> Health:
             else None
         threshold = parse_threshold(given) if given else DEFAULT_THRESHOLD
     ppn = int(json.loads(row["settings"])["params"].get("ppn", 1))
-    context = json.loads(store.launches(run_id)[0]["context"] or "{}")
+    rows = store.launches(run_id)
+    context = json.loads(rows[0]["context"] or "{}")
     sizes = store.case_sizes(run_id)
-    launches = [r["number"] for r in store.launches(run_id) if r["status"] == "complete"] or [1]
+    launches = [r["number"] for r in rows if r["status"] == "complete"] or [1]
     parsed: dict[str, np.ndarray] = {}  # a round's peers, the same in each launch and size
 
     def peers(text: str) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .cases import Case, identity
 from .guidelines import SIZE_KINDS, Guideline
+from .stats import benjamini_hochberg
 
 ALPHA = 0.05
 DEFAULT_THRESHOLD = 0.05
@@ -156,7 +157,6 @@ def judge(guidelines: list[Guideline], cases: list[Case], threshold: float,
     """Every guideline's verdict at every (series, size) the cases hold both sides of;
     `barrier(launches)`: one barrier's time in those launches."""
     from scipy.special import stdtr, stdtrit  # imported when a verdict is made
-    from scipy.stats import false_discovery_control
 
     pairs = [p for g in guidelines
              for p in sorted((_over_sizes if g.kind in SIZE_KINDS else _two_sided)(
@@ -179,7 +179,7 @@ def judge(guidelines: list[Guideline], cases: list[Case], threshold: float,
             tested.append(len(made))
         made.append(v)
     if tested:
-        adjusted = false_discovery_control([made[i].p_value for i in tested])
+        adjusted = benjamini_hochberg([made[i].p_value for i in tested])
         for i, p in zip(tested, adjusted):
             made[i] = _decide(replace(made[i], p_value=float(p)), threshold)
     return made

@@ -6,27 +6,23 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import re
 import tempfile
-import time
 from pathlib import Path
 
-from .. import owner, stopping
 from ..compare import parse_threshold
 from ..errors import UserError
 from ..health import DEFAULT_THRESHOLD, PATTERNS, health_of
 from ..kernels import catalog
 from ..launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
-from ..launcher.job import current
+from ..launcher.job import context_of
 from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
 from ..views.health import as_json, junit, prometheus, render
 from .common import add_db, add_mpi, print_json, writing_store
-
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 LAUNCHES = 3
@@ -78,7 +74,8 @@ def add_parser(sub, summary: str) -> None:
 
 
 def _nodes(args, mpi) -> tuple[str | None, int]:
-    """The --hosts spec of ppn slots each (None: Slurm's nodes) and the node count; a host with fewer slots than --ppn, or a single host, refused."""
+    """The --hosts spec of ppn slots each (None: Slurm's nodes) and the node count; a host
+    with fewer slots than --ppn, or a single host, refused."""
     launcher = resolve_launcher(args.launcher, mpi)
     if args.ppn < 1:
         raise UserError(f"--ppn {args.ppn}: give at least 1 rank per node")
@@ -106,22 +103,7 @@ def _nodes(args, mpi) -> tuple[str | None, int]:
 def _reach(mpi, plan) -> dict:
     """Start the native binary on every rank once (its context record) before measuring:
     a host that cannot be reached is named in one line, with nothing stored."""
-    with tempfile.TemporaryDirectory(prefix=owner.TMP_PREFIX) as tmp:
-        job = current().start(mpi, plan.ranks, ["--info"], plan.placement,
-                              Path(tmp) / "records.jsonl")
-        try:
-            deadline, lines = time.monotonic() + REACH_TIMEOUT_S, []
-            while job.poll() is None and time.monotonic() < deadline:
-                stopping.check()
-                lines += job.lines()
-                time.sleep(0.01)
-            status = job.poll()
-            lines += job.lines()
-        finally:
-            job.stop()
-            job.close()
-        said = job.output()[1]
-    context = next((json.loads(x) for x in lines if '"context"' in x), None)
+    status, context, said = context_of(mpi, plan.ranks, plan.placement, REACH_TIMEOUT_S)
     if status == 0 and context:
         return context
     hosts = plan.placement.hosts.names if plan.placement.hosts else ()

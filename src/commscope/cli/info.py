@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
-import time
-from pathlib import Path
 
-from .. import names, owner, stopping
+from .. import names
 from ..build import native_binary
 from ..launcher import Placement
-from ..launcher.job import current
+from ..launcher.job import context_of
 from ..mpi import find_mpi
 from .common import add_mpi, print_json
 
@@ -27,22 +23,10 @@ def add_parser(sub, summary: str) -> None:
 
 def context_record(mpi, binary) -> dict:
     """The native context record of a one-rank launch: library, placement, timer."""
-    with tempfile.TemporaryDirectory(prefix=owner.TMP_PREFIX) as tmp:
-        job = current().start(mpi, 1, ["--info"], Placement(), Path(tmp) / "records.jsonl")
-        try:
-            deadline = time.monotonic() + INFO_TIMEOUT_S
-            while job.poll() is None and time.monotonic() < deadline:
-                stopping.check()
-                time.sleep(0.01)
-            lines = job.lines()
-        finally:
-            job.stop()
-            job.close()
-    for line in lines:
-        if '"context"' in line:
-            return json.loads(line)
-    raise RuntimeError(f"{binary} --info gave no context record:\n"
-                       + "".join(job.output()[1]))
+    _, context, said = context_of(mpi, 1, Placement(), INFO_TIMEOUT_S)
+    if context:
+        return context
+    raise RuntimeError(f"{binary} --info gave no context record:\n" + "".join(said))
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

@@ -65,3 +65,31 @@ def using(launcher: Launcher):
         yield launcher
     finally:
         _current.pop()
+
+
+def context_of(mpi: Mpi, ranks: int, placement: Placement,
+               timeout_s: float) -> tuple[int | None, dict | None, list[str]]:
+    """The native binary's --info on `ranks` ranks as placed, through the current launcher:
+    its exit status (None: still running at the timeout, then stopped), its context record
+    (None: none was written) and the launcher's last words on stderr."""
+    import json
+    import tempfile
+    import time
+
+    from .. import owner, stopping
+
+    with tempfile.TemporaryDirectory(prefix=owner.TMP_PREFIX) as tmp:
+        job = current().start(mpi, ranks, ["--info"], placement, Path(tmp) / "records.jsonl")
+        try:
+            deadline, lines = time.monotonic() + timeout_s, []
+            while job.poll() is None and time.monotonic() < deadline:
+                stopping.check()
+                lines += job.lines()
+                time.sleep(0.01)
+            status = job.poll()
+            lines += job.lines()
+        finally:
+            job.stop()
+            job.close()
+    context = next((json.loads(x) for x in lines if '"context"' in x), None)
+    return status, context, job.output()[1]
