@@ -67,11 +67,31 @@ static _Noreturn void fail(const char *message, const struct mismatch *m)
     abort(); /* MPI_Abort is not declared noreturn */
 }
 
+static jmp_buf *refusable;
+static char refusal[MPI_MAX_ERROR_STRING + 64];
+
+void check_refusable(jmp_buf *refused)
+{
+    refusable = refused;
+}
+
+const char *check_refusal(void)
+{
+    return refusal;
+}
+
 void check_mpi_failed(int rc, const char *call, const char *file, int line)
 {
     char text[MPI_MAX_ERROR_STRING] = "unknown MPI error";
-    int len = 0;
+    int len = 0, class = MPI_ERR_UNKNOWN;
     MPI_Error_string(rc, text, &len);
+    MPI_Error_class(rc, &class);
+    if (refusable && class == MPI_ERR_UNSUPPORTED_OPERATION) {
+        jmp_buf *back = refusable;
+        refusable = NULL;
+        snprintf(refusal, sizeof refusal, "the MPI library refused it: %s", text);
+        longjmp(*back, 1);
+    }
     char message[MPI_MAX_ERROR_STRING + 512];
     snprintf(message, sizeof message, "%s:%d: %s failed: %s", file, line,
              call, text);

@@ -6,6 +6,7 @@
 #define COMMSCOPE_CHECK_H
 
 #include <mpi.h>
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,14 @@
  * loop. send_mode is NULL for kernels without modes. */
 void check_case_begin(const char *kernel, const char *send_mode, size_t bytes);
 void check_case_end(void);
+
+/* While `refused` is set, a call the library refuses as unsupported
+ * (MPI_ERR_UNSUPPORTED_OPERATION) returns there instead of ending the job:
+ * an algorithm forced where the library cannot run it, e.g. Open MPI's
+ * two_proc on more ranks, refused by every rank at the same call. NULL:
+ * every failure ends the job. check_refusal: the library's words. */
+void check_refusable(jmp_buf *refused);
+const char *check_refusal(void);
 
 _Noreturn void check_mpi_failed(int rc, const char *call, const char *file,
                                 int line);

@@ -24,11 +24,11 @@ static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
                                      9007199254740992.0};
 const char *const coll_op_names[] = {"sum", "max", "min", "user", NULL};
 
-const struct kparam coll_persistent_params[] = {COLL_PERSISTENT_PARAM, {0}};
-const struct kparam coll_rooted_params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, {0}};
-const struct kparam coll_reducing_params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, {0}};
+const struct kparam coll_persistent_params[] = {COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
+const struct kparam coll_rooted_params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
+const struct kparam coll_reducing_params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
 const struct kparam coll_rooted_reducing_params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
-                                                     COLL_PERSISTENT_PARAM, {0}};
+                                                     COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
 #define TESTS_PARAM                                                       \
     {.name = "tests", PARAM_COUNT, NULL, "MPI_Test calls spread over the compute "  \
      "of the overlapped phase (default none)", NULL, NULL}
@@ -53,7 +53,11 @@ static MPI_Datatype dtype_mpi(enum coll_dtype d)
 }
 
 /* op=user: a commutative sum registered with MPI_Op_create, one function
- * per dtype, so the library runs user code instead of its builtin loop. */
+ * per dtype, so the library runs user code instead of its builtin loop. Each
+ * call is counted: how often the library reduces, and how many elements at a
+ * time, tells its algorithm apart (ring: P-1 calls of a P-th; recursive
+ * doubling: log2 P of the whole), which coll_user_op_report records. */
+static uint64_t user_calls, user_elements;
 #define USER_SUM(T, name)                                                \
     static void name(void *in, void *inout, int *len, MPI_Datatype *dt) \
     {                                                                    \
@@ -62,6 +66,8 @@ static MPI_Datatype dtype_mpi(enum coll_dtype d)
         T *b = inout;                                                    \
         for (int i = 0; i < *len; i++)                                   \
             b[i] += a[i];                                                \
+        user_calls++;                                                    \
+        user_elements += (uint64_t)*len;                                 \
     }
 USER_SUM(int, user_sum_int)
 USER_SUM(long, user_sum_long)
@@ -248,7 +254,19 @@ void coll_setup(struct kcase *c, enum coll_kind kind)
         if (s->op == COLL_USER)
             CHECK_MPI(MPI_Op_create(user_sums[s->dtype], 1, &s->mpi_op));
     }
+    user_calls = user_elements = 0;
     c->state = s;
+}
+
+void coll_user_op_report(struct kcase *c, struct jsonl *j)
+{
+    const struct coll *s = c->state;
+    if (!j || s->op != COLL_USER || !c->iteration)
+        return;
+    jsonl_open(j, "user_op", '{');
+    jsonl_num(j, "calls_per_iteration", (double)user_calls / (double)c->iteration);
+    jsonl_num(j, "elements_per_call", user_calls ? (double)user_elements / (double)user_calls : 0);
+    jsonl_close(j, '}');
 }
 
 static void *set_of(unsigned char *sets, size_t bytes, size_t set_count, uint64_t iteration)

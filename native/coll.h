@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jsonl.h"
 #include "kernel.h"
 
 /* The parameters' entries, for a kernel that lists its own (one with
@@ -28,6 +29,11 @@ extern const struct element coll_dtype_elements[];
     {.name = "persistent", PARAM_SWITCH, NULL, "the MPI-4 persistent form: the "   \
      "request made once in set-up, then MPI_Start and MPI_Wait each "     \
      "iteration", switch_choices, NULL, FEATURE_PERSISTENT_COLLECTIVES, 0, true}
+/* --algorithm NAME: one of the library's own algorithms for the collective,
+ * forced for the case (algorithm.h); not given, the library chooses. */
+#define COLL_ALGORITHM_PARAM                                              \
+    {.name = "algorithm", PARAM_ALGORITHM, NULL, "the MPI library's own algorithm for "  \
+     "this collective, forced (commscope tune); default the library's choice", NULL, NULL}
 /* --as NAME: a mock-up, the collective's job done by other MPI calls
  * (Traff, Gropp and Thakur, "Self-consistent MPI performance guidelines",
  * IEEE TPDS 21(5), 2010), with the same result and the same checks. The
@@ -53,6 +59,9 @@ extern const struct kparam nbc_rooted_reducing_params[];
 /* A reduction's run_once has two phases: the MPI call, then the check of
  * its result and the filling of the next iteration's input. */
 enum { COLL_PHASE_CALL, COLL_PHASE_CHECK };
+/* --param op=user: rank 0's calls of the user op per iteration and elements
+ * per call, as a case record's user_op (a kernel's report). */
+void coll_user_op_report(struct kcase *c, struct jsonl *j);
 extern const char *const coll_reduction_phases[];
 
 enum coll_dtype { COLL_INT, COLL_LONG, COLL_FLOAT, COLL_DOUBLE };

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "algorithm.h"
 #include "mpi_features.h"
 #include "jsonl.h"
 #include "kernel.h"
@@ -33,15 +34,15 @@ static void modes(struct jsonl *j, unsigned bits)
     jsonl_close(j, ']');
 }
 
-static void param(struct jsonl *j, const struct kparam *p)
+static void param(struct jsonl *j, const struct kernel *k, const struct kparam *p)
 {
     jsonl_open(j, NULL, '{');
     jsonl_str(j, "name", p->name);
     jsonl_str(j, "kind", param_kind_names[p->kind]);
     jsonl_str(j, "default", p->def);
     jsonl_str(j, "help", p->help);
-    if (p->choices)
-        strings(j, "choices", p->choices);
+    if (kparam_choices(k, p))
+        strings(j, "choices", kparam_choices(k, p));
     else
         jsonl_null(j, "choices");
     if (p->elements) {
@@ -57,6 +58,22 @@ static void param(struct jsonl *j, const struct kparam *p)
         jsonl_close(j, '}');
     } else {
         jsonl_null(j, "elements");
+    }
+    if (p->kind == PARAM_ALGORITHM) { /* the library's variable, and each choice's value */
+        const struct algorithms *a = algorithms_of(k->name);
+        jsonl_open(j, "algorithm", '{');
+        jsonl_str(j, "setting", a->setting);
+        jsonl_open(j, "values", '[');
+        for (int i = 0; i < a->n; i++)
+            jsonl_int(j, NULL, a->values[i]);
+        jsonl_close(j, ']');
+        jsonl_open(j, "companions", '{');
+        for (int i = 0; i < a->companions; i++)
+            jsonl_int(j, a->companion_names[i], a->companion_values[i]);
+        jsonl_close(j, '}');
+        jsonl_close(j, '}');
+    } else {
+        jsonl_null(j, "algorithm");
     }
     needs(j, p->needs);
     modes(j, p->modes);
@@ -86,7 +103,7 @@ static void kernel(struct jsonl *j, const struct kernel *k)
     strings(j, "phases", k->phases);
     jsonl_open(j, "params", '[');
     for (const struct kparam *p = k->params; p && p->name; p++)
-        param(j, p);
+        param(j, k, p);
     jsonl_close(j, ']');
     jsonl_close(j, '}');
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithm.h"
 #include "cache.h"
 #include "check.h"
 #include "jsonl.h"
@@ -48,7 +49,7 @@ const char *const param_kind_names[] = {
     [PARAM_CHOICE] = "choice", [PARAM_RANK] = "rank",     [PARAM_COUNT] = "count",
     [PARAM_NUMBER] = "number", [PARAM_EXTENT] = "extent", [PARAM_GRID] = "grid",
     [PARAM_PATH] = "path",     [PARAM_SWITCH] = "switch", [PARAM_LAYOUT] = "layout",
-    [PARAM_PARTS] = "parts",   [PARAM_EPOCH] = "epoch",
+    [PARAM_PARTS] = "parts",   [PARAM_EPOCH] = "epoch",   [PARAM_ALGORITHM] = "algorithm",
 };
 
 const char *const switch_choices[] = {"yes", "no", NULL};
@@ -67,6 +68,21 @@ int kparam_choice_index(const struct kparam *p, const char *value)
         if (strcmp(p->choices[i], value) == 0)
             return i;
     return -1;
+}
+
+bool kcase_forced(const struct kcase *c)
+{
+    const struct kparam *p = kernel_param(c->cfg->kernel, "algorithm");
+    return p && p->kind == PARAM_ALGORITHM && kcase_param(c, "algorithm");
+}
+
+const char *const *kparam_choices(const struct kernel *k, const struct kparam *p)
+{
+    static const char *const none[] = {NULL};
+    if (p->kind != PARAM_ALGORITHM)
+        return p->choices;
+    const struct algorithms *a = algorithms_of(k->name);
+    return a->n ? (const char *const *)a->names : none;
 }
 
 const char *const p2p_dtype_names[] = {"char", "int", "long", "float", "double", NULL};

@@ -60,6 +60,10 @@ enum param_kind {
      * the choices too, and --sync window is refused (the target would wait
      * outside MPI) */
     PARAM_EPOCH,
+    /* one of the MPI library's own algorithms for the collective the kernel
+     * is named for (algorithm.h), read from the library: not given, the
+     * library chooses */
+    PARAM_ALGORITHM,
     PARAM_KIND_COUNT
 };
 extern const char *const param_kind_names[];
@@ -175,6 +179,10 @@ const struct kernel *kernel_at(size_t index); /* NULL past the last */
 const struct kparam *kernel_param(const struct kernel *k, const char *name);
 /* The index of value among p's choices, or -1. */
 int kparam_choice_index(const struct kparam *p, const char *value);
+/* The case forces one of the library's algorithms (PARAM_ALGORITHM given). */
+bool kcase_forced(const struct kcase *c);
+/* p's choices: its own, or for PARAM_ALGORITHM the library's for kernel k. */
+const char *const *kparam_choices(const struct kernel *k, const struct kparam *p);
 
 /* A point-to-point case's messages: the datatype for c->bytes, a send
  * buffer (if the rank sends payload) and `slots` distinct receive buffers,

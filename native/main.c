@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "algorithm.h"
 #include "check.h"
 #include "context.h"
 #include "describe.h"
@@ -56,6 +57,19 @@ static void die_with_parent(void)
     if (getppid() != parent) /* it ended before the request: no signal would come */
         _exit(1);
 #endif
+}
+
+/* The case's communicator: a kernel with the library's algorithm as a
+ * parameter gets a fresh one made with the algorithm forced (algorithm.h),
+ * also when the library chooses, so that every variant pays alike. */
+static MPI_Comm case_comm(const struct config *cfg, const char *variant)
+{
+    const struct kernel *k = cfg->kernel;
+    const struct kparam *p = kernel_param(k, "algorithm");
+    if (!p || p->kind != PARAM_ALGORITHM)
+        return MPI_COMM_WORLD;
+    struct kcase c = {.cfg = cfg, .variant = variant};
+    return algorithm_comm(k->name, kcase_param(&c, "algorithm"), MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)
@@ -119,9 +133,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < total; i++)
         for (size_t v = 0; v < variants; v++) {
             size_t which = (i + (size_t)cfg.shuffle) % 2 ? variants - 1 - v : v;
-            cases += timing_run_case(&cfg, &timer, cfg.each.key ? cfg.each.values[which] : NULL,
-                                     cfg.modes.v[order[i] / cfg.sizes.n],
-                                     cfg.sizes.v[order[i] % cfg.sizes.n], MPI_COMM_WORLD);
+            const char *variant = cfg.each.key ? cfg.each.values[which] : NULL;
+            MPI_Comm comm = case_comm(&cfg, variant);
+            cases += timing_run_case(&cfg, &timer, variant, cfg.modes.v[order[i] / cfg.sizes.n],
+                                     cfg.sizes.v[order[i] % cfg.sizes.n], comm);
+            if (comm != MPI_COMM_WORLD)
+                CHECK_MPI(MPI_Comm_free(&comm));
         }
     free(order);
     if (rank == 0)

@@ -306,15 +306,28 @@ static const struct option_spec *find_spec(const char *name, size_t len)
     return NULL;
 }
 
-/* "a, b, c": p's choices, for a message. */
-static const char *choice_list(const struct kparam *p)
+/* value is one of p's choices, where p has choices. */
+static bool chosen(const struct kernel *k, const struct kparam *p, const char *value)
 {
-    static char text[256];
+    const char *const *choices = kparam_choices(k, p);
+    for (int i = 0; choices && choices[i]; i++)
+        if (strcmp(choices[i], value) == 0)
+            return true;
+    return !choices;
+}
+
+/* "a, b, c": p's choices, for a message. */
+static const char *choice_list(const struct kernel *k, const struct kparam *p)
+{
+    static char text[1024];
+    const char *const *choices = kparam_choices(k, p);
     size_t used = 0;
     text[0] = '\0';
-    for (int i = 0; p->choices[i] && used < sizeof text; i++) {
+    if (!choices[0])
+        return "nothing: this MPI library has no setting that forces it";
+    for (int i = 0; choices[i] && used < sizeof text; i++) {
         int n = snprintf(text + used, sizeof text - used, "%s%s",
-                         i ? ", " : "", p->choices[i]);
+                         i ? ", " : "", choices[i]);
         used += n > 0 ? (size_t)n : 0;
     }
     return text;
@@ -331,9 +344,32 @@ static bool check_each(const struct config *cfg, char *error, size_t len)
         return bad(error, len, "--each: kernel %s has no parameter '%s'", cfg->kernel->name,
                    e->key);
     for (size_t i = 0; i < e->n; i++)
-        if (e->values[i] && p->choices && kparam_choice_index(p, e->values[i]) < 0)
+        if (e->values[i] && !chosen(cfg->kernel, p, e->values[i]))
             return bad(error, len, "--each %s=%s: kernel %s takes one of %s", e->key,
-                       e->values[i], cfg->kernel->name, choice_list(p));
+                       e->values[i], cfg->kernel->name, choice_list(cfg->kernel, p));
+    return true;
+}
+
+/* A forced algorithm is the collective's own: not a mock-up (--as), nor the
+ * persistent form, which the libraries serve from another component. */
+static bool check_algorithm(const struct config *cfg, char *error, size_t len)
+{
+    bool forced = cfg->each.key && strcmp(cfg->each.key, "algorithm") == 0;
+    const char *other = NULL;
+    for (size_t i = 0; i < cfg->params.n; i++) {
+        const struct param *given = &cfg->params.v[i];
+        if (strcmp(given->key, "algorithm") == 0)
+            forced = true;
+        else if (strcmp(given->key, "as") == 0 ||
+                 (strcmp(given->key, "persistent") == 0 && strcmp(given->value, "yes") == 0))
+            other = given->key;
+    }
+    if (cfg->each.key && (strcmp(cfg->each.key, "as") == 0 ||
+                          strcmp(cfg->each.key, "persistent") == 0))
+        other = cfg->each.key;
+    if (forced && other)
+        return bad(error, len, "--param algorithm forces the collective's own algorithm; "
+                   "drop %s", other);
     return true;
 }
 
@@ -358,9 +394,9 @@ static bool check_config(const struct config *cfg, bool modes_given,
         if (!p)
             return bad(error, len, "--param: kernel %s has no parameter '%s'",
                        k->name, given->key);
-        if (p->choices && kparam_choice_index(p, given->value) < 0)
+        if (!chosen(k, p, given->value))
             return bad(error, len, "--param %s=%s: kernel %s takes one of %s",
-                       given->key, given->value, k->name, choice_list(p));
+                       given->key, given->value, k->name, choice_list(k, p));
         if (cfg->each.key && strcmp(given->key, cfg->each.key) == 0)
             return bad(error, len, "--param %s and --each %s: give it once", given->key,
                        given->key);
@@ -370,7 +406,7 @@ static bool check_config(const struct config *cfg, bool modes_given,
                        "buffer in set-up, so they cannot rotate; drop --cold-cache",
                        given->key, given->value);
     }
-    return check_each(cfg, error, len);
+    return check_each(cfg, error, len) && check_algorithm(cfg, error, len);
 }
 
 static bool parse_args(int argc, char **argv, struct config *cfg,
@@ -460,7 +496,7 @@ void options_print_help(FILE *f)
         fputs(")\n", f);
         for (const struct kparam *p = k->params; p && p->name; p++)
             fprintf(f, "      --param %s=%s: %s [%s]\n", p->name,
-                    p->choices ? choice_list(p) : param_kind_names[p->kind],
+                    kparam_choices(k, p) ? choice_list(k, p) : param_kind_names[p->kind],
                     p->help, p->def ? p->def : "none");
     }
 }

@@ -7,6 +7,7 @@
 #include "timing.h"
 
 #include <math.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -228,7 +229,22 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     if (s.active)
         k->setup(&c);
     uint64_t warmup = 0;
+    /* A forced algorithm the library cannot run here fails its first call,
+     * in the probe, on every rank alike: the case is skipped with its words. */
+    jmp_buf refused;
+    if (kcase_forced(&c) && setjmp(refused)) {
+        if (c.rank == 0)
+            record_skip(k->name, mode_name, bytes, check_refusal());
+        if (s.active)
+            k->teardown(&c);
+        s.sync->end(&s);
+        sampling_phases_free(c.phases);
+        check_case_end();
+        return false;
+    }
+    check_refusable(kcase_forced(&c) ? &refused : NULL);
     double t_iter = probe(&s, &warmup);
+    check_refusable(NULL);
     s.n = sample_count(cfg, s.sync->plan(&s, comm, t_iter));
     bool adaptive = cfg->iters == 0 && cfg->precision > 0, capped = false;
     s.cap = adaptive ? (int)cfg->max_samples : s.n;

@@ -163,7 +163,7 @@ def test_junit_has_a_testcase_per_node_and_link_and_prometheus_parses(fake_mpi, 
 
 
 def test_an_interrupted_prometheus_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
-    from commscope.cli import health as cli
+    from commscope.cli.common import write_atomic
 
     target = tmp_path / "health.prom"
     target.write_text("old\n")
@@ -175,7 +175,7 @@ def test_an_interrupted_prometheus_write_leaves_the_old_file_whole(tmp_path, mon
 
     monkeypatch.setattr(os, "fsync", dies)
     with pytest.raises(KeyboardInterrupt):
-        cli._write_atomic(str(target), "new\n" * 1000)
+        write_atomic(str(target), "new\n" * 1000)
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["health.prom"]
 

@@ -11,7 +11,7 @@
 enum { GATHER_BCAST, ALLTOALL, ALLREDUCE, ALLGATHERV };
 static const char *const mockups[] = {"gather+bcast", "alltoall", "allreduce", "allgatherv",
                                       NULL};
-static const struct kparam params[] = {COLL_PERSISTENT_PARAM, COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {

@@ -7,7 +7,7 @@
 
 enum { REDUCE_BCAST, REDUCE_SCATTER_BLOCK_ALLGATHER };
 static const char *const mockups[] = {"reduce+bcast", "reduce_scatter_block+allgather", NULL};
-static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM,
+static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
                                        COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
@@ -66,4 +66,5 @@ const struct kernel kernel_allreduce = {
     .run_once = allreduce_run_once,
     .teardown = coll_teardown,
     .phases = coll_reduction_phases,
+    .report = coll_user_op_report,
 };

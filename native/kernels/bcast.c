@@ -7,7 +7,7 @@
 
 enum { SCATTER_ALLGATHER };
 static const char *const mockups[] = {"scatter+allgather", NULL};
-static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM,
+static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
                                        COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)

@@ -8,7 +8,7 @@
 enum { ALLREDUCE };
 static const char *const mockups[] = {"allreduce", NULL};
 static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
-                                       COLL_PERSISTENT_PARAM, COLL_AS_PARAM(mockups), {0}};
+                                       COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -50,4 +50,5 @@ const struct kernel kernel_reduce = {
     .run_once = reduce_run_once,
     .teardown = coll_teardown,
     .phases = coll_reduction_phases,
+    .report = coll_user_op_report,
 };

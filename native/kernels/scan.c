@@ -9,7 +9,7 @@
 
 enum { EXSCAN_REDUCE_LOCAL };
 static const char *const mockups[] = {"exscan+reduce_local", NULL};
-static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM,
+static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
                                        COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)

@@ -42,7 +42,8 @@ class Feature:
 PARAM_KINDS = ("choice", "rank", "count", "number", "extent", "grid", "path", "switch",
                "layout",  # contiguous or vector:STRIDE:BLOCK elements; sizes are whole blocks
                "parts",  # P >= 1 equal parts of each message; sizes are whole multiples of P
-               "epoch")  # an RMA access epoch among choices, which --sync names too
+               "epoch",  # an RMA access epoch among choices, which --sync names too
+               "algorithm")  # the MPI library's own algorithm for a collective (MPI_T)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,13 @@ class Param:
     # Given (a switch: yes), it binds the buffers to requests made in set-up: no
     # --cold-cache.
     binds_buffers: bool = False
+    # An algorithm: the library's variable that forces it ("" where the library has none)
+    # and each choice's value there, in the choices' order.
+    setting: str = ""
+    values: tuple[int, ...] = ()
+    # The library's settings named <setting>_<what>, as read (Open MPI's segmentsize,
+    # tree_fanout, ...): how a forced algorithm runs.
+    companions: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -191,7 +199,10 @@ def _kernel(k: dict) -> Kernel:
                                None if p["elements"] is None else
                                {c: Element(e["type"], e["bytes"])
                                 for c, e in p["elements"].items()},
-                               p["needs"], tuple(p["modes"]), p["binds_buffers"])
+                               p["needs"], tuple(p["modes"]), p["binds_buffers"],
+                               *((p["algorithm"]["setting"], tuple(p["algorithm"]["values"]),
+                                  p["algorithm"]["companions"])
+                                 if p.get("algorithm") else ()))
               for p in k["params"]}
     return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],
                   tuple(k["modes"]), k["timed_by"], k["default_window"], tuple(k["phases"]),

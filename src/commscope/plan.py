@@ -433,13 +433,35 @@ def params_for(k: Kernel, given: dict[str, str], ranks: int,
               if not (k.params[name].kind == "switch" and value == "no")}
     for name, value in values.items():
         p = k.params[name]
-        if p.choices and value not in p.choices:
+        if p.kind == "algorithm":
+            values[name] = algorithm_name(k, p, value, names.param(name))
+        elif p.choices and value not in p.choices:
             raise UserError(f"{names.param(name)} {value}: choose one of {', '.join(p.choices)}")
+    forced = [n for n in values if k.params[n].kind == "algorithm"]
+    other = [n for n in values if n in ("as", "persistent")]
+    if forced and other:
+        raise UserError(f"{names.param(forced[0])}: forces {k.name}'s own algorithm, which "
+                        f"{names.param(other[0])} replaces; drop one of them")
     if k.meaning.fixed_bytes:
         k.meaning.fixed_bytes(values, names.param)
     for name, value in values.items():
         _check_kind(k.params[name], value, ranks, names.param(name))
     return values
+
+
+def algorithm_name(k: Kernel, p, value: str, name: str) -> str:
+    """The library's algorithm `value` (a name, or its number in the library's setting)
+    by name: one case identity whichever way it was given."""
+    if not p.choices:
+        raise UserError(f"{name}: this MPI library has no {p.setting}, so {k.name}'s "
+                        "algorithm cannot be forced; run without it, or choose another MPI")
+    if value.isdigit() and int(value) in p.values:
+        return p.choices[p.values.index(int(value))]
+    if value not in p.choices:
+        listed = ", ".join(f"{c} ({v})" for c, v in zip(p.choices, p.values))
+        raise UserError(f"{name} {value}: {k.name} has no such algorithm in this MPI "
+                        f"library ({p.setting}); choose one of {listed}")
+    return value
 
 
 def check_needs(catalog: Catalog, mpi, k: Kernel, params: dict[str, str], modes: list[str],

@@ -61,7 +61,7 @@ def _launch(case: Case) -> tuple:
     return case.run_id, case.launch
 
 
-def _rest(case: Case, vary: str | None) -> str:
+def rest(case: Case, vary: str | None) -> str:
     """What must match between two sides: the case's identity but its size and `vary`."""
     ident = identity(case, size=False, send_mode=vary != "send_mode")
     if vary not in (None, "send_mode"):
@@ -90,7 +90,7 @@ def _two_sided(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
         which = "left" if value == g.left else "right" if value == g.right else None
         if which is None:
             continue
-        slot = sides.setdefault((_rest(c, g.vary), c.bytes), {"left": {}, "right": {},
+        slot = sides.setdefault((rest(c, g.vary), c.bytes), {"left": {}, "right": {},
                                                                "np": c.launched_ranks})
         slot[which][_launch(c)] = _median(c)
     return [_Pair(g, f"{g.kernel} np{s['np']}", s["np"], nbytes, s["left"], s["right"],
@@ -104,7 +104,7 @@ def _over_sizes(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
     for c in cases:
         if c.kernel != g.kernel or c.imported or any(p in c.params for p in MOCKUP_PARAMS):
             continue
-        s = series.setdefault(_rest(c, None), {"sizes": {}, "mode": c.send_mode,
+        s = series.setdefault(rest(c, None), {"sizes": {}, "mode": c.send_mode,
                                                "np": c.launched_ranks})
         s["sizes"].setdefault(c.bytes, {})[_launch(c)] = _median(c)
     pairs = []
@@ -124,58 +124,67 @@ def _over_sizes(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
 
 
 @dataclass(frozen=True)
-class _Test:
+class RatioTest:
+    """The log of a left-over-right ratio of launch medians: estimate, standard error and
+    degrees of freedom (0: fewer than two launches leave its variance unknown)."""
     log_ratio: float
     se: float
     df: float
     launches: int
     paired: bool
 
+    def interval(self) -> tuple[tuple[float, float], float] | None:
+        """The ratio's 95% interval and the one-sided p of H1: the left side is slower;
+        None where untested. No spread at all: the sign alone."""
+        from scipy.special import stdtr, stdtrit  # imported when a verdict is made
+        if not self.df:
+            return None
+        if not self.se > 0:
+            ratio = math.exp(self.log_ratio)
+            return (ratio, ratio), 0.0 if self.log_ratio > 0 else 1.0
+        half = float(stdtrit(self.df, 1 - ALPHA / 2)) * self.se
+        return ((math.exp(self.log_ratio - half), math.exp(self.log_ratio + half)),
+                float(stdtr(self.df, -self.log_ratio / self.se)))
 
-def _test(p: _Pair) -> _Test | None:
-    """The log ratio's estimate, its standard error and degrees of freedom; None where
-    fewer than two launches leave its variance unknown."""
-    common = sorted(set(p.left) & set(p.right))
+
+def ratio_test(left: dict, right: dict) -> RatioTest:
+    """Launch medians by launch, left and right: paired where they share launches (a
+    launch slow as a whole cancels out), else two samples."""
+    common = sorted(set(left) & set(right))
     if common:
-        d = np.log([p.left[k] / p.right[k] for k in common])
+        d = np.log([left[k] / right[k] for k in common])
         if d.size < 2:
-            return _Test(float(d.mean()), math.nan, 0, d.size, True)
-        return _Test(float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size)), d.size - 1,
-                     d.size, True)
-    a, b = np.log(list(p.left.values())), np.log(list(p.right.values()))
+            return RatioTest(float(d.mean()), math.nan, 0, d.size, True)
+        return RatioTest(float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size)),
+                         d.size - 1, d.size, True)
+    a, b = np.log(list(left.values())), np.log(list(right.values()))
     shift = float(a.mean() - b.mean())
     df = a.size + b.size - 2
     if a.size < 2 or b.size < 2:
-        return _Test(shift, math.nan, 0, min(a.size, b.size), False)
+        return RatioTest(shift, math.nan, 0, min(a.size, b.size), False)
     pooled = ((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / df
-    return _Test(shift, math.sqrt(pooled * (1 / a.size + 1 / b.size)), df,
-                 min(a.size, b.size), False)
+    return RatioTest(shift, math.sqrt(pooled * (1 / a.size + 1 / b.size)), df,
+                     min(a.size, b.size), False)
 
 
 def judge(guidelines: list[Guideline], cases: list[Case], threshold: float,
           barrier=lambda launches: 0.0) -> list[Verdict]:
     """Every guideline's verdict at every (series, size) the cases hold both sides of;
     `barrier(launches)`: one barrier's time in those launches."""
-    from scipy.special import stdtr, stdtrit  # imported when a verdict is made
-
     pairs = [p for g in guidelines
              for p in sorted((_over_sizes if g.kind in SIZE_KINDS else _two_sided)(
                  g, cases, barrier), key=lambda p: (p.np, p.case, p.bytes))]
     made, tested = [], []
     for p in pairs:
-        t = _test(p)
+        t = ratio_test(p.left, p.right)
         left = float(np.median(list(p.left.values())))
         right = float(np.median(list(p.right.values())))
         v = Verdict(p.g.id, p.g.kind, p.np, p.bytes, p.case, math.exp(t.log_ratio), None, None,
                     "inconclusive", t.launches, t.paired, abs(left - right) < p.barrier_s,
                     left, right)
-        if t.df and t.se > 0:
-            half = float(stdtrit(t.df, 1 - ALPHA / 2)) * t.se
-            v = replace(v, ci=(math.exp(t.log_ratio - half), math.exp(t.log_ratio + half)),
-                        p_value=float(stdtr(t.df, -t.log_ratio / t.se)))
-            tested.append(len(made))
-        elif t.df:  # no spread at all: the sign alone
-            v = replace(v, ci=(v.ratio, v.ratio), p_value=0.0 if t.log_ratio > 0 else 1.0)
+        found = t.interval()
+        if found:
+            v = replace(v, ci=found[0], p_value=found[1])
             tested.append(len(made))
         made.append(v)
     if tested:

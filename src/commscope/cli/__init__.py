@@ -23,6 +23,8 @@ VERBS = {
     "compare": ("compare", "which cases got faster or slower between runs"),
     "check": ("check", "judge the MPI library by its own performance guidelines"),
     "health": ("health", "find the bad node or link: every pair of nodes, a drain list"),
+    "tune": ("tune", "choose each collective's algorithm by measuring the library's own; "
+                     "write its rules file"),
     "fit": ("fit", "fit latency and bandwidth models to stored runs"),
     "predict": ("predict", "predict ring and collective times from a fitted run"),
     "report": ("report", "write an HTML report with plots of stored runs"),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +45,24 @@ def writing_store(path: str) -> Store:
     store = Store(path, append=True)
     recovery.recover(store)
     return store
+
+
+def write_atomic(path: str, text: str) -> None:
+    """The whole file or the old one: node_exporter may read it at any moment."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        os.fchmod(fd, 0o666 & ~mask)  # as open() would make it, not mkstemp's 0600
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def print_json(value) -> None:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from ..compare import parse_threshold
@@ -22,7 +20,7 @@ from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
 from ..views.health import as_json, junit, prometheus, render
-from .common import add_db, add_mpi, print_json, writing_store
+from .common import add_db, add_mpi, print_json, write_atomic, writing_store
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 LAUNCHES = 3
@@ -119,21 +117,6 @@ def _reach(mpi, plan) -> dict:
                     "host in --hosts is up and reachable")
 
 
-def _write_atomic(path: str, text: str) -> None:
-    """The whole file or the old one: node_exporter may read it at any moment."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     threshold = parse_threshold(args.threshold)
     if not 0 < threshold < 1:
@@ -166,7 +149,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.junit:
         Path(args.junit).write_text(junit(health))
     if args.prom:
-        _write_atomic(args.prom, prometheus(health))
+        write_atomic(args.prom, prometheus(health))
     if args.json:
         print_json({"run": measured.run_id, **as_json(health)})
     else:

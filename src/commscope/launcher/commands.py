@@ -23,7 +23,12 @@ def one_host(placement: Placement, ranks: int) -> bool:
 
 
 def openmpi_mca(placement: Placement, ranks: int) -> list[tuple[str, str]]:
-    """Open MPI's MCA settings for the transport: for mpirun's --mca or srun's OMPI_MCA_*."""
+    """Open MPI's MCA settings for the transport, then the library settings asked for: for
+    mpirun's --mca or srun's OMPI_MCA_*."""
+    return _transport_mca(placement, ranks) + list(placement.library)
+
+
+def _transport_mca(placement: Placement, ranks: int) -> list[tuple[str, str]]:
     if placement.transport == "shm":
         return [("pml", "ob1"), ("btl", "self,sm")]
     if placement.transport == "tcp":
@@ -53,7 +58,7 @@ def mpirun(placement: Placement, ranks: int, oversubscribed: bool) -> tuple[list
 
 
 def mpich_env(placement: Placement, oversubscribed: bool) -> dict[str, str]:
-    env = {}
+    env = dict(placement.library)
     if placement.transport == "shm":
         env["MPIR_CVAR_NOLOCAL"] = "0"
     elif placement.transport == "tcp":

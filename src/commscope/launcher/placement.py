@@ -25,14 +25,19 @@ class Placement:
     hosts: Hosts | None = None  # None: the launcher's own choice (this host, or the allocation)
     ppn: int | None = None  # ranks per host; with hosts, already their slots
     launcher: str = "auto"  # one of LAUNCHERS, or the name it was resolved to
+    # The MPI library's own settings for the launch, (name, value): Open MPI's MCA
+    # parameters, MPICH's MPIR_CVAR_* (a rules file that `commscope tune` wrote).
+    library: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict:
-        """What is recorded; the multi-host fields only when used, so that runs on one
-        host keep the settings (and sweep case ids) they had before hosts existed."""
+        """What is recorded; the multi-host fields and library settings only when used, so
+        that other runs keep the settings (and sweep case ids) they had before them."""
         out = {"map_by": self.map_by, "bind_to": self.bind_to, "transport": self.transport}
         if self.hosts or self.ppn or self.launcher == "srun":
             out.update(hosts=self.hosts.spec() if self.hosts else None, ppn=self.ppn,
                        launcher=self.launcher)
+        if self.library:
+            out["library"] = dict(self.library)
         return out
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from ..kernels import MEANINGS
 from ..store import Store
 from . import (advection, ceiling, distributions, guidelines, health, imported, launches,
-               message_models, provenance, ranks, scaling, size)
+               message_models, provenance, ranks, scaling, size, tune)
 from ..health import PATTERNS as HEALTH
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
@@ -52,5 +52,5 @@ def _kernel(kernel: str, data: ReportData, found) -> Section:
     parts = [size.render(data, found), launches.render(data), distributions.render(data),
              ranks.render(data), scaling.render(data, found), advection.render(data),
              ceiling.render(data), message_models.render(data), imported.render(data),
-             guidelines.render(data)]
+             guidelines.render(data), tune.render(data)]
     return Section(f"kernel-{kernel}", title, join(()), tuple(p.within(kernel) for p in parts if p))

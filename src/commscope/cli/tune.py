@@ -1,0 +1,189 @@
+"""`commscope tune COLL...`: measure the library's default and each of its own algorithms
+for every collective, np and size, in the same launches; choose the fastest where it is
+faster beyond doubt; write the choice in the library's own format. `--verify FILE`: the
+default and those rules in alternate launches (docs/tune.md)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from ..build import native_binary
+from ..errors import UserError
+from ..kernels import catalog
+from ..launches import measure_runs
+from ..mpi import find_mpi
+from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
+from ..progress import Progress
+from ..rules import mpich, openmpi
+from ..tune import VARY, choose, points, ranges, verify
+from ..views.tune import render, render_verify
+from .common import add_db, add_mpi, exit_code, print_json, write_atomic, writing_store
+
+DEFAULT_SIZES = "8,64,512,4KiB,32KiB,256KiB,1MiB"
+# Seconds each plan (one collective at one np, every algorithm) may spend on its
+# launches: a choice compares many sides, as `check` does.
+MAX_TIME = 6.0
+LAUNCHES = 5  # as `check`: the paired t on 4 degrees of freedom
+FORMATS = {"openmpi": ".rules", "mpich": ".json"}
+
+
+def add_parser(sub, summary: str) -> None:
+    p = sub.add_parser("tune", help=summary,
+                       description="Measure the MPI library's default and each of its own "
+                                   "algorithms for each collective, process count and size "
+                                   "in the same launches; choose the fastest where it is "
+                                   "faster beyond doubt (ties keep the default); write the "
+                                   "choice as the library's own rules: an Open MPI dynamic "
+                                   "rules file, or MPICH selection JSON. --verify FILE "
+                                   "measures the default and those rules in alternate "
+                                   "launches; exit 1 where the rules are slower.")
+    p.add_argument("collectives", nargs="*", metavar="COLL",
+                   help="collectives, e.g. allreduce bcast allgather reduce alltoall")
+    p.add_argument("--np", metavar="LIST",
+                   help="process counts (default 4; --verify: the sizes the file names)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
+                   help="message sizes (default %(default)s)")
+    p.add_argument("--launches", default=str(LAUNCHES), metavar="K|auto",
+                   help=f"launches, each measuring every algorithm (default %(default)s; "
+                        f"auto: at least {AUTO_LAUNCHES[0]}, as `run`)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="the rules file to write (default tune-openmpi.rules or "
+                        "tune-mpich.json, as the MPI is)")
+    p.add_argument("--verify", metavar="FILE",
+                   help="measure the default against a rules file `tune` wrote instead")
+    p.add_argument("--json", action="store_true", help="every point (or check) as JSON")
+    add_mpi(p)
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def _algorithm(known, name: str, label: str):
+    k = known.runnable(name)
+    param = k.params.get(VARY)
+    if param is None or param.kind != VARY:
+        takers = ", ".join(n for n, o in known.kernels.items() if VARY in o.params)
+        raise UserError(f"tune: {name} has no algorithm a library chooses; tune takes {takers}")
+    if not param.choices:
+        raise UserError(f"tune: {label} has no {param.setting}, so its {name} algorithm "
+                        "cannot be forced; leave it out")
+    return k, param
+
+
+def _plans(args, mpi, known, kernels: list[str], library=()) -> list:
+    made = []
+    for np_ in parse_ranks(args.np):
+        for name in kernels:
+            (plan,) = plans(known, mpi, kernel=name, np=str(np_), sizes=args.sizes,
+                            sampling=sampling(launches=args.launches, max_time=MAX_TIME))
+            made.append(dataclasses.replace(
+                plan, placement=dataclasses.replace(plan.placement, library=tuple(library))))
+    return made
+
+
+def _measure(store, mpi, planned, argv) -> list[int]:
+    """The runs' ids; a run that did not complete ends the command with its words."""
+    progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
+                                                          or AUTO_LAUNCHES[0]), "tune")
+    runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
+    progress.close()
+    for r in runs:
+        if r.status != "complete":
+            print(f"commscope: tune: run {r.run_id} ({r.plan.kernel.name} at {r.plan.ranks} "
+                  f"ranks) {r.status}: {r.outcomes[-1].message}", file=sys.stderr)
+            raise SystemExit(exit_code(r))
+    return [r.run_id for r in runs]
+
+
+def _output(args, family: str) -> Path:
+    path = Path(args.output or f"tune-{family}{FORMATS[family]}").resolve()
+    if not path.parent.is_dir():
+        raise UserError(f"-o {args.output}: no such directory")
+    return path
+
+
+def _tune(args, argv, mpi, known) -> int:
+    if not args.collectives:
+        raise UserError("tune: name the collectives to tune, e.g. `commscope tune allreduce "
+                        "bcast`, or give --verify FILE")
+    for name in args.collectives:
+        _algorithm(known, name, mpi.label)
+    path = _output(args, mpi.family)
+    args.np = args.np or "4"
+    planned = [dataclasses.replace(p, each=(VARY, (None, *p.kernel.params[VARY].choices)))
+               for p in _plans(args, mpi, known, args.collectives)]
+    store = writing_store(args.db)  # checked before launching
+    run_ids = _measure(store, mpi, planned, argv)
+    chosen = choose(points([c for r in run_ids for c in store.cases(r)]))
+    if not chosen:
+        raise UserError("tune: no point holds both the default and an algorithm; every "
+                        "case failed or was refused (commscope results show)")
+    found = ranges(chosen)
+    if mpi.family == "openmpi":
+        write_atomic(str(path), openmpi.write(found, known.kernels))
+        written, settings = [str(path)], openmpi.settings(str(path))
+        use = "mpirun " + " ".join(f"--mca {n} {v}" for n, v in settings) + " ..."
+    else:
+        text, posix = mpich.write(found, known.kernels, native_binary(mpi))
+        write_atomic(str(path), text)
+        written = [str(path)]
+        if posix:
+            write_atomic(str(mpich.posix_path(path)), posix)
+            written.append(str(mpich.posix_path(path)))
+        else:
+            mpich.posix_path(path).unlink(missing_ok=True)  # a stale one would be used
+        use = " ".join(f"{n}={v}" for n, v in mpich.settings(path)) + " mpiexec ..."
+    if args.json:
+        print_json({"runs": run_ids, "mpi": mpi.label, "written": written, "use": use,
+                    "points": [p.as_dict() for p in chosen]})
+    else:
+        print(render(chosen, written, use))
+    return 0
+
+
+def _verify(args, argv, mpi, known) -> int:
+    path = Path(args.verify).resolve()
+    if not path.is_file():
+        raise UserError(f"--verify {args.verify}: no such file")
+    if args.collectives:
+        raise UserError("tune --verify: the file names the collectives; drop "
+                        f"{' '.join(args.collectives)}")
+    reader = openmpi.read if mpi.family == "openmpi" else mpich.read
+    covered = reader(path.read_text(errors="replace"), args.verify).collectives
+    if not covered:
+        raise UserError(f"--verify {args.verify}: it sets no collective's algorithm at any "
+                        "communicator size; nothing to verify")
+    for name in covered:
+        _algorithm(known, name, mpi.label)
+    settings = openmpi.settings(str(path)) if mpi.family == "openmpi" else \
+        mpich.settings(path)
+    if args.np is None:  # the communicator sizes the file was tuned at
+        args.np = ",".join(map(str, sorted({n for sizes in covered.values() for n in sizes})))
+    planned = []
+    for name in covered:
+        default = _plans(args, mpi, known, [name])
+        planned += [p for pair in zip(default, _plans(args, mpi, known, [name], settings))
+                    for p in pair]
+    store = writing_store(args.db)
+    run_ids = _measure(store, mpi, planned, argv)
+    by_run = {r: store.cases(r) for r in run_ids}
+    default_ids = run_ids[0::2]
+    checks = verify([c for r in default_ids for c in by_run[r]],
+                    [c for r in run_ids[1::2] for c in by_run[r]])
+    if args.json:
+        print_json({"runs": run_ids, "mpi": mpi.label, "rules": str(path),
+                    "checks": [c.as_dict() for c in checks]})
+    else:
+        print(render_verify(checks, args.verify))
+    return 1 if any(c.slower for c in checks) else 0
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    mpi = find_mpi(args.mpi)
+    if mpi.family not in FORMATS:
+        raise UserError(f"tune: {mpi.label} is neither Open MPI nor MPICH, whose rules "
+                        "formats tune writes; choose one with --mpi PREFIX")
+    known = catalog(mpi)
+    return _verify(args, argv, mpi, known) if args.verify else _tune(args, argv, mpi, known)

@@ -1,0 +1,57 @@
+"""`commscope tune` in the terminal: per collective, np and size, the default's time, the
+fastest algorithm against it, and the choice; `--verify`: the rules against the default."""
+
+from __future__ import annotations
+
+from .. import units
+from ..sizes import format_bytes
+from ..tune import ALPHA, Check, Point
+from .tables import Table
+
+HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its ratio",
+          "95% CI", "p (BH)", "choice", "gain")
+VERIFY = ("collective", "np", "size", "launches", "default us", "rules us", "ratio", "95% CI",
+          "p (BH)", "verdict")
+
+
+def _ci(ci) -> str:
+    return "-" if ci is None else f"{units.ratio(ci[0])} to {units.ratio(ci[1])}"
+
+
+def _row(p: Point) -> tuple[str, ...]:
+    best = min(p.options, key=lambda o: o.ratio)
+    return (p.kernel, str(p.np), format_bytes(p.bytes), str(p.launches), units.us(p.default_s),
+            best.algorithm, units.ratio(best.ratio), _ci(best.ci),
+            "-" if best.p_value is None else units.p_value(best.p_value),
+            p.choice or "(default)", units.percent(p.gain))
+
+
+def render(points: list[Point], written: list[str], use: str) -> str:
+    lines = [Table(HEADER, [_row(p) for p in points], align="lrrrrlrrrlr", rule=True).text()]
+    changed = sum(p.choice is not None for p in points)
+    lines.append(f"{changed} of {len(points)} points choose an algorithm other than the "
+                 f"library's (ratio: the algorithm's time over the default's, launch medians "
+                 f"paired by launch; chosen: BH-adjusted one-sided p < {units.p_value(ALPHA)} "
+                 "and the whole interval below 1; the rest keep the library's choice)")
+    lines += [f"wrote {path}" for path in written]
+    lines.append(f"use it: {use}")
+    return "\n".join(lines)
+
+
+def _verify_row(c: Check) -> tuple[str, ...]:
+    word = "SLOWER" if c.slower else "faster" if c.ci and c.ci[1] < 1 else "within noise" \
+        if c.ci else "inconclusive"
+    return (c.kernel, str(c.np), format_bytes(c.bytes), str(c.launches), units.us(c.default_s),
+            units.us(c.rules_s), units.ratio(c.ratio), _ci(c.ci),
+            "-" if c.p_value is None else units.p_value(c.p_value), word)
+
+
+def render_verify(checks: list[Check], path: str) -> str:
+    lines = [Table(VERIFY, [_verify_row(c) for c in checks], align="lrrrrrrrrl",
+                   rule=True).text()]
+    slower = [c for c in checks if c.slower]
+    worst = max((c.ci[1] for c in checks if c.ci), default=None)
+    lines.append(f"{path}: {len(slower)} of {len(checks)} points slower than the default "
+                 f"beyond noise (ratio: rules over default, launch k of each paired); the "
+                 f"highest upper bound of an interval: {units.ratio(worst)}")
+    return "\n".join(lines)

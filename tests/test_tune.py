@@ -1,0 +1,295 @@
+"""`commscope tune`: the library's algorithms as a kernel parameter read from the library,
+the choice where one algorithm is faster beyond doubt and nowhere else, the rules in each
+library's own format, `--verify`, the report and bad input. On the fake launcher a side's
+speed is known exactly; on both real MPIs, a user-defined reduction counts how the
+library reduces, which tells its algorithms apart (docs/tune.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from conftest import commscope, one_line_error
+from fakempi.inprocess import FakeLauncher
+from commscope.rules import mpich, openmpi
+from commscope.tune import Range
+
+SIZES = "8,64,4KiB,64KiB"
+
+
+def ring_halves_large(value, nbytes):
+    return 0.5 if value == "ring" and nbytes >= 4096 else 1.0
+
+
+def tune(fake_mpi, db, tmp_path, *args, launcher=None):
+    out = tmp_path / "tuned.rules"
+    done = commscope("tune", *args, "--mpi", fake_mpi, "--db", db, "-o", out, "--json",
+                     launcher=launcher or FakeLauncher())
+    return done, out
+
+
+def test_tune_chooses_an_algorithm_only_where_it_is_faster_and_writes_open_mpis_rules(
+        fake_mpi, db, tmp_path):
+    done, out = tune(fake_mpi, db, tmp_path, "allreduce", "--np", "4", "--sizes", SIZES,
+                     "--launches", "3", launcher=FakeLauncher(factor=ring_halves_large))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {p["bytes"]: p["choice"] for p in data["points"]} == \
+        {8: None, 64: None, 4096: "ring", 65536: "ring"}
+    big = next(p for p in data["points"] if p["bytes"] == 65536)
+    assert big["gain"] == pytest.approx(0.5, abs=0.05)
+    assert big["regret"] == pytest.approx(2.0, rel=0.1)
+    ring = next(a for a in big["algorithms"] if a["algorithm"] == "ring")
+    assert ring["ci"][1] < 1 and ring["p_value"] < 0.05
+    # Every algorithm the library lists was measured, in the same launches as the default.
+    names = {a["algorithm"] for a in big["algorithms"]}
+    assert {"basic_linear", "recursive_doubling", "ring", "rabenseifner"} <= names
+    assert data["written"] == [str(out)]
+    assert "coll_tuned_dynamic_rules_filename " + str(out) in data["use"]
+    rules = [line.split("#")[0].split() for line in out.read_text().splitlines()[1:]]
+    rules = [r for r in rules if r]
+    # allreduce (2), two communicator sizes: below the tuned, and 4 ranks with two rules:
+    # from 0 the library's own (0), from 4096 B ring (4), fan-out 4, no segments.
+    assert rules == [["1"], ["2"], ["2"], ["1", "1"], ["0", "0", "0", "0"], ["4", "2"],
+                     ["0", "0", "4", "0"], ["4096", "4", "4", "0"]]
+    assert openmpi.read(out.read_text(), "x").collectives == {"allreduce": (4,)}
+
+
+def test_ties_keep_the_library_s_own_choice_everywhere(fake_mpi, db, tmp_path):
+    done, out = tune(fake_mpi, db, tmp_path, "allreduce", "bcast", "--np", "4", "--sizes",
+                     SIZES, "--launches", "3")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert len(data["points"]) == 8
+    assert all(p["choice"] is None and p["gain"] == 0 for p in data["points"])
+    numbers = [line.split("#")[0].split() for line in out.read_text().splitlines()[1:]]
+    assert all(r[1] == "0" for r in numbers if len(r) == 4)  # every rule: the library's
+
+
+class RulesLauncher(FakeLauncher):
+    """Launches with a rules file run `rules_scale` times as long as the default's."""
+    rules_scale: float = 1.0
+
+    def start(self, mpi, ranks, args, placement, records):
+        self.scale = self.rules_scale if placement.library else 1.0
+        return super().start(mpi, ranks, args, placement, records)
+
+
+@pytest.mark.parametrize("scale, code", [(1.3, 1), (0.8, 0)])
+def test_verify_flags_rules_slower_than_the_default_and_passes_faster(fake_mpi, db, tmp_path,
+                                                                      scale, code):
+    _, out = tune(fake_mpi, db, tmp_path, "allreduce", "--np", "4", "--sizes", SIZES,
+                  "--launches", "3", launcher=FakeLauncher(factor=ring_halves_large))
+    launcher = RulesLauncher()
+    launcher.rules_scale = scale
+    done = commscope("tune", "--verify", out, "--sizes", "64,4KiB", "--launches", "4",
+                     "--mpi", fake_mpi, "--db", db, "--json", launcher=launcher)
+    assert done.returncode == code, done.stderr
+    checks = json.loads(done.stdout)["checks"]
+    assert [(c["np"], c["bytes"]) for c in checks] == [(4, 64), (4, 4096)]
+    assert all(c["slower"] == (scale > 1) for c in checks)
+    assert all(c["ratio"] == pytest.approx(scale, rel=0.05) for c in checks)
+    # The default and the rules alternate, launch by launch; the rules by Open MPI's MCA.
+    with_rules = ["coll_tuned_dynamic_rules_filename" in " ".join(a) for a in launcher.launched]
+    assert with_rules == [False, True] * 4
+    assert str(out) in " ".join(launcher.launched[1])
+
+
+def test_an_algorithm_by_its_number_is_the_same_case_as_by_its_name(fake_mpi, db):
+    done = commscope("run", "allreduce", "--np", "4", "--sizes", "64", "--algorithm", "4",
+                     "--launches", "1", "--mpi", fake_mpi, "--db", db, "--json",
+                     launcher=FakeLauncher())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["params"]["algorithm"] == "ring"
+
+
+def test_the_report_shows_each_algorithm_the_choice_and_the_regret(fake_mpi, db, tmp_path):
+    tune(fake_mpi, db, tmp_path, "allreduce", "--np", "4", "--sizes", SIZES, "--launches",
+         "3", launcher=FakeLauncher(factor=ring_halves_large))
+    page = tmp_path / "r.html"
+    done = commscope("report", "--db", db, "-o", page)
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert "Algorithms (commscope tune)" in html
+    assert "allreduce at 4 ranks: an algorithm chosen at 2 of 4 sizes" in html
+    # At 64 KiB ring takes half the default's time: regret 2, chosen, half the time gained.
+    assert ('<td>ring</td><td class="num">17.0' in html and
+            '<td class="num">2.00</td><td>ring</td><td class="num">50.' in html)
+
+
+@pytest.mark.parametrize("args, words", [
+    (("run", "allreduce", "--algorithm", "nope"), "has no such algorithm"),
+    (("run", "allreduce", "--algorithm", "99"), "ring (4)"),
+    (("run", "gatherv", "--algorithm", "linear"), "coll_tuned_gatherv_algorithm"),
+    (("run", "allreduce", "--algorithm", "ring", "--as", "reduce+bcast"), "drop one"),
+    (("run", "allreduce", "--algorithm", "ring", "--persistent"), "drop one"),
+    (("tune", "pingpong"), "tune takes"),
+    (("tune",), "name the collectives"),
+    (("tune", "allreduce", "-o", "/no/such/dir/x.rules"), "no such directory"),
+    (("tune", "--verify", "/no/such/file"), "no such file"),
+])
+def test_bad_input_is_one_line(fake_mpi, db, args, words):
+    line = one_line_error(commscope(*args, "--mpi", fake_mpi, "--db", db,
+                                    launcher=FakeLauncher()))
+    assert words in line
+    assert not db.exists()  # refused before anything was measured
+
+
+@pytest.mark.parametrize("text, words", [
+    ("hello\n", "line 1: 'hello' is not a number"),
+    ("1\n2\n1\n", "ends before"),
+    ("1\n2\n1\n4 1\n8 3 4 0\n", "must be for message size 0"),
+    ("1\n2\n1\n4 1\n0 -3 4 0\n", "must not be negative"),
+    ("1\n2\n1\n4 1\n0 3 4 0\n7\n", "numbers after the last collective"),
+    ("1\n99\n", "collective id 99"),
+])
+def test_a_rules_file_open_mpi_would_reject_is_one_line(fake_mpi, db, tmp_path, text, words):
+    bad = tmp_path / "bad.rules"
+    bad.write_text(text)
+    line = one_line_error(commscope("tune", "--verify", bad, "--mpi", fake_mpi, "--db", db,
+                                    launcher=FakeLauncher()))
+    assert words in line and "bad.rules" in line
+
+
+def test_open_mpi_rules_read_back_what_was_written():
+    from commscope.kernels import catalog
+    from conftest import EMBEDDED
+    from commscope.mpi import find_mpi
+    kernels = catalog(find_mpi(str(EMBEDDED))).kernels
+    ranges = [Range("alltoall", 4, 8, 64, None), Range("alltoall", 4, 4096, 65536, "pairwise"),
+              Range("alltoall", 8, 8, 65536, "linear"), Range("bcast", 8, 8, 8, "binomial")]
+    text = openmpi.write(ranges, kernels)
+    assert openmpi.read(text, "x").collectives == {"alltoall": (4, 8), "bcast": (8,)}
+    alltoall = text.split("# alltoall")[1].split("# bcast")[0]
+    # The message size is the whole send buffer (a block times the ranks), and alltoall's
+    # rules carry max_requests.
+    assert "16384 2 4 0 0" in alltoall and "\n0 1 4 0 0" in alltoall
+
+
+def test_mpich_selection_keeps_the_library_s_tree_where_nothing_was_chosen(monkeypatch):
+    own = {"avg_msg_size<=8": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
+           "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}}
+    gather = {"algorithm=MPIR_Allgather_intra_brucks": {}}
+    tree = {"collective=allreduce": {"comm_type=intra": own, "comm_type=inter": {}},
+            "collective=allgather": {"comm_type=intra": gather},
+            "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_k": {}}}}
+    shm = {"collective=allreduce": {"comm_type=intra": {"is_multi_threaded=no": {
+        "algorithm=MPIDI_POSIX_mpi_allreduce_release_gather": {}}}}}
+    names = b"\0MPIR_Allreduce_intra_ring\0MPIR_Allgather_intra_ring\0"
+    monkeypatch.setattr(mpich, "selection", lambda binary: (json.loads(json.dumps(tree)),
+                                                            json.loads(json.dumps(shm)), names))
+    kernels = {"allreduce": dataclasses.make_dataclass("K", ["params"])({"op": None}),
+               "allgather": dataclasses.make_dataclass("K", ["params"])({})}
+    ranges = [Range("allreduce", 4, 8, 64, None), Range("allreduce", 4, 4096, 65536, "ring"),
+              Range("allgather", 4, 8, 8, "ring"), Range("allgather", 4, 64, 64, None)]
+    text, posix = mpich.write(ranges, kernels, None)
+    written = json.loads(text)
+    intra = written["collective=allreduce"]["comm_type=intra"]
+    assert list(intra) == ["comm_size<4", "comm_size<=4", "comm_size=any"]
+    assert intra["comm_size<4"] == own and intra["comm_size=any"] == own
+    sized = intra["comm_size<=4"]["is_commutative=yes"]
+    assert sized == {"avg_msg_size<4096": own,
+                     "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_ring": {}}}
+    assert intra["comm_size<=4"]["is_commutative=no"] == own
+    # allgather is keyed by its whole result: 64 B a rank at 4 ranks is 256 B.
+    assert written["collective=allgather"]["comm_type=intra"]["comm_size<=4"] == {
+        "total_msg_size<256": {"algorithm=MPIR_Allgather_intra_ring": {}},
+        "total_msg_size=any": gather}
+    assert written["collective=barrier"] == tree["collective=barrier"]
+    assert mpich.read(text, "x").collectives == {"allreduce": (4,), "allgather": (4,)}
+    # On one node, the shared-memory level hands the sizes with a choice on, and only them.
+    shm_sized = json.loads(posix)["collective=allreduce"]["comm_type=intra"]["comm_size<=4"]
+    own_shm = shm["collective=allreduce"]["comm_type=intra"]
+    assert shm_sized["is_commutative=yes"] == {
+        "avg_msg_size<4096": own_shm,
+        "avg_msg_size=any": {"is_multi_threaded=yes": {"is_multi_threaded=no": own_shm}}}
+
+
+# --- on the real libraries ---
+
+def user_op(mpi_prefix, db, *args, env=None) -> dict:
+    """allreduce of 16384 ints (64 KiB) with a user-defined sum at 4 ranks: how often
+    rank 0's library called the op per iteration, and on how many elements."""
+    done = commscope("run", "allreduce", "--np", "4", "--sizes", "64KiB", "--op", "user",
+                     "--iters", "20", "--launches", "1", *args, "--mpi", mpi_prefix,
+                     "--db", db, env=env)
+    assert done.returncode == 0, done.stderr
+    from commscope.store import Store
+    (case,) = Store(str(db)).cases(Store(str(db)).runs()[-1]["id"])
+    return case.extra["user_op"]
+
+
+@pytest.mark.mpi
+def test_a_forced_algorithm_is_the_one_the_library_runs(mpi_prefix, db):
+    """Ring reduces P-1 times a P-th of the vector, recursive doubling log2 P times the
+    whole: both libraries, forced through MPI_T within one launch's communicators."""
+    assert user_op(mpi_prefix, db, "--algorithm", "ring") == \
+        {"calls_per_iteration": 3, "elements_per_call": 4096}
+    assert user_op(mpi_prefix, db, "--algorithm", "recursive_doubling") == \
+        {"calls_per_iteration": 2, "elements_per_call": 16384}
+
+
+@pytest.mark.mpi
+def test_the_written_rules_run_the_chosen_algorithm_at_each_size(mpi_prefix, tmp_path):
+    """A rules file in the library's own format, recursive doubling up to 4 KiB and ring
+    from 64 KiB at 4 ranks: a launch that uses it reduces as each algorithm does, there."""
+    from commscope.build import native_binary
+    from commscope.kernels import catalog
+    from commscope.launches import measure_runs
+    from commscope.mpi import find_mpi
+    from commscope.plan import plans, sampling
+    from commscope.store import Store
+
+    mpi = find_mpi(str(mpi_prefix))
+    known = catalog(mpi)
+    ranges = [Range("allreduce", 4, 8, 4096, "recursive_doubling"),
+              Range("allreduce", 4, 65536, 65536, "ring")]
+    if mpi.family == "openmpi":
+        path = tmp_path / "t.rules"
+        path.write_text(openmpi.write(ranges, known.kernels))
+        settings = openmpi.settings(str(path))
+    else:
+        path = tmp_path / "t.json"
+        text, posix = mpich.write(ranges, known.kernels, native_binary(mpi))
+        path.write_text(text)
+        mpich.posix_path(path).write_text(posix)
+        settings = mpich.settings(path)
+    (plan,) = plans(known, mpi, kernel="allreduce", np="4", sizes="4KiB,64KiB",
+                    params={"op": "user"}, sampling=sampling(iters=20, launches=1))
+    plan = dataclasses.replace(plan, placement=dataclasses.replace(plan.placement,
+                                                                   library=tuple(settings)))
+    store = Store(str(tmp_path / "r.db"), append=True)
+    (run,) = measure_runs(store, mpi, [plan], ["test"])
+    assert run.status == "complete", run.outcomes[-1].message
+    by_size = {c.bytes: c.extra["user_op"] for c in store.cases(run.run_id)}
+    assert by_size == {4096: {"calls_per_iteration": 2, "elements_per_call": 1024},
+                       65536: {"calls_per_iteration": 3, "elements_per_call": 4096}}
+
+
+@pytest.mark.mpi
+def test_an_algorithm_the_library_refuses_here_is_a_skipped_case(db):
+    """Open MPI's two_proc allgather on 4 ranks: the library's own refusal, one case."""
+    from conftest import EMBEDDED
+    done = commscope("run", "allgather", "--np", "4", "--sizes", "64,1KiB", "--algorithm",
+                     "two_proc", "--launches", "1", "--mpi", EMBEDDED, "--db", db)
+    assert "the MPI library refused it: MPI_ERR_UNSUPPORTED_OPERATION" in done.stderr
+    assert done.stderr.count("skipped allgather") == 2
+
+
+@pytest.mark.mpi
+def test_tune_and_verify_run_on_the_real_library(mpi_prefix, db, tmp_path):
+    out = tmp_path / "tuned"
+    done = commscope("tune", "allreduce", "--np", "4", "--sizes", "8,64KiB", "--launches",
+                     "3", "-o", out, "--mpi", mpi_prefix, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [p["bytes"] for p in data["points"]] == [8, 65536]
+    assert all(len(p["algorithms"]) >= 5 for p in data["points"])
+    assert out.is_file()
+    done = commscope("tune", "--verify", out, "--sizes", "8,64KiB", "--launches", "3",
+                     "--mpi", mpi_prefix, "--db", db, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    checks = json.loads(done.stdout)["checks"]
+    assert [(c["np"], c["bytes"]) for c in checks] == [(4, 8), (4, 65536)]
