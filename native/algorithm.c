@@ -131,13 +131,20 @@ static void read_companions(struct algorithms *a)
     }
 }
 
+/* MPICH's spelling of a collective in its variables: ALLREDUCE. */
+static const char *upper_case(const char *collective, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; collective[i] && i + 1 < len; i++)
+        out[i] = (char)toupper((unsigned char)collective[i]);
+    out[i] = '\0';
+    return out;
+}
+
 static void lookup(struct algorithms *a, const char *collective)
 {
     char upper[64];
-    size_t i = 0;
-    for (; collective[i] && i + 1 < sizeof upper; i++)
-        upper[i] = (char)toupper((unsigned char)collective[i]);
-    upper[i] = '\0';
+    upper_case(collective, upper, sizeof upper);
     const char *formats[] = {"coll_tuned_%s_algorithm", "MPIR_CVAR_%s_INTRA_ALGORITHM"};
     for (int f = 0; f < 2; f++) {
         snprintf(a->setting, sizeof a->setting, formats[f], f ? upper : collective);
@@ -158,9 +165,9 @@ static void lookup(struct algorithms *a, const char *collective)
         read_companions(a);
         return;
     }
-    /* Neither: the setting named is the one this library family would have. */
-    snprintf(a->setting, sizeof a->setting, formats[cvar_index(OMPI_DYNAMIC_RULES) < 0],
-             cvar_index(OMPI_DYNAMIC_RULES) < 0 ? upper : collective);
+    /* Neither: name the one this library family would have (Open MPI has the switch). */
+    bool ompi = cvar_index(OMPI_DYNAMIC_RULES) >= 0;
+    snprintf(a->setting, sizeof a->setting, formats[!ompi], ompi ? collective : upper);
 }
 
 const struct algorithms *algorithms_of(const char *collective)
@@ -218,64 +225,69 @@ static int cvar_read_int(const char *name)
     return type == MPI_C_BOOL ? flag : value;
 }
 
+/* A variable's value as the launch set it, read the first time it is asked
+ * for, which must be before the first write: what a case that leaves the
+ * choice to the library writes back. */
+static int launched(const char *name)
+{
+    static struct {
+        char name[96];
+        int value;
+    } seen[64];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (strcmp(seen[i].name, name) == 0)
+            return seen[i].value;
+    if (n == (int)(sizeof seen / sizeof *seen))
+        die("more than %d MPI_T variables set per case", n);
+    snprintf(seen[n].name, sizeof seen[n].name, "%s", name);
+    seen[n].value = cvar_read_int(name);
+    return seen[n++].value;
+}
+
 /* MPICH's CH4 device serves allreduce, bcast and reduce among the ranks of one
  * node by its own shared-memory algorithm (release_gather), which never reaches
  * MPIR_CVAR_<COLL>_INTRA_ALGORITHM; MPIR_CVAR_<COLL>_POSIX_INTRA_ALGORITHM=mpir
- * hands them to it (MPICH 5.0, src/mpid/ch4/shm/posix/posix_coll.h). Forced:
- * mpir; the library's own choice: the value the launch had. */
-static void force_posix_mpir(const char *collective, bool forced)
+ * hands them to it (MPICH 5.0, src/mpid/ch4/shm/posix/posix_coll.h). The value
+ * of mpir: the index of its line in the variable's description. */
+static int posix_mpir(const char *collective, char *name, size_t len)
 {
-    static struct {
-        const char *collective;
-        int launched;
-    } seen[64];
-    static int n;
-    char name[96], upper[64];
-    size_t i = 0;
-    for (; collective[i] && i + 1 < sizeof upper; i++)
-        upper[i] = (char)toupper((unsigned char)collective[i]);
-    upper[i] = '\0';
-    snprintf(name, sizeof name, "MPIR_CVAR_%s_POSIX_INTRA_ALGORITHM", upper);
-    int index = cvar_index(name), at = 0;
-    if (index < 0)
-        return;
-    while (at < n && strcmp(seen[at].collective, collective) != 0)
-        at++;
-    if (at == n && n < (int)(sizeof seen / sizeof *seen)) {
-        seen[n].collective = collective;
-        seen[n++].launched = cvar_read_int(name);
-    }
+    char upper[64];
+    snprintf(name, len, "MPIR_CVAR_%s_POSIX_INTRA_ALGORITHM",
+             upper_case(collective, upper, sizeof upper));
+    int index = cvar_index(name), name_len = 0, desc_len, verbosity, bind, scope;
     char desc[4096];
-    int name_len = 0, desc_len = sizeof desc, verbosity, bind, scope;
     MPI_Datatype type;
     MPI_T_enum e;
     struct wanted mpir = {"mpir", -1};
-    if (MPI_T_cvar_get_info(index, NULL, &name_len, &verbosity, &type, &e, desc, &desc_len,
-                            &bind, &scope) == MPI_SUCCESS)
+    desc_len = sizeof desc;
+    if (index >= 0 && MPI_T_cvar_get_info(index, NULL, &name_len, &verbosity, &type, &e, desc,
+                                          &desc_len, &bind, &scope) == MPI_SUCCESS)
         each_described(desc, take_wanted, &mpir);
-    if (mpir.value < 0)
-        return;
-    cvar_write_int(name, forced ? mpir.value : (at < n ? seen[at].launched : 0));
+    return mpir.value;
 }
 
 MPI_Comm algorithm_comm(const char *collective, const char *name, MPI_Comm comm)
 {
     const struct algorithms *a = algorithms_of(collective);
-    int value = 0;
+    int value = -1;
     for (int i = 0; name && i < a->n; i++)
         if (strcmp(a->names[i], name) == 0)
             value = a->values[i];
-    if (name && !value)
+    if (name && value < 0)
         die("--param algorithm=%s: the library has no such %s algorithm", name, collective);
-    static int dynamic_rules = -1; /* as launched: the default cases keep it */
-    if (cvar_index(OMPI_DYNAMIC_RULES) >= 0) {
-        if (dynamic_rules < 0)
-            dynamic_rules = cvar_read_int(OMPI_DYNAMIC_RULES);
-        cvar_write_int(OMPI_DYNAMIC_RULES, name ? 1 : dynamic_rules);
-    }
+    /* Each variable's own value is read before any case writes it. */
+    bool rules = cvar_index(OMPI_DYNAMIC_RULES) >= 0;
+    char posix[96];
+    int mpir = posix_mpir(collective, posix, sizeof posix);
+    int own_rules = rules ? launched(OMPI_DYNAMIC_RULES) : 0;
+    int own = a->n ? launched(a->setting) : 0, own_posix = mpir >= 0 ? launched(posix) : 0;
+    if (rules)
+        cvar_write_int(OMPI_DYNAMIC_RULES, name ? 1 : own_rules);
     if (a->n)
-        cvar_write_int(a->setting, value);
-    force_posix_mpir(collective, name != NULL);
+        cvar_write_int(a->setting, name ? value : own);
+    if (mpir >= 0)
+        cvar_write_int(posix, name ? mpir : own_posix);
     MPI_Comm dup;
     CHECK_MPI(MPI_Comm_dup(comm, &dup));
     return dup;

@@ -207,6 +207,12 @@ def test_signals():
                         rf"end: median {NUMBER} s, max {NUMBER} s\n", out), out
 
 
+def test_tune(fake_mpi):
+    out = bench("tune.py", "local", "--smoke", "--mpi", fake_mpi)
+    assert "tune" in out and "verify" in out
+    assert "allreduce chosen at" in out and "highest upper bound" in out
+
+
 def test_health_scale():
     out = bench("health.py", "scale", "--smoke")
     assert re.search(rf"analysis {NUMBER} s \(.*\), report {NUMBER} s \(.*; target 5 s\); "

@@ -293,3 +293,29 @@ def test_tune_and_verify_run_on_the_real_library(mpi_prefix, db, tmp_path):
     assert done.returncode in (0, 1), done.stderr
     checks = json.loads(done.stdout)["checks"]
     assert [(c["np"], c["bytes"]) for c in checks] == [(4, 8), (4, 65536)]
+
+
+@pytest.mark.mpi
+def test_a_default_case_after_a_forced_one_is_the_library_s_own(mpi_prefix, tmp_path):
+    """Within one launch, each case forces its algorithm or gives the choice back: the
+    default, measured before ring in one launch and after it in the next (the order
+    turns from launch to launch), reduces as a launch that forces nothing does."""
+    from commscope.kernels import catalog
+    from commscope.launches import measure_runs
+    from commscope.mpi import find_mpi
+    from commscope.plan import plans, sampling
+    from commscope.store import Store
+
+    mpi = find_mpi(str(mpi_prefix))
+    (plan,) = plans(catalog(mpi), mpi, kernel="allreduce", np="4", sizes="64KiB",
+                    params={"op": "user"}, sampling=sampling(iters=20, launches=2))
+    store = Store(str(tmp_path / "r.db"), append=True)
+    alone, both = measure_runs(store, mpi, [plan, dataclasses.replace(
+        plan, each=("algorithm", (None, "ring")))], ["test"])
+    own = {c.launch: c.extra["user_op"] for c in store.cases(alone.run_id)}
+    assert own[1] == own[2]
+    for c in store.cases(both.run_id):
+        wanted = {"calls_per_iteration": 3, "elements_per_call": 4096} \
+            if c.params.get("algorithm") == "ring" else own[1]
+        assert c.extra["user_op"] == wanted, (c.launch, c.params)
+    assert own[1] != {"calls_per_iteration": 3, "elements_per_call": 4096}

@@ -168,10 +168,10 @@ def _setting(g: Guideline, family: str) -> str:
     that does what the mock-up does where it has one."""
     name = g.algorithm.get(family)
     if family == "openmpi":
-        value = name or "NAME (ompi_info --param coll tuned --level 9 lists them)"
+        value = name or "NAME"
         return (f"--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_{g.kernel}_algorithm "
                 f"{value}")
-    value = name or "NAME (mpivars lists them)"
+    value = name or "NAME"
     return f"MPIR_CVAR_{g.kernel.upper()}_INTRA_ALGORITHM={value}"
 
 
@@ -182,7 +182,8 @@ def remedy(g: Guideline, where: str, family: str | None) -> str:
         families = [family] if family in ("openmpi", "mpich") else ["openmpi", "mpich"]
         settings = "; ".join(_setting(g, f) for f in families)
         return (f"{g.kernel} is slower than {g.right} {where}: call {calls} there, or select "
-                f"another algorithm: {settings}")
+                f"another algorithm: {settings} (`commscope tune {g.kernel}` measures each "
+                "and writes the library's rules)")
     if g.kind == "semantics":
         return (f"{g.kernel} {g.label('left')} is slower than {g.label('right')} {where}: use "
                 f"the {g.label('right')} form there")

@@ -21,11 +21,12 @@ from ..rules import mpich, openmpi
 from ..tune import VARY, choose, points, ranges, verify
 from ..views.tune import render, render_verify
 from .common import add_db, add_mpi, exit_code, print_json, write_atomic, writing_store
+from .hosts import add_host_flags, host_args
 
 DEFAULT_SIZES = "8,64,512,4KiB,32KiB,256KiB,1MiB"
-# Seconds each plan (one collective at one np, every algorithm) may spend on its
-# launches: a choice compares many sides, as `check` does.
-MAX_TIME = 6.0
+# Seconds of sampling each case gets per launch: a plan (one collective at one np, every
+# algorithm at every size) may spend this times its cases times its launches.
+CASE_S = 0.2
 LAUNCHES = 5  # as `check`: the paired t on 4 degrees of freedom
 FORMATS = {"openmpi": ".rules", "mpich": ".json"}
 
@@ -55,6 +56,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--verify", metavar="FILE",
                    help="measure the default against a rules file `tune` wrote instead")
     p.add_argument("--json", action="store_true", help="every point (or check) as JSON")
+    add_host_flags(p)
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -72,14 +74,21 @@ def _algorithm(known, name: str, label: str):
     return k, param
 
 
-def _plans(args, mpi, known, kernels: list[str], library=()) -> list:
+def _plans(args, mpi, known, kernels: list[str], library=(), each: bool = False) -> list:
+    """One plan per (np, collective); `each`: every algorithm beside the default."""
     made = []
     for np_ in parse_ranks(args.np):
         for name in kernels:
             (plan,) = plans(known, mpi, kernel=name, np=str(np_), sizes=args.sizes,
-                            sampling=sampling(launches=args.launches, max_time=MAX_TIME))
+                            sampling=sampling(launches=args.launches), **host_args(args))
+            if each:
+                plan = dataclasses.replace(plan, each=(VARY, (None, *known.kernel(
+                    name).params[VARY].choices)))
+            launches = plan.sampling.launches or AUTO_LAUNCHES[0]
             made.append(dataclasses.replace(
-                plan, placement=dataclasses.replace(plan.placement, library=tuple(library))))
+                plan, placement=dataclasses.replace(plan.placement, library=tuple(library)),
+                sampling=sampling(launches=args.launches,
+                                  max_time=CASE_S * plan.cases * launches)))
     return made
 
 
@@ -112,8 +121,7 @@ def _tune(args, argv, mpi, known) -> int:
         _algorithm(known, name, mpi.label)
     path = _output(args, mpi.family)
     args.np = args.np or "4"
-    planned = [dataclasses.replace(p, each=(VARY, (None, *p.kernel.params[VARY].choices)))
-               for p in _plans(args, mpi, known, args.collectives)]
+    planned = _plans(args, mpi, known, args.collectives, each=True)
     store = writing_store(args.db)  # checked before launching
     run_ids = _measure(store, mpi, planned, argv)
     chosen = choose(points([c for r in run_ids for c in store.cases(r)]))
