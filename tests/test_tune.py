@@ -43,6 +43,9 @@ def test_tune_chooses_an_algorithm_only_where_it_is_faster_and_writes_open_mpis_
     assert big["regret"] == pytest.approx(2.0, rel=0.1)
     ring = next(a for a in big["algorithms"] if a["algorithm"] == "ring")
     assert ring["ci"][1] < 1 and ring["p_value"] < 0.05
+    # Each time with its launch-aware interval, as `run` gives it.
+    assert big["default_ci"][0] <= big["default_s"] <= big["default_ci"][1]
+    assert ring["time_ci"][0] <= ring["time_s"] <= ring["time_ci"][1] < big["default_ci"][0]
     # Every algorithm the library lists was measured, in the same launches as the default.
     names = {a["algorithm"] for a in big["algorithms"]}
     assert {"basic_linear", "recursive_doubling", "ring", "rabenseifner"} <= names
@@ -91,9 +94,11 @@ def test_verify_flags_rules_slower_than_the_default_and_passes_faster(fake_mpi, 
     assert [(c["np"], c["bytes"]) for c in checks] == [(4, 64), (4, 4096)]
     assert all(c["slower"] == (scale > 1) for c in checks)
     assert all(c["ratio"] == pytest.approx(scale, rel=0.05) for c in checks)
-    # The default and the rules alternate, launch by launch; the rules by Open MPI's MCA.
+    # The default and the rules alternate, launch by launch, default-rules-rules-default
+    # (4 launches a side as 2 pairs of runs of 2); the rules by Open MPI's MCA.
     with_rules = ["coll_tuned_dynamic_rules_filename" in " ".join(a) for a in launcher.launched]
-    assert with_rules == [False, True] * 4
+    assert with_rules == [False, True, True, False] * 2
+    assert all(c["launches"] == 4 for c in checks)
     assert str(out) in " ".join(launcher.launched[1])
 
 
@@ -169,17 +174,23 @@ def test_open_mpi_rules_read_back_what_was_written():
 
 
 def test_mpich_selection_keeps_the_library_s_tree_where_nothing_was_chosen(monkeypatch):
+    # The library's own leaves say which algorithms a file can name, and with what
+    # parameters (here ring's made-up k=3).
     own = {"avg_msg_size<=8": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
+           "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_ring": {"k=3": {}}},
            "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather": {}}}
-    gather = {"algorithm=MPIR_Allgather_intra_brucks": {}}
+    gather = {"total_msg_size<=64": {"algorithm=MPIR_Allgather_intra_ring": {}},
+              "total_msg_size=any": {"algorithm=MPIR_Allgather_intra_brucks": {}}}
     tree = {"collective=allreduce": {"comm_type=intra": own, "comm_type=inter": {}},
             "collective=allgather": {"comm_type=intra": gather},
             "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_k": {}}}}
     shm = {"collective=allreduce": {"comm_type=intra": {"is_multi_threaded=no": {
         "algorithm=MPIDI_POSIX_mpi_allreduce_release_gather": {}}}}}
-    names = b"\0MPIR_Allreduce_intra_ring\0MPIR_Allgather_intra_ring\0"
     monkeypatch.setattr(mpich, "selection", lambda binary: (json.loads(json.dumps(tree)),
-                                                            json.loads(json.dumps(shm)), names))
+                                                            json.loads(json.dumps(shm)), b""))
+    assert mpich.writable(None) == {"allreduce": {"recursive_doubling", "ring",
+                                                  "reduce_scatter_allgather"},
+                                    "allgather": {"ring", "brucks"}, "barrier": {"k"}}
     kernels = {"allreduce": dataclasses.make_dataclass("K", ["params"])({"op": None}),
                "allgather": dataclasses.make_dataclass("K", ["params"])({})}
     ranges = [Range("allreduce", 4, 8, 64, None), Range("allreduce", 4, 4096, 65536, "ring"),
@@ -191,7 +202,7 @@ def test_mpich_selection_keeps_the_library_s_tree_where_nothing_was_chosen(monke
     assert intra["comm_size<4"] == own and intra["comm_size=any"] == own
     sized = intra["comm_size<=4"]["is_commutative=yes"]
     assert sized == {"avg_msg_size<4096": own,
-                     "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_ring": {}}}
+                     "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_ring": {"k=3": {}}}}
     assert intra["comm_size<=4"]["is_commutative=no"] == own
     # allgather is keyed by its whole result: 64 B a rank at 4 ranks is 256 B.
     assert written["collective=allgather"]["comm_type=intra"]["comm_size<=4"] == {
@@ -221,20 +232,30 @@ def user_op(mpi_prefix, db, *args, env=None) -> dict:
     return case.extra["user_op"]
 
 
+def chunked(user_op: dict) -> bool:
+    """MPICH's own allreduce of 64 KiB on one node (release_gather) reduces in chunks,
+    how many a call varying with the iterations run (the first few go elsewhere)."""
+    return user_op["calls_per_iteration"] > 8 and user_op["elements_per_call"] < 4096
+
+
+RING = {"calls_per_iteration": 3, "elements_per_call": 4096}  # 16384 ints, 4 ranks
+DOUBLING = {"calls_per_iteration": 2, "elements_per_call": 16384}
+
+
 @pytest.mark.mpi
 def test_a_forced_algorithm_is_the_one_the_library_runs(mpi_prefix, db):
     """Ring reduces P-1 times a P-th of the vector, recursive doubling log2 P times the
     whole: both libraries, forced through MPI_T within one launch's communicators."""
-    assert user_op(mpi_prefix, db, "--algorithm", "ring") == \
-        {"calls_per_iteration": 3, "elements_per_call": 4096}
-    assert user_op(mpi_prefix, db, "--algorithm", "recursive_doubling") == \
-        {"calls_per_iteration": 2, "elements_per_call": 16384}
+    assert user_op(mpi_prefix, db, "--algorithm", "ring") == RING
+    assert user_op(mpi_prefix, db, "--algorithm", "recursive_doubling") == DOUBLING
 
 
 @pytest.mark.mpi
 def test_the_written_rules_run_the_chosen_algorithm_at_each_size(mpi_prefix, tmp_path):
-    """A rules file in the library's own format, recursive doubling up to 4 KiB and ring
-    from 64 KiB at 4 ranks: a launch that uses it reduces as each algorithm does, there."""
+    """A rules file in the library's own format: Open MPI, recursive doubling at 4 KiB
+    and ring at 64 KiB; MPICH, whose file names only the algorithms its own selection
+    does, its own choice at 4 KiB and recursive doubling at 64 KiB. A launch that uses
+    the file reduces as each algorithm does, there, and as the library does elsewhere."""
     from commscope.build import native_binary
     from commscope.kernels import catalog
     from commscope.launches import measure_runs
@@ -244,28 +265,29 @@ def test_the_written_rules_run_the_chosen_algorithm_at_each_size(mpi_prefix, tmp
 
     mpi = find_mpi(str(mpi_prefix))
     known = catalog(mpi)
-    ranges = [Range("allreduce", 4, 8, 4096, "recursive_doubling"),
-              Range("allreduce", 4, 65536, 65536, "ring")]
-    if mpi.family == "openmpi":
-        path = tmp_path / "t.rules"
-        path.write_text(openmpi.write(ranges, known.kernels))
-        settings = openmpi.settings(str(path))
-    else:
-        path = tmp_path / "t.json"
-        text, posix = mpich.write(ranges, known.kernels, native_binary(mpi))
-        path.write_text(text)
-        mpich.posix_path(path).write_text(posix)
-        settings = mpich.settings(path)
+    ompi = mpi.family == "openmpi"
+    ranges = [Range("allreduce", 4, 4096, 4096, "recursive_doubling" if ompi else None),
+              Range("allreduce", 4, 65536, 65536, "ring" if ompi else "recursive_doubling")]
+    rules = openmpi if ompi else mpich
+    path = tmp_path / f"t{rules.SUFFIX}"
+    for where, text in rules.files(path, ranges, known.kernels, native_binary(mpi)).items():
+        if text is not None:
+            where.write_text(text)
     (plan,) = plans(known, mpi, kernel="allreduce", np="4", sizes="4KiB,64KiB",
                     params={"op": "user"}, sampling=sampling(iters=20, launches=1))
-    plan = dataclasses.replace(plan, placement=dataclasses.replace(plan.placement,
-                                                                   library=tuple(settings)))
+    with_rules = dataclasses.replace(plan, placement=dataclasses.replace(
+        plan.placement, library=tuple(rules.settings(path))))
     store = Store(str(tmp_path / "r.db"), append=True)
-    (run,) = measure_runs(store, mpi, [plan], ["test"])
-    assert run.status == "complete", run.outcomes[-1].message
-    by_size = {c.bytes: c.extra["user_op"] for c in store.cases(run.run_id)}
-    assert by_size == {4096: {"calls_per_iteration": 2, "elements_per_call": 1024},
-                       65536: {"calls_per_iteration": 3, "elements_per_call": 4096}}
+    own, ruled = measure_runs(store, mpi, [plan, with_rules], ["test"])
+    assert ruled.status == "complete", ruled.outcomes[-1].message
+    by_size = {c.bytes: c.extra["user_op"] for c in store.cases(ruled.run_id)}
+    library = {c.bytes: c.extra["user_op"] for c in store.cases(own.run_id)}
+    if ompi:
+        assert by_size == {4096: {"calls_per_iteration": 2, "elements_per_call": 1024},
+                           65536: RING}
+    else:
+        assert by_size[4096] == library[4096]
+        assert by_size[65536] == DOUBLING and chunked(library[65536])
 
 
 @pytest.mark.mpi
@@ -312,10 +334,21 @@ def test_a_default_case_after_a_forced_one_is_the_library_s_own(mpi_prefix, tmp_
     store = Store(str(tmp_path / "r.db"), append=True)
     alone, both = measure_runs(store, mpi, [plan, dataclasses.replace(
         plan, each=("algorithm", (None, "ring")))], ["test"])
-    own = {c.launch: c.extra["user_op"] for c in store.cases(alone.run_id)}
-    assert own[1] == own[2]
+    own = [c.extra["user_op"] for c in store.cases(alone.run_id)]
+    ompi = mpi.family == "openmpi"
+    assert all(o == own[0] if ompi else chunked(o) for o in own) and own[0] != RING
     for c in store.cases(both.run_id):
-        wanted = {"calls_per_iteration": 3, "elements_per_call": 4096} \
-            if c.params.get("algorithm") == "ring" else own[1]
-        assert c.extra["user_op"] == wanted, (c.launch, c.params)
-    assert own[1] != {"calls_per_iteration": 3, "elements_per_call": 4096}
+        got = c.extra["user_op"]
+        if c.params.get("algorithm") == "ring":
+            assert got == RING, c.launch
+        else:
+            assert got == own[0] if ompi else chunked(got), (c.launch, got, own)
+
+
+def test_an_algorithm_the_rules_format_cannot_name_is_reported_not_chosen():
+    from commscope.tune import Option, Point, choose
+    tree = Option("tree", 1.0, None, 0.5, (0.4, 0.6), 0.001)
+    binomial = Option("binomial", 1.5, None, 0.75, (0.7, 0.8), 0.001)
+    (p,) = choose([Point("bcast", 8, 1024, 2.0, None, (tree, binomial), 5)],
+                  lambda kernel, algorithm: algorithm != "tree")
+    assert (p.choice, p.unwritable, p.gain) == ("binomial", "tree", 0.25)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .cases import Case
 from .stats import benjamini_hochberg
+from .summary import combined_summary
 from .verdicts import ALPHA, ratio_test, rest
 
 VARY = "algorithm"  # the kernel parameter that forces the library's algorithm
@@ -29,6 +30,7 @@ class Option:
     """One algorithm at one point."""
     algorithm: str
     time_s: float  # the median of its launch medians
+    time_ci: tuple[float, float] | None  # its launch-aware 95% interval (as `run` gives)
     ratio: float  # its time over the default's, paired by launch
     ci: tuple[float, float] | None  # the ratio's 95% interval; None: one launch
     p_value: float | None  # one-sided (H1: faster than the default), BH-adjusted
@@ -38,7 +40,8 @@ class Option:
         return self.p_value is not None and self.p_value < ALPHA and self.ci[1] < 1
 
     def as_dict(self) -> dict:
-        return {"algorithm": self.algorithm, "time_s": self.time_s, "ratio": self.ratio,
+        return {"algorithm": self.algorithm, "time_s": self.time_s,
+                "time_ci": list(self.time_ci) if self.time_ci else None, "ratio": self.ratio,
                 "ci": list(self.ci) if self.ci else None, "p_value": self.p_value}
 
 
@@ -49,9 +52,13 @@ class Point:
     np: int
     bytes: int
     default_s: float
+    default_ci: tuple[float, float] | None
     options: tuple[Option, ...]
     launches: int
     choice: str | None = None  # None: the library's own
+    # Faster beyond doubt, and faster than the choice, but not one the library's rules
+    # format can name (MPICH: an algorithm its own selection never names).
+    unwritable: str | None = None
 
     @property
     def chosen(self) -> Option | None:
@@ -69,9 +76,11 @@ class Point:
 
     def as_dict(self) -> dict:
         return {"collective": self.kernel, "np": self.np, "bytes": self.bytes,
-                "default_s": self.default_s, "launches": self.launches,
+                "default_s": self.default_s,
+                "default_ci": list(self.default_ci) if self.default_ci else None,
+                "launches": self.launches,
                 "algorithms": [o.as_dict() for o in self.options], "choice": self.choice,
-                "gain": self.gain, "regret": self.regret}
+                "gain": self.gain, "regret": self.regret, "unwritable": self.unwritable}
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,13 @@ def _by_launch(cases: list[Case]) -> dict:
     return {(c.run_id, c.launch): float(np.median(c.latency_s)) for c in cases}
 
 
+def _interval(cases: list[Case]) -> tuple[float, float] | None:
+    """The launch-aware 95% interval of one side's time (summary.combined_summary)."""
+    found = combined_summary(cases)
+    low, high = found.get("ci_low_s"), found.get("ci_high_s")
+    return (low, high) if low is not None and high is not None else None
+
+
 def points(cases: list[Case]) -> list[Point]:
     """Every point where the default and at least one algorithm were measured, each
     algorithm tested against the default; nothing chosen yet (see choose)."""
@@ -99,7 +115,8 @@ def points(cases: list[Case]) -> list[Point]:
         slot.setdefault(c.params.get(VARY), []).append(c)
     made = []
     for (kernel, np_, nbytes, _), by in sorted(sides.items(), key=lambda kv: kv[0][:3]):
-        default = _by_launch(by.pop(None, []))
+        own = by.pop(None, [])
+        default = _by_launch(own)
         if not default or not by:
             continue
         options = []
@@ -109,14 +126,17 @@ def points(cases: list[Case]) -> list[Point]:
             found = t.interval()
             ci = (1 / found[0][1], 1 / found[0][0]) if found else None
             options.append(Option(name, float(np.median(list(launches.values()))),
-                                  math.exp(-t.log_ratio), ci, found[1] if found else None))
+                                  _interval(measured), math.exp(-t.log_ratio), ci,
+                                  found[1] if found else None))
         made.append(Point(kernel, np_, nbytes, float(np.median(list(default.values()))),
-                          tuple(options), len(default)))
+                          _interval(own), tuple(options), len(default)))
     return made
 
 
-def choose(found: list[Point]) -> list[Point]:
-    """The points with their p-values adjusted as one family, and each one's choice."""
+def choose(found: list[Point], writable=lambda kernel, algorithm: True) -> list[Point]:
+    """The points with their p-values adjusted as one family, and each one's choice:
+    of the algorithms faster beyond doubt that the rules format can name
+    (`writable(kernel, algorithm)`), the fastest."""
     tested = [(i, j) for i, p in enumerate(found) for j, o in enumerate(p.options)
               if o.p_value is not None]
     adjusted = benjamini_hochberg([found[i].options[j].p_value for i, j in tested]) \
@@ -126,9 +146,11 @@ def choose(found: list[Point]) -> list[Point]:
         options[i][j] = replace(options[i][j], p_value=float(p_value))
     chosen = []
     for p, these in zip(found, options):
-        faster = [o for o in these if o.faster]
-        best = min(faster, key=lambda o: o.ratio).algorithm if faster else None
-        chosen.append(replace(p, options=tuple(these), choice=best))
+        faster = sorted((o for o in these if o.faster), key=lambda o: o.ratio)
+        named = [o for o in faster if writable(p.kernel, o.algorithm)]
+        best = named[0].algorithm if named else None
+        blocked = faster[0].algorithm if faster and faster[0].algorithm != best else None
+        chosen.append(replace(p, options=tuple(these), choice=best, unwritable=blocked))
     return chosen
 
 
@@ -174,16 +196,19 @@ class Check:
                 "gain": self.gain, "slower": self.slower, "launches": self.launches}
 
 
-def _by_number(cases: list[Case]) -> dict[tuple, dict]:
+def _by_number(pairs: list[list[Case]]) -> dict[tuple, dict]:
+    """Per point, launch medians keyed by (pair of runs, launch number)."""
     out: dict[tuple, dict] = {}
-    for c in cases:
-        out.setdefault((c.kernel, c.launched_ranks, c.bytes), {})[c.launch] = \
-            float(np.median(c.latency_s))
+    for which, cases in enumerate(pairs):
+        for c in cases:
+            out.setdefault((c.kernel, c.launched_ranks, c.bytes), {})[(which, c.launch)] = \
+                float(np.median(c.latency_s))
     return out
 
 
-def verify(default: list[Case], rules: list[Case]) -> list[Check]:
-    """Each point both sides measured, the rules' launch k paired with the default's."""
+def verify(default: list[list[Case]], rules: list[list[Case]]) -> list[Check]:
+    """Each point both sides measured; `default[i]` and `rules[i]` are one pair of runs,
+    whose launches k pair."""
     a, b = _by_number(rules), _by_number(default)
     made = []
     for key in sorted(set(a) & set(b)):

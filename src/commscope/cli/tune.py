@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from ..errors import UserError
 from ..kernels import catalog
 from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
+from ..plan import AUTO_LAUNCHES, parse_launches, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..rules import mpich, openmpi
 from ..tune import VARY, choose, points, ranges, verify
@@ -28,7 +29,7 @@ DEFAULT_SIZES = "8,64,512,4KiB,32KiB,256KiB,1MiB"
 # algorithm at every size) may spend this times its cases times its launches.
 CASE_S = 0.2
 LAUNCHES = 5  # as `check`: the paired t on 4 degrees of freedom
-FORMATS = {"openmpi": ".rules", "mpich": ".json"}
+FORMATS = {"openmpi": openmpi, "mpich": mpich}  # each library's rules module
 
 
 def add_parser(sub, summary: str) -> None:
@@ -62,7 +63,8 @@ def add_parser(sub, summary: str) -> None:
     p.set_defaults(func=run)
 
 
-def _algorithm(known, name: str, label: str):
+def _algorithm(known, name: str, label: str) -> None:
+    """Refuses a kernel that is no collective with the library's algorithms."""
     k = known.runnable(name)
     param = k.params.get(VARY)
     if param is None or param.kind != VARY:
@@ -71,7 +73,6 @@ def _algorithm(known, name: str, label: str):
     if not param.choices:
         raise UserError(f"tune: {label} has no {param.setting}, so its {name} algorithm "
                         "cannot be forced; leave it out")
-    return k, param
 
 
 def _plans(args, mpi, known, kernels: list[str], library=(), each: bool = False) -> list:
@@ -107,7 +108,7 @@ def _measure(store, mpi, planned, argv) -> list[int]:
 
 
 def _output(args, family: str) -> Path:
-    path = Path(args.output or f"tune-{family}{FORMATS[family]}").resolve()
+    path = Path(args.output or f"tune-{family}{FORMATS[family].SUFFIX}").resolve()
     if not path.parent.is_dir():
         raise UserError(f"-o {args.output}: no such directory")
     return path
@@ -124,25 +125,23 @@ def _tune(args, argv, mpi, known) -> int:
     planned = _plans(args, mpi, known, args.collectives, each=True)
     store = writing_store(args.db)  # checked before launching
     run_ids = _measure(store, mpi, planned, argv)
-    chosen = choose(points([c for r in run_ids for c in store.cases(r)]))
+    rules = FORMATS[mpi.family]
+    writable = rules.writable(native_binary(mpi))
+    chosen = choose(points([c for r in run_ids for c in store.cases(r)]),
+                    lambda kernel, algorithm: writable is None or
+                    algorithm in writable.get(kernel, ()))
     if not chosen:
         raise UserError("tune: no point holds both the default and an algorithm; every "
                         "case failed or was refused (commscope results show)")
-    found = ranges(chosen)
-    if mpi.family == "openmpi":
-        write_atomic(str(path), openmpi.write(found, known.kernels))
-        written, settings = [str(path)], openmpi.settings(str(path))
-        use = "mpirun " + " ".join(f"--mca {n} {v}" for n, v in settings) + " ..."
-    else:
-        text, posix = mpich.write(found, known.kernels, native_binary(mpi))
-        write_atomic(str(path), text)
-        written = [str(path)]
-        if posix:
-            write_atomic(str(mpich.posix_path(path)), posix)
-            written.append(str(mpich.posix_path(path)))
+    written = []
+    for where, text in rules.files(path, ranges(chosen), known.kernels,
+                                   native_binary(mpi)).items():
+        if text is None:
+            where.unlink(missing_ok=True)
         else:
-            mpich.posix_path(path).unlink(missing_ok=True)  # a stale one would be used
-        use = " ".join(f"{n}={v}" for n, v in mpich.settings(path)) + " mpiexec ..."
+            write_atomic(str(where), text)
+            written.append(str(where))
+    use = rules.use(path)
     if args.json:
         print_json({"runs": run_ids, "mpi": mpi.label, "written": written, "use": use,
                     "points": [p.as_dict() for p in chosen]})
@@ -158,28 +157,28 @@ def _verify(args, argv, mpi, known) -> int:
     if args.collectives:
         raise UserError("tune --verify: the file names the collectives; drop "
                         f"{' '.join(args.collectives)}")
-    reader = openmpi.read if mpi.family == "openmpi" else mpich.read
-    covered = reader(path.read_text(errors="replace"), args.verify).collectives
+    rules = FORMATS[mpi.family]
+    covered = rules.read(path.read_text(errors="replace"), args.verify).collectives
     if not covered:
         raise UserError(f"--verify {args.verify}: it sets no collective's algorithm at any "
                         "communicator size; nothing to verify")
     for name in covered:
         _algorithm(known, name, mpi.label)
-    settings = openmpi.settings(str(path)) if mpi.family == "openmpi" else \
-        mpich.settings(path)
+    settings = rules.settings(path)
     if args.np is None:  # the communicator sizes the file was tuned at
         args.np = ",".join(map(str, sorted({n for sizes in covered.values() for n in sizes})))
-    planned = []
-    for name in covered:
-        default = _plans(args, mpi, known, [name])
-        planned += [p for pair in zip(default, _plans(args, mpi, known, [name], settings))
-                    for p in pair]
+    # Per collective and np two pairs of runs, default (D) and rules (R), in the order
+    # D R R D: launch k of each runs D R R D, so neither side always goes first.
+    launches = parse_launches(args.launches)
+    args.launches = str(math.ceil((launches or LAUNCHES) / 2))
+    quads = [[d, r, r, d] for name in covered
+             for d, r in zip(_plans(args, mpi, known, [name]),
+                             _plans(args, mpi, known, [name], settings))]
     store = writing_store(args.db)
-    run_ids = _measure(store, mpi, planned, argv)
-    by_run = {r: store.cases(r) for r in run_ids}
-    default_ids = run_ids[0::2]
-    checks = verify([c for r in default_ids for c in by_run[r]],
-                    [c for r in run_ids[1::2] for c in by_run[r]])
+    run_ids = _measure(store, mpi, [p for q in quads for p in q], argv)
+    cases = [store.cases(r) for r in run_ids]
+    checks = verify([c for i in range(0, len(cases), 4) for c in (cases[i], cases[i + 3])],
+                    [c for i in range(0, len(cases), 4) for c in (cases[i + 1], cases[i + 2])])
     if args.json:
         print_json({"runs": run_ids, "mpi": mpi.label, "rules": str(path),
                     "checks": [c.as_dict() for c in checks]})

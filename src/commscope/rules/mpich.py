@@ -64,15 +64,48 @@ def selection(binary: Path) -> tuple[dict, dict, bytes]:
     return mpir[0], (posix[0] if posix else {}), data
 
 
-def _leaf(kernel: str, algorithm: str, data: bytes) -> dict:
-    """The selection's name of a CVAR choice: MPIR_<Coll>_intra_<choice>, or _allcomm_
-    for those that serve any communicator (nb), as the library itself names it."""
+def _leaves(tree: dict) -> dict[str, dict]:
+    """Every algorithm the tree names, with the parameters its leaf gives it."""
+    found = {}
+    for key, value in tree.items():
+        if key.startswith("algorithm="):
+            found[key.split("=", 1)[1]] = value
+        elif isinstance(value, dict):
+            found.update(_leaves(value))
+    return found
+
+
+def _name(kernel: str, algorithm: str) -> tuple[str, ...]:
+    """The selection's names of a CVAR choice: MPIR_<Coll>_intra_<choice>, or _allcomm_
+    for those that serve any communicator (nb)."""
     coll = kernel[0].upper() + kernel[1:]
-    for name in (f"MPIR_{coll}_intra_{algorithm}", f"MPIR_{coll}_allcomm_{algorithm}"):
-        if name.encode() + b"\0" in data:
-            return {f"algorithm={name}": {}}
-    raise UserError(f"tune: this MPICH has no selection name for {kernel}'s {algorithm} "
-                    f"(looked for MPIR_{coll}_intra_{algorithm}); tune without it")
+    return f"MPIR_{coll}_intra_{algorithm}", f"MPIR_{coll}_allcomm_{algorithm}"
+
+
+def writable(binary: Path) -> dict[str, set[str]]:
+    """Per collective, the algorithms a selection file can name: those the library's own
+    tree names. A leaf of an algorithm with parameters (a tree's kind and radix, a
+    radix k) must give them, or the algorithm runs with zeros (MPICH 5.0 died of SIGFPE
+    with a bare MPIR_Bcast_intra_tree here); the library's own leaves show which
+    parameters, and commscope takes them from there, never from a table of its own."""
+    mpir, _, _ = selection(binary)
+    names = list(_leaves(mpir))
+    out: dict[str, set[str]] = {}
+    for key in mpir:
+        kernel = key.split("=", 1)[1]
+        coll = kernel[0].upper() + kernel[1:]
+        out[kernel] = {m[1] for m in (re.fullmatch(rf"MPIR_{coll}_(?:intra|allcomm)_(\w+)", n)
+                                      for n in names) if m}
+    return out
+
+
+def _leaf(kernel: str, algorithm: str, known: dict) -> dict:
+    """The leaf of a CVAR choice, with the parameters the library's own leaf gives it."""
+    for name in _name(kernel, algorithm):
+        if name in known:
+            return {f"algorithm={name}": known[name]}
+    raise UserError(f"tune: this MPICH's own selection never names {kernel}'s {algorithm}, "
+                    "so commscope cannot write its leaf; tune without it")
 
 
 def _by_size(kernel: str, np_: int, rules: list[Range], chosen, own) -> dict:
@@ -110,15 +143,19 @@ def _put(tree: dict, kernel: str, ranges: list[Range], chosen, reduces: bool) ->
 
 def write(ranges: list[Range], kernels: dict, binary: Path) -> tuple[str, str | None]:
     """The MPIR file, and the shared-memory level's (None where it is not needed)."""
-    mpir, posix, data = selection(binary)
+    mpir, posix, _ = selection(binary)
+    known = _leaves(mpir)
     for kernel in sorted({r.kernel for r in ranges}):
         mine = [r for r in ranges if r.kernel == kernel]
         reduces = "op" in kernels[kernel].params
-        _put(mpir, kernel, mine, lambda r, own: _leaf(r.kernel, r.choice, data), reduces)
+        _put(mpir, kernel, mine, lambda r, own: _leaf(r.kernel, r.choice, known), reduces)
         _put(posix, kernel, mine, _nothing, reduces)
     changed = any(r.choice for r in ranges if f"collective={r.kernel}" in posix)
     return json.dumps(mpir, indent=1) + "\n", (json.dumps(posix, indent=1) + "\n"
                                                 if changed else None)
+
+
+SUFFIX = ".json"
 
 
 def posix_path(path: Path) -> Path:
@@ -126,10 +163,21 @@ def posix_path(path: Path) -> Path:
     return path.with_name(path.stem + ".posix" + path.suffix)
 
 
+def files(path: Path, ranges: list[Range], kernels: dict, binary: Path) -> dict:
+    """What to write where, {path: text}; None: a stale file to remove, which the
+    library would otherwise still be told to read."""
+    text, posix = write(ranges, kernels, binary)
+    return {path: text, posix_path(path): posix}
+
+
 def settings(path: Path) -> list[tuple[str, str]]:
     """The environment that makes a launch use the files."""
     extra = posix_path(path)
     return [(MPIR, str(path))] + ([(POSIX, str(extra))] if extra.is_file() else [])
+
+
+def use(path: Path) -> str:
+    return " ".join(f"{n}={v}" for n, v in settings(path)) + " mpiexec ..."
 
 
 def read(text: str, name: str) -> Rules:

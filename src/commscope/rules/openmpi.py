@@ -17,6 +17,7 @@ datatype's size times the count, times the communicator size for allgather and a
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..errors import UserError
 from ..tune import Range
@@ -36,9 +37,27 @@ def message_size(kernel: str, nbytes: int, np: int) -> int:
     return nbytes * np if kernel in PER_PEER else nbytes
 
 
-def settings(path: str) -> list[tuple[str, str]]:
+SUFFIX = ".rules"
+
+
+def settings(path: Path) -> list[tuple[str, str]]:
     """The MCA settings that make a launch use the file (mpirun --mca, or OMPI_MCA_*)."""
-    return [("coll_tuned_use_dynamic_rules", "1"), ("coll_tuned_dynamic_rules_filename", path)]
+    return [("coll_tuned_use_dynamic_rules", "1"),
+            ("coll_tuned_dynamic_rules_filename", str(path))]
+
+
+def writable(binary: Path) -> None:
+    """Every algorithm can be named in a rule (None: no restriction)."""
+    return None
+
+
+def use(path: Path) -> str:
+    return "mpirun " + " ".join(f"--mca {n} {v}" for n, v in settings(path)) + " ..."
+
+
+def files(path: Path, ranges: list[Range], kernels: dict, binary: Path) -> dict:
+    """What to write where: {path: text}."""
+    return {path: write(ranges, kernels)}
 
 
 def _how(kernel, param) -> list[int]:

@@ -33,6 +33,12 @@ def render(points: list[Point], written: list[str], use: str) -> str:
                  f"library's (ratio: the algorithm's time over the default's, launch medians "
                  f"paired by launch; chosen: BH-adjusted one-sided p < {units.p_value(ALPHA)} "
                  "and the whole interval below 1; the rest keep the library's choice)")
+    blocked = [p for p in points if p.unwritable]
+    if blocked:
+        lines.append("faster beyond doubt but not in the file, whose format cannot name them "
+                     "(docs/tune.md, Formats): " + ", ".join(
+                         f"{p.kernel} {p.unwritable} at {format_bytes(p.bytes)} np{p.np}"
+                         for p in blocked))
     lines += [f"wrote {path}" for path in written]
     lines.append(f"use it: {use}")
     return "\n".join(lines)
