@@ -158,6 +158,9 @@ static void lookup(struct algorithms *a, const char *collective)
         if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &e, desc,
                                 &desc_len, &bind, &scope) != MPI_SUCCESS || type != MPI_INT)
             return;
+        a->fixed = scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY;
+        if (a->fixed)
+            return;
         if (e != MPI_T_ENUM_NULL)
             from_enum(a, e);
         else
@@ -270,6 +273,13 @@ static int posix_mpir(const char *collective, char *name, size_t len)
 MPI_Comm algorithm_comm(const char *collective, const char *name, MPI_Comm comm)
 {
     const struct algorithms *a = algorithms_of(collective);
+    static bool forced; /* in this launch so far: until then, nothing to give back */
+    MPI_Comm dup;
+    if (!name && !forced) {
+        CHECK_MPI(MPI_Comm_dup(comm, &dup));
+        return dup;
+    }
+    forced = true;
     int value = -1;
     for (int i = 0; name && i < a->n; i++)
         if (strcmp(a->names[i], name) == 0)
@@ -288,7 +298,6 @@ MPI_Comm algorithm_comm(const char *collective, const char *name, MPI_Comm comm)
         cvar_write_int(a->setting, name ? value : own);
     if (mpir >= 0)
         cvar_write_int(posix, name ? mpir : own_posix);
-    MPI_Comm dup;
     CHECK_MPI(MPI_Comm_dup(comm, &dup));
     return dup;
 }

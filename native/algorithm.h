@@ -6,11 +6,15 @@
 #define COMMSCOPE_ALGORITHM_H
 
 #include <mpi.h>
+#include <stdbool.h>
 
 struct algorithms {
     /* The library's variable for this collective, as looked for; whether
      * the library has it is n > 0. */
     char setting[96];
+    /* The library has the setting but will not change it while a job runs
+     * (MPI_T scope constant or read-only: Open MPI 5.0's allgatherv): no choices. */
+    bool fixed;
     int n;
     const char **names; /* NULL-terminated; the library's own choice (0) left out */
     int *values;        /* the variable's value for each name */

@@ -63,6 +63,7 @@ static void param(struct jsonl *j, const struct kernel *k, const struct kparam *
         const struct algorithms *a = algorithms_of(k->name);
         jsonl_open(j, "algorithm", '{');
         jsonl_str(j, "setting", a->setting);
+        jsonl_bool(j, "fixed", a->fixed);
         jsonl_open(j, "values", '[');
         for (int i = 0; i < a->n; i++)
             jsonl_int(j, NULL, a->values[i]);

@@ -2,6 +2,7 @@
  * and writes JSON Lines records to stdout (docs/native.md). */
 #include <mpi.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,16 +60,18 @@ static void die_with_parent(void)
 #endif
 }
 
-/* The case's communicator: a kernel with the library's algorithm as a
- * parameter gets a fresh one made with the algorithm forced (algorithm.h),
- * also when the library chooses, so that every variant pays alike. */
+/* The case's communicator: where a launch forces the library's algorithm
+ * (--param algorithm, or --each over it), a fresh one per case, made with
+ * the case's algorithm forced or the library's choice given back
+ * (algorithm.h), so that every variant pays alike; else the world's. */
 static MPI_Comm case_comm(const struct config *cfg, const char *variant)
 {
     const struct kernel *k = cfg->kernel;
     const struct kparam *p = kernel_param(k, "algorithm");
-    if (!p || p->kind != PARAM_ALGORITHM)
-        return MPI_COMM_WORLD;
+    bool varied = cfg->each.key && strcmp(cfg->each.key, "algorithm") == 0;
     struct kcase c = {.cfg = cfg, .variant = variant};
+    if (!p || p->kind != PARAM_ALGORITHM || (!varied && !kcase_param(&c, "algorithm")))
+        return MPI_COMM_WORLD;
     return algorithm_comm(k->name, kcase_param(&c, "algorithm"), MPI_COMM_WORLD);
 }
 

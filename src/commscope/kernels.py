@@ -67,6 +67,7 @@ class Param:
     # The library's settings named <setting>_<what>, as read (Open MPI's segmentsize,
     # tree_fanout, ...): how a forced algorithm runs.
     companions: dict[str, int] = field(default_factory=dict)
+    fixed: bool = False  # the library has the setting but will not change it mid-job
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ def _kernel(k: dict) -> Kernel:
                                 for c, e in p["elements"].items()},
                                p["needs"], tuple(p["modes"]), p["binds_buffers"],
                                *((p["algorithm"]["setting"], tuple(p["algorithm"]["values"]),
-                                  p["algorithm"]["companions"])
+                                  p["algorithm"]["companions"], p["algorithm"]["fixed"])
                                  if p.get("algorithm") else ()))
               for p in k["params"]}
     return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],

@@ -453,8 +453,10 @@ def algorithm_name(k: Kernel, p, value: str, name: str) -> str:
     """The library's algorithm `value` (a name, or its number in the library's setting)
     by name: one case identity whichever way it was given."""
     if not p.choices:
-        raise UserError(f"{name}: this MPI library has no {p.setting}, so {k.name}'s "
-                        "algorithm cannot be forced; run without it, or choose another MPI")
+        why = f"keeps {p.setting} fixed while a job runs (MPI_T scope constant)" if p.fixed \
+            else f"has no {p.setting}"
+        raise UserError(f"{name}: this MPI library {why}, so {k.name}'s algorithm cannot be "
+                        "forced case by case; run without it, or choose another MPI")
     if value.isdigit() and int(value) in p.values:
         return p.choices[p.values.index(int(value))]
     if value not in p.choices:

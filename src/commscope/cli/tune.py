@@ -71,8 +71,10 @@ def _algorithm(known, name: str, label: str) -> None:
         takers = ", ".join(n for n, o in known.kernels.items() if VARY in o.params)
         raise UserError(f"tune: {name} has no algorithm a library chooses; tune takes {takers}")
     if not param.choices:
-        raise UserError(f"tune: {label} has no {param.setting}, so its {name} algorithm "
-                        "cannot be forced; leave it out")
+        why = f"keeps {param.setting} fixed while a job runs" if param.fixed else \
+            f"has no {param.setting}"
+        raise UserError(f"tune: {label} {why}, so its {name} algorithm cannot be forced; "
+                        "leave it out")
 
 
 def _plans(args, mpi, known, kernels: list[str], library=(), each: bool = False) -> list:
