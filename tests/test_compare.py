@@ -139,6 +139,32 @@ def test_ten_percent_slowdown_is_found(db):
     assert "3 matched cases: 1 regression" in table
 
 
+def test_junit_has_a_testcase_per_matched_case_and_fails_only_the_regression(db, tmp_path):
+    import junitparser
+    rng = np.random.default_rng(1)
+    shift = 0.10 * MEDIAN_S
+    _add_run(db, {s: (lambda: _samples(rng, 200)) for s in SIZES}, launches=4, rng=rng)
+    _add_run(db, {8: lambda: _samples(rng, 200), 1024: lambda: _samples(rng, 200, shift),
+                  65536: lambda: _samples(rng, 200)}, launches=4, rng=rng)
+    xml = tmp_path / "compare.xml"
+    done, out = _compare_json(db, "1", "2", "--threshold", "5%", "--junit", xml)
+    assert done.returncode == 1, done.stderr
+    read = junitparser.JUnitXml.fromfile(str(xml))
+    (suite,) = [read] if isinstance(read, junitparser.TestSuite) else list(read)
+    cases = {c.name: c for c in suite}
+    assert len(cases) == len(out["cases"]) == 3
+    (failed,) = [c for c in cases.values() if not c.is_passed]
+    assert failed.name == "pingpong standard 1 KiB np2"
+    (failure,) = failed.result
+    assert failure.message.startswith("regression: +") and "95% CI" in failure.message \
+        and "p (BH)" in failure.message
+    verdicts = {c["bytes"]: c["verdict"] for c in out["cases"]}
+    for nbytes in (8, 65536):
+        (case,) = [c for name, c in cases.items() if name.startswith(
+            f"pingpong standard {'8 B' if nbytes == 8 else '64 KiB'} ")]
+        assert case.is_passed and case.system_out.startswith(verdicts[nbytes] + ":")
+
+
 def test_same_distribution_finds_nothing(db):
     rng = np.random.default_rng(2)
     for _ in range(2):
@@ -210,6 +236,7 @@ def test_launches_pool_and_unmatched_cases_are_listed(db):
     ("1", "3", [], "no case of A (1) matches one of B (3)"),
     ("1", "2", ["--threshold", "5x"], "--threshold 5x: give a percentage (5%) or a fraction"),
     ("1", "2", ["--threshold", "5"], "--threshold 5: give a percentage"),
+    ("1", "2", ["--junit", "/no/such/dir/c.xml"], "--junit /no/such/dir/c.xml: no such directory"),
 ])
 def test_bad_input_is_one_line(db, a, b, extra, says):
     rng = np.random.default_rng(6)

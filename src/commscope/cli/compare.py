@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .. import names, selection
 from ..compare import ALPHA, DEFAULT_THRESHOLD, compare, load_side, parse_threshold
 from ..errors import UserError
 from ..results import case_history
-from ..views.compare import render
-from .common import add_db, existing_store, print_json
+from ..views.compare import junit, render
+from .common import add_db, existing_store, print_json, write_atomic
 
 
 def add_parser(sub, summary: str) -> None:
@@ -25,12 +26,17 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--all", action="store_true",
                    help="every matched case and the unmatched ones, not only significant changes")
     p.add_argument("--json", action="store_true", help="every matched case as JSON")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write JUnit XML: a testcase per matched case, a regression "
+                        "a failure")
     add_db(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     threshold = parse_threshold(args.threshold)
+    if args.junit and not Path(args.junit).resolve().parent.is_dir():
+        raise UserError(f"--junit {args.junit}: no such directory")
     store = existing_store(args.db)
     runs_a = selection.parse(args.a, store, "A")
     runs_b = selection.parse(args.b, store, "B")
@@ -42,6 +48,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if not result.changes:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")
+    if args.junit:
+        write_atomic(args.junit, junit(result))
     if args.json:
         print_json({"a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold,
                     "correction": "benjamini-hochberg",
