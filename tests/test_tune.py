@@ -87,10 +87,17 @@ def test_verify_flags_rules_slower_than_the_default_and_passes_faster(fake_mpi, 
                   "--launches", "3", launcher=FakeLauncher(factor=ring_halves_large))
     launcher = RulesLauncher()
     launcher.rules_scale = scale
+    xml = tmp_path / "verify.xml"
     done = commscope("tune", "--verify", out, "--sizes", "64,4KiB", "--launches", "4",
-                     "--mpi", fake_mpi, "--db", db, "--json", launcher=launcher)
+                     "--mpi", fake_mpi, "--db", db, "--json", "--junit", xml,
+                     launcher=launcher)
     assert done.returncode == code, done.stderr
     checks = json.loads(done.stdout)["checks"]
+    import junitparser
+    read = junitparser.JUnitXml.fromfile(str(xml))
+    (suite,) = [read] if isinstance(read, junitparser.TestSuite) else list(read)
+    assert [(c.name, c.is_passed) for c in suite] == [
+        ("allreduce np4 64 B", scale < 1), ("allreduce np4 4 KiB", scale < 1)]
     assert [(c["np"], c["bytes"]) for c in checks] == [(4, 64), (4, 4096)]
     assert all(c["slower"] == (scale > 1) for c in checks)
     assert all(c["ratio"] == pytest.approx(scale, rel=0.05) for c in checks)
@@ -135,6 +142,7 @@ def test_the_report_shows_each_algorithm_the_choice_and_the_regret(fake_mpi, db,
     (("tune",), "name the collectives"),
     (("tune", "allreduce", "-o", "/no/such/dir/x.rules"), "no such directory"),
     (("tune", "--verify", "/no/such/file"), "no such file"),
+    (("tune", "allreduce", "--junit", "x.xml"), "--junit is for --verify"),
 ])
 def test_bad_input_is_one_line(fake_mpi, db, args, words):
     line = one_line_error(commscope(*args, "--mpi", fake_mpi, "--db", db,

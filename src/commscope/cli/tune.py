@@ -20,7 +20,7 @@ from ..plan import AUTO_LAUNCHES, parse_launches, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..rules import mpich, openmpi
 from ..tune import VARY, choose, points, ranges, verify
-from ..views.tune import render, render_verify
+from ..views.tune import junit, render, render_verify
 from .common import add_db, add_mpi, exit_code, print_json, write_atomic, writing_store
 from .hosts import add_host_flags, host_args
 
@@ -57,6 +57,9 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--verify", metavar="FILE",
                    help="measure the default against a rules file `tune` wrote instead")
     p.add_argument("--json", action="store_true", help="every point (or check) as JSON")
+    p.add_argument("--junit", metavar="FILE",
+                   help="--verify: also write JUnit XML, a testcase per size, rules slower "
+                        "than the default a failure")
     add_host_flags(p)
     add_mpi(p)
     add_db(p)
@@ -120,6 +123,8 @@ def _tune(args, argv, mpi, known) -> int:
     if not args.collectives:
         raise UserError("tune: name the collectives to tune, e.g. `commscope tune allreduce "
                         "bcast`, or give --verify FILE")
+    if args.junit:
+        raise UserError("tune: --junit is for --verify, whose checks pass or fail; drop it")
     for name in args.collectives:
         _algorithm(known, name, mpi.label)
     path = _output(args, mpi.family)
@@ -159,6 +164,8 @@ def _verify(args, argv, mpi, known) -> int:
     if args.collectives:
         raise UserError("tune --verify: the file names the collectives; drop "
                         f"{' '.join(args.collectives)}")
+    if args.junit and not Path(args.junit).resolve().parent.is_dir():
+        raise UserError(f"--junit {args.junit}: no such directory")
     rules = FORMATS[mpi.family]
     covered = rules.read(path.read_text(errors="replace"), args.verify).collectives
     if not covered:
@@ -181,6 +188,8 @@ def _verify(args, argv, mpi, known) -> int:
     cases = [store.cases(r) for r in run_ids]
     checks = verify([c for i in range(0, len(cases), 4) for c in (cases[i], cases[i + 3])],
                     [c for i in range(0, len(cases), 4) for c in (cases[i + 1], cases[i + 2])])
+    if args.junit:
+        write_atomic(args.junit, junit(checks))
     if args.json:
         print_json({"runs": run_ids, "mpi": mpi.label, "rules": str(path),
                     "checks": [c.as_dict() for c in checks]})

@@ -3,6 +3,8 @@ fastest algorithm against it, and the choice; `--verify`: the rules against the 
 
 from __future__ import annotations
 
+from xml.etree import ElementTree
+
 from .. import units
 from ..sizes import format_bytes
 from ..tune import ALPHA, Check, Point
@@ -44,9 +46,13 @@ def render(points: list[Point], written: list[str], use: str) -> str:
     return "\n".join(lines)
 
 
-def _verify_row(c: Check) -> tuple[str, ...]:
-    word = "SLOWER" if c.slower else "faster" if c.ci and c.ci[1] < 1 else "within noise" \
+def _word(c: Check) -> str:
+    return "SLOWER" if c.slower else "faster" if c.ci and c.ci[1] < 1 else "within noise" \
         if c.ci else "inconclusive"
+
+
+def _verify_row(c: Check) -> tuple[str, ...]:
+    word = _word(c)
     return (c.kernel, str(c.np), format_bytes(c.bytes), str(c.launches), units.us(c.default_s),
             units.us(c.rules_s), units.ratio(c.ratio), _ci(c.ci),
             "-" if c.p_value is None else units.p_value(c.p_value), word)
@@ -61,3 +67,23 @@ def render_verify(checks: list[Check], path: str) -> str:
                  f"beyond noise (ratio: rules over default, launch k of each paired); the "
                  f"highest upper bound of an interval: {units.ratio(worst)}")
     return "\n".join(lines)
+
+
+def junit(checks: list[Check]) -> str:
+    """`tune --verify` as JUnit XML: a testcase per (collective, np, size); rules slower
+    than the default beyond noise are a failure, with the ratio, its interval and p."""
+    suite = ElementTree.Element("testsuite", name="commscope tune --verify",
+                                tests=str(len(checks)),
+                                failures=str(sum(c.slower for c in checks)))
+    for c in checks:
+        case = ElementTree.SubElement(suite, "testcase", classname=c.kernel,
+                                      name=f"{c.kernel} np{c.np} {format_bytes(c.bytes)}")
+        row = dict(zip(VERIFY, _verify_row(c)))
+        figures = (f"rules/default {row['ratio']} (95% CI {row['95% CI']}), p (BH) "
+                   f"{row['p (BH)']}, default {row['default us']} us, rules {row['rules us']} us")
+        if c.slower:
+            ElementTree.SubElement(case, "failure", type="slower", message=f"slower: {figures}")
+        else:
+            ElementTree.SubElement(case, "system-out").text = f"{_word(c)}: {figures}"
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
+
