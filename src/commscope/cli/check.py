@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from .. import selection
 from ..compare import parse_threshold
@@ -19,7 +18,8 @@ from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..verdicts import DEFAULT_THRESHOLD, judge
 from ..views.check import junit, remedies, render
-from .common import add_db, add_mpi, existing_store, print_json, writing_store
+from .common import (add_db, add_mpi, check_directory, existing_store, print_json, write_atomic,
+                     writing_store)
 
 DEFAULT_SIZES = "8:1MiB"
 # Seconds each plan (a kernel and what varies on it) may spend on its launches: a verdict
@@ -117,8 +117,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if not (args.ids or args.all or args.runs):
         raise UserError("check: name guidelines (listed in `commscope check --help`), or "
                         "give --all, or --runs SEL to judge stored runs")
-    if args.junit and not Path(args.junit).resolve().parent.is_dir():
-        raise UserError(f"--junit {args.junit}: no such directory")
+    check_directory("--junit", args.junit)
     run_ids, store, chosen, family = _stored(args, cat) if args.runs else \
         _measure(args, cat, ["commscope", *argv])
     cases = [c for r in run_ids for c in store.cases(r)]
@@ -128,7 +127,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"check --runs {args.runs}: nothing to check; these runs hold no "
                         f"size sweep and neither side of a guideline ({wanted}) together")
     if args.junit:
-        Path(args.junit).write_text(junit(verdicts))
+        write_atomic(args.junit, junit(verdicts))
     if args.json:
         print_json({"runs": run_ids, "threshold": threshold,
                     "verdicts": [v.as_dict() for v in verdicts],

@@ -47,6 +47,12 @@ def writing_store(path: str) -> Store:
     return store
 
 
+def check_directory(flag: str, path: str | None) -> None:
+    """Refuse, before anything is measured, a file to write whose directory is missing."""
+    if path and not Path(path).resolve().parent.is_dir():
+        raise UserError(f"{flag} {path}: no such directory")
+
+
 def write_atomic(path: str, text: str) -> None:
     """The whole file or the old one: node_exporter may read it at any moment."""
     target = Path(path)

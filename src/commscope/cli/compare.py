@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from .. import names, selection
 from ..compare import ALPHA, DEFAULT_THRESHOLD, compare, load_side, parse_threshold
 from ..errors import UserError
 from ..results import case_history
 from ..views.compare import junit, render
-from .common import add_db, existing_store, print_json, write_atomic
+from .common import add_db, check_directory, existing_store, print_json, write_atomic
 
 
 def add_parser(sub, summary: str) -> None:
@@ -35,8 +34,7 @@ def add_parser(sub, summary: str) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     threshold = parse_threshold(args.threshold)
-    if args.junit and not Path(args.junit).resolve().parent.is_dir():
-        raise UserError(f"--junit {args.junit}: no such directory")
+    check_directory("--junit", args.junit)
     store = existing_store(args.db)
     runs_a = selection.parse(args.a, store, "A")
     runs_b = selection.parse(args.b, store, "B")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
-from pathlib import Path
 
 from ..compare import parse_threshold
 from ..errors import UserError
@@ -20,7 +19,8 @@ from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
 from ..views.health import as_json, junit, prometheus, render
-from .common import add_db, add_mpi, print_json, write_atomic, writing_store
+from .common import (add_db, add_mpi, check_directory, print_json, write_atomic,
+                     writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 LAUNCHES = 3
@@ -121,9 +121,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     threshold = parse_threshold(args.threshold)
     if not 0 < threshold < 1:
         raise UserError(f"--threshold {args.threshold}: give a slowdown between 0% and 100%")
-    for flag, path in (("--junit", args.junit), ("--prom", args.prom)):
-        if path and not Path(path).resolve().parent.is_dir():
-            raise UserError(f"{flag} {path}: no such directory")
+    check_directory("--junit", args.junit)
+    check_directory("--prom", args.prom)
     mpi = find_mpi(args.mpi)
     spec, count = _nodes(args, mpi)
     # The rounds of the tournament, native/kernels/pairs.c: N-1, or N when N is odd.
@@ -147,7 +146,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                         "and no verdict is given")
     health = health_of(store, measured.run_id, threshold)
     if args.junit:
-        Path(args.junit).write_text(junit(health))
+        write_atomic(args.junit, junit(health))
     if args.prom:
         write_atomic(args.prom, prometheus(health))
     if args.json:

@@ -21,7 +21,8 @@ from ..progress import Progress
 from ..rules import mpich, openmpi
 from ..tune import VARY, choose, points, ranges, verify
 from ..views.tune import junit, render, render_verify
-from .common import add_db, add_mpi, exit_code, print_json, write_atomic, writing_store
+from .common import (add_db, add_mpi, check_directory, exit_code, print_json, write_atomic,
+                     writing_store)
 from .hosts import add_host_flags, host_args
 
 DEFAULT_SIZES = "8,64,512,4KiB,32KiB,256KiB,1MiB"
@@ -113,10 +114,8 @@ def _measure(store, mpi, planned, argv) -> list[int]:
 
 
 def _output(args, family: str) -> Path:
-    path = Path(args.output or f"tune-{family}{FORMATS[family].SUFFIX}").resolve()
-    if not path.parent.is_dir():
-        raise UserError(f"-o {args.output}: no such directory")
-    return path
+    check_directory("-o", args.output)
+    return Path(args.output or f"tune-{family}{FORMATS[family].SUFFIX}").resolve()
 
 
 def _tune(args, argv, mpi, known) -> int:
@@ -164,8 +163,7 @@ def _verify(args, argv, mpi, known) -> int:
     if args.collectives:
         raise UserError("tune --verify: the file names the collectives; drop "
                         f"{' '.join(args.collectives)}")
-    if args.junit and not Path(args.junit).resolve().parent.is_dir():
-        raise UserError(f"--junit {args.junit}: no such directory")
+    check_directory("--junit", args.junit)
     rules = FORMATS[mpi.family]
     covered = rules.read(path.read_text(errors="replace"), args.verify).collectives
     if not covered:

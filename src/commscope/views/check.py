@@ -3,12 +3,11 @@ process count and size, and what to change where one is violated."""
 
 from __future__ import annotations
 
-from xml.etree import ElementTree
-
 from .. import units
 from ..guidelines import Guideline, remedy
 from ..sizes import format_bytes
 from ..verdicts import ALPHA, Verdict
+from .junit import Case, suite
 from .tables import Table
 
 HEADER = ("guideline", "case", "size", "launches", "left us", "ratio", "95% CI", "p (BH)",
@@ -60,14 +59,9 @@ def render(verdicts: list[Verdict], guidelines: list[Guideline], threshold: floa
 
 def junit(verdicts: list[Verdict]) -> str:
     """One testcase per (guideline, series, size); a violation is a failure."""
-    suite = ElementTree.Element("testsuite", name="commscope check", tests=str(len(verdicts)),
-                                failures=str(sum(v.verdict == "violated" for v in verdicts)))
-    for v in verdicts:
-        case = ElementTree.SubElement(suite, "testcase", classname=v.id,
-                                      name=f"{v.case} {format_bytes(v.bytes)}")
-        if v.verdict == "violated":
-            ElementTree.SubElement(case, "failure", message=(
-                f"ratio {units.ratio(v.ratio)} (95% CI {_ci(v)}), p {units.p_value(v.p_value)}"))
-        elif v.verdict != "holds":
-            ElementTree.SubElement(case, "system-out").text = v.verdict
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
+    return suite("commscope check", [
+        Case(v.id, f"{v.case} {format_bytes(v.bytes)}",
+             failure=(f"ratio {units.ratio(v.ratio)} (95% CI {_ci(v)}), p "
+                      f"{units.p_value(v.p_value)}") if v.verdict == "violated" else None,
+             output=v.verdict if v.verdict != "holds" else None)
+        for v in verdicts])

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from xml.etree import ElementTree
-
 from .. import names, units
 from ..compare import ALPHA, CaseChange, Comparison
+from .junit import Case, suite
 from .tables import Table
 
 HEADER = ("case", "launches", "A us", "B us", "change", "95% CI", "p (BH)", "verdict")
@@ -62,19 +61,12 @@ def junit(result: Comparison) -> str:
     """JUnit XML for CI: one testcase per matched case; a regression is a failure whose
     message gives the shift, its interval and the p-value; every other verdict passes
     with its word (within noise, inconclusive, ...) in its output."""
-    suite = ElementTree.Element("testsuite", name="commscope compare",
-                                tests=str(len(result.changes)),
-                                failures=str(len(result.regressions)))
+    cases = []
     for c in result.changes:
-        case = ElementTree.SubElement(suite, "testcase", classname=c.case.get("kernel", ""),
-                                      name=names.identity(c.case))
         row = dict(zip(HEADER, _row(c)))
         figures = (f"{row['change']} (95% CI {row['95% CI']}), p (BH) {row['p (BH)']}, "
                    f"A {row['A us']} us, B {row['B us']} us, launches {row['launches']}")
-        if c.regression:
-            ElementTree.SubElement(case, "failure", type="regression",
-                                   message=f"regression: {figures}")
-        else:
-            ElementTree.SubElement(case, "system-out").text = f"{c.verdict}: {figures}"
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
-
+        cases.append(Case(c.case.get("kernel", ""), names.identity(c.case),
+                          failure=f"regression: {figures}" if c.regression else None,
+                          kind="regression", output=f"{c.verdict}: {figures}"))
+    return suite("commscope compare", cases)

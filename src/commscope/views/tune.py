@@ -3,11 +3,10 @@ fastest algorithm against it, and the choice; `--verify`: the rules against the 
 
 from __future__ import annotations
 
-from xml.etree import ElementTree
-
 from .. import units
 from ..sizes import format_bytes
 from ..tune import ALPHA, Check, Point
+from .junit import Case, suite
 from .tables import Table
 
 HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its ratio",
@@ -72,18 +71,12 @@ def render_verify(checks: list[Check], path: str) -> str:
 def junit(checks: list[Check]) -> str:
     """`tune --verify` as JUnit XML: a testcase per (collective, np, size); rules slower
     than the default beyond noise are a failure, with the ratio, its interval and p."""
-    suite = ElementTree.Element("testsuite", name="commscope tune --verify",
-                                tests=str(len(checks)),
-                                failures=str(sum(c.slower for c in checks)))
+    cases = []
     for c in checks:
-        case = ElementTree.SubElement(suite, "testcase", classname=c.kernel,
-                                      name=f"{c.kernel} np{c.np} {format_bytes(c.bytes)}")
         row = dict(zip(VERIFY, _verify_row(c)))
         figures = (f"rules/default {row['ratio']} (95% CI {row['95% CI']}), p (BH) "
                    f"{row['p (BH)']}, default {row['default us']} us, rules {row['rules us']} us")
-        if c.slower:
-            ElementTree.SubElement(case, "failure", type="slower", message=f"slower: {figures}")
-        else:
-            ElementTree.SubElement(case, "system-out").text = f"{_word(c)}: {figures}"
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
-
+        cases.append(Case(c.kernel, f"{c.kernel} np{c.np} {format_bytes(c.bytes)}",
+                          failure=f"slower: {figures}" if c.slower else None, kind="slower",
+                          output=f"{_word(c)}: {figures}"))
+    return suite("commscope tune --verify", cases)
