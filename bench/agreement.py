@@ -73,7 +73,7 @@ def ours(mpi, kernel: str, sizes, db: Path, quick: tuple[str, ...]) -> dict[int,
                            ",".join(map(str, sizes)), *quick, "--json", "--db", str(db),
                            "--mpi", str(mpi.mpicc)], capture_output=True, text=True, check=True)
     return {c["bytes"]: c["median_s"] * 1e6 if kernel == "pingpong" else c["bandwidth_MBps"]
-            for c in json.loads(done.stdout)}
+            for c in json.loads(done.stdout)["cases"]}
 
 
 def main() -> None:

@@ -55,7 +55,7 @@ def ours(mpi, db: Path, quick: tuple[str, ...], kernel: str, *args: str) -> dict
     done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, *args, *quick,
                            "--json", "--db", str(db), "--mpi", str(mpi.mpicc)],
                           capture_output=True, text=True, check=True)
-    return {c["bytes"]: c for c in json.loads(done.stdout)}
+    return {c["bytes"]: c for c in json.loads(done.stdout)["cases"]}
 
 
 def one_round(mpi, osu: dict[str, Path], db: Path, mbw_mr: dict,

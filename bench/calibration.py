@@ -49,7 +49,7 @@ def invoke(kernel: str, sizes: str, db: Path, mpi: str) -> list[dict]:
     done = cli("run", kernel, "--sizes", sizes, "--json", "--db", str(db), "--mpi", mpi)
     if done.returncode != 0:
         sys.exit(f"calibration: {kernel} failed: {done.stderr.strip()[-400:]}")
-    return json.loads(done.stdout)
+    return json.loads(done.stdout)["cases"]
 
 
 def calibration(runs: list[list[dict]]) -> dict:

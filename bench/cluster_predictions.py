@@ -101,7 +101,7 @@ def report(db: Path, runs: dict[tuple[str, str], list[str]]) -> None:
         done = subprocess.run([sys.executable, "-m", "commscope.cli", "predict", kernel,
                                "--from", "1", "--compare", *ids, "--json", "--db", str(db)],
                               capture_output=True, text=True)
-        rows = json.loads(done.stdout)
+        rows = json.loads(done.stdout)["predictions"]
         best: dict[tuple, dict] = {}
         for r in rows:
             key = (r["ranks"], r["bytes"])

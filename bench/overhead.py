@@ -57,7 +57,7 @@ def commscope(mpi, kernel, nbytes, db, min_time: str) -> tuple[float, float]:
                            str(nbytes), "--min-time", min_time, "--json", "--db", str(db),
                            "--mpi", str(mpi.mpicc)],
                           capture_output=True, text=True, check=True)
-    (case,) = json.loads(done.stdout)
+    (case,) = json.loads(done.stdout)["cases"]
     return case["mean_s"], case["median_s"]
 
 

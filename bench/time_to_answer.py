@@ -67,7 +67,7 @@ def commscope(mpi, db: Path, max_bytes: int) -> Ours:
                                f"{smallest}:{max_bytes}", "--json", "--db", str(db),
                                "--mpi", str(mpi.mpicc)],
                               capture_output=True, text=True, check=True)
-        for case in json.loads(done.stdout):
+        for case in json.loads(done.stdout)["cases"]:
             worst = max(worst, case["precision"])
             launches = max(launches, case["launches"])
             answers[kernel, case["bytes"]] = case["median_s"]

@@ -10,6 +10,7 @@ fast tier. A test that asks for `mpi_prefix` is marked `mpi` here, and one that 
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 EMBEDDED = Path(sys.prefix)  # the venv's own Open MPI wheel
@@ -119,7 +121,36 @@ def commscope(*args, env: dict | None = None, cwd=None, launcher=None) -> Done:
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-    return Done(code, out.getvalue(), err.getvalue())
+    done = Done(code, out.getvalue(), err.getvalue())
+    follows_its_schema(list(map(str, args)), done)
+    return done
+
+
+def follows_its_schema(args: list[str], done) -> None:
+    """Every JSON output of the suite validates against the published schema it names
+    (src/commscope/schemas, docs/schemas.md); an export in another tool's format, against
+    our schema of that format. A field added, dropped or retyped without a new schema fails."""
+    from commscope import schemas
+    fmt = (args[args.index("--format") + 1] if "--format" in args
+           else "json" if "--json" in args else None)
+    if fmt not in ("json", "bmf", "gab") or done.returncode not in (0, 1) \
+            or not done.stdout.strip() or "-o" in args or "--output" in args:
+        return
+    out = json.loads(done.stdout)
+    named = out["schema"] if fmt == "json" else schemas.ident(fmt)
+    validator(named).validate(out)
+
+
+def validator(schema_id: str) -> jsonschema.Draft202012Validator:
+    """A validator of a published schema, its references (urn:commscope:case:1) resolved
+    among the published files."""
+    from referencing import Registry, Resource
+
+    from commscope import schemas
+    published = [json.loads(f.read_text()) for f in schemas.HERE.glob("*.json")]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s))
+                                         for s in published)
+    return jsonschema.Draft202012Validator(schemas.load(schema_id), registry=registry)
 
 
 def commscope_process(*args, timeout=600, **kwargs) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ def app(mpi_prefix, db, *args) -> dict:
     done = commscope("app", "advection2d", "--mpi", mpi_prefix, "--db", db, "--iters", 1,
                      "--json", *args)
     assert done.returncode == 0, done.stderr
-    (case,) = json.loads(done.stdout)
+    (case,) = json.loads(done.stdout)["cases"]
     return case
 
 

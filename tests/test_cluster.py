@@ -96,7 +96,7 @@ def test_between_hosts_is_slower_than_within_and_provenance_says_which(virtual_c
         done = commscope_on(virtual_cluster, a, "run", "pingpong", "--mpi", mpi_prefix, "--hosts",
                             hosts, *bind, "--sizes", "8", "--iters", iters, "--launches", "5",
                             "--db", db, "--json")
-        summary[hosts] = json.loads(done.stdout)[0]
+        summary[hosts] = json.loads(done.stdout)["cases"][0]
         crossed[hosts] = virtual_cluster.tx_packets(b) - before
     within, between = summary.values()
     print(f"{mpi_prefix.name}: 8 B half round trip {within['median_s'] * 1e6:.2f} us on one host, "
@@ -173,7 +173,7 @@ def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_pat
                  "--sizes", "256KiB:4MiB", "--window", "4", "--iters", "8", "--launches", "1",
                  "--db", db)
     bytes_sent, packets = virtual_cluster.sent(a)
-    fits = json.loads(commscope("fit", "--kernel", "bw", "--json", "--db", db).stdout)
+    fits = json.loads(commscope("fit", "--kernel", "bw", "--json", "--db", db).stdout)["fits"]
     recovered = fits[0]["segments"][-1]["bandwidth_MBps"] * 1e6  # bytes/s, the largest sizes' slope
     expected = rate_bps / 8 * payload_fraction(virtual_cluster, a)
     library = "Open MPI" if (mpi_prefix / "bin" / "ompi_info").exists() else "MPICH"
@@ -220,7 +220,7 @@ def test_the_node_limit_of_a_shaped_link_is_the_max_rate_models(virtual_cluster,
         commscope_on(virtual_cluster, a, "run", "mbw_mr", "--np", np_, "--mpi", mpi_prefix,
                      "--hosts", f"{a}:{slots},{b}:{slots}", "--sizes", "64KiB,256KiB,1MiB",
                      "--window", "8", "--iters", "6", "--launches", "1", "--db", db)
-    fits = json.loads(commscope("fit", "1", "2", "--json", "--db", db).stdout)
+    fits = json.loads(commscope("fit", "1", "2", "--json", "--db", db).stdout)["fits"]
     (model,) = [f for f in fits if f.get("model") == "max-rate"]
     expected = rate_bps / 8 * payload_fraction(virtual_cluster, a) / 1e6
     assert model["k"] == [1, 2]
@@ -276,7 +276,7 @@ def test_mbw_mr_pairs_across_hosts_when_asked(virtual_cluster, mpi_prefix, tmp_p
     done = commscope_on(virtual_cluster, a, "run", "mbw_mr", "--np", 4, "--mpi", mpi_prefix,
                         "--hosts", f"{a}:2,{b}:2", "--sizes", "8", "--launches", 1, "--iters",
                         5, "--validate", "--param", f"pairing={pairing}", "--json", "--db", db)
-    ((case,), (run,)) = json.loads(done.stdout), stored(db)
+    ((case,), (run,)) = json.loads(done.stdout)["cases"], stored(db)
     host = {p["rank"]: p["host"] for p in run["context"]["placement"]}
     assert sorted(s for s, _ in case["pairs"]) == sorted(set(range(4)) - {r for _, r in
                                                                            case["pairs"]})

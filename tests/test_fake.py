@@ -69,7 +69,7 @@ def test_fit_and_predict_take_the_same_run_selections_as_compare(fake_mpi, db, t
     by_range = commscope("fit", "1-1", "--json", "--db", db)
     assert by_sweep.returncode == 0, by_sweep.stderr
     assert json.loads(by_sweep.stdout) == json.loads(by_range.stdout)
-    assert json.loads(by_sweep.stdout)[0]["runs"] == [1]
+    assert json.loads(by_sweep.stdout)["fits"][0]["runs"] == [1]
     done = commscope("predict", "ring", "--from", "sweep:1", "--np", "4", "--sizes", "1K",
                      "--db", db)
     assert done.returncode == 0, done.stderr

@@ -114,7 +114,7 @@ def whole_and_ended(db: Path) -> list[str]:
     if done.returncode == 2 and "no runs stored" in done.stderr:
         return []
     assert done.returncode == 0, done.stderr
-    statuses = [r["status"] for r in json.loads(done.stdout)]
+    statuses = [r["status"] for r in json.loads(done.stdout)["runs"]]
     assert "running" not in statuses
     return statuses
 

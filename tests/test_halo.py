@@ -28,7 +28,7 @@ def test_every_method_fills_every_ghost_cell(mpi_prefix, db, method, np_, grid, 
                      "--mpi", mpi_prefix,
                      "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    (case,) = json.loads(done.stdout)
+    (case,) = json.loads(done.stdout)["cases"]
     nx, ny = map(int, tile.split("x"))
     assert case["validated"] and case["n"] == 5 and case["ranks"] == np_
     assert case["bytes"] == 16 * width * (nx + ny)  # W columns of NY, W rows of NX, both ways

@@ -124,12 +124,12 @@ def test_import_stores_runs_in_file_order_and_every_verb_reads_them(tmp_path):
     case = store.cases(2)[0]
     assert case.samples.size == 0 and case.extra["printed"] == {"latency_us": "0.36"}
 
-    shown = json.loads(commscope("results", "show", "2", "--json", "--db", db).stdout)
+    shown = json.loads(commscope("results", "show", "2", "--json", "--db", db).stdout)["cases"]
     assert shown[0]["median_s"] == pytest.approx(0.36e-6) and shown[0]["n"] == 0
     assert shown[0]["ci_low_s"] is None and shown[0]["ci_basis"].startswith("imported")
     text = commscope("results", "show", "2", "--db", db).stdout
     assert "no samples" in text and "imported from" in text
-    listed = json.loads(commscope("results", "list", "--json", "--db", db).stdout)
+    listed = json.loads(commscope("results", "list", "--json", "--db", db).stdout)["runs"]
     assert [r["kernel"] for r in listed][:3] == ["pingpong", "pingpong", "pingpong"]
 
     # compare gives the shift only: no p-value, no interval, and says why
@@ -142,7 +142,7 @@ def test_import_stores_runs_in_file_order_and_every_verb_reads_them(tmp_path):
     assert first["relative"] == pytest.approx(0.36 / 0.11 - 1)
     assert "no p-value" in commscope("compare", "1", "2", "--db", db).stdout
 
-    fit = json.loads(commscope("fit", "2", "--json", "--db", db).stdout)[0]
+    fit = json.loads(commscope("fit", "2", "--json", "--db", db).stdout)["fits"][0]
     assert fit["alpha_s"] > 0 and fit["alpha_ci_s"] is None and "no raw samples" in fit["note"]
     out = tmp_path / "r.html"
     done = commscope("report", "-o", out, "--db", db)

@@ -23,7 +23,7 @@ def loggp_run(mpi_prefix, db):
 def test_the_parts_and_the_constants(loggp_run):
     done = commscope("fit", "--json", "--db", loggp_run)
     assert done.returncode == 0, done.stderr
-    (model,) = json.loads(done.stdout)
+    (model,) = json.loads(done.stdout)["fits"]
     assert model["model"] == "loggp" and model["window"] == 32
     parts = model["parts"]
     assert [p["bytes"] for p in parts] == [0, 1024, 65536]
@@ -52,7 +52,7 @@ def report_section(db, tmp_path, kernel: str) -> str:
 
 
 def test_the_report_shows_loggp(loggp_run, tmp_path):
-    model = json.loads(commscope("fit", "--json", "--db", loggp_run).stdout)[0]
+    model = json.loads(commscope("fit", "--json", "--db", loggp_run).stdout)["fits"][0]
     shown = report_section(loggp_run, tmp_path, "loggp")
     assert shown.count("<img") == 1 and "LogGP parts vs size" in shown
     for name in ("o_s_s", "o_r_s", "g_s"):  # the constants fit prints, in the table
@@ -63,12 +63,12 @@ def test_predict_takes_a_message_time_from_loggp(loggp_run, mpi_prefix):
     done = commscope("predict", "ring", "--from", "1", "--np", "2", "--sizes", "1KiB",
                      "--json", "--db", loggp_run)
     assert done.returncode == 0, done.stderr
-    model = json.loads(commscope("fit", "--json", "--db", loggp_run).stdout)[0]
+    model = json.loads(commscope("fit", "--json", "--db", loggp_run).stdout)["fits"][0]
 
     def message(m):  # LogGP: o_s + (m - 1) G + L + o_r
         return model["o_s_s"] + (m - 1) * model["G_s_per_byte"] + (model["L_s"] or 0) \
             + model["o_r_s"]
-    rows = {r["algorithm"]: r["predicted_s"] for r in json.loads(done.stdout)}
+    rows = {r["algorithm"]: r["predicted_s"] for r in json.loads(done.stdout)["predictions"]}
     # seed 001's ring, P = 2: 2P messages one after another, or P of 2n bytes at once
     assert rows["serial"] == pytest.approx(4 * message(1024), rel=1e-9)
     assert rows["concurrent"] == pytest.approx(2 * message(2048), rel=1e-9)
@@ -80,7 +80,7 @@ def test_max_rate_from_mbw_mr_at_two_rank_counts(mpi_prefix, db, tmp_path):
     done = commscope("run", "mbw_mr", "--np", "2,4", "--sizes", "64KiB,1MiB", "--validate",
                      "--mpi", mpi_prefix, "--db", db)
     assert done.returncode == 0, done.stderr
-    fits = json.loads(commscope("fit", "1", "2", "--json", "--db", db).stdout)
+    fits = json.loads(commscope("fit", "1", "2", "--json", "--db", db).stdout)["fits"]
     (model,) = [f for f in fits if f.get("model") == "max-rate"]
     assert model["k"] == [1, 2] and model["alpha_s"] >= 0
     process = model["rate_process_MBps"] or np.inf
@@ -92,7 +92,7 @@ def test_max_rate_from_mbw_mr_at_two_rank_counts(mpi_prefix, db, tmp_path):
     predicted = commscope("predict", "mbw_mr", "--from", "1,2", "--compare", "1,2", "--json",
                           "--db", db)
     assert predicted.returncode == 0, predicted.stderr
-    rows = json.loads(predicted.stdout)
+    rows = json.loads(predicted.stdout)["predictions"]
     assert {(r["ranks"], r["bytes"]) for r in rows} == {(2, 65536), (2, 1 << 20), (4, 65536),
                                                          (4, 1 << 20)}
     for r in rows:

@@ -18,7 +18,7 @@ ROOTED = {"bcast", "scatter", "gather", "reduce"}
 def run_json(mpi_prefix, db, *args):
     done = commscope("run", *args, *QUICK, "--mpi", mpi_prefix, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    cases = json.loads(done.stdout)
+    cases = json.loads(done.stdout)["cases"]
     assert cases and all(c["n"] == 6 and c["validated"] for c in cases)
     return cases
 
@@ -125,7 +125,7 @@ def test_window_sync_marks_late_starts_and_keeps_them(db):
     done = commscope("run", "allreduce", "--np", 2, "--sync", "window", "--sizes", "8,1K",
                      "--iters", "50", "--launches", "1", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    cases = json.loads(done.stdout)
+    cases = json.loads(done.stdout)["cases"]
     assert all(c["sync"] == "window" for c in cases)
     for c, extra in zip(cases, rank_lists(db)):
         assert extra["sync"] == "window"

@@ -97,7 +97,7 @@ def test_fit_cli_json_is_reproducible_and_names_its_fields(db):
     store_run(db, "pingpong", line(2e-6, 5e9))
     first = commscope("fit", "--json", "--db", db)
     assert first.returncode == 0, first.stderr
-    (g,) = json.loads(first.stdout)
+    (g,) = json.loads(first.stdout)["fits"]
     assert g["kernel"] == "pingpong" and g["runs"] == [1] and g["sizes"] == 24
     assert within(2e-6, g["alpha_ci_s"]) and within(5e3, g["bandwidth_ci_MBps"])
     assert g["segments"][0]["from_bytes"] == 0 and g["segments"][0]["to_bytes"] == 4 << 20
@@ -112,7 +112,7 @@ def test_default_is_the_latest_commands_runs(db):
     store_run(db, "pingping", line(1e-6, 1e9))
     for ranks in (2, 4):  # one `commscope run --np 2,4`: two runs, one command line
         store_run(db, "pingping", line(3e-6, 2e9), ranks=ranks, command=["run", "--np", "2,4"])
-    out = json.loads(commscope("fit", "--json", "--db", db).stdout)
+    out = json.loads(commscope("fit", "--json", "--db", db).stdout)["fits"]
     assert [(g["runs"], g["ranks"]) for g in out] == [([2], 2), ([3], 4)]
 
 
@@ -173,7 +173,7 @@ def test_predict_against_a_stored_ring(db):
                   ranks=ranks, params={"pattern": "ring"}, seed=ranks)
     done = commscope("predict", "ring", "--from", 1, "--compare", 2, 3, "--json", "--db", db)
     assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)
+    rows = json.loads(done.stdout)["predictions"]
     assert {(r["ranks"], r["bytes"]) for r in rows} == {(2, 8), (2, 4096), (4, 8), (4, 4096)}
     for r in rows:
         if r["algorithm"] == "serial":
@@ -204,7 +204,7 @@ def test_real_pingpong_fit_and_ring_prediction(db):
     assert done.returncode == 0, done.stderr
     fit = commscope("fit", "--json", "--db", db)
     assert fit.returncode == 0, fit.stderr
-    (g,) = json.loads(fit.stdout)
+    (g,) = json.loads(fit.stdout)["fits"]
     assert 1e-8 < g["alpha_s"] < 1e-4  # 10 ns .. 100 us of start-up
     assert 100 < g["bandwidth_MBps"] < 1e6  # 100 MB/s .. 1 TB/s
     assert g["alpha_ci_s"][0] <= g["alpha_s"] <= g["alpha_ci_s"][1]

@@ -23,7 +23,7 @@ def run_json(mpi_prefix, db, *args, env=None):
     done = commscope("run", *args, *QUICK, "--mpi", mpi_prefix, "--db", db, "--json",
                      env=env)
     assert done.returncode == 0, done.stderr
-    cases = json.loads(done.stdout)
+    cases = json.loads(done.stdout)["cases"]
     assert cases and all(c["n"] == 6 and c["validated"] for c in cases)
     launched = sqlite3.connect(db).execute("SELECT DISTINCT ranks FROM runs")
     assert {ranks for (ranks,) in launched} == {2, 4}  # 2 and 4 ranks in the job

@@ -24,7 +24,7 @@ def test_transport_tcp_is_used_and_recorded(mpi_prefix, db):
         done = commscope("run", "pingpong", "--sizes", "8", "--iters", "200", "--transport",
                          transport, "--mpi", mpi_prefix, "--db", db, "--json")
         assert done.returncode == 0, done.stderr
-        medians[transport] = json.loads(done.stdout)[0]["median_s"]
+        medians[transport] = json.loads(done.stdout)["cases"][0]["median_s"]
     # Loopback TCP costs tens of microseconds a message, shared memory well under one or two.
     assert medians["tcp"] > 2 * medians["shm"], medians
     (shm_settings, shm_ctx), (tcp_settings, tcp_ctx) = contexts(db)
@@ -61,7 +61,7 @@ def test_process_count_list_runs_each_count(db):
     done = commscope("run", "allreduce", "--np", "2,3", "--sizes", "8", "--iters", "10",
                      "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    assert [c["ranks"] for c in json.loads(done.stdout)] == [2, 3]
+    assert [c["ranks"] for c in json.loads(done.stdout)["cases"]] == [2, 3]
     assert [ctx["ranks"] for _, ctx in contexts(db)] == [2, 3]
 
 

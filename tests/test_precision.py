@@ -37,7 +37,7 @@ def test_each_launch_samples_until_its_median_is_precise_enough(mpi_prefix, db):
     done = commscope("run", "pingpong", "--sizes", "8,64K", "--precision", "2%", "--max-time",
                      "3", "--mpi", mpi_prefix, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    for case in json.loads(done.stdout):
+    for case in json.loads(done.stdout)["cases"]:
         assert case["launches"] >= 3 and case["n"] >= 3 * 3
     # Each launch sampled until its median was within half the goal (launches.py), by the
     # rule Python applies to the stored samples, unless its share of the time ran out.
@@ -57,7 +57,7 @@ def test_looser_precision_takes_fewer_samples(db):
         done = commscope("run", "pingpong", "--sizes", "1K", "--precision", precision,
                          "--db", db, "--json")
         assert done.returncode == 0, done.stderr
-        counts[precision] = json.loads(done.stdout)[0]["n"]
+        counts[precision] = json.loads(done.stdout)["cases"][0]["n"]
     assert 10 <= counts["20%"] < counts["0.5%"], counts
 
 
@@ -66,7 +66,7 @@ def test_time_cap_stops_a_case_short_and_says_so(db):
     done = commscope("run", "pingpong", "--sizes", "1MiB", "--precision", "0.01%",
                      "--max-time", "0.3", "--launches", "1", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    (case,) = json.loads(done.stdout)
+    (case,) = json.loads(done.stdout)["cases"]
     assert case["capped"] and case["precision"] > 0.0001
     assert "capped: 1 case" in done.stderr
     assert "Remedy: raise --max-time (it was 0.3 s)" in done.stderr

@@ -74,16 +74,16 @@ def test_one_launch_takes_the_stores_history_of_the_same_case_and_says_so(fake_m
                          "--mpi", fake_mpi, "--db", db, "--json", launcher=FakeLauncher())
         assert done.returncode == 0, done.stderr
         return done
-    alone = json.loads(run("--launches", "1").stdout)[0]
+    alone = json.loads(run("--launches", "1").stdout)["cases"][0]
     assert alone["ci_basis"] == "one launch" and alone["between_launch_cv"] is None
     run("--launches", "3")
     after = run("--launches", "1")
-    (case,) = json.loads(after.stdout)
+    (case,) = json.loads(after.stdout)["cases"]
     assert case["ci_basis"] == "history" and case["between_launch_cv"] > 0
     assert case["ci_high_s"] - case["ci_low_s"] > alone["ci_high_s"] - alone["ci_low_s"]
     assert "one_launch" not in after.stderr
     # another placement is another case: its history is not this one's
-    other = json.loads(run("--launches", "1", "--bind-to", "core").stdout)[0]
+    other = json.loads(run("--launches", "1", "--bind-to", "core").stdout)["cases"][0]
     assert other["ci_basis"] == "one launch"
 
 
@@ -97,7 +97,7 @@ def test_a_host_that_switches_between_two_states_is_told(fake_mpi, db):
     for scale in (1, 1, 1, 3, 3, 1):  # the fake host is 3x slower in some commands
         run(scale)
     done = run(3)
-    (case,) = json.loads(done.stdout)
+    (case,) = json.loads(done.stdout)["cases"]
     (low, n_low), (high, n_high) = case["levels"]
     assert (n_low, n_high) == (4, 2) and 2.5 < high / low < 3.5
     assert "levels: 1 case" in done.stderr and "the higher" in done.stderr

@@ -56,7 +56,7 @@ def test_reading_verbs_show_a_dead_run_and_change_no_row(fake_mpi, db, tmp_path)
     dead_run(fake_mpi, db, tmp_path / "tmp")
     before = dump(db)
     listed = commscope("results", "list", "--json", "--db", db)
-    assert [r["status"] for r in json.loads(listed.stdout)] == [
+    assert [r["status"] for r in json.loads(listed.stdout)["runs"]] == [
         "complete", "complete", "interrupted (process gone)"]
     for args in (["results", "show", "1-3"], ["results", "export", "3", "--json"],
                  ["report", "-o", tmp_path / "r.html"], ["compare", "1", "2"],

@@ -43,7 +43,8 @@ def test_show_and_csv_agree(stored_run):
 
 
 def test_json_export_has_context_and_raw_samples(stored_run):
-    data = json.loads(commscope("results", "export", "1", "--json", "--db", stored_run).stdout)
+    (data,) = json.loads(commscope("results", "export", "1", "--json", "--db",
+                                  stored_run).stdout)["runs"]
     assert data["run"]["status"] == "complete"
     assert data["command"][:3] == ["commscope", "run", "pingpong"]
     ctx = data["context"]

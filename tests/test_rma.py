@@ -27,7 +27,7 @@ QUICK = ["--iters", "6", "--launches", "1"]
 def run_json(mpi_prefix, db, *args):
     done = commscope("run", "rma", *args, *QUICK, "--mpi", mpi_prefix, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(done.stdout)["cases"]
 
 
 @pytest.mark.mpi

@@ -19,7 +19,7 @@ def run_json(mpi_prefix, db, *args):
     done = commscope("run", *args, "--launches", "1", "--mpi", mpi_prefix, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    return json.loads(done.stdout)
+    return json.loads(done.stdout)["cases"]
 
 
 def check_case(c, iters):

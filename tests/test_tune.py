@@ -114,7 +114,7 @@ def test_an_algorithm_by_its_number_is_the_same_case_as_by_its_name(fake_mpi, db
                      "--launches", "1", "--mpi", fake_mpi, "--db", db, "--json",
                      launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)[0]["params"]["algorithm"] == "ring"
+    assert json.loads(done.stdout)["cases"][0]["params"]["algorithm"] == "ring"
 
 
 def test_the_report_shows_each_algorithm_the_choice_and_the_regret(fake_mpi, db, tmp_path):

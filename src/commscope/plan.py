@@ -187,6 +187,9 @@ class Plan:
     # Every case once per value of one kernel parameter, in the same launches (native
     # --each; None: the parameter not given): (name, values). `commscope check`'s sides.
     each: tuple[str, tuple[str | None, ...]] | None = None
+    # `run --info KEY=VALUE`: free-form labels stored with the run (not part of what a case
+    # is: two runs that differ only in labels measured the same thing).
+    info: dict[str, str] = field(default_factory=dict)
 
     @property
     def cases(self) -> int:
@@ -216,7 +219,8 @@ class Plan:
         return {"params": self.params, "sync": self.sync, **self.placement.as_dict(),
                 "modes": self.modes, "sizes": self.sizes, **self.sampling.settings(),
                 "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache,
-                **({"each": {self.each[0]: list(self.each[1])}} if self.each else {})}
+                **({"each": {self.each[0]: list(self.each[1])}} if self.each else {}),
+                **({"info": self.info} if self.info else {})}
 
 
 def parse_ranks(spec, name: str = "--np") -> list[int]:

@@ -47,6 +47,23 @@ def summaries(store: Store, run_ids: list[int]) -> list[dict]:
     return [s for _, s in measured(store, run_ids)]
 
 
+def exported(store: Store, run_ids: list[int]) -> list[dict]:
+    """Each (run, case) with what `results export --format` gives beside its summary: the
+    run's start, MPI library, hosts, oversubscription and `run --info` labels, and the
+    case's identity (cases.identity)."""
+    rows = []
+    for run_id in run_ids:
+        row = store.run(run_id)
+        context = json.loads(row["context"]) if row["context"] else {}
+        info = json.loads(row["settings"] or "{}").get("info", {})
+        rows += [{"run": run_id, "started_utc": row["started_utc"],
+                  "mpi": names.library(row["mpi_version"]), "hosts": context.get("hosts", []),
+                  "oversubscribed": bool(row["oversubscribed"]), "info": info,
+                  "identity": identity(found[0]), "case": summary}
+                 for found, summary in measured(store, [run_id])]
+    return rows
+
+
 def marks(store: Store, run_id: int, found) -> list[str]:
     """Each case's warning kinds (the quality block's), for the table's last column;
     `found`: measured's pairs of the run."""

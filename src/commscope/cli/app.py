@@ -46,7 +46,8 @@ def add_parser(sub, summary: str) -> None:
     count.add_argument("--min-time", type=float, metavar="S", help="seconds of timed solves")
     p.add_argument("--field", metavar="PATH",
                    help="rank 0 writes the final field: n*n little-endian float64, y outer")
-    p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    p.add_argument("--json", action="store_true",
+                       help="print JSON (docs/schemas.md) instead of a table")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -86,5 +87,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     summaries, code = show_runs(store, [run], args.db, args.json, table)
     if args.json:
         cases = store.cases(run.run_id)
-        print_json([app_summary(c, s) for c, s in zip(cases, summaries)])
+        print_json("app", {"cases": [app_summary(c, s) for c, s in zip(cases, summaries)]})
     return code

@@ -129,7 +129,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.junit:
         write_atomic(args.junit, junit(verdicts))
     if args.json:
-        print_json({"runs": run_ids, "threshold": threshold,
+        print_json("check", {"runs": run_ids, "threshold": threshold,
                     "verdicts": [v.as_dict() for v in verdicts],
                     "remedies": remedies(verdicts, chosen, family)})
     else:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import names, recovery, stopping
+from .. import names, recovery, schemas, stopping
 from ..errors import UserError
 from ..results import marks, measured, quality
 from ..store import Store
@@ -71,8 +71,9 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
-def print_json(value) -> None:
-    print(json.dumps(value, indent=2))
+def print_json(schema: str, body: dict) -> None:
+    """A `--json` output: `body` with the `schema` field naming its JSON Schema."""
+    print(json.dumps(schemas.tagged(schema, body), indent=2))
 
 
 def kernel_list() -> str:

@@ -25,7 +25,8 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--kernel", metavar="K", help="fit only this kernel's cases")
     p.add_argument("--max-segments", type=int, default=MAX_SEGMENTS, metavar="K",
                    help=f"most segments the BIC may choose (default {MAX_SEGMENTS})")
-    p.add_argument("--json", action="store_true", help="print a JSON array, one object per group")
+    p.add_argument("--json", action="store_true",
+                       help="print JSON: a fit per group (docs/schemas.md)")
     add_db(p)
     p.set_defaults(func=run)
 
@@ -46,8 +47,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if not loggp and all(g.fit is None for g in found) and len(found) == 1:
         raise UserError(f"run {', '.join(map(str, run_ids))}: {found[0].note}")
     if args.json:
-        print_json([fit_json(g) for g in found] + [loggp_json(*m) for m in loggp]
-                   + [maxrate_json(*m) for m in rates])
+        print_json("fit", {"fits": [fit_json(g) for g in found] + [loggp_json(*m) for m in loggp]
+                                    + [maxrate_json(*m) for m in rates]})
     else:
         print("\n\n".join([render_fits(found)] * bool(found) + [render_loggp(*m) for m in loggp]
                            + [render_maxrate(*m) for m in rates]))

@@ -150,7 +150,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.prom:
         write_atomic(args.prom, prometheus(health))
     if args.json:
-        print_json({"run": measured.run_id, **as_json(health)})
+        print_json("health", {"run": measured.run_id, **as_json(health)})
     else:
         print(render(health, measured.run_id, args.db))
     return 1 if health.suspects else 0

@@ -26,7 +26,8 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="a tool's output")
     p.add_argument("--np", type=int, metavar="P",
                    help="the process count, for outputs that do not print it (OSU collectives)")
-    p.add_argument("--json", action="store_true", help="print a JSON array of the runs stored")
+    p.add_argument("--json", action="store_true",
+                       help="print JSON: the runs stored (docs/schemas.md)")
     add_db(p)
     p.set_defaults(func=run)
 
@@ -60,5 +61,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         if not args.json:
             print(line)
     if args.json:
-        print_json(listed)
+        print_json("imported", {"runs": listed})
     return 0

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         "host": ctx["hosts"][0],
     }
     if args.json:
-        print_json(facts)
+        print_json("info", facts)
         return 0
     print(f"MPI          {facts['mpi_library']} ({facts['mpi_version'].splitlines()[0]})")
     print(f"standard     MPI {facts['mpi_standard']}, large-count calls: "

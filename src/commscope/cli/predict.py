@@ -46,7 +46,8 @@ def add_parser(sub, summary: str) -> None:
                    help="use the single Hockney line, not the segments the BIC chose")
     p.add_argument("--gamma", type=float, default=0.0, metavar="S_PER_BYTE",
                    help="reduction compute time per byte (default 0: not modelled)")
-    p.add_argument("--json", action="store_true", help="print a JSON array, one object per row")
+    p.add_argument("--json", action="store_true",
+                       help="print JSON: a prediction per row (docs/schemas.md)")
     add_db(p)
     p.set_defaults(func=run)
 
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
               "include time-slicing, which the models leave out; compare runs with one "
               "rank per core", file=sys.stderr)
     if args.json:
-        print_json(rows)
+        print_json("predict", {"predictions": rows})
     else:
         print(render_predictions(rows, label, args.gamma))
     return 0

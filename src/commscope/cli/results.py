@@ -1,44 +1,52 @@
-"""`commscope results list | show RUNS | export RUNS --csv|--json | recover`."""
+"""`commscope results list | show RUNS | export RUNS --format csv|json|bmf|gab|prom | recover`."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 
-from .. import names, recovery, selection
-from ..results import marks, measured, quality, summaries
+from .. import names, recovery, schemas, selection
+from ..errors import UserError
+from ..results import exported, marks, measured, quality, summaries
+from ..views import export
 from ..views.run import imported_from, render, render_provenance, render_runs
-from .common import add_db, existing_store, print_json
+from .common import add_db, check_directory, existing_store, print_json, write_atomic
 
-FIELDS = ("run", "kernel", "send_mode", "bytes", "ranks", "window", "params", "sync", "map_by",
-          "bind_to", "transport", "launches", "n", "median_s", "ci_low_s", "ci_high_s",
-          "ci_basis", "within_ci_low_s", "within_ci_high_s", "between_launch_cv",
-          "within_launch_cv", "dominant", "between_command_cv", "command_basis", "p05_s", "p95_s", "mean_s", "stddev_s", "precision",
-          "capped", "outliers", "invalid", "bandwidth_MBps", "busbw_MBps", "bus_factor",
-          "rank_mean_median_s", "ceiling_MBps", "ceiling_fraction", "cache", "validated",
-          "case_key")
-
+FORMATS = ("csv", "json", "bmf", "gab", "prom")
+MEASURES = ("latency", "bandwidth")
 
 def add_parser(sub, summary: str) -> None:
     p = sub.add_parser("results", help=summary)
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     listing = actions.add_parser("list", help="one line per run")
-    listing.add_argument("--json", action="store_true", help="print a JSON array, one object per run")
+    listing.add_argument("--json", action="store_true",
+                       help="print JSON: a line per run (docs/schemas.md)")
     add_db(listing)
     show = actions.add_parser("show", help="the summary table of runs")
     show.add_argument("runs", metavar="RUNS", help=selection.SYNTAX)
     show.add_argument("--json", action="store_true",
-                      help="print a JSON array of the runs' case summaries (as run --json)")
+                      help="print JSON: the runs' case summaries, as run --json does")
     add_db(show)
-    export = actions.add_parser("export", help="runs' summaries and raw samples")
+    export = actions.add_parser("export", help="runs' cases for scripts, CI and dashboards "
+                                               "(docs/schemas.md)")
     export.add_argument("runs", metavar="RUNS", help=selection.SYNTAX)
     add_db(export)
     fmt = export.add_mutually_exclusive_group(required=True)
-    fmt.add_argument("--csv", action="store_true", help="one summary row per case")
-    fmt.add_argument("--json", action="store_true",
-                     help="each run, its context and every case with raw samples")
+    fmt.add_argument("--format", choices=FORMATS,
+                     help="csv: tidy, a row per run and case; json: each run, its context and "
+                          "every case with raw samples; bmf: Bencher Metric Format; gab: "
+                          "github-action-benchmark's custom JSON; prom: Prometheus text")
+    fmt.add_argument("--csv", dest="format", action="store_const", const="csv",
+                     help="--format csv")
+    fmt.add_argument("--json", dest="format", action="store_const", const="json",
+                     help="--format json")
+    export.add_argument("--measure", choices=MEASURES, default="latency",
+                        help="gab: latency (customSmallerIsBetter) or bandwidth "
+                             "(customBiggerIsBetter) (default %(default)s)")
+    export.add_argument("-o", "--output", metavar="FILE",
+                        help="write FILE (whole or not at all: a textfile collector never "
+                             "reads half of it) instead of printing")
     recover = actions.add_parser("recover", help="end the runs whose command died, storing "
                                                   "the cases their ranks finished after")
     add_db(recover)
@@ -51,25 +59,38 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     store = existing_store(args.db)
     if args.action == "list":
         if args.json:
-            print_json([_listed(row) for row in store.runs()])
+            print_json("runs", {"runs": [_listed(row) for row in store.runs()]})
         else:
             print(render_runs(store.runs()))
         return 0
     runs = selection.parse(args.runs, store, "RUNS")
     if args.action == "show" and args.json:
-        print_json(summaries(store, runs))
+        print_json("cases", {"cases": summaries(store, runs)})
     elif args.action == "show":
         print("\n\n".join(_show(store, run_id) for run_id in runs))
-    elif args.csv:
-        out = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n",
-                             extrasaction="ignore")  # per-phase medians stay in the JSON export
-        out.writeheader()
-        out.writerows(dict(s, params=json.dumps(s["params"], sort_keys=True))
-                      for run_id in runs for s in summaries(store, [run_id]))
     else:
-        exported = [_export(store, run_id) for run_id in runs]
-        print_json(exported[0] if len(exported) == 1 else exported)
+        _write_export(args, store, runs)
     return 0
+
+
+def _write_export(args, store, runs: list[int]) -> None:
+    if args.measure != "latency" and args.format != "gab":
+        raise UserError(f"--measure {args.measure}: only --format gab takes one measure; "
+                        f"{args.format} holds latency and bandwidth both")
+    check_directory("--output", args.output)
+    if args.format == "json":
+        text = json.dumps(schemas.tagged("export", {"runs": [_export(store, r) for r in runs]}),
+                          indent=2) + "\n"
+    else:
+        rows = exported(store, runs)
+        text = {"csv": lambda: export.csv_text(rows),
+                "bmf": lambda: json.dumps(export.bmf(rows), indent=2) + "\n",
+                "gab": lambda: json.dumps(export.gab(rows, args.measure), indent=2) + "\n",
+                "prom": lambda: export.prom(rows)}[args.format]()
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
 
 
 def _recover(db: str) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import re
 
 from .. import units
 from ..errors import UserError
@@ -13,6 +15,7 @@ from ..mpi import find_mpi
 from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES, plans,
                     sampling)
 from ..progress import Progress
+from ..views.export import FIGURES, VARIED
 from .common import add_db, add_mpi, kernel_list, print_json, show_runs, writing_store
 from .hosts import add_host_flags, host_args
 
@@ -70,6 +73,9 @@ def add_parser(sub, summary: str) -> None:
                    help="rotate each case's buffers through twice the last-level cache, so "
                         "no iteration finds its data in cache (IMB's -off_cache idea; "
                         "default: warm)")
+    p.add_argument("--info", action="append", default=[], metavar="KEY=VALUE",
+                   help="a label stored with the run (repeatable): a column of `results "
+                        "export --format csv`, kept in its JSON")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
     p.add_argument("--sync", default="barrier", metavar="barrier|window|EPOCH",
@@ -81,7 +87,8 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--transport", choices=TRANSPORTS, default="auto",
                    help="shared memory, TCP, or the library's choice (default auto)")
     add_host_flags(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    p.add_argument("--json", action="store_true",
+                       help="print JSON (docs/schemas.md) instead of a table")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run, kernel_flags=True)
@@ -129,9 +136,27 @@ def plans_from(args: argparse.Namespace, mpi):
                  **host_args(args))
 
 
+def labels(items: list[str], known: Catalog) -> dict[str, str]:
+    """--info KEY=VALUE: a key names a column of the tidy export, so it is a name (letters,
+    digits, _) that no column or kernel parameter has."""
+    taken = {*VARIED, *FIGURES, *(n for k in known.kernels.values() for n in k.params)}
+    found = {}
+    for item in items:
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise UserError(f"--info {item}: write KEY=VALUE, KEY of letters, digits and _")
+        if key in taken:
+            raise UserError(f"--info {item}: {key} is already a column of the export; "
+                            "choose another name")
+        found[key] = value
+    return found
+
+
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     planned = plans_from(args, mpi)
+    info = labels(args.info, catalog(mpi))
+    planned = [dataclasses.replace(p, info=info) for p in planned]
     store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
     progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
                                                           or AUTO_LAUNCHES[0]),
@@ -140,5 +165,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     progress.close()
     everything, code = show_runs(store, runs, args.db, args.json)
     if args.json:
-        print_json(everything)  # what was measured, also when a later launch failed
+        print_json("cases", {"cases": everything})  # what was measured, also when a later launch failed
     return code

@@ -23,7 +23,7 @@ def add_parser(sub, summary: str) -> None:
                                    "figure first.")
     p.add_argument("name", nargs="?", metavar="NAME", help="the study; --list names them")
     p.add_argument("--list", action="store_true", help="name every study with one line each")
-    p.add_argument("--json", action="store_true", help="with --list: a JSON array of the studies")
+    p.add_argument("--json", action="store_true", help="with --list: JSON (docs/schemas.md)")
     p.add_argument("--np", metavar="LIST", help="process counts (default: the study's own)")
     p.add_argument("-o", "--output", metavar="DIR", help="directory for report.html")
     p.add_argument("--max-time", type=float, metavar="S",
@@ -48,8 +48,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
     known = studies()
     if args.list and args.json:
-        print_json([{"study": s.name, "seeds": s.seeds, "summary": s.summary}
-                    for s in known.values()])
+        print_json("studies", {"studies": [{"study": s.name, "seeds": s.seeds,
+                                             "summary": s.summary} for s in known.values()]})
         return 0
     if args.list:
         for s in known.values():

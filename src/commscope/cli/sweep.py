@@ -20,7 +20,8 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("plan", metavar="PLAN.toml")
     p.add_argument("--resume", action="store_true",
                    help="run only the cases of this plan's last sweep not yet stored")
-    p.add_argument("--json", action="store_true", help="print a JSON array of the cases run")
+    p.add_argument("--json", action="store_true",
+                       help="print JSON: the cases run (docs/schemas.md)")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -62,5 +63,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "
               "runs the cases not stored", file=sys.stderr)
     if args.json:
-        print_json(everything)
+        print_json("cases", {"cases": everything})
     return code

@@ -149,7 +149,7 @@ def _tune(args, argv, mpi, known) -> int:
             written.append(str(where))
     use = rules.use(path)
     if args.json:
-        print_json({"runs": run_ids, "mpi": mpi.label, "written": written, "use": use,
+        print_json("tune", {"runs": run_ids, "mpi": mpi.label, "written": written, "use": use,
                     "points": [p.as_dict() for p in chosen]})
     else:
         print(render(chosen, written, use))
@@ -189,7 +189,7 @@ def _verify(args, argv, mpi, known) -> int:
     if args.junit:
         write_atomic(args.junit, junit(checks))
     if args.json:
-        print_json({"runs": run_ids, "mpi": mpi.label, "rules": str(path),
+        print_json("tune-verify", {"runs": run_ids, "mpi": mpi.label, "rules": str(path),
                     "checks": [c.as_dict() for c in checks]})
     else:
         print(render_verify(checks, args.verify))

@@ -11,9 +11,9 @@ import numpy as np
 from .. import units
 from ..health import ALPHA, Candidate, Health
 from ..sizes import format_bytes
+from .prometheus import exposition
 from .tables import Table
 
-SCHEMA = 1  # of the JSON and the metrics: a change that breaks a reader raises it
 
 REMEDY = {
     "node": "drain it and test it alone (its NIC, cable, firmware, CPU frequency, memory); "
@@ -91,7 +91,7 @@ def _matrix(values: np.ndarray, scale: float = 1.0) -> list[list[float | None]]:
 
 def as_json(h: Health) -> dict:
     m = h.matrices
-    out = {"schema": SCHEMA, "nodes": m.nodes, "pattern": m.pattern, "launches": m.launches,
+    out = {"nodes": m.nodes, "pattern": m.pattern, "launches": m.launches,
            "threshold": h.threshold, "bandwidth_bytes": m.bandwidth_bytes,
            "latency_bytes": m.latency_bytes,
            "matrix": {"bandwidth_MBps": _matrix(m.median("bandwidth"), 1e-6),
@@ -132,14 +132,6 @@ def junit(h: Health) -> str:
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(**labels) -> str:
-    return "{" + ",".join(f'{k}="{_label(str(v))}"' for k, v in labels.items()) + "}"
-
-
 def prometheus(h: Health) -> str:
     """The text exposition format (prometheus.io, "Exposition formats"): per pair bandwidth
     and latency, per node score, one series per suspect, and the check's time."""
@@ -148,33 +140,26 @@ def prometheus(h: Health) -> str:
     m = h.matrices
     pattern = m.pattern
     bw, lat = m.median("bandwidth"), m.median("latency")
-    out = []
-
-    def family(name: str, kind: str, text: str, samples) -> None:
-        out.append(f"# HELP {name} {text}")
-        out.append(f"# TYPE {name} {kind}")
-        out.extend(f"{name}{_labels(**labels)} {value!r}" for labels, value in samples
-                   if math.isfinite(value))
-
     pairs = [(x, y) for x in range(len(m.nodes)) for y in range(len(m.nodes)) if x != y]
-    family("commscope_health_pair_bandwidth_bytes_per_second", "gauge",
-           f"bandwidth from source to dest at {m.bandwidth_bytes} B, median over launches",
-           [({"source": m.nodes[x], "dest": m.nodes[y], "pattern": pattern}, float(bw[x, y]))
-            for x, y in pairs])
-    family("commscope_health_pair_latency_seconds", "gauge",
-           f"latency between the nodes at {m.latency_bytes} B, median over launches",
-           [({"source": m.nodes[x], "dest": m.nodes[y], "pattern": pattern}, float(lat[x, y]))
-            for x, y in pairs])
-    family("commscope_health_node_score", "gauge",
-           "the node's bandwidth over the typical node's (1: typical)",
-           [({"host": n, "pattern": pattern}, s) for n, s in h.node_scores().items()])
-    family("commscope_health_suspect", "gauge",
-           "1 for each node, link or distance named slower than the rest beyond doubt",
-           [({"kind": c.kind, "hosts": ",".join(c.hosts),
-              "distance": "" if c.distance is None else c.distance, "pattern": pattern,
-              "ratio": f"{c.ratio:.3f}"}, 1.0) for c in h.suspects])
-    family("commscope_health_drain", "gauge", "1 for each node the check would drain",
-           [({"host": n}, 1.0) for n in h.drain])
-    family("commscope_health_last_run_timestamp_seconds", "gauge",
-           "when this check finished (Unix time)", [({"pattern": pattern}, time.time())])
-    return "\n".join(out) + "\n"
+    return exposition([
+        ("commscope_health_pair_bandwidth_bytes_per_second", "gauge",
+         f"bandwidth from source to dest at {m.bandwidth_bytes} B, median over launches",
+         [({"source": m.nodes[x], "dest": m.nodes[y], "pattern": pattern}, float(bw[x, y]))
+          for x, y in pairs]),
+        ("commscope_health_pair_latency_seconds", "gauge",
+         f"latency between the nodes at {m.latency_bytes} B, median over launches",
+         [({"source": m.nodes[x], "dest": m.nodes[y], "pattern": pattern}, float(lat[x, y]))
+          for x, y in pairs]),
+        ("commscope_health_node_score", "gauge",
+         "the node's bandwidth over the typical node's (1: typical)",
+         [({"host": n, "pattern": pattern}, s) for n, s in h.node_scores().items()]),
+        ("commscope_health_suspect", "gauge",
+         "1 for each node, link or distance named slower than the rest beyond doubt",
+         [({"kind": c.kind, "hosts": ",".join(c.hosts),
+            "distance": "" if c.distance is None else c.distance, "pattern": pattern,
+            "ratio": f"{c.ratio:.3f}"}, 1.0) for c in h.suspects]),
+        ("commscope_health_drain", "gauge", "1 for each node the check would drain",
+         [({"host": n}, 1.0) for n in h.drain]),
+        ("commscope_health_last_run_timestamp_seconds", "gauge",
+         "when this check finished (Unix time)", [({"pattern": pattern}, time.time())]),
+    ])
