@@ -1,21 +1,30 @@
 """`commscope report`: one self-contained HTML page of short runs, escaped, viewable offline,
 rendered by a real browser. The runs are the fake launcher's (tests/fakempi): what is
-tested is the report of stored data; reports of real MPI runs are made in test_mpi4,
-test_loggp_maxrate and test_study."""
+tested is the report of stored data; reports of real MPI runs are made here (`make demo`'s
+commands, smaller), in test_mpi4, test_loggp_maxrate and test_study."""
 
 from __future__ import annotations
 
 import base64
 import html
+import json
+import math
+import re
 import shutil
 import subprocess
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image  # installed with matplotlib
 
 from conftest import commscope, one_line_error
+from commscope.advice import KINDS
+from commscope.report import launches, size
+from commscope.report.data import combined, grouped, load
+from commscope.report.html import FINDINGS_BORDER
 from commscope.store import Store
 from fakempi.inprocess import FakeLauncher
 
@@ -68,6 +77,40 @@ def png_size(src: str) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+class Cells(HTMLParser):
+    """Each table row's cell texts, by the innermost section holding the table (None: a
+    table outside every section, as the runs' overview)."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.rows: dict[str | None, list[list[str]]] = {}
+        self._sections: list[str] = []
+        self._row: list[str] = []
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "section":
+            self._sections.append(dict(attrs)["id"])
+        elif tag == "tr":
+            self._row = []
+            self.rows.setdefault(self._sections[-1] if self._sections else None,
+                                 []).append(self._row)
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self._sections.pop()
+        elif tag in ("td", "th"):
+            self._row.append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
 def measure(fake_mpi: Path, db: Path, *args) -> None:
     done = commscope(*args, "--db", db, "--mpi", fake_mpi, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
@@ -106,17 +149,45 @@ def mixed(tmp_path_factory, fake_mpi):
     return db, out
 
 
+SWITCH_BYTES = 16 * 1024
+
+
+def _switch(_value, nbytes: int) -> float:
+    """The fake's time 3x from SWITCH_BYTES on: a protocol switch for the fits to find."""
+    return 3.0 if nbytes >= SWITCH_BYTES else 1.0
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory, fake_mpi):
+    """`make demo`'s commands on the fake launcher, in 3 launches: bw 1 KiB to 4 MiB (run
+    1), pingpong 0 B to 4 MiB standard and synchronous with a switch at 16 KiB (run 2),
+    fit, and the report of the whole file."""
+    where = tmp_path_factory.mktemp("demo")
+    db = where / "demo.db"
+    measure(fake_mpi, db, "run", "bw", "--np", "2", "--sizes", "1KiB:4MiB", "--launches", "3")
+    done = commscope("run", "pingpong", "--np", "2", "--sizes", "0:4MiB", "--modes",
+                     "standard,synchronous", "--launches", "3", "--db", db, "--mpi", fake_mpi,
+                     launcher=FakeLauncher(factor=_switch))
+    assert done.returncode == 0, done.stderr
+    assert commscope("fit", "--db", db).returncode == 0
+    out = where / "commscope-report.html"
+    done = commscope("report", "-o", out, "--db", db)
+    assert done.returncode == 0, done.stderr
+    return db, out
+
+
 def test_single_pingpong_run(single):
     page = Page(single[1])
     # grouped by kernel, in the order of the runs; one launch has no launches figure
-    assert page.sections == ["kernel-pingping", "pingping-size", "pingping-distributions",
+    assert page.sections == ["findings", "kernel-pingping", "pingping-size", "pingping-distributions",
                              "pingping-ceiling", "kernel-pingpong", "pingpong-size",
                              "pingpong-launches", "pingpong-distributions", "pingpong-ceiling",
                              "provenance"]
     assert page.headings["kernel-pingpong"] == "pingpong (run 2)"
     assert page.headings["pingpong-size"] == "Latency and bandwidth vs message size"
     assert page.headings["provenance"] == "Provenance and warnings"
-    assert [len(page.images.get(s, [])) for s in page.sections] == [0, 1, 1, 1, 0, 1, 1, 1, 1, 0]
+    assert [len(page.images.get(s, [])) for s in page.sections] == [0, 0, 1, 1, 1, 0, 1, 1, 1, 1,
+                                                                     0]
     for src in page.images["pingpong-size"] + page.images["pingpong-distributions"]:
         width, height = png_size(src)
         assert width > 300 and height > 200
@@ -153,7 +224,7 @@ def test_mixed_set_has_every_section(mixed):
     # advection solve's one launch has no between-launch spread); ranks: ring at 2 and 3.
     counts = {s: len(page.images.get(s, [])) for s in page.sections}
     assert counts == {
-        "kernel-pingpong": 0, "pingpong-size": 1, "pingpong-launches": 1,
+        "findings": 0, "kernel-pingpong": 0, "pingpong-size": 1, "pingpong-launches": 1,
         "pingpong-distributions": 1, "pingpong-ceiling": 1,
         "kernel-bw": 0, "bw-size": 1, "bw-launches": 1, "bw-distributions": 1, "bw-ceiling": 1,
         "kernel-fanin": 0, "fanin-size": 1, "fanin-launches": 1, "fanin-distributions": 1,
@@ -248,7 +319,7 @@ def test_browser_renders_report(mixed, tmp_path):
     done = _browser(binary, "--virtual-time-budget=10000", "--dump-dom", checked.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = Page(done.stdout)
-    assert dom.headings == source.headings and len(dom.headings) == 30
+    assert dom.headings == source.headings and len(dom.headings) == 31
     assert f"images {images} decoded {images}" in done.stdout
 
     shot = tmp_path / "shot.png"
@@ -258,3 +329,253 @@ def test_browser_renders_report(mixed, tmp_path):
         assert picture.size == (1200, 2400)
         # Plotted lines, bands and text give thousands of colours; a blank page a handful.
         assert len(picture.convert("RGB").getcolors(1 << 20)) > 500
+
+
+# Appended to a copy of the report: where the findings box and its first row are once the
+# page has loaded, whether it is shown, and the window's size.
+POSITION_CHECK = """<script>
+addEventListener("load", () => {
+  const box = document.getElementById("findings");
+  const r = box.getBoundingClientRect();
+  const row = box.querySelector("tbody tr").getBoundingClientRect();
+  const style = getComputedStyle(box);
+  const out = document.createElement("pre");
+  out.id = "position";
+  out.textContent = `findings top ${r.top} width ${r.width} first row bottom ${row.bottom} ` +
+    `shown ${style.display !== "none" && style.visibility === "visible"} ` +
+    `window ${innerWidth}x${innerHeight}`;
+  document.body.append(out);
+});
+</script></body>"""
+SCREEN = (1280, 800)
+
+
+def in_first_screen(report: Path, where: Path) -> None:
+    """The findings box and its first row lie in the first screen at 1280x800, shown; a
+    screenshot of that screen is a page, not blank, with the box's frame on it."""
+    binary = _chromium()
+    checked = where / "position.html"
+    checked.write_text(report.read_text().replace("</body>", POSITION_CHECK))
+    window = f"--window-size={SCREEN[0]},{SCREEN[1]}"
+    done = _browser(binary, window, "--virtual-time-budget=10000", "--dump-dom",
+                    checked.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r"findings top (\S+) width (\S+) first row bottom (\S+) shown (\w+) "
+                      r"window (\d+)x(\d+)", done.stdout)
+    assert found, done.stdout[-2000:]
+    top, width, row_bottom = map(float, found.group(1, 2, 3))
+    assert found[4] == "true" and width > 600
+    assert 0 <= top < row_bottom <= min(SCREEN[1], int(found[6]))
+
+    shot = where / "first-screen.png"
+    done = _browser(binary, f"--screenshot={shot}", window, report.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    with Image.open(shot) as picture:
+        assert picture.size == SCREEN
+        colours = picture.convert("RGB").getcolors(1 << 20)
+    assert len(colours) > 100  # text on a page; a blank screen has a handful
+    frame = tuple(int(FINDINGS_BORDER[i:i + 2], 16) for i in (1, 3, 5))
+    # the box's 2 px frame: at least its top edge across the box's width
+    assert sum(n for n, rgb in colours if rgb == frame) >= 2 * 600
+
+
+def json_out(db: Path, key: str, *args) -> list[dict]:
+    """A verb's --json list under `key`."""
+    done = commscope(*args, "--json", "--db", db)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)[key]
+
+
+def us(seconds: float) -> str:  # as `results show` prints a time
+    return f"{seconds * 1e6:.3f}"
+
+
+def mbps(rate: float) -> str:  # and a bandwidth
+    return f"{rate:,.1f}"
+
+
+def expected_figures(found: list[dict]) -> list[str]:
+    """The peak bandwidth with its interval (the latency's turned over) and size, its
+    fraction of the copy ceiling, and the latency at the smallest size with its interval,
+    from `results show --json`'s cases of one configuration."""
+    from commscope.sizes import format_bytes
+    peak = max((c for c in found if c["bytes"] > 0 and c["bandwidth_MBps"] is not None),
+               key=lambda c: c["bandwidth_MBps"])
+    rate, median = peak["bandwidth_MBps"], peak["median_s"]
+    small = min(found, key=lambda c: c["bytes"])
+    fraction = peak["ceiling_fraction"]
+    return [f"{mbps(rate)} ({mbps(rate * median / peak['ci_high_s'])}-"
+            f"{mbps(rate * median / peak['ci_low_s'])}) at {format_bytes(peak['bytes'])}",
+            "-" if fraction is None else f"{fraction * 100:.0f}%",
+            f"{us(small['median_s'])} ({us(small['ci_low_s'])}-{us(small['ci_high_s'])}) "
+            f"at {format_bytes(small['bytes'])}"]
+
+
+def expected_model(fit: dict) -> str:
+    from commscope.sizes import format_bytes
+    if not fit["bandwidth_identifiable"]:
+        return f"t(n) = {us(fit['alpha_s'])} µs + n / B (B not identifiable"
+    breaks = ", ".join(format_bytes(b["bytes"]) for b in fit["breakpoints"])
+    return (f"t(n) = {us(fit['alpha_s'])} µs + n / {fit['bandwidth_MBps']:,.0f} MB/s"
+            + (f"; {len(fit['segments'])} segments, breaking at {breaks}" if breaks else ""))
+
+
+def check_findings(db: Path, text: str, runs: str) -> None:
+    """The findings box opens the page, before the runs and the contents, with one row per
+    configuration whose figures are `results show`'s and whose model is `fit`'s."""
+    assert Page(text).sections[0] == "findings"
+    assert text.index('<section id="findings">') < text.index("<th>run</th>") \
+        < text.index("<nav>")
+    cases = json_out(db, "cases", "results", "show", runs)
+    fits = json_out(db, "fits", "fit", runs)
+    printed = commscope("results", "show", runs, "--db", db).stdout
+    configurations: dict[tuple, list[dict]] = {}
+    for c in cases:
+        configurations.setdefault((c["kernel"], c["send_mode"], c["ranks"],
+                                   json.dumps(c["params"], sort_keys=True), c["sync"],
+                                   c["transport"]), []).append(c)
+    rows = Cells(text).rows["findings"][1:]
+    assert len(rows) == len(configurations) >= 3
+    for (kernel, mode, ranks, *_), found in configurations.items():
+        name = " ".join(filter(None, (kernel, mode, f"np{ranks}")))
+        (row,) = [r for r in rows if r[0].startswith(name + " ")]
+        figures = expected_figures(found)
+        assert row[1:4] == figures, name
+        # the same texts as the terminal's table prints them
+        assert figures[0].split(" (")[0] in printed
+        assert figures[2].split(")")[0].split("(")[1] in printed
+        (fit,) = [f for f in fits if f.get("kernel") == kernel and f.get("send_mode") == mode
+                  and f.get("ranks") == ranks]
+        assert row[4].startswith(expected_model(fit)), (row[4], expected_model(fit))
+
+
+def test_findings_open_the_demo_report(demo):
+    db, out = demo
+    check_findings(db, out.read_text(), "1,2")
+    assert "2 segments, breaking at 16 KiB" in out.read_text()  # the fake's switch
+
+
+def test_findings_are_in_the_first_screen(demo, tmp_path):
+    in_first_screen(demo[1], tmp_path)
+
+
+@pytest.mark.mpi
+def test_demo_report_answers_first_on_real_mpi(mpi_prefix, tmp_path):
+    """`make demo` on real MPI, smaller: the findings box is `results show`'s figures and
+    lies in the first screen."""
+    _chromium()
+    db = tmp_path / "demo.db"
+    for args in (("bw", "--sizes", "1KiB:64KiB"),
+                 ("pingpong", "--sizes", "0:64KiB", "--modes", "standard,synchronous")):
+        done = commscope("run", *args, "--np", "2", "--launches", "3", "--mpi", mpi_prefix,
+                         "--db", db)
+        assert done.returncode == 0, done.stderr
+    assert commscope("fit", "--db", db).returncode == 0
+    out = tmp_path / "commscope-report.html"
+    done = commscope("report", "-o", out, "--db", db)
+    assert done.returncode == 0, done.stderr
+    check_findings(db, out.read_text(), "1,2")
+    in_first_screen(out, tmp_path)
+
+
+def _drawn(fig):
+    FigureCanvasAgg(fig).draw()
+    return fig
+
+
+def _only(data):
+    """The one configuration (less the send mode) of the data's size cases."""
+    (config, panel), = grouped(size.size_cases(data), send_mode=False)
+    return config, panel
+
+
+def test_log_axes_label_every_decade(demo):
+    data = load(Store(demo[0]), [1])  # bw 1 KiB to 4 MiB
+    found = size.fits(size.size_cases(data), data.history)
+    fig = _drawn(size.draw(data, *_only(data), found))
+    spans = []
+    for ax in fig.axes:  # latency, bandwidth
+        low, high = ax.get_ylim()
+        labels = {t.get_text() for t in ax.get_yticklabels()
+                  if low <= t.get_position()[1] <= high and t.get_text()}
+        decades = [10.0 ** k for k in range(math.ceil(math.log10(low)),
+                                            math.floor(math.log10(high)) + 1)]
+        assert {f"{d:,.0f}" if d >= 1 else f"{d:g}" for d in decades} <= labels, labels
+        assert len(labels) >= 3, labels  # an axis spanning few decades: 1, 2, 5 of each
+        spans.append(len(decades))
+    assert spans[0] >= 3  # the latency axis: 1 KiB to 4 MiB, decades of µs
+
+
+def test_one_breakpoint_marker_per_switch(demo):
+    db, out = demo
+    data = load(Store(db), [2])  # pingpong, two modes, a switch at 16 KiB
+    found = size.fits(size.size_cases(data), data.history)
+    config, panel = _only(data)
+    breaks = sorted(b.bytes for _, cases in grouped(panel)
+                    for b in size.fit_of(found, cases[0]).fit.breakpoints)
+    assert breaks == [SWITCH_BYTES, SWITCH_BYTES]
+    for ax in _drawn(size.draw(data, config, panel, found)).axes:
+        marks = [line for line in ax.get_lines() if line.get_gid() == size.BREAKPOINT]
+        assert sorted(x for line in marks for x in line.get_xdata()) == breaks
+        assert not ax.patches  # no shaded interval over the curves
+    # the intervals: in the table and the figure's hover title
+    assert re.search(r'title="breakpoints \(95% bootstrap CI\): standard 16 KiB \(\d+ KiB to '
+                     r'\d+ KiB\); synchronous 16 KiB', out.read_text())
+
+
+def test_zero_between_launch_cv_is_drawn_at_zero(demo):
+    data = load(Store(demo[0]), [2])
+    panel = [c for c in data.cases if c.bytes > 0]
+    zeros, positive = [], []
+    for config, cases in grouped(panel, ranks=True):
+        for x in combined(cases):
+            if x["between_launch_cv"] is not None:
+                (zeros if x["between_launch_cv"] == 0 else positive).append(
+                    (f"{config['send_mode']} np2 between", x["bytes"], x["between_launch_cv"]))
+    assert zeros and positive  # the fake's launches: a few differ less than samples say
+    ax = _drawn(launches.draw(panel)).axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    for label, nbytes, cv in zeros + positive:
+        x, y = lines[label].get_data()
+        assert y[list(x).index(nbytes)] == pytest.approx(cv * 100)
+    assert ax.get_yscale() == "symlog" and ax.get_ylim()[0] == 0
+    assert [t.get_text() for t in ax.get_yticklabels() if t.get_position()[1] == 0] == ["0"]
+
+
+def test_warnings_counted_by_kind(mixed):
+    db, out = mixed
+    (header, *rows) = Cells(out.read_text()).rows[None]  # the runs' overview
+    column = header.index("warnings by kind")
+    store, order = Store(db), list(KINDS)
+    kinds_seen = 0
+    for row in rows:
+        counts = Counter(w["kind"] for w in store.warnings(int(row[0])))
+        assert row[column] == (", ".join(f"{k} {counts[k]}" for k in sorted(counts, key=order.index))
+                               or "none")
+        kinds_seen = max(kinds_seen, len(counts))
+    assert kinds_seen >= 2
+
+
+def test_findings_give_the_verdicts_of_check_and_health(fake_mpi, tmp_path):
+    """A check whose left side is slow at 1 KiB and a health check with one slow node: the
+    findings count the verdicts as the guidelines section does and name the drain."""
+    db = tmp_path / "verdicts.db"
+    done = commscope("check", "allreduce<=reduce+bcast", "--sizes", "256:4KiB", "--launches",
+                     "4", "--mpi", fake_mpi, "--db", db,
+                     launcher=FakeLauncher(factor=lambda value, nbytes: 1.4 if value is None
+                                           and nbytes == 1024 else 1.0))
+    assert done.returncode in (0, 1), done.stderr
+    rate = 5e7  # bytes/s of a pair, a quarter where node 1 takes part
+    done = commscope("health", "--hosts", ",".join(f"h{i}" for i in range(8)), "--sizes",
+                     "8,256KiB", "--mpi", fake_mpi, "--db", db,
+                     launcher=FakeLauncher(rate=lambda x, y: rate / 4 if 1 in (x, y) else rate))
+    assert done.returncode in (0, 1), done.stderr
+    out = tmp_path / "r.html"
+    assert commscope("report", "-o", out, "--db", db).returncode == 0
+    text = out.read_text()
+    box = text[text.index('<section id="findings">'):text.index("</section>")]
+    shown = re.findall(r"(\d+) of (\d+) sizes violated", text)  # the guidelines' captions
+    violated, total = (sum(int(s[i]) for s in shown) for i in (0, 1))
+    assert violated >= 1
+    assert f"check, allreduce: {total} verdicts: {violated} violated, " in box
+    assert re.search(r"health, run \d+ \(pairs over 8 nodes\): 1 suspect; drain: h1<", box)

@@ -13,32 +13,40 @@ from datetime import datetime, timezone
 
 from ..kernels import MEANINGS
 from ..store import Store
-from . import (advection, ceiling, distributions, guidelines, health, imported, launches,
-               message_models, provenance, ranks, scaling, size, tune)
-from ..health import PATTERNS as HEALTH
+from . import (advection, ceiling, distributions, findings, guidelines, health, imported,
+               launches, message_models, provenance, ranks, scaling, size, tune)
+from ..health import PATTERNS as HEALTH, health_of
+from ..results import measured
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
 
 
 def build(store: Store, run_ids: list[int], chosen: str,
           first: tuple[Section, ...] = ()) -> str:
-    """The report of `run_ids`, one group of sections per kernel, then provenance and
-    warnings for all; `chosen` says how the runs were chosen; `first`: sections to put
-    before the rest (a study's own figure). It reads stored data only."""
+    """The report of `run_ids`: the findings, then one group of sections per kernel, then
+    provenance and warnings for all; `chosen` says how the runs were chosen; `first`:
+    sections to put before everything (a study's own figure). It reads stored data only."""
     data = load(store, run_ids, HEALTH)
     found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
     checks = [r.id for r in data.runs if r.row["kernel"] in HEALTH]
+    healths = {run_id: health_of(store, run_id) for run_id in checks}
+    # the figures `results show` prints, computed as it computes them
+    shown = measured(store, [r.id for r in data.runs if r.id not in checks])
     kernels = dict.fromkeys(r.row["kernel"] for r in data.runs if r.id not in checks)
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
         for kernel in kernels]
-    sections = [*first, *filter(None, [health.render_runs(store, checks)]),
+    sections = [*filter(None, [health.render_runs(healths)]),
                 *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",
                el("code", str(store.path)), f"; made {made}. Times are seconds inside and "
                "shown in µs or ms; MB = 10^6 bytes. How to read each section: docs/report.md.")
-    return page("commscope report", [intro, provenance.overview(data), contents(sections),
+    box = findings.render(data, shown, found, healths)
+    # a study's own figure answers its question: it opens the page, the findings next
+    return page("commscope report", [*(s.html() for s in first), *([box.html()] if box else []),
+                                     intro, provenance.overview(data),
+                                     contents([*first, *sections]),
                                      *(s.html() for s in sections)])
 
 

@@ -11,7 +11,7 @@ import io
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, Locator, MaxNLocator, NullLocator
 
 from ..sizes import format_bytes
 
@@ -78,14 +78,72 @@ def size_axis(ax) -> None:
     ax.set_xlabel("message size")
 
 
+def plain(value: float, _pos=None) -> str:
+    """A tick label as a number is written: 0.01, 1, 10,000."""
+    if value >= 1 and value == round(value):
+        return f"{value:,.0f}"
+    return f"{value:g}"
+
+
+# Tick marks tried in turn on a log axis: decades; then 1, 2, 5 and 1..9 of each decade
+# where the axis spans too few decades for three labels.
+SUBS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(k) for k in range(1, 10)))
+
+
+class Decades(Locator):
+    """A label on every decade in view, however many (matplotlib's LogLocator drops
+    decades to keep its count of ticks down: one label over four decades); more marks per
+    decade where it spans too few; with `zero` (a symlog axis), a tick at 0 too."""
+
+    def __init__(self, zero: bool = False):
+        self.zero = zero
+
+    def __call__(self):
+        return self.tick_values(*self.axis.get_view_interval())
+
+    def tick_values(self, vmin, vmax):
+        low, high = sorted((vmin, vmax))
+        zero = [0.0] if self.zero and low <= 0 <= high else []
+        if self.zero:  # the decades above symlog's linear part
+            low = max(low, self.axis.get_transform().linthresh)
+        if not (np.isfinite(low) and np.isfinite(high) and 0 < low < high):
+            return np.array(zero)
+        span = 1e-9 * (high - low)
+        decades = 10.0 ** np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
+        for subs in SUBS:
+            ticks = np.outer(decades, subs).ravel()
+            ticks = ticks[(ticks >= low - span) & (ticks <= high + span)]
+            if ticks.size >= 3 or subs is SUBS[-1] and ticks.size >= 2:
+                return np.concatenate([zero, ticks])
+        # under a factor of about 2: evenly spaced values, as on a linear axis
+        return np.concatenate([zero, MaxNLocator(4).tick_values(low, high)])
+
+
 def log_axis(ax, label: str, axis: str = "y") -> None:
-    """A log10 axis with plain labels (1, 10, 0.1) and no minor ticks: mathtext labels and
-    the minor ticks' artists cost more than the rest of a figure."""
+    """A log10 axis labelled on every decade (Decades), with plain labels (1, 10, 0.1) and
+    no minor ticks: mathtext labels and the minor ticks' artists cost more than the rest of
+    a figure."""
     target = ax.yaxis if axis == "y" else ax.xaxis
     (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
-    target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    target.set_major_locator(Decades())
+    target.set_major_formatter(FuncFormatter(plain))
     target.set_minor_locator(NullLocator())
     (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label)
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def zero_log_axis(ax, label: str, values) -> None:
+    """A y axis that shows 0 as 0 and positive values on a log scale (symlog): linear from
+    0 to the decade at or below the smallest positive of `values` (those drawn), log above."""
+    values = np.asarray(values, dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    floor = 10.0 ** np.floor(np.log10(positive.min())) if positive.size else 1.0
+    ax.set_yscale("symlog", linthresh=floor, linscale=0.4)
+    ax.set_ylim(0, 1.5 * positive.max() if positive.size else 10 * floor)
+    ax.yaxis.set_major_locator(Decades(zero=True))
+    ax.yaxis.set_major_formatter(FuncFormatter(plain))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_ylabel(label)
     ax.grid(True, which="major", alpha=0.3)
 
 

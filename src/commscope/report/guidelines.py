@@ -43,17 +43,23 @@ def _figure(verdicts) -> bytes:
     return figures.png(fig)
 
 
-def render(data: ReportData) -> Section | None:
-    """Only for runs `commscope check` made: the guidelines on their kernel."""
+def judged(data: ReportData) -> list:
+    """The verdicts on the guidelines of the kernels of the runs `commscope check` made
+    (verdicts.judge), worked out again from the stored runs; [] without such runs."""
     checked = [r for r in data.runs if r.command[1:2] == ["check"]]
     if not checked:
-        return None
+        return []
     kernels = {r.row["kernel"] for r in checked}
     chosen = catalogue().on(sorted(kernels))
     barrier = max(((r.context.get("timer") or {}).get("barrier_s") or 0.0 for r in checked),
                   default=0.0)
-    verdicts = judge(chosen, [c for r in checked for c in r.cases], DEFAULT_THRESHOLD,
-                     lambda launches: barrier)
+    return judge(chosen, [c for r in checked for c in r.cases], DEFAULT_THRESHOLD,
+                 lambda launches: barrier)
+
+
+def render(data: ReportData) -> Section | None:
+    """Only for runs `commscope check` made: the guidelines on their kernel."""
+    verdicts = judged(data)
     if not verdicts:
         return None
     body = [el("p", "Each guideline compares two ways to do one job, measured in the same "

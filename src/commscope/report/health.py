@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..health import Health, health_of
+from ..health import Health
 from ..sizes import format_bytes
 from ..views.health import drain_line, suspects_table
 from . import figures
@@ -126,10 +126,10 @@ def _run(h: Health, run_id: int) -> list:
     return body
 
 
-def render_runs(store, run_ids: list[int]) -> Section | None:
-    """The section of the health runs among run_ids (None: none is one)."""
+def render_runs(healths: dict[int, Health]) -> Section | None:
+    """The section of the health runs, judged (health.health_of), by run id (None: none)."""
     body = []
-    for run_id in run_ids:
-        body += _run(health_of(store, run_id), run_id)
+    for run_id, h in healths.items():
+        body += _run(h, run_id)
     return section("health", "Node and link health (heat map, suspects, drain list)", *body) \
         if body else None

@@ -44,14 +44,16 @@ def table(t: Table) -> Html:
     return el("table", head, el("tbody", *(row(r, "td") for r in t.rows)))
 
 
-def png_img(png: bytes, alt: str) -> Html:
-    """The figure embedded as a data URI: the report opens without any network or other file."""
+def png_img(png: bytes, alt: str, title: str | None = None) -> Html:
+    """The figure embedded as a data URI: the report opens without any network or other file;
+    `title`: shown when the pointer rests on it."""
     data = base64.b64encode(png).decode("ascii")
-    return Html(f'<img src="data:image/png;base64,{data}" alt="{esc(alt)}">')
+    hover = "" if title is None else f' title="{esc(title)}"'
+    return Html(f'<img src="data:image/png;base64,{data}" alt="{esc(alt)}"{hover}>')
 
 
-def figure(png: bytes, alt: str, caption) -> Html:
-    return el("figure", png_img(png, alt), el("figcaption", caption))
+def figure(png: bytes, alt: str, caption, title: str | None = None) -> Html:
+    return el("figure", png_img(png, alt, title), el("figcaption", caption))
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ def _entries(sections: Iterable[Section]) -> Html:
                       for s in sections))
 
 
+FINDINGS_BORDER = "#22aa77"  # the findings box's frame: the first screen's tests look for it
+
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222;
        padding: 0 1em; }
@@ -99,7 +103,10 @@ th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: left; vertica
 th { background: #f4f4f4; } td.num, th.num { text-align: right; } td.num { white-space: nowrap; }
 code, pre { font: 0.9em ui-monospace, monospace; } pre { white-space: pre-wrap; margin: 0; }
 .note { color: #8a4b00; } nav ul { columns: 2; }
-"""
+#findings { background: #f5fbf7; padding: 0 1em 0.3em; }
+#findings h2 { margin-top: 0.4em; border: none; } #findings table { background: #fff; }
+p.caption { font-size: 0.85em; color: #444; }
+""" + f"#findings {{ border: 2px solid {FINDINGS_BORDER}; }}\n"
 
 
 def page(title: str, body: Iterable) -> str:

@@ -6,6 +6,7 @@ cannot narrow the interval; more launches can (docs/statistics.md)."""
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from .. import names
 from ..units import PERCENT
@@ -16,12 +17,15 @@ from .html import Section, el, figure, section
 CAPTION = ("Solid: the CV of the launches' medians (between launches, from the one-way "
            "random-effects model on log time); dashed: the CV of one launch's median from its "
            "own samples (within). Only cases measured in two or more launches; 0-byte cases "
-           "are left off the log axis.")
+           "are left off the size axis. The CV axis is linear from 0 to its first decade and "
+           "logarithmic above, so a between-launch CV of 0 (the launches differ no more than "
+           "their samples say) is drawn at 0.")
 
 
-def _figure(panel) -> bytes:
+def draw(panel) -> Figure:
     fig, axes = figures.new(1, 1, width=6.5)
     ax = axes[0][0]
+    drawn = [np.empty(0)]
     for i, (config, cases) in enumerate(grouped(panel, ranks=True)):
         s = sorted((x for x in combined(cases) if x["bytes"] > 0
                     and x["between_launch_cv"] is not None), key=lambda x: x["bytes"])
@@ -29,18 +33,17 @@ def _figure(panel) -> bytes:
             continue
         size = np.array([x["bytes"] for x in s], dtype=float)
         label = " ".join(filter(None, (config.get("send_mode"), f"np{s[0]['ranks']}")))
-        between = figures.nan_none([x["between_launch_cv"] for x in s])
-        within = figures.nan_none([x["within_launch_cv"] for x in s])
-        # a between-launch CV of 0 (method of moments) cannot sit on a log axis: at its floor
-        floor = 1e-4
-        ax.plot(size, np.maximum(between, floor) * PERCENT, "o-", color=figures.color(i), ms=3,
-                lw=1, label=f"{label} between")
-        ax.plot(size, np.maximum(within, floor) * PERCENT, "s--", color=figures.color(i), ms=3,
-                lw=1, label=f"{label} within")
+        between = figures.nan_none([x["between_launch_cv"] for x in s]) * PERCENT
+        within = figures.nan_none([x["within_launch_cv"] for x in s]) * PERCENT
+        ax.plot(size, between, "o-", color=figures.color(i), ms=3, lw=1,
+                label=f"{label} between")
+        ax.plot(size, within, "s--", color=figures.color(i), ms=3, lw=1,
+                label=f"{label} within")
+        drawn += [between, within]
     figures.size_axis(ax)
-    figures.log_axis(ax, "CV (%)")
+    figures.zero_log_axis(ax, "CV (%)", np.concatenate(drawn))
     ax.legend(fontsize=7)
-    return figures.png(fig)
+    return fig
 
 
 def render(data: ReportData) -> Section | None:
@@ -55,6 +58,6 @@ def render(data: ReportData) -> Section | None:
                "more launches, not with longer ones.")]
     for config, cases in panels:
         title = names.configuration(config)
-        body.append(figure(_figure(cases), f"between- and within-launch spread: {title}",
-                           CAPTION))
+        body.append(figure(figures.png(draw(cases)),
+                           f"between- and within-launch spread: {title}", CAPTION))
     return section("launches", "Launch to launch against within a launch", *body)

@@ -5,13 +5,14 @@ same axes. The points are each launch's median; the line and the band are each
 case's median and launch-aware 95% interval over its launches
 (summary.combined_summary, as `results show` prints them); the lines are the fits of
 `commscope fit` (models.groups.fit_group): the Hockney line t(n) = alpha + n/B
-dotted, the segments chosen by BIC dashed, breakpoints as vertical lines with
-their bootstrap CI shaded.
+dotted, the segments chosen by BIC dashed, each breakpoint a tick on its curve
+(its bootstrap CI in the table and the figure's hover title).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from .. import names, units
 from ..cases import Case, key
@@ -26,6 +27,7 @@ from .data import ReportData, application, combined, grouped, over_ranks
 from .html import Section, el, figure, section, table
 
 MODEL_POINTS = 200  # points on each drawn model curve
+BREAKPOINT = "breakpoint"  # the gid of a breakpoint's marker
 
 
 def size_cases(data: ReportData) -> list[Case]:
@@ -91,13 +93,21 @@ def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -
         if factor is not None:
             ax_bw.plot(grid[ok], factor * grid[ok] / t[ok] / MB, style, color=colour, lw=1.2)
     for b in fit.fit.breakpoints:
-        for ax in filter(None, (ax_lat, ax_bw if factor is not None else None)):
-            ax.axvline(b.bytes, color=colour, lw=0.8, alpha=0.7)
-            if b.ci_bytes and b.ci_bytes[0] != b.ci_bytes[1]:
-                ax.axvspan(*b.ci_bytes, color=colour, alpha=0.08, lw=0)
+        # One tick on the curve at each breakpoint's estimate; its interval is in the
+        # table and the figure's title, since shaded intervals hid the curves.
+        at = np.flatnonzero(x == b.bytes)
+        t = mid[at[0]] if at.size else float(fit.fit.time_s(np.array([float(b.bytes)]))[0])
+        if not t > 0:
+            continue
+        ax_lat.plot([b.bytes], [t * US_PER_S], "|", color=colour, ms=16, mew=1.6,
+                    gid=BREAKPOINT)
+        if factor is not None:
+            ax_bw.plot([b.bytes], [factor * b.bytes / t / MB], "|", color=colour, ms=16,
+                       mew=1.6, gid=BREAKPOINT)
 
 
-def _figure(data, config, cases, found) -> bytes:
+def draw(data, config, cases, found) -> Figure:
+    """The figure of one configuration: latency, and bandwidth where the kernel has one."""
     by_mode = grouped(cases)
     has_bandwidth = meaning(config["kernel"]).bandwidth is not None
     fig, axes = figures.new(1, 2 if has_bandwidth else 1, width=11 if has_bandwidth else 6.5)
@@ -111,7 +121,15 @@ def _figure(data, config, cases, found) -> bytes:
             figures.size_axis(ax)
             figures.log_axis(ax, name)
     ax_lat.legend(fontsize=8)
-    return figures.png(fig)
+    return fig
+
+
+def _breakpoints(named: list[tuple[str, GroupFit | None]]) -> str | None:
+    """Each mode's breakpoints with their 95% bootstrap CIs, for the figure's title."""
+    parts = [name + " " + ", ".join(format_bytes(b["bytes"]) + _ci(b["ci_bytes"], format_bytes)
+                                    for b in summary(g)["breakpoints"])
+             for name, g in named if g is not None and g.fit is not None and g.fit.breakpoints]
+    return "breakpoints (95% bootstrap CI): " + "; ".join(parts) if parts else None
 
 
 def _ci(ci, fmt) -> str:
@@ -146,10 +164,10 @@ def _fit_rows(name: str, g: GroupFit | None):
 CAPTION = ("Points: each launch's median latency (kernel definition, docs/native.md); line "
            "and band: the case's median over its launches and its launch-aware 95% interval "
            "(docs/statistics.md); bandwidth = bytes moved / latency, MB = 10^6 bytes. Dotted: "
-           "the Hockney "
-           "line t(n) = alpha + n/B; dashed: the segments chosen by BIC; vertical lines: "
-           "breakpoints (first size of the later segment), shaded: their 95% bootstrap CI "
-           "(docs/models.md). Sizes of 0 B are left off the log axes.")
+           "the Hockney line t(n) = alpha + n/B; dashed: the segments chosen by BIC; a short "
+           "vertical tick on a curve: a breakpoint (first size of the later segment), its 95% "
+           "bootstrap CI in the table below and in the figure's hover title (docs/models.md). "
+           "Sizes of 0 B are left off the log axes.")
 
 
 def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
@@ -159,11 +177,12 @@ def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
     body = []
     for config, panel in grouped(cases, send_mode=False):
         title = names.configuration(config)
-        png = _figure(data, config, panel, found)
-        rows = [row for mode_config, mode_cases in grouped(panel)
-                for row in _fit_rows(mode_config["send_mode"] or config["kernel"],
-                                     fit_of(found, mode_cases[0]))]
-        body += [el("h3", title), figure(png, f"latency and bandwidth vs size: {title}", CAPTION),
+        named = [(mode_config["send_mode"] or config["kernel"], fit_of(found, mode_cases[0]))
+                 for mode_config, mode_cases in grouped(panel)]
+        png = figures.png(draw(data, config, panel, found))
+        rows = [row for name, fit in named for row in _fit_rows(name, fit)]
+        body += [el("h3", title), figure(png, f"latency and bandwidth vs size: {title}", CAPTION,
+                                         title=_breakpoints(named)),
                  table(Table(("mode", "model", "sizes", "alpha µs (95% CI)", "B MB/s (95% CI)",
                               "n_half"), rows, align="lll"))]
     return section("size", "Latency and bandwidth vs message size", *body)
