@@ -175,7 +175,8 @@ def test_bad_export_and_info_input_is_one_line(runs, fake_mpi, tmp_path):
         "--db", runs))
     db = tmp_path / "info.db"
     for bad, says in (("commit", "KEY=VALUE"), ("my key=1", "KEY=VALUE"),
-                      ("median_s=1", "already a column"), ("op=x", "already a column")):
+                      ("median_s=1", "already a column"), ("op=x", "already a column"),
+                      ("param_n=1", "already a column")):
         line = one_line_error(commscope("run", "pingpong", "--info", bad, "--iters", "3",
                                         "--db", db, "--mpi", fake_mpi, launcher=FakeLauncher()))
         assert says in line and bad.split("=")[0] in line
@@ -188,3 +189,14 @@ def test_labels_are_not_part_of_what_a_case_is(runs):
     assert done.returncode in (0, 1), done.stderr
     out = json.loads(done.stdout)
     assert len(out["cases"]) == 2 and not out["only_a"] and not out["only_b"]
+
+
+def test_a_parameter_named_as_a_column_keeps_both():
+    """vector_sum's parameter n (its length) beside the figures' n (the samples)."""
+    from commscope.views.export import csv_text
+    case = {"kernel": "vector_sum", "bytes": 8, "params": {"n": "1000"}, "n": 36,
+            "median_s": 1e-6}
+    (row,) = csv.DictReader(io.StringIO(csv_text([{
+        "run": 1, "started_utc": "2026-11-26T00:00:00+00:00", "mpi": "MPICH", "hosts": ["a"],
+        "oversubscribed": False, "info": {}, "identity": {}, "case": case}])))
+    assert (row["param_n"], row["n"], row["median_s"]) == ("1000", "36", "1e-06")

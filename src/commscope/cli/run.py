@@ -138,14 +138,14 @@ def plans_from(args: argparse.Namespace, mpi):
 
 def labels(items: list[str], known: Catalog) -> dict[str, str]:
     """--info KEY=VALUE: a key names a column of the tidy export, so it is a name (letters,
-    digits, _) that no column or kernel parameter has."""
+    digits, _) that no column or kernel parameter has (param_NAME is a parameter's)."""
     taken = {*VARIED, *FIGURES, *(n for k in known.kernels.values() for n in k.params)}
     found = {}
     for item in items:
         key, eq, value = (part.strip() for part in item.partition("="))
         if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
             raise UserError(f"--info {item}: write KEY=VALUE, KEY of letters, digits and _")
-        if key in taken:
+        if key in taken or key.startswith("param_"):
             raise UserError(f"--info {item}: {key} is already a column of the export; "
                             "choose another name")
         found[key] = value

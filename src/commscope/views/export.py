@@ -44,14 +44,23 @@ def csv_text(rows: list[dict]) -> str:
     params = sorted({k for r in rows for k in r["case"]["params"]})
     info = sorted({k for r in rows for k in r["info"]})
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=[*VARIED, *params, *info, *FIGURES],
-                            lineterminator="\n", extrasaction="ignore")
+    writer = csv.DictWriter(out, fieldnames=[*VARIED, *map(param_column, params), *info,
+                                             *FIGURES], lineterminator="\n",
+                            extrasaction="ignore")
     writer.writeheader()
     for r in rows:
-        writer.writerow({**r["case"], **r["case"]["params"], **r["info"], "run": r["run"],
-                         "started_utc": r["started_utc"], "mpi": r["mpi"],
-                         "hosts": ",".join(r["hosts"]), "oversubscribed": r["oversubscribed"]})
+        params = {param_column(k): v for k, v in r["case"]["params"].items()}
+        writer.writerow({**r["case"], **params, **r["info"], "run": r["run"],
+                         "started_utc": r["started_utc"],
+                         "mpi": r["mpi"], "hosts": ",".join(r["hosts"]),
+                         "oversubscribed": r["oversubscribed"]})
     return out.getvalue()
+
+
+def param_column(name: str) -> str:
+    """A kernel parameter's column: its name, or param_NAME where a column has the name
+    (vector_sum's n is its length; the figures' n, the samples)."""
+    return f"param_{name}" if name in VARIED or name in FIGURES else name
 
 
 def bmf(rows: list[dict]) -> dict:
