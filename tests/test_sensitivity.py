@@ -17,10 +17,14 @@ from test_cluster import commscope_on
 
 pytestmark = pytest.mark.mpi
 
-# Large beside a slow launch: launches here at times ran 2-3x slower at 8 B-1 KiB and 1.3x
-# at 16 KiB, and the launch being the unit, a 5 us delay (2.3x at 16 KiB) was then rightly
-# 'within noise' in 1 of 4 trials.
-DELAY_US = 20.0
+# Large beside a slow launch, since this test must pass every time: launches here at times
+# run 2-6x slower at every size (once 70x at 1 KiB), and with the launch as the unit, a
+# 5 us delay (2.3x at 16 KiB) was rightly 'within noise' in 1 of 4 trials, and 20 us (5x)
+# 'slower' or 'within noise' in 3 of 51 runs with six launches a side (and once in a
+# fresh-clone CI run), 50 us in 1 of 30 (the 70x launch). How small a shift `compare`
+# catches how often is bench/calibration.py's question; this test's is that a known fault
+# is named at each size with its magnitude.
+DELAY_US = 200.0
 # Every MPI_Send (and MPI-4's MPI_Send_c) waits DELAY_US before it sends: a ping-pong round
 # trip has one send per rank, so its half round trip grows by exactly DELAY_US.
 WRAPPER = r"""
@@ -51,9 +55,8 @@ def changes(db, a, b) -> tuple[int, dict]:
 
 
 def test_a_delayed_send_is_a_regression_of_its_size(mpi_prefix, db, tmp_path):
-    # Six launches a side, not auto's three: in one fresh-clone CI run, three a side left
-    # the 16 KiB case (20 us delay on 5.7 us) 'within noise' and the 8 B interval 4.4-87 us
-    # wide, as a launch in the slow state above does; six give t 10 degrees of freedom, not 4.
+    # Six launches a side: three left the 16 KiB case (a 20 us delay then) 'within noise' in
+    # a fresh-clone CI run, as a launch in the slow state above does.
     sizes = ("--sizes", "8,1KiB,16KiB", "--launches", "6", "--mpi", mpi_prefix, "--db", db)
     # Run 1 as it is; run 2 through the wrapper with no delay, which costs a call and two
     # clock reads per send (0.02-0.35 us here); run 3 delayed. Run 3 against run 2 shifts
@@ -64,7 +67,9 @@ def test_a_delayed_send_is_a_regression_of_its_size(mpi_prefix, db, tmp_path):
         assert done.returncode == 0, done.stderr
     code, found = changes(db, "1", "3")
     assert code == 1  # compare's exit: a regression
-    assert all(c["verdict"] == "regression" for c in found.values()), found
+    assert all(c["verdict"] == "regression" for c in found.values()), {
+        b: (c["verdict"], c["median_a_s"], c["median_b_s"], c["relative_ci_low"], c["p_adjusted"])
+        for b, c in found.items()}
     code, found = changes(db, "2", "3")
     covered = 0
     for nbytes, c in found.items():
