@@ -21,10 +21,11 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
 
 
 def new(rows: int = 1, cols: int = 1, width: float = 10.0, row_height: float = 3.6,
-        bottom: float = 0.55, left: float = 0.8, right: float = 0.2,
+        bottom: float = 0.55, left: float = 1.0, right: float = 0.2,
         x_labels_last_row_only: bool = False):
     """A figure of rows x cols axes; margins in inches, fixed rather than computed, since
-    matplotlib's layout engines draw every figure twice to measure it."""
+    matplotlib's layout engines draw every figure twice to measure it. The left margin
+    holds a tick label of seven characters ("100,000") beside the axis label."""
     height = row_height * rows
     fig = Figure(figsize=(width, height), dpi=DPI)
     axes = fig.subplots(rows, cols, squeeze=False)
