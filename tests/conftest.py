@@ -9,6 +9,7 @@ fast tier. A test that asks for `mpi_prefix` is marked `mpi` here, and one that 
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -141,9 +142,10 @@ def follows_its_schema(args: list[str], done) -> None:
     validator(named).validate(out)
 
 
+@functools.cache
 def validator(schema_id: str) -> jsonschema.Draft202012Validator:
     """A validator of a published schema, its references (urn:commscope:case:1) resolved
-    among the published files."""
+    among the published files; one per schema for the whole session."""
     from referencing import Registry, Resource
 
     from commscope import schemas

@@ -47,7 +47,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--field", metavar="PATH",
                    help="rank 0 writes the final field: n*n little-endian float64, y outer")
     p.add_argument("--json", action="store_true",
-                       help="print JSON (docs/schemas.md) instead of a table")
+                   help="print JSON (docs/schemas.md) instead of a table")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)

@@ -130,8 +130,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         write_atomic(args.junit, junit(verdicts))
     if args.json:
         print_json("check", {"runs": run_ids, "threshold": threshold,
-                    "verdicts": [v.as_dict() for v in verdicts],
-                    "remedies": remedies(verdicts, chosen, family)})
+                             "verdicts": [v.as_dict() for v in verdicts],
+                             "remedies": remedies(verdicts, chosen, family)})
     else:
         print(render(verdicts, chosen, threshold, family))
     return 1 if any(v.verdict == "violated" for v in verdicts) else 0

@@ -71,9 +71,14 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
+def json_text(schema: str, body: dict) -> str:
+    """`body` with the `schema` field naming its JSON Schema (docs/schemas.md)."""
+    return json.dumps(schemas.tagged(schema, body), indent=2)
+
+
 def print_json(schema: str, body: dict) -> None:
-    """A `--json` output: `body` with the `schema` field naming its JSON Schema."""
-    print(json.dumps(schemas.tagged(schema, body), indent=2))
+    """A `--json` output."""
+    print(json_text(schema, body))
 
 
 def kernel_list() -> str:

@@ -49,12 +49,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.junit:
         write_atomic(args.junit, junit(result))
     if args.json:
-        print_json("compare", {"a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold,
-                    "correction": "benjamini-hochberg",
-                    "cases": [c.as_dict(names.identity) for c in result.changes],
-                    "only_a": [dict(ident, case=names.identity(ident)) for ident in result.only_a],
-                    "only_b": [dict(ident, case=names.identity(ident)) for ident in result.only_b],
-                    "regressions": len(result.regressions)})
+        print_json("compare", {
+            "a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold,
+            "correction": "benjamini-hochberg",
+            "cases": [c.as_dict(names.identity) for c in result.changes],
+            "only_a": [dict(ident, case=names.identity(ident)) for ident in result.only_a],
+            "only_b": [dict(ident, case=names.identity(ident)) for ident in result.only_b],
+            "regressions": len(result.regressions)})
     else:
         print(render(result, args.all))
     return 1 if result.regressions else 0

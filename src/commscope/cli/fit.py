@@ -26,7 +26,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--max-segments", type=int, default=MAX_SEGMENTS, metavar="K",
                    help=f"most segments the BIC may choose (default {MAX_SEGMENTS})")
     p.add_argument("--json", action="store_true",
-                       help="print JSON: a fit per group (docs/schemas.md)")
+                   help="print JSON: a fit per group (docs/schemas.md)")
     add_db(p)
     p.set_defaults(func=run)
 

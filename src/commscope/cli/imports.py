@@ -27,7 +27,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--np", type=int, metavar="P",
                    help="the process count, for outputs that do not print it (OSU collectives)")
     p.add_argument("--json", action="store_true",
-                       help="print JSON: the runs stored (docs/schemas.md)")
+                   help="print JSON: the runs stored (docs/schemas.md)")
     add_db(p)
     p.set_defaults(func=run)
 

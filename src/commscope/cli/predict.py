@@ -47,7 +47,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--gamma", type=float, default=0.0, metavar="S_PER_BYTE",
                    help="reduction compute time per byte (default 0: not modelled)")
     p.add_argument("--json", action="store_true",
-                       help="print JSON: a prediction per row (docs/schemas.md)")
+                   help="print JSON: a prediction per row (docs/schemas.md)")
     add_db(p)
     p.set_defaults(func=run)
 

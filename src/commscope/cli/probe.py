@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         code = code or (1 if found[-1]["disagreements"] else 0)
     if args.json:
         print_json("probe", {"kernel": args.kernel, "db": args.db, "probes": found,
-                    "switches": [s for f in found for s in f["switches"]]})
+                             "switches": [s for f in found for s in f["switches"]]})
     else:
         print(render_probe(args.kernel, args.db, found))
     return code

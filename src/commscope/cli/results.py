@@ -6,22 +6,23 @@ import argparse
 import json
 import sys
 
-from .. import names, recovery, schemas, selection
+from .. import names, recovery, selection
 from ..errors import UserError
 from ..results import exported, marks, measured, quality, summaries
 from ..views import export
+from ..views.export import MEASURES
 from ..views.run import imported_from, render, render_provenance, render_runs
-from .common import add_db, check_directory, existing_store, print_json, write_atomic
+from .common import (add_db, check_directory, existing_store, json_text, print_json,
+                     write_atomic)
 
 FORMATS = ("csv", "json", "bmf", "gab", "prom")
-MEASURES = ("latency", "bandwidth")
 
 def add_parser(sub, summary: str) -> None:
     p = sub.add_parser("results", help=summary)
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     listing = actions.add_parser("list", help="one line per run")
     listing.add_argument("--json", action="store_true",
-                       help="print JSON: a line per run (docs/schemas.md)")
+                         help="print JSON: a line per run (docs/schemas.md)")
     add_db(listing)
     show = actions.add_parser("show", help="the summary table of runs")
     show.add_argument("runs", metavar="RUNS", help=selection.SYNTAX)
@@ -79,8 +80,7 @@ def _write_export(args, store, runs: list[int]) -> None:
                         f"{args.format} holds latency and bandwidth both")
     check_directory("--output", args.output)
     if args.format == "json":
-        text = json.dumps(schemas.tagged("export", {"runs": [_export(store, r) for r in runs]}),
-                          indent=2) + "\n"
+        text = json_text("export", {"runs": [_export(store, r) for r in runs]}) + "\n"
     else:
         rows = exported(store, runs)
         text = {"csv": lambda: export.csv_text(rows),

@@ -88,7 +88,7 @@ def add_parser(sub, summary: str) -> None:
                    help="shared memory, TCP, or the library's choice (default auto)")
     add_host_flags(p)
     p.add_argument("--json", action="store_true",
-                       help="print JSON (docs/schemas.md) instead of a table")
+                   help="print JSON (docs/schemas.md) instead of a table")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run, kernel_flags=True)
@@ -124,16 +124,18 @@ def kernel_params(args: argparse.Namespace, known: Catalog) -> dict[str, str]:
 def plans_from(args: argparse.Namespace, mpi):
     """One plan per process count, every one checked before anything is launched."""
     known = catalog(mpi)
-    return plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
-                 modes=args.modes, window=args.window, params=kernel_params(args, known),
-                 sync=args.sync, validate=args.validate, cold_cache=args.cold_cache,
-                 sampling=sampling(iters=args.iters, min_time=args.min_time,
-                                   precision=None if args.iters or args.min_time
-                                   else args.precision,
-                                   max_time=args.max_time, timeout=args.timeout,
-                                   launches=args.launches),
-                 map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
-                 **host_args(args))
+    found = plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
+                  modes=args.modes, window=args.window, params=kernel_params(args, known),
+                  sync=args.sync, validate=args.validate, cold_cache=args.cold_cache,
+                  sampling=sampling(iters=args.iters, min_time=args.min_time,
+                                    precision=None if args.iters or args.min_time
+                                    else args.precision,
+                                    max_time=args.max_time, timeout=args.timeout,
+                                    launches=args.launches),
+                  map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
+                  **host_args(args))
+    info = labels(args.info, known)
+    return [dataclasses.replace(p, info=info) for p in found]
 
 
 def labels(items: list[str], known: Catalog) -> dict[str, str]:
@@ -155,8 +157,6 @@ def labels(items: list[str], known: Catalog) -> dict[str, str]:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     planned = plans_from(args, mpi)
-    info = labels(args.info, catalog(mpi))
-    planned = [dataclasses.replace(p, info=info) for p in planned]
     store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
     progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
                                                           or AUTO_LAUNCHES[0]),
@@ -165,5 +165,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     progress.close()
     everything, code = show_runs(store, runs, args.db, args.json)
     if args.json:
-        print_json("cases", {"cases": everything})  # what was measured, also when a later launch failed
+        # what was measured, also when a later launch failed
+        print_json("cases", {"cases": everything})
     return code

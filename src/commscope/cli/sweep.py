@@ -21,7 +21,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--resume", action="store_true",
                    help="run only the cases of this plan's last sweep not yet stored")
     p.add_argument("--json", action="store_true",
-                       help="print JSON: the cases run (docs/schemas.md)")
+                   help="print JSON: the cases run (docs/schemas.md)")
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)

@@ -150,7 +150,7 @@ def _tune(args, argv, mpi, known) -> int:
     use = rules.use(path)
     if args.json:
         print_json("tune", {"runs": run_ids, "mpi": mpi.label, "written": written, "use": use,
-                    "points": [p.as_dict() for p in chosen]})
+                            "points": [p.as_dict() for p in chosen]})
     else:
         print(render(chosen, written, use))
     return 0
@@ -190,7 +190,7 @@ def _verify(args, argv, mpi, known) -> int:
         write_atomic(args.junit, junit(checks))
     if args.json:
         print_json("tune-verify", {"runs": run_ids, "mpi": mpi.label, "rules": str(path),
-                    "checks": [c.as_dict() for c in checks]})
+                                   "checks": [c.as_dict() for c in checks]})
     else:
         print(render_verify(checks, args.verify))
     return 1 if any(c.slower for c in checks) else 0

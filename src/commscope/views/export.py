@@ -34,8 +34,9 @@ FIGURES = ("launches", "n", "median_s", "ci_low_s", "ci_high_s", "ci_basis", "wi
            "between_command_cv", "command_basis", "p05_s", "p95_s", "mean_s", "stddev_s",
            "precision", "capped", "outliers", "invalid", "bandwidth_MBps", "busbw_MBps",
            "bus_factor", "rank_mean_median_s", "ceiling_MBps", "ceiling_fraction", "case_key")
+MEASURES = ("latency", "bandwidth")
 # BMF's units: Bencher's built-in latency measure is in nanoseconds; bandwidth in MB/s.
-BMF_SCALE = {"latency": 1e9, "bandwidth": 1.0}
+BMF_SCALE = dict(zip(MEASURES, (1e9, 1.0)))
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -99,13 +100,13 @@ def gab(rows: list[dict], measure: str) -> list[dict]:
 def prom(rows: list[dict]) -> str:
     """Gauges per case: the median time and its interval's bounds in seconds, and the
     bandwidth with its bounds in bytes per second where the kernel has one."""
-    series = {}
+    latest = {}
     for r in rows:
-        series[json.dumps(labels(r), sort_keys=True)] = r
-    found = list(series.values())
+        lab = labels(r)
+        latest[json.dumps(lab, sort_keys=True)] = (lab, r["case"])
 
     def gauges(measure: str, scale: float, unit: str, what: str):
-        picked = [(labels(r), metric(r["case"], measure)) for r in found]
+        picked = [(lab, metric(case, measure)) for lab, case in latest.values()]
         picked = [(lab, scaled(f, scale)) for lab, f in picked if f]
         return [(f"commscope_{measure}_{unit}{suffix}", "gauge", f"{what}{text}",
                  [(lab, f[i]) for lab, f in picked if f[i] is not None])
