@@ -10,9 +10,6 @@
 #include "check.h"
 #include "options.h"
 #include "pattern.h"
-#include "sampling.h"
-
-const char *const coll_reduction_phases[] = {"call", "check", NULL};
 
 const char *const coll_dtype_names[] = {"int", "long", "float", "double", NULL};
 const struct element coll_dtype_elements[] = {
@@ -240,11 +237,27 @@ int coll_root(const struct kcase *c)
     return (int)(c->iteration % (uint64_t)c->ranks);
 }
 
+/* A fault for the tests (docs/native.md, "Faults for tests"):
+ * COMMSCOPE_FAULT_SLOW_CHECK=RANK:US makes rank RANK's check of every result
+ * last US microseconds longer, so a test can show that no other rank's
+ * timed call waits for it. */
+static double slow_check_s(int rank)
+{
+    const char *fault = getenv("COMMSCOPE_FAULT_SLOW_CHECK");
+    int slow;
+    double us;
+    if (!fault || sscanf(fault, "%d:%lf", &slow, &us) != 2 || slow != rank)
+        return 0;
+    return us * 1e-6;
+}
+
 void coll_setup(struct kcase *c, enum coll_kind kind)
 {
     struct coll *s = xcalloc(1, sizeof *s);
     *s = parse(c);
     s->kind = kind;
+    s->inputs = kind == COLL_REDUCES ? COLL_INPUTS : 1;
+    s->slow_check_s = slow_check_s(c->rank);
     s->count = (int)c->bytes;
     s->block = c->bytes;
     if (kind == COLL_REDUCES) {
@@ -282,15 +295,12 @@ void coll_buffers(struct kcase *c, size_t send_blocks, size_t recv_blocks)
     s->send_bytes = buffer_round_pages(s->block * send_blocks);
     s->recv_bytes = buffer_round_pages(s->block * recv_blocks);
     s->set_count = cache_sets(c, s->send_bytes + s->recv_bytes);
-    s->send_sets = send_blocks ? buffer_alloc(s->send_bytes * s->set_count) : NULL;
+    s->send_sets = send_blocks ? buffer_alloc(s->send_bytes * s->set_count * s->inputs) : NULL;
     s->recv_sets = recv_blocks ? buffer_alloc(s->recv_bytes * s->set_count) : NULL;
-    c->working_set = (s->send_bytes + s->recv_bytes) * s->set_count;
+    c->working_set = (s->send_bytes * s->inputs + s->recv_bytes) * s->set_count;
     coll_iteration(c);
-    if (s->kind == COLL_REDUCES) {
-        c->iteration--; /* fill_next writes the input of iteration + 1 */
-        coll_fill_next(c);
-        c->iteration++;
-    }
+    if (s->kind == COLL_REDUCES)
+        coll_fill_input(c);
 }
 
 void *coll_scratch(struct kcase *c, size_t blocks)
@@ -316,13 +326,21 @@ void coll_persist(struct kcase *c, coll_call_fn *call)
     struct coll *s = c->state;
     if (!s->persistent)
         return;
-    /* A persistent collective is bound to its root: with root=rotate, one
-     * request per rank. Warm buffers only (the parameter binds_buffers),
-     * so every iteration's buffers are these. */
-    s->request_count = s->root == COLL_ROOT_ROTATE ? c->ranks : 1;
+    /* A persistent collective is bound to its root and its buffers: with
+     * root=rotate, one request per rank, and one per input (a reduction's,
+     * coll_check). Warm buffers only (the parameter binds_buffers), so every
+     * iteration's buffers are these. */
+    int roots = s->root == COLL_ROOT_ROTATE ? c->ranks : 1;
+    s->request_count = roots * (int)s->inputs;
     s->requests = xcalloc((size_t)s->request_count, sizeof *s->requests);
-    for (int i = 0; i < s->request_count; i++)
-        call(c, s, s->request_count == 1 ? coll_root(c) : i, &s->requests[i]);
+    uint64_t iteration = c->iteration;
+    for (int i = 0; i < s->request_count; i++) {
+        c->iteration = (uint64_t)i; /* root i / inputs, input i mod inputs */
+        call(c, coll_iteration(c), roots == 1 ? s->root : i / (int)s->inputs,
+             &s->requests[i]);
+    }
+    c->iteration = iteration;
+    coll_iteration(c);
 }
 
 void coll_call(struct kcase *c, coll_call_fn *call)
@@ -333,7 +351,9 @@ void coll_call(struct kcase *c, coll_call_fn *call)
         call(c, s, root, NULL);
         return;
     }
-    MPI_Request *r = &s->requests[s->request_count == 1 ? 0 : root];
+    int roots = s->request_count / (int)s->inputs;
+    MPI_Request *r = &s->requests[(roots == 1 ? 0 : root) * (int)s->inputs +
+                                  (int)(c->iteration % s->inputs)];
     CHECK_MPI(MPI_Start(r));
     CHECK_MPI(MPI_Wait(r, MPI_STATUS_IGNORE));
 }
@@ -358,7 +378,9 @@ void coll_teardown(struct kcase *c)
 struct coll *coll_iteration(struct kcase *c)
 {
     struct coll *s = c->state;
-    s->send = set_of(s->send_sets, s->send_bytes, s->set_count, c->iteration);
+    s->send = s->send_sets ? s->send_sets + s->send_bytes *
+              (cache_set(c->iteration, s->set_count) * s->inputs + c->iteration % s->inputs)
+                           : NULL;
     s->recv = set_of(s->recv_sets, s->recv_bytes, s->set_count, c->iteration);
     return s;
 }
@@ -405,54 +427,95 @@ static void check_blocks(const struct kcase *c, const void *buf, int block)
                          (size_t)r * s->block);
 }
 
-void coll_gather_once(struct kcase *c, coll_call_fn *call, bool everyone)
+/* What a shape fills before its call (--validate), on c's current buffers. */
+static void fill_shape(const struct kcase *c, const struct coll *s)
 {
-    struct coll *s = coll_iteration(c);
-    coll_block_fill(c, s->send, c->rank, 0);
-    coll_call(c, call);
-    if (everyone || c->rank == coll_root(c))
-        check_blocks(c, s->recv, 0);
-}
-
-void coll_scatter_once(struct kcase *c, coll_call_fn *call)
-{
-    struct coll *s = coll_iteration(c);
     int root = coll_root(c);
-    if (c->rank == root)
-        fill_blocks(c, s->send, root);
-    coll_call(c, call);
-    coll_block_check(c, s->recv, root, c->rank, 0);
+    switch (s->shape) {
+    case COLL_SHAPE_GATHER:
+    case COLL_SHAPE_ALLGATHER: coll_block_fill(c, s->send, c->rank, 0); break;
+    case COLL_SHAPE_SCATTER:
+        if (c->rank == root)
+            fill_blocks(c, s->send, root);
+        break;
+    case COLL_SHAPE_ALLTOALL: fill_blocks(c, s->send, c->rank); break;
+    case COLL_SHAPE_BCAST:
+        if (c->rank == root)
+            coll_block_fill(c, s->recv, root, 0);
+        break;
+    case COLL_SHAPE_REDUCTION: break; /* coll_buffers wrote it, once */
+    }
 }
 
-void coll_alltoall_once(struct kcase *c, coll_call_fn *call)
+/* What a shape checks after its call: --validate's blocks, a reduction's
+ * result always. */
+static void check_shape(const struct kcase *c, const struct coll *s)
+{
+    int root = coll_root(c);
+    switch (s->shape) {
+    case COLL_SHAPE_GATHER:
+        if (c->rank == root)
+            check_blocks(c, s->recv, 0);
+        break;
+    case COLL_SHAPE_ALLGATHER: check_blocks(c, s->recv, 0); break;
+    case COLL_SHAPE_SCATTER: coll_block_check(c, s->recv, root, c->rank, 0); break;
+    /* Block r came from rank r, which sent us its block number c->rank. */
+    case COLL_SHAPE_ALLTOALL: check_blocks(c, s->recv, c->rank); break;
+    case COLL_SHAPE_BCAST:
+        if (c->rank != root)
+            coll_block_check(c, s->recv, root, 0, 0);
+        break;
+    case COLL_SHAPE_REDUCTION:
+        if (s->contributors)
+            coll_check(c, s->recv, s->contributors, s->first, (size_t)s->count);
+        break;
+    }
+}
+
+void coll_once(struct kcase *c, coll_call_fn *call, enum coll_shape shape)
 {
     struct coll *s = coll_iteration(c);
-    fill_blocks(c, s->send, c->rank);
+    s->shape = shape;
+    if (!s->next_filled) /* the first iteration's; coll_verify writes the later ones' */
+        fill_shape(c, s);
     coll_call(c, call);
-    /* Block r came from rank r, which sent us its block number c->rank. */
-    check_blocks(c, s->recv, c->rank);
 }
 
 void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors,
                          size_t first)
 {
-    struct coll *s = coll_iteration(c);
-    coll_call(c, call);
-    sampling_phase_end(c, COLL_PHASE_CALL);
-    if (contributors)
-        coll_check(c, s->recv, contributors, first, (size_t)s->count);
-    coll_fill_next(c);
-    sampling_phase_end(c, COLL_PHASE_CHECK);
+    struct coll *s = c->state;
+    s->contributors = contributors;
+    s->first = first;
+    coll_once(c, call, COLL_SHAPE_REDUCTION);
 }
 
-/* A hash of (element, iteration) into 0 .. KEY_MAX (Knuth's multiplicative
- * hashing, top 10 bits): no short period along the vector, a different
- * vector every iteration, so a stale or shifted result fails the check. */
-static inline long long element_key(uint64_t index, uint64_t iteration)
+void coll_verify(struct kcase *c)
 {
-    uint32_t h = (uint32_t)index * 0x9e3779b1u +
-                 (uint32_t)iteration * 0x85ebca77u;
-    return (long long)(h >> 22);
+    struct coll *s = c->state;
+    check_shape(c, s);
+    for (double end = MPI_Wtime() + s->slow_check_s; MPI_Wtime() < end;)
+        ;
+    if (!c->validate)
+        return;
+    c->iteration++; /* the next iteration's blocks, in its buffers */
+    fill_shape(c, coll_iteration(c));
+    c->iteration--;
+    coll_iteration(c);
+    s->next_filled = true;
+}
+
+/* A hash of the element's index and the input (0 or 1) into 0 .. KEY_MAX
+ * (Knuth's multiplicative hashing, top 10 bits): no short period along the
+ * vector, so a shifted result fails the check. Each input is written once,
+ * in setup, and iterations alternate between them, so a result left from
+ * the iteration before fails too. Nothing is written between calls: writing
+ * a new input each time left its lines dirty in the writer's cache, and the
+ * next call, reading them from another core, took 1.7x as long (reduce,
+ * 64 KiB, 2 ranks); the reference suites keep one input throughout. */
+static inline long long element_key(uint64_t index, unsigned input)
+{
+    return (long long)(((uint32_t)(2 * index + input) * 0x9e3779b1u) >> 22);
 }
 
 /* Writes a * key(first + k) + b into elements k = 0 .. n-1. */
@@ -460,7 +523,7 @@ static inline long long element_key(uint64_t index, uint64_t iteration)
     do {                                                                 \
         T *p = buf;                                                      \
         for (size_t k = 0; k < n; k++)                                   \
-            p[k] = (T)(a * element_key(first + k, it) + b);              \
+            p[k] = (T)(a * element_key(first + k, input) + b);           \
     } while (0)
 
 /* The first k whose element is not a * key(first + k) + b. */
@@ -468,7 +531,7 @@ static inline long long element_key(uint64_t index, uint64_t iteration)
     do {                                                                 \
         const T *p = buf;                                                \
         for (size_t k = 0; k < n; k++) {                                 \
-            long long want = a * element_key(first + k, it) + b;         \
+            long long want = a * element_key(first + k, input) + b;      \
             if (p[k] != (T)want) {                                       \
                 *bad = k;                                                \
                 *want_out = want;                                        \
@@ -480,7 +543,7 @@ static inline long long element_key(uint64_t index, uint64_t iteration)
     } while (0)
 
 static void affine_fill(enum coll_dtype d, void *buf, size_t n, size_t first,
-                        uint64_t it, long long a, long long b)
+                        unsigned input, long long a, long long b)
 {
     switch (d) {
     case COLL_INT: AFFINE_FILL(int); break;
@@ -491,7 +554,7 @@ static void affine_fill(enum coll_dtype d, void *buf, size_t n, size_t first,
 }
 
 static bool affine_find(enum coll_dtype d, const void *buf, size_t n,
-                        size_t first, uint64_t it, long long a, long long b,
+                        size_t first, unsigned input, long long a, long long b,
                         size_t *bad, long long *want_out, double *got)
 {
     switch (d) {
@@ -503,13 +566,13 @@ static bool affine_find(enum coll_dtype d, const void *buf, size_t n,
     return false;
 }
 
-void coll_fill_next(const struct kcase *c)
+void coll_fill_input(const struct kcase *c)
 {
     const struct coll *s = c->state;
-    /* into the send buffer iteration + 1 will use (--cold-cache: its set) */
-    affine_fill(s->dtype, set_of(s->send_sets, s->send_bytes, s->set_count, c->iteration + 1),
-                (size_t)s->count * s->send_blocks, 0, c->iteration + 1, 1,
-                c->rank % RANK_TERM);
+    for (size_t set = 0; s->send_sets && set < s->set_count * s->inputs; set++)
+        affine_fill(s->dtype, s->send_sets + set * s->send_bytes,
+                    (size_t)s->count * s->send_blocks, 0, (unsigned)(set % s->inputs), 1,
+                    c->rank % RANK_TERM);
 }
 
 void coll_check(const struct kcase *c, const void *buf, int contributors,
@@ -527,8 +590,8 @@ void coll_check(const struct kcase *c, const void *buf, int contributors,
     size_t bad;
     long long want;
     double got;
-    if (affine_find(s->dtype, buf, count, first, c->iteration, a, b, &bad,
-                    &want, &got))
+    unsigned input = (unsigned)(c->iteration % s->inputs);
+    if (affine_find(s->dtype, buf, count, first, input, a, b, &bad, &want, &got))
         die("%s op=%s dtype=%s: rank %d, element %zu, iteration %llu: "
             "expected %lld, got %.17g",
             c->cfg->kernel->name, coll_op_names[s->op], coll_dtype_names[s->dtype],

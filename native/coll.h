@@ -56,13 +56,9 @@ extern const struct kparam nbc_rooted_params[];
 extern const struct kparam nbc_reducing_params[];
 extern const struct kparam nbc_rooted_reducing_params[];
 
-/* A reduction's run_once has two phases: the MPI call, then the check of
- * its result and the filling of the next iteration's input. */
-enum { COLL_PHASE_CALL, COLL_PHASE_CHECK };
 /* --param op=user: rank 0's calls of the user op per iteration and elements
  * per call, as a case record's user_op (a kernel's report). */
 void coll_user_op_report(struct kcase *c, struct jsonl *j);
-extern const char *const coll_reduction_phases[];
 
 enum coll_dtype { COLL_INT, COLL_LONG, COLL_FLOAT, COLL_DOUBLE };
 enum coll_op { COLL_SUM, COLL_MAX, COLL_MIN, COLL_USER };
@@ -71,6 +67,20 @@ enum coll_op { COLL_SUM, COLL_MAX, COLL_MIN, COLL_USER };
 /* What a collective does with its blocks: moves bytes, or reduces
  * elements of --param dtype with --param op. */
 enum coll_kind { COLL_MOVES_DATA, COLL_REDUCES };
+
+/* Which blocks an iteration fills before its call and checks after it
+ * (coll_once), block r of a receive buffer from rank r: gather, every rank's
+ * block to the root (allgather: to every rank); scatter, block r of the
+ * root's to rank r; alltoall, block r of every rank's to rank r; bcast, the
+ * root's buffer to every rank; a reduction, its result (coll_check). */
+enum coll_shape {
+    COLL_SHAPE_GATHER,
+    COLL_SHAPE_ALLGATHER,
+    COLL_SHAPE_SCATTER,
+    COLL_SHAPE_ALLTOALL,
+    COLL_SHAPE_BCAST,
+    COLL_SHAPE_REDUCTION,
+};
 
 struct coll {
     enum coll_kind kind;
@@ -86,6 +96,9 @@ struct coll {
     /* --cold-cache: set_count copies of the send and receive buffers, one per
      * iteration in turn (cache.h); warm: one. */
     unsigned char *send_sets, *recv_sets;
+    /* Send buffers per set: a reduction's COLL_INPUTS inputs, one per
+     * iteration in turn (coll_check); 1 for the others. */
+    size_t inputs;
     size_t set_count, send_bytes, recv_bytes;
     /* Nonblocking collectives (nbc.h): the compute phase's length, calibrated
      * to the pure communication time, and the MPI_Test calls spread over it. */
@@ -102,6 +115,13 @@ struct coll {
     bool persistent;
     MPI_Request *requests;
     int request_count;
+    /* What the iteration's call left for coll_verify: its shape, and a
+     * reduction's contributors (0: no result here) and first element. */
+    enum coll_shape shape;
+    int contributors;
+    size_t first;
+    double slow_check_s; /* a fault for the tests: extra seconds per check */
+    bool next_filled; /* coll_verify has written the next iteration's blocks */
 };
 
 /* A blocking collective's call on s's buffers from root: with init NULL the
@@ -172,30 +192,29 @@ void coll_block_fill(const struct kcase *c, void *buf, int source, int block);
 void coll_block_check(const struct kcase *c, const void *buf, int source,
                       int block, size_t at);
 
-/* One whole iteration of the collectives whose call is all that differs
- * between a plain form and its v-form (or mock-up): with --validate, the
- * blocks filled, the call, and every block received checked, block r of a
- * receive buffer from rank r. gather: every rank's block to the root
- * (everyone: to every rank, allgather); scatter: block r of the root's to
- * rank r; alltoall: block r of every rank's to rank r. */
-void coll_gather_once(struct kcase *c, coll_call_fn *call, bool everyone);
-void coll_scatter_once(struct kcase *c, coll_call_fn *call);
-void coll_alltoall_once(struct kcase *c, coll_call_fn *call);
-/* One iteration of a reduction: the call (phase `call`), then the check of
- * the result at recv, `count` elements from element `first` of the vector,
- * over ranks 0 .. contributors-1 (0: none here), and the next input written
- * (phase `check`). */
+/* One iteration of a collective (its kernel's run_once): the call alone, on
+ * this iteration's buffers. The first iteration's blocks are filled first
+ * (--validate); the checks and the next iteration's blocks are coll_verify's,
+ * outside the timed region. A reduction checks `count` elements from element
+ * `first` of the vector, over ranks 0 .. contributors-1 (0: none here). */
+void coll_once(struct kcase *c, coll_call_fn *call, enum coll_shape shape);
 void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors,
                          size_t first);
+/* The collectives' verify (kernel.h): checks what the iteration's call
+ * delivered (a reduction's result always, --validate's blocks), then writes
+ * --validate's blocks of the next iteration. */
+void coll_verify(struct kcase *c);
 
-/* Reductions. The input of rank r at element i is key(i, iteration) +
- * (r mod 16), key a hash of (i, iteration) in 0..1023: small integers, so
- * every partial result is exact in every dtype (docs). fill_next writes the
- * next iteration's input into the send buffer. check compares `count`
- * elements at buf, elements first .. first+count-1 of the vector, with the
- * op over the inputs of ranks 0 .. contributors-1, and ends the run with an
- * error record at the first difference. */
-void coll_fill_next(const struct kcase *c);
+/* Reductions. Input v of rank r at element i is key(i, v) + (r mod 16), key
+ * a hash of (i, v) in 0..1023: small integers, so every partial result is
+ * exact in every dtype (docs). Iteration k uses input k mod COLL_INPUTS, so
+ * a result left from the iteration before fails the check. fill_input
+ * writes them, once (coll_buffers does). check compares `count` elements at
+ * buf, elements first .. first+count-1 of the vector, with the op over the
+ * inputs of ranks 0 .. contributors-1, and ends the run with an error record
+ * at the first difference; it only reads. */
+#define COLL_INPUTS 2
+void coll_fill_input(const struct kcase *c);
 void coll_check(const struct kcase *c, const void *buf, int contributors,
                 size_t first, size_t count);
 

@@ -102,6 +102,11 @@ static void kernel(struct jsonl *j, const struct kernel *k)
     else
         jsonl_null(j, "default_window");
     strings(j, "phases", k->phases);
+    jsonl_str(j, "sample", sample_kind_names[kernel_sample_kind(k)]);
+    if (k->sample_phase)
+        jsonl_str(j, "sample_phase", k->sample_phase);
+    else
+        jsonl_null(j, "sample_phase");
     jsonl_open(j, "params", '[');
     for (const struct kparam *p = k->params; p && p->name; p++)
         param(j, k, p);

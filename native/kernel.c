@@ -45,6 +45,13 @@ const char *const kernel_family_names[] = {
     [FAMILY_HEALTH] = "health",
 };
 
+const char *const sample_kind_names[] = {[SAMPLE_BATCH] = "batch", [SAMPLE_CALL] = "call"};
+
+enum sample_kind kernel_sample_kind(const struct kernel *k)
+{
+    return k->family == FAMILY_COLLECTIVE ? SAMPLE_CALL : SAMPLE_BATCH;
+}
+
 const char *const param_kind_names[] = {
     [PARAM_CHOICE] = "choice", [PARAM_RANK] = "rank",     [PARAM_COUNT] = "count",
     [PARAM_NUMBER] = "number", [PARAM_EXTENT] = "extent", [PARAM_GRID] = "grid",

@@ -147,11 +147,20 @@ struct kernel {
      * communicating. A NULL function: every case runs. */
     const char *(*unsupported)(const struct kcase *c);
     void (*setup)(struct kcase *c);
+    /* One iteration: what is timed. */
     void (*run_once)(struct kcase *c);
+    /* After each run_once, outside the timed region (the loop reads the
+     * clock first, and the next sample's sync comes after): checks the
+     * iteration's result and writes the next iteration's input, so neither
+     * is timed nor delays another rank's timed call. NULL: nothing. */
+    void (*verify)(struct kcase *c);
     void (*teardown)(struct kcase *c);
     /* Names of the phases of one iteration that run_once ends with
      * sampling_phase_end, NULL-terminated; NULL: not split into phases. */
     const char *const *phases;
+    /* The phase that is the sample (the nonblocking collectives' `pure`: the
+     * operation alone); NULL: the whole iteration. */
+    const char *sample_phase;
     /* Extra fields for the case record. Collective, called on every rank
      * after the samples and before teardown; j is the open case record on
      * rank 0 and NULL elsewhere. NULL: nothing to add. */
@@ -172,6 +181,15 @@ int kcase_param_choice(const struct kcase *c, const char *key);
  * such parameter). */
 bool kcase_param_switch(const struct kcase *c, const char *key);
 extern const char *const switch_choices[]; /* yes, no */
+
+/* What one sample of k is (docs/native.md, "One timing loop"): a collective's
+ * is one call from a synchronized start, as OSU and ReproMPI time them (a
+ * batch of back-to-back calls lets the ranks run ahead of each other and
+ * measures a pipelined rate); the other kernels' iterations synchronise
+ * their ranks themselves, so a sample may batch them. */
+enum sample_kind { SAMPLE_BATCH, SAMPLE_CALL };
+extern const char *const sample_kind_names[];
+enum sample_kind kernel_sample_kind(const struct kernel *k);
 
 const struct kernel *kernel_find(const char *name);
 const struct kernel *kernel_at(size_t index); /* NULL past the last */

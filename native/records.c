@@ -132,12 +132,16 @@ void record_skip(const char *kernel, const char *send_mode, size_t bytes,
     jsonl_end(&j);
 }
 
-/* How the samples were taken: the sync method, the stopping rule of
+/* How the samples were taken: the sync method, what one sample is (one
+ * call or a batch of iterations), the stopping rule of
  * --precision, and what the method says of itself (--sync window: the
  * window and the clocks). */
 static void how_sampled(struct jsonl *j, const struct case_record *r)
 {
     jsonl_str(j, "sync", r->sync);
+    jsonl_str(j, "sample", r->sample);
+    if (r->slowest_rank >= 0)
+        jsonl_int(j, "slowest_rank", r->slowest_rank);
     if (r->adaptive) {
         jsonl_num(j, "precision_target", r->precision_target);
         jsonl_num(j, "max_time_s", r->max_time_s);

@@ -68,6 +68,8 @@ struct case_record {
     const double *samples_s;      /* [samples] */
     const double *rank_samples_s; /* [ranks][samples] */
     const char *sync;
+    const char *sample; /* what one sample is: sample_kind_names (kernel.h) */
+    int slowest_rank;   /* whose samples samples_s are (a collective's); -1: none */
     /* --precision only (adaptive) */
     bool adaptive;
     double precision_target, max_time_s, sampling_s;

@@ -42,12 +42,27 @@ void sampling_phases_start(struct sampling *s, double start)
         p->acc[i] = 0;
 }
 
-void sampling_phases_store(struct sampling *s, int i, double per)
+void sampling_phase_sync(struct kcase *c)
+{
+    CHECK_MPI(MPI_Barrier(c->comm));
+    c->phases->mark = MPI_Wtime();
+}
+
+void sampling_store(struct sampling *s, int i, double elapsed, double per)
 {
     struct phases *p = s->c->phases;
     for (int k = 0; p && k < p->count; k++)
         s->phase_samples[(size_t)k * (size_t)s->cap + (size_t)i] =
             p->acc[k] / per;
+    s->samples[i] = s->sample_phase >= 0 ? p->acc[s->sample_phase] / per
+                                         : elapsed / per;
+}
+
+void sampling_next_iteration(struct sampling *s)
+{
+    if (s->kernel->verify)
+        s->kernel->verify(s->c);
+    s->c->iteration++;
 }
 
 double sampling_barrier_batch(struct sampling *s, uint64_t n)
@@ -57,11 +72,14 @@ double sampling_barrier_batch(struct sampling *s, uint64_t n)
     CHECK_MPI(MPI_Barrier(c->comm));
     double start = MPI_Wtime();
     sampling_phases_start(s, start);
-    if (s->active) {
-        for (uint64_t i = 0; i < n; i++) {
-            run_once(c);
-            c->iteration++;
-        }
+    if (!s->active || n == 0)
+        return MPI_Wtime() - start;
+    for (uint64_t i = 1; i < n; i++) {
+        run_once(c);
+        sampling_next_iteration(s);
     }
-    return MPI_Wtime() - start;
+    run_once(c);
+    double elapsed = MPI_Wtime() - start;
+    sampling_next_iteration(s);
+    return elapsed;
 }

@@ -36,6 +36,7 @@ struct sampling {
     int cap;               /* room in samples, and per phase in phase_samples */
     double *samples;       /* [cap] this rank's seconds per iteration */
     double *phase_samples; /* [phases][cap] */
+    int sample_phase;      /* the kernel's sample_phase as an index; -1: none */
     /* On rank 0, [n]: some rank started sample i late, so the precision
      * rule leaves it out. Set by a method that can start a sample late (the
      * window method, which also frees it); NULL: none was. */
@@ -52,11 +53,24 @@ void sampling_phases_free(struct phases *p);
 /* Starts the phase marks of a sample at start; stores the sample's phase
  * times, divided by per, at index i. */
 void sampling_phases_start(struct sampling *s, double start);
-void sampling_phases_store(struct sampling *s, int i, double per);
+/* Called by a kernel's run_once between phases that must each start
+ * together on every rank (a nonblocking collective's pure, compute and
+ * overlapped): a barrier of the case's ranks, then the phase marks restart,
+ * so neither the barrier nor what ran since the last phase end is in any
+ * phase. */
+void sampling_phase_sync(struct kcase *c);
+/* Sample i: `elapsed` seconds of `per` iterations, and their phase times
+ * (each divided by per). The sample is the kernel's sample_phase where it
+ * names one, else elapsed / per. */
+void sampling_store(struct sampling *s, int i, double elapsed, double per);
+/* After a timed run_once, untimed: the kernel's verify (kernel.h), then the
+ * iteration count moves on. */
+void sampling_next_iteration(struct sampling *s);
 
 /* n iterations after a barrier of the case's communicator, on this rank's
  * clock (idle ranks only take part in the barrier); the phase marks start
- * at the batch's start. The loop's probe and --sync barrier's samples. */
+ * at the batch's start. The clock is read before the last iteration's
+ * verify. The loop's probe and --sync barrier's samples. */
 double sampling_barrier_batch(struct sampling *s, uint64_t n);
 
 #endif

@@ -1,9 +1,12 @@
-/* --sync barrier (docs/native.md): each sample is a batch of iterations
- * started by an MPI_Barrier, its size chosen so that neither the timer nor
- * the barrier's uneven exit is more than 1% of what is measured. */
+/* --sync barrier (docs/native.md): each sample is started by an
+ * MPI_Barrier. A collective's sample is one call (kernel_sample_kind), as
+ * OSU and ReproMPI time them; the other kernels' is a batch of iterations,
+ * its size chosen so that neither the timer nor the barrier's uneven exit is
+ * more than 1% of what is measured. */
 #include <math.h>
 #include <stddef.h>
 
+#include "kernel.h"
 #include "sync.h"
 #include "timer.h"
 
@@ -32,7 +35,7 @@ static double barrier_plan(struct sampling *s, MPI_Comm case_comm,
     double target = fmax(TIMER_COST_FACTOR * clock,
                          fmin(TIMER_COST_FACTOR * timer->barrier_s,
                               BARRIER_SPAN_MAX_S));
-    double batch = ceil(target / t_iter);
+    double batch = kernel_sample_kind(s->kernel) == SAMPLE_CALL ? 1 : ceil(target / t_iter);
     s->batch = (long long)fmin(fmax(batch, 1.0), MAX_BATCH);
     return (double)s->batch * t_iter;
 }
@@ -40,9 +43,8 @@ static double barrier_plan(struct sampling *s, MPI_Comm case_comm,
 static void barrier_take(struct sampling *s, int from, int to)
 {
     for (int i = from; i < to; i++) {
-        s->samples[i] = sampling_barrier_batch(s, (uint64_t)s->batch) /
-                        (double)s->batch;
-        sampling_phases_store(s, i, (double)s->batch);
+        double elapsed = sampling_barrier_batch(s, (uint64_t)s->batch);
+        sampling_store(s, i, elapsed, (double)s->batch);
     }
 }
 

@@ -89,9 +89,8 @@ static void window_take(struct sampling *s, int from, int to)
             now = MPI_Wtime();
         sampling_phases_start(s, start);
         s->kernel->run_once(c);
-        c->iteration++;
-        s->samples[i] = MPI_Wtime() - start;
-        sampling_phases_store(s, i, 1.0);
+        sampling_store(s, i, MPI_Wtime() - start, 1.0);
+        sampling_next_iteration(s);
     }
     if (c->rank == 0) {
         unsigned char *grown = realloc(s->late, (size_t)to);

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cache.h"
 #include "ceiling.h"
@@ -152,10 +153,37 @@ static double *gather(const struct kcase *c, const double *mine, int n)
     return all;
 }
 
+/* The rank, among the first `ranks`, whose median of its n samples at all
+ * ([rank][n]) is the largest; late samples (window starts, late[i] set) left
+ * out. */
+static int slowest_rank(const double *all, int ranks, int n, const unsigned char *late)
+{
+    double *mine = xcalloc((size_t)n + 1, sizeof *mine), worst = -1;
+    int slowest = 0;
+    for (int rank = 0; rank < ranks; rank++) {
+        int kept = 0;
+        for (int i = 0; i < n; i++)
+            if (!late || !late[i])
+                mine[kept++] = all[(size_t)rank * n + i];
+        double median = kept ? median_in_place(mine, kept) : 0;
+        if (median > worst) {
+            worst = median;
+            slowest = rank;
+        }
+    }
+    free(mine);
+    return slowest;
+}
+
 /* Gathers every rank's samples (and phases) to rank 0, which writes the
  * case record; the kernel's report adds its fields. samples_s is the
- * kernel's sample: rank 0's, or the per-sample maximum over the ranks
- * taking part. */
+ * kernel's sample: rank 0's, or for timed_by max the per-sample maximum over
+ * the ranks taking part; a collective's (one call per sample) are its
+ * slowest rank's, the rank whose median call is longest, as OSU's and IMB's
+ * maximum is the slowest rank's mean. Per call, the maximum over ranks that
+ * leave a barrier one after another picks whichever rank left first and
+ * waited for the others, a role that moves from call to call: on 4 ranks
+ * sharing 2 cores it read 1.2-1.5x the slowest rank's own median. */
 static void gather_and_record(const struct sampling *s, struct case_record *r)
 {
     const struct kcase *c = s->c;
@@ -168,10 +196,13 @@ static void gather_and_record(const struct sampling *s, struct case_record *r)
     struct jsonl j;
     if (c->rank == 0) {
         int compared = k->timed_by == TIMED_BY_MAX ? c->ranks : 1;
-        double *per_sample = xcalloc((size_t)n, sizeof *per_sample);
+        double *per_sample = xcalloc((size_t)n + 1, sizeof *per_sample);
+        r->slowest_rank = -1;
+        if (compared > 1 && kernel_sample_kind(k) == SAMPLE_CALL)
+            r->slowest_rank = slowest_rank(all, compared, n, s->late);
         for (int i = 0; i < n; i++) {
-            per_sample[i] = all[i];
-            for (int rank = 1; rank < compared; rank++)
+            per_sample[i] = all[(size_t)(r->slowest_rank > 0 ? r->slowest_rank : 0) * n + i];
+            for (int rank = 1; r->slowest_rank < 0 && rank < compared; rank++)
                 per_sample[i] = fmax(per_sample[i], all[(size_t)rank * n + i]);
         }
         r->samples_s = per_sample;
@@ -224,7 +255,10 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
 
     struct sampling s = {.sync = cfg->sync, .kernel = k, .c = &c,
                          .timer = timer, .active = c.rank < c.ranks,
-                         .batch = 1, .comm = MPI_COMM_NULL};
+                         .batch = 1, .comm = MPI_COMM_NULL, .sample_phase = -1};
+    for (int p = 0; k->sample_phase && p < phases; p++)
+        if (strcmp(k->phases[p], k->sample_phase) == 0)
+            s.sample_phase = p;
     s.sync->begin(&s, comm);
     if (s.active)
         k->setup(&c);
@@ -265,6 +299,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         .ranks = c.ranks, .window = c.window, .batch = s.batch,
         .warmup_iterations = warmup, .validated = cfg->validate,
         .timed_by = k->timed_by, .samples = s.n, .sync = s.sync->name,
+        .sample = sample_kind_names[kernel_sample_kind(k)],
         .adaptive = adaptive, .precision_target = cfg->precision,
         .max_time_s = cfg->max_time_s, .sampling_s = sampling_s,
         .capped = capped, .sync_report = s.sync->report, .sampled = &s,

@@ -31,10 +31,14 @@ from conftest import EMBEDDED, commscope
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 NUMBER = r"-?[\d,]+(?:\.\d+)?"
-# Each OSU program's numeric columns after the size, in OMB 7.x's layout (osu_iallreduce:
-# overall, compute and pure communication us, then overlap %; osu_mbw_mr: MB/s, messages/s).
+# Each OSU program's numeric columns after the size, in OMB 7.x's layout (osu_iallreduce
+# with -f: overall, compute, init, test, wait, pure, min and max communication us, then
+# overlap %; a blocking collective with -f: average, minimum and maximum us, iterations;
+# osu_mbw_mr: MB/s, messages/s).
 OSU_COLUMNS = {"osu_bw": 1, "osu_bibw": 1, "osu_latency": 1, "osu_bw_persistent": 1,
-               "osu_latency_persistent": 1, "osu_mbw_mr": 2, "osu_iallreduce": 4}
+               "osu_latency_persistent": 1, "osu_mbw_mr": 2, "osu_iallreduce": 9,
+               "osu_allreduce": 4, "osu_multi_lat": 1, "osu_put_latency": 1,
+               "osu_get_latency": 1}
 OSU_STANDIN = '''#!{python}
 """A stand-in for {name} (tests/test_bench.py): OMB's layout, comment lines then one line
 per power-of-two size in -m MIN:MAX, printed by rank 0 alone."""
@@ -176,9 +180,22 @@ def test_agreement(osu_dir):
     ratio = rf"{NUMBER} \[{NUMBER}-{NUMBER}\]"
     for kernel, reference in (("bw", "osu_bw"), ("bibw", "osu_bibw"),
                               ("pingpong", "osu_latency")):
-        assert lines_like(out, rf"{kernel} +\S+ \S+: {reference} +{NUMBER} (MB/s|us)  commscope "
-                               rf"+{NUMBER}  commscope/{reference} {ratio}.*"), out
+        assert lines_like(out, rf"{kernel} \S+ \S+ (MB/s|us) +{reference} +{NUMBER}  commscope "
+                               rf"+{NUMBER}  commscope/{reference} {ratio}"), out
     assert lines_like(out, rf"bw .* control/osu_bw {ratio}"), out
+    goal = r"  goal \+-10%: (met|MISSED)"
+    assert lines_like(out, rf"allreduce np2 8 B us +osu-max +{NUMBER}  commscope +{NUMBER}  "
+                           rf"commscope/osu-max {ratio}{goal}"), out
+    assert lines_like(out, rf"allreduce np2 8 B rank-mean us +osu-avg +{NUMBER}  commscope "
+                           rf"+{NUMBER}  commscope/osu-avg {ratio}"), out
+    assert lines_like(out, rf"iallreduce np2 8 B pure us +osu-max +{NUMBER}  commscope "
+                           rf"+{NUMBER}  commscope/osu-max {ratio}{goal}"), out
+    for stem, reference in (("multi_lat np2 8 B us", "osu_multi_lat"),
+                            ("multi_lat np4 8 B us", "osu_multi_lat"),
+                            ("rma put 8 B us", "osu_put_latency"),
+                            ("rma get 8 B us", "osu_get_latency")):
+        assert lines_like(out, rf"{stem} +{reference} +{NUMBER}  commscope +{NUMBER}  "
+                               rf"commscope/{reference} {ratio}"), out
 
 
 @pytest.mark.mpi

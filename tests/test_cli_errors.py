@@ -1,6 +1,7 @@
 """Bad input: one line naming what to fix, exit 2, no traceback, the store untouched."""
 
 import hashlib
+import os
 import sqlite3
 
 import pytest
@@ -21,6 +22,9 @@ from conftest import commscope, one_line_error
     (["run", "pingpong", "--mpi", "/nonexistent/mpi"], "--mpi /nonexistent/mpi: no bin/mpicc"),
     (["results", "show", "1", "--db", "/nonexistent/dir/r.db"], "no such results file"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["run", "allreduce", "--np", str(len(os.sched_getaffinity(0)) + 1), "--sync", "window"],
+     f"--sync window: {len(os.sched_getaffinity(0)) + 1} ranks on a host of "
+     f"{len(os.sched_getaffinity(0))} cores would start every sample late"),
 ])
 def test_bad_input_is_one_clear_line(args, says, tmp_path):
     line = one_line_error(commscope(*args, cwd=tmp_path))

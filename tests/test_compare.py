@@ -3,6 +3,7 @@ real store, the verdicts and their wording, bad input, and two real ping-pong ru
 
 import json
 import math
+import sqlite3
 
 import numpy as np
 import pytest
@@ -225,6 +226,28 @@ def test_launches_pool_and_unmatched_cases_are_listed(db):
     listing = commscope("compare", "1,2", "3,4", "--all", "--db", db).stdout
     assert "only in B: pingpong standard 8 B np2 transport=tcp" in listing
     assert "3 unmatched (1 only in A, 2 only in B)" in listing
+
+
+def test_a_collective_timed_in_batches_never_matches_one_timed_per_call(db):
+    """A collective stored before per-call timing (no `sample` in its record) measured a
+    batch's rate: compare leaves it unmatched and says why, never silently."""
+    rng = np.random.default_rng(5)
+    cases = {8: lambda: _samples(rng, 100), 1024: lambda: _samples(rng, 100)}
+    old = _add_run(db, cases, kernel="allreduce", rng=rng)
+    new = _add_run(db, cases, kernel="allreduce", rng=rng)
+    _add_run(db, cases, kernel="allreduce", rng=rng)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE cases SET extra = json_set(COALESCE(extra, '{}'), '$.sample', 'call') "
+                "WHERE launch_id IN (SELECT id FROM launches WHERE run_id != ?)", (old,))
+    con.commit()
+    con.close()
+    done = commscope("compare", old, new, "--db", db)
+    line = one_line_error(done)
+    assert "timed as batches of back-to-back calls on one side" in line
+    assert "measure the older side again" in line
+    listing = commscope("compare", f"{old},{new + 1}", new, "--all", "--db", db).stdout
+    assert "2 unmatched: the same case timed as batches" in listing, listing
+    assert "only in A: allreduce 8 B np2\n" in listing and "8 B np2 per-call" in listing
 
 
 @pytest.mark.parametrize("a, b, extra, says", [

@@ -163,14 +163,15 @@ def test_mbw_mr_pairings_and_message_rate(mpi_prefix, db, np, pairing, pairs):
 
 @pytest.mark.parametrize("np", [2, 4])
 def test_multi_lat_reports_every_pair(mpi_prefix, db, np):
-    """P/2 pairs ping-pong at once (osu_multi_lat): the summary is the slowest pair's half
-    round trip, and each pair's own is at most that (one launch: the median of the
-    per-sample maximum bounds each rank's median)."""
+    """P/2 pairs ping-pong at once (osu_multi_lat): the summary is pair 0's half round
+    trip, as osu_multi_lat prints, the first row of every pair's own."""
     cases = run_json(mpi_prefix, db, "multi_lat", "--np", np, "--sizes", "8,1K")
     for c in cases:
         assert c["pairs"] == [[r, r + np // 2] for r in range(np // 2)]
         assert len(c["pair_latency_s"]) == np // 2
-        assert all(0 < t <= c["median_s"] * (1 + 1e-9) for t in c["pair_latency_s"])
+        assert all(t > 0 for t in c["pair_latency_s"])
+        # the sample is rank 0's batch, the pair's phase its round trips within it
+        assert c["pair_latency_s"][0] == pytest.approx(c["median_s"], rel=0.02)
 
 
 NONBLOCKING = ["ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"]
@@ -185,7 +186,7 @@ def test_nonblocking_collectives_measure_overlap(mpi_prefix, db, np, name):
     tests = ["--tests", "10"] if np == 4 else []
     for c in run_json(mpi_prefix, db, name, "--np", np, "--sizes", sizes, *tests):
         phase = c["phase_median_s"]
-        assert set(phase) == {"pure", "compute", "overlapped", "check"}
+        assert set(phase) == {"pure", "compute", "overlapped"}
         assert c["pure_s"] == phase["pure"] and c["overlapped_s"] == phase["overlapped"]
         # the compute lasts as long as the pure call took in setup (median, slowest rank):
         # near the pure phase here, never nothing or a runaway. At 4 ranks on 2 cores a

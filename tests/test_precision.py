@@ -1,12 +1,15 @@
 """Precision-driven sampling (--precision, --max-time) and the warnings stored with a run."""
 
+import io
 import json
 import sqlite3
+from contextlib import redirect_stderr
 
 import numpy as np
 import pytest
 
-from commscope.advice import case_advice
+from commscope.advice import case_advice, remedy
+from commscope.cli.common import no_figure
 from commscope.store import Store
 from commscope.summary import case_summary, combined_summary
 from conftest import commscope, one_line_error
@@ -115,11 +118,28 @@ def test_samples_shorter_than_the_timer_allows_are_found(db):
     assert "short_samples" not in _kinds(case, resolution_s=1e-9)
 
 
+def test_a_single_call_is_short_only_under_ten_timer_steps(db):
+    # A collective is timed one call per sample, as OSU times it: a 1 us call is told only
+    # when a timer step is a tenth of it or more, and never as a batch to lengthen.
+    case = _stored(db, samples_s=[1e-6] * 20, batch=1, sample="call")
+    assert "short_calls" in _kinds(case, resolution_s=2e-7)
+    assert not {"short_calls", "short_samples"} & _kinds(case, resolution_s=5e-8)
+    assert "--sync" not in remedy("short_calls", {"sync": "barrier"})
+
+
 def test_a_case_whose_every_window_started_late_has_no_figures(db):
     case = _stored(db, samples_s=[1e-6] * 4, sync="window", invalid=[0, 1, 2, 3])
     s = case_summary(case)
     assert s["n"] == 0 and s["median_s"] is None
     assert "all_late" in _kinds(case)
+    # the command that measured it prints no number for it, says why and exits 1
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert no_figure([s]) == 1
+    assert err.getvalue() == ("commscope: no figure for pingpong 8 B on 2 ranks: every "
+                              "sample started late under --sync window; use --sync barrier "
+                              "(the default)\n")
+    assert no_figure([case_summary(_stored(db, samples_s=[1e-6] * 4))]) == 0
 
 
 def test_outliers_and_too_few_samples_are_told(db):

@@ -67,7 +67,7 @@ static void allgather_setup(struct kcase *c)
 
 static void allgather_run_once(struct kcase *c)
 {
-    coll_gather_once(c, call, true);
+    coll_once(c, call, COLL_SHAPE_ALLGATHER);
 }
 
 const struct kernel kernel_allgather = {
@@ -81,5 +81,6 @@ const struct kernel kernel_allgather = {
     .unsupported = allgather_unsupported,
     .setup = allgather_setup,
     .run_once = allgather_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

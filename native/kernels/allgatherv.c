@@ -24,7 +24,7 @@ static void allgatherv_setup(struct kcase *c)
 
 static void allgatherv_run_once(struct kcase *c)
 {
-    coll_gather_once(c, call, true);
+    coll_once(c, call, COLL_SHAPE_ALLGATHER);
 }
 
 const struct kernel kernel_allgatherv = {
@@ -38,5 +38,6 @@ const struct kernel kernel_allgatherv = {
     .unsupported = coll_bytes_unsupported,
     .setup = allgatherv_setup,
     .run_once = allgatherv_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

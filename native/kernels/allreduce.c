@@ -64,7 +64,7 @@ const struct kernel kernel_allreduce = {
     .unsupported = allreduce_unsupported,
     .setup = allreduce_setup,
     .run_once = allreduce_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
-    .phases = coll_reduction_phases,
     .report = coll_user_op_report,
 };

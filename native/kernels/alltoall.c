@@ -33,7 +33,7 @@ static void alltoall_setup(struct kcase *c)
 
 static void alltoall_run_once(struct kcase *c)
 {
-    coll_alltoall_once(c, call);
+    coll_once(c, call, COLL_SHAPE_ALLTOALL);
 }
 
 const struct kernel kernel_alltoall = {
@@ -47,5 +47,6 @@ const struct kernel kernel_alltoall = {
     .unsupported = coll_bytes_unsupported,
     .setup = alltoall_setup,
     .run_once = alltoall_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

@@ -23,7 +23,7 @@ static void alltoallv_setup(struct kcase *c)
 
 static void alltoallv_run_once(struct kcase *c)
 {
-    coll_alltoall_once(c, call);
+    coll_once(c, call, COLL_SHAPE_ALLTOALL);
 }
 
 const struct kernel kernel_alltoallv = {
@@ -37,5 +37,6 @@ const struct kernel kernel_alltoallv = {
     .unsupported = coll_bytes_unsupported,
     .setup = alltoallv_setup,
     .run_once = alltoallv_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

@@ -42,13 +42,7 @@ static void bcast_setup(struct kcase *c)
 
 static void bcast_run_once(struct kcase *c)
 {
-    struct coll *s = coll_iteration(c);
-    int root = coll_root(c);
-    if (c->rank == root)
-        coll_block_fill(c, s->recv, root, 0);
-    coll_call(c, call);
-    if (c->rank != root)
-        coll_block_check(c, s->recv, root, 0, 0);
+    coll_once(c, call, COLL_SHAPE_BCAST);
 }
 
 const struct kernel kernel_bcast = {
@@ -62,5 +56,6 @@ const struct kernel kernel_bcast = {
     .unsupported = bcast_unsupported,
     .setup = bcast_setup,
     .run_once = bcast_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

@@ -35,6 +35,6 @@ const struct kernel kernel_exscan = {
     .unsupported = coll_reduction_unsupported,
     .setup = exscan_setup,
     .run_once = exscan_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
-    .phases = coll_reduction_phases,
 };

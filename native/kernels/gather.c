@@ -43,7 +43,7 @@ static void gather_setup(struct kcase *c)
 
 static void gather_run_once(struct kcase *c)
 {
-    coll_gather_once(c, call, false);
+    coll_once(c, call, COLL_SHAPE_GATHER);
 }
 
 const struct kernel kernel_gather = {
@@ -57,5 +57,6 @@ const struct kernel kernel_gather = {
     .unsupported = coll_bytes_unsupported,
     .setup = gather_setup,
     .run_once = gather_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

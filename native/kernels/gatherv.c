@@ -22,7 +22,7 @@ static void gatherv_setup(struct kcase *c)
 
 static void gatherv_run_once(struct kcase *c)
 {
-    coll_gather_once(c, call, false);
+    coll_once(c, call, COLL_SHAPE_GATHER);
 }
 
 const struct kernel kernel_gatherv = {
@@ -36,5 +36,6 @@ const struct kernel kernel_gatherv = {
     .unsupported = coll_bytes_unsupported,
     .setup = gatherv_setup,
     .run_once = gatherv_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

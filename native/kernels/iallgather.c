@@ -32,6 +32,11 @@ static void iallgather_run_once(struct kcase *c)
     nbc_run_once(c, &ops);
 }
 
+static void iallgather_verify(struct kcase *c)
+{
+    nbc_verify(c, &ops);
+}
+
 const struct kernel kernel_iallgather = {
     .name = "iallgather",
     .description = "MPI_Iallgather, n bytes from each rank: pure, compute and overlapped phases",
@@ -42,6 +47,8 @@ const struct kernel kernel_iallgather = {
     .unsupported = coll_bytes_unsupported,
     .setup = iallgather_setup,
     .run_once = iallgather_run_once,
+    .verify = iallgather_verify,
     .teardown = coll_teardown,
     .phases = nbc_phases,
+    .sample_phase = "pure",
 };

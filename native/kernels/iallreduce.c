@@ -28,6 +28,11 @@ static void iallreduce_run_once(struct kcase *c)
     nbc_run_once(c, &ops);
 }
 
+static void iallreduce_verify(struct kcase *c)
+{
+    nbc_verify(c, &ops);
+}
+
 const struct kernel kernel_iallreduce = {
     .name = "iallreduce",
     .description = "MPI_Iallreduce of n bytes: pure, compute and overlapped phases",
@@ -38,6 +43,8 @@ const struct kernel kernel_iallreduce = {
     .unsupported = coll_reduction_unsupported,
     .setup = iallreduce_setup,
     .run_once = iallreduce_run_once,
+    .verify = iallreduce_verify,
     .teardown = coll_teardown,
     .phases = nbc_phases,
+    .sample_phase = "pure",
 };

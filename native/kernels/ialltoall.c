@@ -34,6 +34,11 @@ static void ialltoall_run_once(struct kcase *c)
     nbc_run_once(c, &ops);
 }
 
+static void ialltoall_verify(struct kcase *c)
+{
+    nbc_verify(c, &ops);
+}
+
 const struct kernel kernel_ialltoall = {
     .name = "ialltoall",
     .description = "MPI_Ialltoall, n bytes to each rank: pure, compute and overlapped phases",
@@ -44,6 +49,8 @@ const struct kernel kernel_ialltoall = {
     .unsupported = coll_bytes_unsupported,
     .setup = ialltoall_setup,
     .run_once = ialltoall_run_once,
+    .verify = ialltoall_verify,
     .teardown = coll_teardown,
     .phases = nbc_phases,
+    .sample_phase = "pure",
 };

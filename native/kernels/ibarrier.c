@@ -34,6 +34,11 @@ static void ibarrier_run_once(struct kcase *c)
     nbc_run_once(c, &ops);
 }
 
+static void ibarrier_verify(struct kcase *c)
+{
+    nbc_verify(c, &ops);
+}
+
 const struct kernel kernel_ibarrier = {
     .name = "ibarrier",
     .description = "MPI_Ibarrier; size 0 only: pure, compute and overlapped phases",
@@ -44,6 +49,8 @@ const struct kernel kernel_ibarrier = {
     .unsupported = ibarrier_unsupported,
     .setup = ibarrier_setup,
     .run_once = ibarrier_run_once,
+    .verify = ibarrier_verify,
     .teardown = coll_teardown,
     .phases = nbc_phases,
+    .sample_phase = "pure",
 };

@@ -33,6 +33,11 @@ static void ibcast_run_once(struct kcase *c)
     nbc_run_once(c, &ops);
 }
 
+static void ibcast_verify(struct kcase *c)
+{
+    nbc_verify(c, &ops);
+}
+
 const struct kernel kernel_ibcast = {
     .name = "ibcast",
     .description = "MPI_Ibcast of n bytes from the root: pure, compute and overlapped phases",
@@ -43,6 +48,8 @@ const struct kernel kernel_ibcast = {
     .unsupported = coll_bytes_unsupported,
     .setup = ibcast_setup,
     .run_once = ibcast_run_once,
+    .verify = ibcast_verify,
     .teardown = coll_teardown,
     .phases = nbc_phases,
+    .sample_phase = "pure",
 };

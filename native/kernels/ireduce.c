@@ -30,6 +30,11 @@ static void ireduce_run_once(struct kcase *c)
     nbc_run_once(c, &ops);
 }
 
+static void ireduce_verify(struct kcase *c)
+{
+    nbc_verify(c, &ops);
+}
+
 const struct kernel kernel_ireduce = {
     .name = "ireduce",
     .description = "MPI_Ireduce of n bytes to the root: pure, compute and overlapped phases",
@@ -40,6 +45,8 @@ const struct kernel kernel_ireduce = {
     .unsupported = coll_reduction_unsupported,
     .setup = ireduce_setup,
     .run_once = ireduce_run_once,
+    .verify = ireduce_verify,
     .teardown = coll_teardown,
     .phases = nbc_phases,
+    .sample_phase = "pure",
 };

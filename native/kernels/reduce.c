@@ -48,7 +48,7 @@ const struct kernel kernel_reduce = {
     .unsupported = coll_reduction_unsupported,
     .setup = reduce_setup,
     .run_once = reduce_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
-    .phases = coll_reduction_phases,
     .report = coll_user_op_report,
 };

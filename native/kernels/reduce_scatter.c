@@ -65,6 +65,6 @@ const struct kernel kernel_reduce_scatter = {
     .unsupported = reduce_scatter_unsupported,
     .setup = reduce_scatter_setup,
     .run_once = reduce_scatter_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
-    .phases = coll_reduction_phases,
 };

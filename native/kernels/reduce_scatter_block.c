@@ -62,6 +62,6 @@ const struct kernel kernel_reduce_scatter_block = {
     .unsupported = reduce_scatter_block_unsupported,
     .setup = reduce_scatter_block_setup,
     .run_once = reduce_scatter_block_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
-    .phases = coll_reduction_phases,
 };

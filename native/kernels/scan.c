@@ -51,6 +51,6 @@ const struct kernel kernel_scan = {
     .unsupported = coll_reduction_unsupported,
     .setup = scan_setup,
     .run_once = scan_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
-    .phases = coll_reduction_phases,
 };

@@ -54,7 +54,7 @@ static void scatter_setup(struct kcase *c)
 
 static void scatter_run_once(struct kcase *c)
 {
-    coll_scatter_once(c, call);
+    coll_once(c, call, COLL_SHAPE_SCATTER);
 }
 
 const struct kernel kernel_scatter = {
@@ -68,5 +68,6 @@ const struct kernel kernel_scatter = {
     .unsupported = scatter_unsupported,
     .setup = scatter_setup,
     .run_once = scatter_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

@@ -22,7 +22,7 @@ static void scatterv_setup(struct kcase *c)
 
 static void scatterv_run_once(struct kcase *c)
 {
-    coll_scatter_once(c, call);
+    coll_once(c, call, COLL_SHAPE_SCATTER);
 }
 
 const struct kernel kernel_scatterv = {
@@ -36,5 +36,6 @@ const struct kernel kernel_scatterv = {
     .unsupported = coll_bytes_unsupported,
     .setup = scatterv_setup,
     .run_once = scatterv_run_once,
+    .verify = coll_verify,
     .teardown = coll_teardown,
 };

@@ -21,6 +21,9 @@ from .summary import case_summary
 
 CV_LIMIT = 0.10  # a within-launch coefficient of variation above 10% marks a noisy case
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
+# A collective's sample is one call, as OSU times it: warned of only where the timer's
+# steps are a tenth of it or more, not at every small size.
+CALL_SPAN_FACTOR = 10
 DRIFT_LIMIT = 0.05  # first- and last-third medians apart by > 5%, CIs disjoint
 SLOW_FIRST_FACTOR = 2.0  # a first sample > 2x the median and above every later one
 WORST = 3  # cases named per kind in the block
@@ -39,6 +42,7 @@ KINDS = {
     "cv": f"within-launch CV above {units.percent(CV_LIMIT, decimals=0)}: the machine is noisy",
     "drift": "median drifted within a launch: something else ran",
     "short_samples": f"samples under {TIMER_SPAN_FACTOR}x the timer's resolution",
+    "short_calls": f"single calls under {CALL_SPAN_FACTOR}x the timer's resolution",
     "slow_first": "first repetition far slower than the median: warm-up not steady",
     "outliers": "outlying samples (modified z-score > 3.5)",
 }
@@ -184,8 +188,10 @@ def _short(case, resolution_s):
     if not resolution_s or not samples.size:
         return None
     span = float(np.median(samples)) * case.batch
-    if span < TIMER_SPAN_FACTOR * resolution_s:
-        return ("short_samples", f"{units.us(span)} us against {units.us(resolution_s)} us",
+    kind, factor = ("short_calls", CALL_SPAN_FACTOR) if case.sample == "call" \
+        else ("short_samples", TIMER_SPAN_FACTOR)
+    if span < factor * resolution_s:
+        return (kind, f"{units.us(span)} us against {units.us(resolution_s)} us",
                 resolution_s / span)
     return None
 
@@ -235,6 +241,9 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     if kind == "drift":
         return ("rerun on a quieter machine; the launch-aware interval includes drift "
                 "between launches")
+    if kind == "short_calls":
+        return ("compare such sizes only with care: a collective is timed one call at a "
+                "time, as OSU times it, and the clock's own steps are in each")
     if kind == "short_samples":
         return ("use --sync barrier, which batches calls to span it"
                 if settings.get("sync") == "window" else "rerun on a quieter machine")

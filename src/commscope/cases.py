@@ -63,6 +63,12 @@ class Case:
         return self.valid_samples * latency_scale(self)
 
     @property
+    def sample(self) -> str | None:
+        """What one sample is: "call" (a collective's one call from a barrier), "batch", or
+        None for a run stored before records said (a collective's was then a batch)."""
+        return self.extra.get("sample")
+
+    @property
     def imported(self) -> dict | None:
         """An imported case's figures (imported.figures); None for a measured case."""
         return self.extra.get("imported")
@@ -94,6 +100,7 @@ class Planned:
     validated: bool = False
     oversubscribed: bool | None = None
     mpi: str | None = None
+    sample: str | None = None  # the kernel's (Kernel.sample)
 
 
 # Placement as recorded (launcher.Placement.as_dict): hosts, ppn and launcher only where used.
@@ -112,7 +119,9 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
     part, whether it ran oversubscribed, the window as the kernel used it
     (window="used"; "asked": as requested, which fits use since large sizes shrink
     it), and --validate (its byte checks are inside the timed loop); --cold-cache always,
-    where given. Named options
+    where given; what one sample is where it is one call (a collective's since they are
+    timed per call: one stored before, a batch's rate, keeps its identity and so never
+    matches one after). Named options
     leave a field out (size, send_mode, ranks, validated, oversubscribed) or put one
     in: the MPI library (mpi) and the launch number within a sweep (launch).
     """
@@ -136,6 +145,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
                **{k: s[k] for k in PLACEMENT_WHERE_USED if k in s}, sync=s.get("sync", "barrier"))
     if s.get("cold_cache"):  # a run of warm buffers stays as it was before the option
         out["cold_cache"] = True
+    if case.sample == "call":  # a batched collective (stored before) measured something else
+        out["sample"] = "call"
     if validated:
         out["validated"] = case.validated
     if mpi:

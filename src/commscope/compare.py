@@ -112,6 +112,17 @@ class Comparison:
     def count(self, verdict: str) -> int:
         return sum(c.verdict == verdict for c in self.changes)
 
+    @property
+    def timed_otherwise(self) -> int:
+        """How many unmatched cases differ from one of the other side only in what a sample
+        is (cases.identity's `sample`): a collective stored before it was timed per call,
+        against one after. Never matched: they measured different quantities."""
+        def without(idents) -> list[str]:
+            return [key({k: v for k, v in i.items() if k != "sample"}) for i in idents]
+        matched = without(c.case for c in self.changes)
+        a, b = without(self.only_a), without(self.only_b)
+        return sum(k in b + matched for k in a) + sum(k in a + matched for k in b)
+
 
 @dataclass(frozen=True)
 class _Test:

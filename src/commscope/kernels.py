@@ -120,6 +120,9 @@ class Kernel:
     meaning: Meaning
     needs: str | None  # an MPI feature (native/mpi_features.h) the kernel needs; None: none
     described: dict = field(default_factory=dict, compare=False, repr=False)  # as the binary said
+    # What one sample is (native kernel_sample_kind): "call", one call from a synchronized
+    # start (the collectives, as OSU times them), or "batch", a batch of iterations.
+    sample: str = "batch"
 
     @property
     def two_ranks(self) -> bool:
@@ -207,7 +210,7 @@ def _kernel(k: dict) -> Kernel:
               for p in k["params"]}
     return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],
                   tuple(k["modes"]), k["timed_by"], k["default_window"], tuple(k["phases"]),
-                  params, MEANINGS[k["name"]], k["needs"], k)
+                  params, MEANINGS[k["name"]], k["needs"], k, k.get("sample", "batch"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -337,7 +340,7 @@ MEANINGS = {
     # pingpong of P partitions a message (MPI-4): half a round trip, as pingpong's
     "partitioned": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers,
                            ceiling=_one),
-    # P/2 pairs ping-pong at once: the slowest pair's half round trip; each pair's own
+    # P/2 pairs ping-pong at once: pair 0's half round trip (osu_multi_lat's); each pair's own
     "multi_lat": Meaning(lambda t, c: t / 2, None, _two_buffers, rank_times="round_trip",
                          pair_phase="round_trip"),
     # The node-level patterns of `commscope health` (health.py reads each pair's phases); a
@@ -365,9 +368,9 @@ MEANINGS = {
 }
 
 
-# The nonblocking collectives (native/nbc.h): a sample is a whole iteration of their
-# phases (pure, compute, overlapped, check), which are the figures (summary: overlap_pct);
-# their buffers are the blocking ones'.
+# The nonblocking collectives (native/nbc.h): a sample is the `pure` phase, the collective
+# started and waited for at once; the phases (pure, compute, overlapped) give the overlap
+# (summary: overlap_pct); their buffers are the blocking ones'.
 MEANINGS.update({f"i{name}": dataclasses.replace(MEANINGS[name], bandwidth=None, bus_factor=None)
                  for name in ("barrier", "bcast", "reduce", "allreduce", "allgather",
                               "alltoall")})

@@ -41,6 +41,7 @@ def identity(ident: dict) -> str:
     words += [f"sync={ident['sync']}"] if ident["sync"] != "barrier" else []
     words += ["validated"] if ident.get("validated") else []
     words += ["cold-cache"] if ident.get("cold_cache") else []
+    words += ["per-call"] if ident.get("sample") == "call" else []
     words += [f"hosts={ident['hosts']}"] if ident.get("hosts") else []
     return " ".join(w for w in words if w)
 

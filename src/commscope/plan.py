@@ -18,6 +18,7 @@ from .build import WITHOUT, left_out
 from .errors import UserError
 from .kernels import Catalog, Kernel, Param, pair
 from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
+from .launcher.placement import cores, most_per_host
 from .replication import MAX_LAUNCHES, PILOT
 from .sizes import format_bytes, parse_sizes
 
@@ -291,11 +292,24 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
                            if all(s % unit == 0 for unit, _ in size_units(k, chosen))]
         check_sizes(k, these_sizes, chosen, names)
         check_placement(mpi, ranks, placement)
+        check_window_sync(sync, placement, ranks, names)
         plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
                     placement, sampling, cold_cache)
         check_memory(catalog, plan, names)
         found.append(plan)
     return found
+
+
+def check_window_sync(sync: str, placement: Placement, ranks: int, names: Names) -> None:
+    """--sync window busy-waits every rank until its start: with more ranks than cores on a
+    host a waiting rank keeps another from running, so samples start late (4 ranks on 2
+    cores: every sample below 1 MiB), and the case would have no figure."""
+    most = most_per_host(placement, ranks)
+    if sync == "window" and most is not None and most > cores():
+        raise UserError(f"{names('sync')} window: {most} ranks on a host of {cores()} cores "
+                        "would start every sample late; use "
+                        f"{names.bare('sync')[0]} barrier (the default) or at most {cores()} "
+                        "ranks per host")
 
 
 def _param_text(value) -> str:

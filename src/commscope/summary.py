@@ -110,13 +110,21 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
     }
     phases = [c.extra.get("phase_samples_s") for c in measured]
     if phases and all(phases):
-        # A phase lasts as long as its slowest rank: per-sample max over ranks, then the median.
-        out["phase_median_s"] = {
-            name: float(np.median(np.concatenate([np.max(np.asarray(p[name]), axis=0)
-                                                  for p in phases])))
-            for name in phases[0]}
+        out["phase_median_s"] = _phase_medians(phases, first.sample == "call")
         out.update(_overlap(out["phase_median_s"]))
     return out
+
+
+def _phase_medians(phases: list[dict], by_rank: bool) -> dict:
+    """Each phase's median, as its slowest rank's: a collective's (by_rank, its samples the
+    slowest rank's, native/timing.c) the median over launches of the largest rank median of
+    each launch; other kernels' the median of the per-sample maximum over ranks."""
+    if by_rank:
+        return {name: float(np.median([np.max(np.median(np.asarray(p[name]), axis=1))
+                                       for p in phases])) for name in phases[0]}
+    return {name: float(np.median(np.concatenate([np.max(np.asarray(p[name]), axis=0)
+                                                  for p in phases])))
+            for name in phases[0]}
 
 
 def _overlap(phase: dict) -> dict:

@@ -36,7 +36,7 @@ KEY = {"validated": False, "oversubscribed": False, "window": "asked", "launch":
 def case_key(p: Plan, number: int, mode: str | None, nbytes: int) -> str:
     """A case's stable id: a hash of everything that defines it, with its launch number."""
     planned = Planned(p.kernel.name, mode, nbytes, p.ranks, p.settings(), number, p.params,
-                      p.window)
+                      p.window, sample=p.kernel.sample)
     return short_hash(identity(planned, **KEY))
 
 

@@ -93,9 +93,11 @@ def case(kernel: dict, mode: str | None, nbytes: int, world: int, samples: int,
     per_rank = per_iteration * (1 + rng.exponential(spread, (ranks, samples)))
     kept = per_rank.max(axis=0) if kernel["timed_by"] == "max" else per_rank[0]
     rec = {"type": "case", "kernel": kernel["name"], "send_mode": mode, "bytes": nbytes,
-           "ranks": ranks, "window": window, "batch": 10, "warmup_iterations": 100,
+           "ranks": ranks, "window": window,
+           "batch": 1 if kernel.get("sample") == "call" else 10, "warmup_iterations": 100,
            "validated": False, "timed_by": kernel["timed_by"], "samples_s": kept.tolist(),
            "rank_samples_s": per_rank.tolist(), "sync": sync,
+           "sample": kernel.get("sample", "batch"),
            "copy_s": nbytes / COPY_BPS if nbytes else None, "copy_ranks": min(ranks, 2),
            "cache": "cold" if cold else "warm", "llc_bytes": LLC_BYTES,
            "working_set_bytes": 2 * LLC_BYTES if cold else 2 * max(nbytes, 4096)}

@@ -14,6 +14,7 @@ import numpy as np
 from .. import names, recovery, schemas, stopping
 from ..errors import UserError
 from ..results import marks, measured, quality
+from ..sizes import format_bytes
 from ..store import Store
 from ..views.run import rank_times, render, render_phases, render_ranks
 
@@ -110,11 +111,23 @@ def show_runs(store, runs, db: str, as_json: bool, table=None) -> tuple[list[dic
     everything, code = [], 0
     shown = [r for r in runs if r.run_id is not None]
     for run in shown:
-        everything += show_run(store, run, db, as_json, table)
-        code = code or exit_code(run)
+        summaries = show_run(store, run, db, as_json, table)
+        everything += summaries
+        code = code or exit_code(run) or no_figure(summaries)
     for line in quality(store, [r.run_id for r in shown]):
         print(line, file=sys.stderr)
     return everything, code
+
+
+def no_figure(summaries: list[dict]) -> int:
+    """1, with a line each, where a measured case has no figure: every sample started late
+    (--sync window), so the statistics have nothing; else 0. A number is never printed."""
+    empty = [s for s in summaries if s["median_s"] is None and s.get("printed") is None]
+    for s in empty:
+        print(f"commscope: no figure for {s['kernel']} {format_bytes(s['bytes'])} on "
+              f"{s['ranks']} ranks: every sample started late under --sync window; use "
+              "--sync barrier (the default)", file=sys.stderr)
+    return 1 if empty else 0
 
 
 def show_run(store, run, db: str, as_json: bool, table=None) -> list[dict]:

@@ -8,7 +8,7 @@ from .. import names, selection
 from ..compare import ALPHA, DEFAULT_THRESHOLD, compare, load_side, parse_threshold
 from ..errors import UserError
 from ..results import case_history
-from ..views.compare import junit, render
+from ..views.compare import TIMED_OTHERWISE, junit, render
 from .common import add_db, check_directory, existing_store, print_json, write_atomic
 
 
@@ -43,6 +43,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"run {both[0]} is in both A and B; give each run to one side")
     result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
                      lambda cases: case_history(store, cases))
+    if not result.changes and result.timed_otherwise:
+        raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}): "
+                        f"{TIMED_OTHERWISE}")
     if not result.changes:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")

@@ -16,10 +16,11 @@ def comparable(case: Case, kernel_name: str) -> bool:
 
 
 def measured_latency(case: Case) -> tuple[float, tuple[float, float] | None]:
-    """Median latency and its 95% CI: the MPI call alone where the case times phases.
+    """Median latency and its 95% CI: the MPI call alone.
 
-    The reductions also time checking the result (docs/kernels-collectives.md,
-    "Checks"); the models describe the `call` phase, slowest rank per sample.
+    A collective's sample is its call (docs/kernels-collectives.md, "Checks"); a reduction
+    stored before that also timed its result check in the sample, and kept the call as
+    the phase `call`, slowest rank per sample, which the models describe.
     """
     phases = case.extra.get("phase_samples_s") or {}
     if "call" in phases:

@@ -8,6 +8,10 @@ from .junit import Case, suite
 from .tables import Table
 
 HEADER = ("case", "launches", "A us", "B us", "change", "95% CI", "p (BH)", "verdict")
+# Why cases that differ only in `sample` are not compared, and what to do.
+TIMED_OTHERWISE = ("the same case timed as batches of back-to-back calls on one side (stored "
+                   "before collectives were timed one call from a barrier) and per call on "
+                   "the other; measure the older side again to compare them")
 REMEDY = ("one launch a side cannot separate a change from launch noise: measure each side "
           "in 3 or more launches (--launches 3, the default auto), or keep earlier runs of "
           "the case on these hosts in the results file as its history")
@@ -45,6 +49,8 @@ def summary(result: Comparison) -> str:
             f"BH-adjusted p < {units.p_value(ALPHA)}; regression: slower with the whole "
             f"interval beyond {threshold}); {unmatched} unmatched ({len(result.only_a)} only in "
             f"A, {len(result.only_b)} only in B)")
+    if result.timed_otherwise:
+        line += f"\n{result.timed_otherwise} unmatched: {TIMED_OTHERWISE}"
     if result.count("shift only"):
         line += (f"\n{result.count('shift only')} shift only: an imported run holds the figures "
                  "its tool printed, no samples, so there is no p-value and no interval; the "

@@ -12,23 +12,31 @@ from .tables import Table
 
 HEADER = ("kernel", "mode", "size", "launches", "n", "median us", "95% CI us", "+-", "spread",
           "p5 us", "p95 us", "MB/s", "warnings")
-# Shown where a case has them: collectives (and other kernels timed by the slowest rank).
-RANK_MEAN, BUSBW, CEILING = "rank-mean us", "busbw MB/s", "of ceiling"
+# Shown where a case has them: collectives (and other kernels timed by the slowest rank);
+# a nonblocking collective's overlap leads, before its pure time.
+RANK_MEAN, BUSBW, CEILING, OVERLAP = "rank-mean us", "busbw MB/s", "of ceiling", "overlap %"
 FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
-          "slot (bw, bibw), one epoch of W operations (rma), one iteration of the slowest rank "
-          "(fanin, ring, collectives, vector_sum, halo); median and 95% CI: of the launches' "
-          "medians (docs/statistics.md), within the launch for one launch; +-: the CI's reach "
+          "slot (bw, bibw), one epoch of W operations (rma), one call of the slowest rank "
+          "after a barrier (collectives; a nonblocking one's pure call and wait), one "
+          "iteration of the slowest rank (fanin, ring, vector_sum, halo); median and 95% CI: "
+          "of the launches' medians (docs/statistics.md), within the launch for one launch; "
+          "+-: the CI's reach "
           "from the median (* a launch stopped by its share of --max-time); spread: which "
           "varies more, the launches' medians or a launch's own (CV), '?' where one launch "
           "cannot tell; MB/s with MB = 10^6 bytes; of ceiling: MB/s over the copy ceiling "
           "measured in the same launch (docs/native.md); warnings: the quality block's kinds")
 COLLECTIVE_FOOTER = (f"collectives: MB/s is the algorithm bandwidth S/t and {BUSBW} the bus "
                      "bandwidth, as nccl-tests; median us is the slowest rank's, "
-                     f"{RANK_MEAN} the mean over ranks, as OSU averages")
+                     f"{RANK_MEAN} the mean over ranks")
+OVERLAP_FOOTER = (f"{OVERLAP}: 100 (1 - (overlapped - compute) / pure), at least 0, the share "
+                  "of a nonblocking collective a compute as long as it hides, as OSU computes it")
 # How a figure relates to the reference suites' (docs/references.md).
-REFERENCES = ("vs OSU and IMB: a median of timed batches of iterations, where OSU prints a "
-              "mean over iterations each timed by its own MPI_Wtime reads and IMB a mean "
-              "over one timed loop; bw and bibw count bytes as osu_bw and osu_bibw")
+REFERENCES = ("vs OSU and IMB: point-to-point, a median of timed batches of iterations, where "
+              "OSU prints a mean over iterations each timed by its own MPI_Wtime reads and "
+              "IMB a mean over one timed loop; collectives, the slowest rank's median of "
+              "single calls each started by a barrier, as OSU times them: set it against "
+              "OSU's Max Latency (-f), rank-mean against its average; bw and bibw count bytes "
+              "as osu_bw and osu_bibw")
 MAX_RANK_COLUMNS = 16
 
 
@@ -56,6 +64,8 @@ def _row(s: dict, mark: str) -> tuple[str, ...]:
                                       (s.get("params") or {}).items()) or "-"
     bandwidth = None if s["bytes"] == 0 else s["bandwidth_MBps"]
     return (s["kernel"], mode, format_bytes(s["bytes"]), str(s.get("launches", 1)), str(s["n"]),
+            units.percent(None if s.get("overlap_pct") is None else s["overlap_pct"] / 100,
+                          decimals=0),
             units.us(s["median_s"]), ci, _precision(s), spread(s), units.us(s["p05_s"]),
             units.us(s["p95_s"]), units.rate(bandwidth, 1, missing=units.MISSING),
             units.us(s.get("rank_mean_median_s")),
@@ -69,13 +79,15 @@ def render(summaries: list[dict], marks: list[str] | None = None) -> str:
     collective's mean over ranks and bus bandwidth), and the kinds of warning about it
     (`marks`, in the same order)."""
     marks = marks or [""] * len(summaries)
-    header = HEADER[:-1] + (RANK_MEAN, BUSBW, CEILING) + HEADER[-1:]
+    header = HEADER[:5] + (OVERLAP,) + HEADER[5:-1] + (RANK_MEAN, BUSBW, CEILING) + HEADER[-1:]
     rows = [_row(s, m) for s, m in zip(summaries, marks)]
     shown = [i for i in range(len(header))
-             if header[i] not in (RANK_MEAN, BUSBW, CEILING)
+             if header[i] not in (OVERLAP, RANK_MEAN, BUSBW, CEILING)
              or any(r[i] != units.MISSING for r in rows)]
     collective = any(s.get("busbw_MBps") is not None for s in summaries)
-    footer = "\n".join([FOOTER] + ([COLLECTIVE_FOOTER] if collective else []) + [REFERENCES])
+    overlap = any(s.get("overlap_pct") is not None for s in summaries)
+    footer = "\n".join([FOOTER] + ([COLLECTIVE_FOOTER] if collective else [])
+                       + ([OVERLAP_FOOTER] if overlap else []) + [REFERENCES])
     return Table(tuple(header[i] for i in shown), [tuple(r[i] for i in shown) for r in rows],
                  align="ll", rule=True, footer=footer).text()
 
