@@ -196,12 +196,12 @@ static void gather_and_record(const struct sampling *s, struct case_record *r)
     struct jsonl j;
     if (c->rank == 0) {
         int compared = k->timed_by == TIMED_BY_MAX ? c->ranks : 1;
-        double *per_sample = xcalloc((size_t)n + 1, sizeof *per_sample);
-        r->slowest_rank = -1;
-        if (compared > 1 && kernel_sample_kind(k) == SAMPLE_CALL)
-            r->slowest_rank = slowest_rank(all, compared, n, s->late);
+        double *per_sample = xcalloc((size_t)n, sizeof *per_sample);
+        r->slowest_rank = compared > 1 && kernel_sample_kind(k) == SAMPLE_CALL
+                              ? slowest_rank(all, compared, n, s->late) : -1;
+        int first = r->slowest_rank >= 0 ? r->slowest_rank : 0;
         for (int i = 0; i < n; i++) {
-            per_sample[i] = all[(size_t)(r->slowest_rank > 0 ? r->slowest_rank : 0) * n + i];
+            per_sample[i] = all[(size_t)first * n + i];
             for (int rank = 1; r->slowest_rank < 0 && rank < compared; rank++)
                 per_sample[i] = fmax(per_sample[i], all[(size_t)rank * n + i]);
         }
