@@ -23,15 +23,13 @@ usage: python bench/agreement_osu7.py --osu DIR [--mpi PREFIX] [--rounds N] [--s
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from agreement import osu_rows, run  # bench/: the OSU reader and the commscope run, once
 from commscope.build import native_binary
-from commscope.launcher import launch
 from commscope.mpi import find_mpi
 
 KIB = 1024
@@ -42,22 +40,6 @@ SMOKE_MBW_MR = {"ranks": (2,), "bytes": (8,)}
 SMOKE_RUN = ("--launches", "1", "--iters", "5")
 
 
-def osu_rows(mpi, ranks: int, binary: Path, args: list[str]) -> dict[int, list[float]]:
-    """An OSU program's numeric columns per size, as it prints them."""
-    how = launch(mpi, ranks, binary, args)
-    done = subprocess.run(how.argv, env=how.env, capture_output=True, text=True, check=True)
-    rows = (line.split() for line in done.stdout.splitlines() if line[:1].isdigit())
-    return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
-
-
-def ours(mpi, db: Path, quick: tuple[str, ...], kernel: str, *args: str) -> dict[int, dict]:
-    """commscope's JSON case per size; `quick`: flags that make it short (smoke)."""
-    done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, *args, *quick,
-                           "--json", "--db", str(db), "--mpi", str(mpi.mpicc)],
-                          capture_output=True, text=True, check=True)
-    return {c["bytes"]: c for c in json.loads(done.stdout)["cases"]}
-
-
 def one_round(mpi, osu: dict[str, Path], db: Path, mbw_mr: dict,
               quick: tuple[str, ...]) -> dict[str, float]:
     """Every figure of one round, OSU's and commscope's, by name."""
@@ -65,7 +47,7 @@ def one_round(mpi, osu: dict[str, Path], db: Path, mbw_mr: dict,
     for ranks in mbw_mr["ranks"]:
         for n in mbw_mr["bytes"]:
             mbw, msgs = osu_rows(mpi, ranks, osu["osu_mbw_mr"], ["-m", f"{n}:{n}"])[n]
-            case = ours(mpi, db, quick, "mbw_mr", "--np", str(ranks), "--sizes", str(n))[n]
+            case = run(mpi, "mbw_mr", ["--np", str(ranks), "--sizes", str(n)], db, quick)[n]
             got |= {f"mbw_mr np{ranks} {n} B MB/s osu": mbw,
                     f"mbw_mr np{ranks} {n} B MB/s commscope": case["bandwidth_MBps"],
                     f"mbw_mr np{ranks} {n} B msg/s osu": msgs,
@@ -73,23 +55,23 @@ def one_round(mpi, osu: dict[str, Path], db: Path, mbw_mr: dict,
     for tests in (0, 100):
         extra = ["-t", str(tests)] if tests else []
         overlap = osu_rows(mpi, 2, osu["osu_iallreduce"], ["-m", "65536:65536", *extra])
-        case = ours(mpi, db, quick, "iallreduce", "--sizes", "64KiB", "--tests", str(tests)) \
-            if tests else ours(mpi, db, quick, "iallreduce", "--sizes", "64KiB")
+        case = run(mpi, "iallreduce", ["--sizes", "64KiB", "--tests", str(tests)], db, quick) \
+            if tests else run(mpi, "iallreduce", ["--sizes", "64KiB"], db, quick)
         got |= {f"iallreduce 64 KiB tests={tests} overlap % osu": overlap[65536][-1],
                 f"iallreduce 64 KiB tests={tests} overlap % commscope":
                     case[65536]["overlap_pct"]}
     got["pingpong 8 B persistent us osu"] = osu_rows(
         mpi, 2, osu["osu_latency_persistent"], ["-m", "8:8"])[8][0]
-    got["pingpong 8 B persistent us commscope"] = ours(
-        mpi, db, quick, "pingpong", "--persistent", "--sizes", "8")[8]["median_s"] * 1e6
+    got["pingpong 8 B persistent us commscope"] = run(
+        mpi, "pingpong", ["--persistent", "--sizes", "8"], db, quick)[8]["median_s"] * 1e6
     got["bw 1 MiB persistent MB/s osu"] = osu_rows(
         mpi, 2, osu["osu_bw_persistent"], ["-m", f"{KIB * KIB}:{KIB * KIB}"])[KIB * KIB][0]
-    got["bw 1 MiB persistent MB/s commscope"] = ours(
-        mpi, db, quick, "bw", "--persistent", "--sizes", "1MiB")[KIB * KIB]["bandwidth_MBps"]
-    blocking = ours(mpi, db, quick, "allreduce", "--sizes", "8,64KiB")
-    persistent = ours(mpi, db, quick, "allreduce", "--persistent", "--sizes", "8,64KiB")
-    pingpong = ours(mpi, db, quick, "pingpong", "--sizes", "8,64KiB")
-    partitioned = ours(mpi, db, quick, "partitioned", "--sizes", "8,64KiB")
+    got["bw 1 MiB persistent MB/s commscope"] = run(
+        mpi, "bw", ["--persistent", "--sizes", "1MiB"], db, quick)[KIB * KIB]["bandwidth_MBps"]
+    blocking = run(mpi, "allreduce", ["--sizes", "8,64KiB"], db, quick)
+    persistent = run(mpi, "allreduce", ["--persistent", "--sizes", "8,64KiB"], db, quick)
+    pingpong = run(mpi, "pingpong", ["--sizes", "8,64KiB"], db, quick)
+    partitioned = run(mpi, "partitioned", ["--sizes", "8,64KiB"], db, quick)
     for n in (8, 64 * KIB):
         got |= {f"allreduce {n} B us blocking": blocking[n]["median_s"] * 1e6,
                 f"allreduce {n} B us persistent": persistent[n]["median_s"] * 1e6,

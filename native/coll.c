@@ -378,9 +378,10 @@ void coll_teardown(struct kcase *c)
 struct coll *coll_iteration(struct kcase *c)
 {
     struct coll *s = c->state;
-    s->send = s->send_sets ? s->send_sets + s->send_bytes *
-              (cache_set(c->iteration, s->set_count) * s->inputs + c->iteration % s->inputs)
-                           : NULL;
+    /* a set holds the reduction's inputs side by side; the iteration's is one of them */
+    s->send = set_of(s->send_sets, s->send_bytes * s->inputs, s->set_count, c->iteration);
+    if (s->send)
+        s->send = (unsigned char *)s->send + s->send_bytes * (c->iteration % s->inputs);
     s->recv = set_of(s->recv_sets, s->recv_bytes, s->set_count, c->iteration);
     return s;
 }
@@ -494,8 +495,9 @@ void coll_verify(struct kcase *c)
 {
     struct coll *s = c->state;
     check_shape(c, s);
-    for (double end = MPI_Wtime() + s->slow_check_s; MPI_Wtime() < end;)
-        ;
+    if (s->slow_check_s > 0) /* no clock read on the way between calls otherwise */
+        for (double end = MPI_Wtime() + s->slow_check_s; MPI_Wtime() < end;)
+            ;
     if (!c->validate)
         return;
     c->iteration++; /* the next iteration's blocks, in its buffers */
