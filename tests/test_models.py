@@ -206,7 +206,7 @@ def test_real_pingpong_fit_and_ring_prediction(db):
     assert fit.returncode == 0, fit.stderr
     (g,) = json.loads(fit.stdout)["fits"]
     assert 1e-8 < g["alpha_s"] < 1e-4  # 10 ns .. 100 us of start-up
-    assert 100 < g["bandwidth_MBps"] < 1e6  # 100 MB/s .. 1 TB/s
+    assert g["bandwidth_MBps"] and 100 < g["bandwidth_MBps"] < 1e6, g  # 100 MB/s .. 1 TB/s
     assert g["alpha_ci_s"][0] <= g["alpha_s"] <= g["alpha_ci_s"][1]
     ring = commscope("run", "ring", "--np", "2,3", "--sizes", "8,1KiB", "--min-time", "0.05",
                      "--db", db)
@@ -284,6 +284,29 @@ def test_noise_alone_is_not_split():
                 for _ in range(200))
     print(f"{split} of 200 straight lines split")
     assert split <= 10
+
+
+def test_an_interval_that_reaches_the_copy_bound_ends_there():
+    """A line at 9.5 GB/s beside copies of 10 GB/s, timed noisily enough that the slope's
+    resamples reach the copy's slope: B stays 9.5 GB/s, identifiable, its interval ends at the
+    copy's rate. With no copy timed, an interval that reaches a slope of 0 leaves B
+    unbounded: not identifiable."""
+    from commscope.models import segmented
+    rng = np.random.default_rng(23)
+    x = np.array(SIZES[1:], float)
+    copy = 0.1e-6 + x / 10e9
+    t = 0.5e-6 + x / 9.5e9
+    y = t[:, None] * (1 + 0.3 * rng.standard_normal((t.size, 201)))
+    y[:, 0] = t
+    w = 1 / (0.3 * t) ** 2
+    held = segmented.fit(x, w, y, max_segments=1, copy=copy).single
+    assert held.identifiable and not held.at_bound
+    assert held.line.bandwidth_Bps == pytest.approx(9.5e9, rel=1e-6)
+    assert held.bandwidth_ci_Bps[1] == pytest.approx(10e9, rel=1e-6)
+    flat = 5e-6 + x / 1e13  # 0.4 us of 4 MiB's 5.4 us moves bytes: 30% noise hides it
+    y = flat[:, None] * (1 + 0.3 * rng.standard_normal((t.size, 201)))
+    y[:, 0] = flat
+    assert not segmented.fit(x, 1 / (0.3 * flat) ** 2, y, max_segments=1).single.identifiable
 
 
 def test_no_line_moves_bytes_faster_than_one_copy():

@@ -17,8 +17,8 @@ FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n
               "may jump, continuous where the BIC prefers lines that meet; lines are fitted with "
               "alpha >= 0 and 1/B no less than one copy's time per byte over the same sizes "
               "(timed in the launch; else 0); B not identifiable: the sizes span less than "
-              "4x, or the slope's interval reaches that bound (at copy bound: the line would "
-              "move bytes faster than one copy can)")
+              "4x, or the line sits at that bound (at copy bound: it would move bytes faster "
+              "than one copy can), or no copy was timed and the slope's interval reaches 0")
 
 
 def _mb(values):
