@@ -218,35 +218,46 @@ def wrapper(mpi_prefix, where, call: str, lo: int, hi: int) -> str:
         "bcast": call == "bcast"})
 
 
-def violated(mpi_prefix, db, guideline: str, sizes: str, env=None) -> set[int]:
+def verdicts(mpi_prefix, db, guideline: str, sizes: str, env=None) -> dict[int, str]:
     done = commscope("check", guideline, "--sizes", sizes, "--launches", "3", "--mpi",
                      mpi_prefix, "--db", db, "--json", env=env)
     assert done.returncode in (0, 1), done.stderr
     out = json.loads(done.stdout)
     assert out["verdicts"], done.stderr
-    return {v["bytes"] for v in out["verdicts"] if v["verdict"] == "violated"}
+    return {v["bytes"]: v["verdict"] for v in out["verdicts"]}
+
+
+def caused(before: dict[int, str], after: dict[int, str], delayed: set[int]) -> None:
+    """Every delayed size becomes a violation, and no size that held without the wrapper
+    becomes one. A size the command without it could not decide (`within noise`: its
+    interval reached the threshold; Open MPI's allreduce at 8 KiB, np 2, reads 1.02-1.09
+    of reduce+bcast here) may be violated in either command: it says nothing of the
+    wrapper."""
+    new = {b for b, v in after.items() if v == "violated" and before[b] != "violated"}
+    undecided = {b for b, v in before.items() if v not in ("holds", "violated")}
+    assert delayed <= new and not new - delayed - undecided, (before, after)
 
 
 @pytest.mark.mpi
 def test_a_delayed_allreduce_violates_its_pattern_where_delayed(mpi_prefix, tmp_path):
     """Only MPI_Allreduce at 1-4 KiB is delayed; the mock-up's MPI_Reduce and MPI_Bcast
-    are not: exactly those sizes become violations beyond what the command finds without
-    the wrapper."""
+    are not: those sizes become violations, and no size that held without the wrapper
+    does."""
     sizes, delayed = "256:16KiB", {1024, 2048, 4096}
-    before = violated(mpi_prefix, tmp_path / "a.db", "allreduce<=reduce+bcast", sizes)
+    before = verdicts(mpi_prefix, tmp_path / "a.db", "allreduce<=reduce+bcast", sizes)
     env = {**os.environ,
            "LD_PRELOAD": wrapper(mpi_prefix, tmp_path, "allreduce", 1024, 4096)}
-    after = violated(mpi_prefix, tmp_path / "b.db", "allreduce<=reduce+bcast", sizes, env)
-    assert after - before == delayed, (before, after)
+    after = verdicts(mpi_prefix, tmp_path / "b.db", "allreduce<=reduce+bcast", sizes, env)
+    caused(before, after, delayed)
 
 
 @pytest.mark.mpi
 def test_a_delayed_bcast_size_violates_monotony_there(mpi_prefix, tmp_path):
     sizes = "1KiB:16KiB"
-    before = violated(mpi_prefix, tmp_path / "a.db", "monotony:bcast", sizes)
+    before = verdicts(mpi_prefix, tmp_path / "a.db", "monotony:bcast", sizes)
     env = {**os.environ, "LD_PRELOAD": wrapper(mpi_prefix, tmp_path, "bcast", 4096, 4096)}
-    after = violated(mpi_prefix, tmp_path / "b.db", "monotony:bcast", sizes, env)
-    assert after - before == {4096}, (before, after)
+    after = verdicts(mpi_prefix, tmp_path / "b.db", "monotony:bcast", sizes, env)
+    caused(before, after, {4096})
 
 
 def test_the_report_shows_each_guideline_with_its_violations(fake_mpi, db, tmp_path):
