@@ -51,7 +51,7 @@ class HockneyFit:
     An interval end of None is unbounded: resampled slopes reached 0, so B
     (and n_half) has no upper limit at this confidence. `identifiable` is False
     where the sizes cannot tell a bandwidth (the slope is at its floor, its interval
-    reaches the floor, or the sizes span too little): then only alpha is a result.
+    reaches 0, or the sizes span too little): then only alpha is a result.
     `bound_Bps` is the fastest bandwidth the bytes' path allows (one copy's, where the
     launches measured it), and `at_bound` says the data would be faster still.
     """
@@ -116,9 +116,9 @@ def nonnegative_line(sw, swx, swxx, swy, swxy, swyy, min_slope=0.0):
 def from_replicates(alpha_s: np.ndarray, slope: np.ndarray, floor: float = 0.0) -> HockneyFit:
     """The fit from column 0 (the data) and its CIs from columns 1.. (the bootstrap), the
     slopes held at or above `floor` (s/B: one copy's, or 0). The bandwidth is not
-    identifiable when the slope is at the floor, or (floor 0) a resampled slope at 95%
-    reaches it: B then has no upper limit. A positive floor is a bound, so an interval that
-    reaches it ends there: B's upper end is the copy's rate."""
+    identifiable when the slope is at the floor, or a resampled slope at 95% reaches 0:
+    B then has no upper limit. A positive floor is a bound, so an interval that reaches
+    it ends there: B's upper end is the copy's rate."""
     line = Line(float(alpha_s[0]), float(slope[0]))
     bound = {"bound_Bps": 1 / floor if floor > 0 else None,
              "at_bound": bool(floor > 0 and slope[0] <= floor)}
@@ -132,7 +132,7 @@ def from_replicates(alpha_s: np.ndarray, slope: np.ndarray, floor: float = 0.0) 
     fit = HockneyFit(line, _interval(alpha_b), _bounded(_interval(bandwidth)),
                      _bounded(_interval(n_half)), **bound)
     slope_low = np.percentile(slope_b, CI_PERCENTILES[0], method="inverted_cdf")
-    return fit if slope[0] > floor and (floor > 0 or slope_low > 0) else fit.without_bandwidth()
+    return fit if slope[0] > floor and slope_low > 0 else fit.without_bandwidth()
 
 
 def _interval(values: np.ndarray) -> tuple[float, float]:
