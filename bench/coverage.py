@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from launchsim import Design, coverage, one_case, sides  # noqa: E402
 
 from commscope.compare import compare  # noqa: E402
+from commscope.verdict import Threshold  # noqa: E402
 
 TAUS = (0.005, 0.01, 0.02, 0.05, 0.10)
 CASES = 24  # a run's sizes, their own spreads from tau to 4 tau, a common launch effect tau/2
@@ -63,8 +64,8 @@ def main() -> None:
           f"{'10% found':>10} {'10% regression':>15}")
     for tau in TAUS:
         d = run_design(tau)
-        same = [compare(sides(rng, d), sides(rng, d), 0.05) for _ in range(pairs)]
-        slow = [compare(sides(rng, d), sides(rng, d, 1.10), 0.05) for _ in range(pairs)]
+        same = [compare(sides(rng, d), sides(rng, d), Threshold(0.05)) for _ in range(pairs)]
+        slow = [compare(sides(rng, d), sides(rng, d, 1.10), Threshold(0.05)) for _ in range(pairs)]
 
         def share(found, verdicts):
             v = [c.verdict for r in found for c in r.changes]

@@ -67,7 +67,7 @@ def bench(runner, mpi: str, where: list[str], args, keep: Path) -> None:
                     f"ratio interval {low:.2f}-{high:.2f})")
         checks = [c for c in checked["checks"] if c["collective"] == coll]
         high = max((c["ci"][1] for c in checks if c["ci"]), default=float("nan"))
-        slower = [c["bytes"] for c in checks if c["slower"]]
+        slower = [c["bytes"] for c in checks if c["failing"]]
         print(f"  {coll:9s} chosen at {len(chosen)} of {len(mine)} points, {gain}; rules: "
               f"highest upper bound {high:.3f}, slower at {slower or 'no size'}", flush=True)
 

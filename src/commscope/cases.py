@@ -121,7 +121,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
     it), and --validate (its byte checks are inside the timed loop); --cold-cache always,
     where given; what one sample is where it is one call (a collective's since they are
     timed per call: one stored before, a batch's rate, keeps its identity and so never
-    matches one after). Named options
+    matches one after); the library's own settings (MCA parameters, MPICH variables, a
+    tune rules file), where given. Named options
     leave a field out (size, send_mode, ranks, validated, oversubscribed) or put one
     in: the MPI library (mpi) and the launch number within a sweep (launch).
     """
@@ -145,6 +146,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
                **{k: s[k] for k in PLACEMENT_WHERE_USED if k in s}, sync=s.get("sync", "barrier"))
     if s.get("cold_cache"):  # a run of warm buffers stays as it was before the option
         out["cold_cache"] = True
+    if s.get("library"):  # the library's own settings (a rules file's): another algorithm
+        out["library"] = s["library"]
     if case.sample == "call":  # a batched collective (stored before) measured something else
         out["sample"] = "call"
     if validated:

@@ -4,12 +4,12 @@ what got slower, by how much, and what cannot be told from launch noise.
 Cases are matched by their identity (cases.identity). Each side of a case is the
 medians of its launches, on the log scale, and each side is one command: the shift's
 variance is the launches' (pooled over the sides with two or more launches) over their
-counts, plus twice the variance between commands (replication.py: the history's, or
-assumed equal to the launches'). With one launch a side the launches' variance must
-come from the store's history of the case; without it a case is inconclusive. Many cases are many tests: p-values are adjusted for the false
-discovery rate (Benjamini & Hochberg 1995, stats.benjamini_hochberg).
-A case is a regression only when it is significantly slower and its whole interval
-lies beyond the threshold. See docs/compare.md.
+counts, plus twice the variance between commands (the history's, learned from the case's
+other commands of the same configuration that do not differ from A beyond the threshold,
+or assumed equal to the launches'). The verdict core (commscope.verdict) tests each case
+at the threshold, all matched cases one family: `regression` rejects "B no more than the
+threshold slower", `no change` rejects "B beyond the threshold either way" (two one-sided
+tests). See docs/compare.md.
 """
 
 from __future__ import annotations
@@ -21,16 +21,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .cases import Case, grouped, key
-from .errors import UserError
-from .replication import History, Spread, case_spread, command_term, satterthwaite
-from .stats import benjamini_hochberg
+from .replication import History, Spread, case_spread
 from .summary import launch_spreads, pilot
+from .verdict import Claim, Estimate, Threshold, Words, claims, unpaired
 
-ALPHA = 0.05  # false discovery rate over the matched cases; intervals are 1 - ALPHA
-DEFAULT_THRESHOLD = "5%"
-# What a case's change is called (docs/compare.md).
-VERDICTS = ("regression", "slower", "faster", "no change", "within noise", "inconclusive",
-            "shift only")  # shift only: an imported side, figures without samples
+WORDS = Words("regression", "no change", equivalence=True)
+SHIFT_ONLY = "shift only"  # an imported side: figures without samples, so no test
 
 
 @dataclass(frozen=True)
@@ -85,13 +81,13 @@ class CaseChange:
     relative: float | None
     relative_ci_low: float | None
     relative_ci_high: float | None
-    method: str  # student (launches' variance assumed for commands), student+history,
-    # history (one launch a side), or none (inconclusive)
+    method: str  # student (commands' variance assumed as the launches'), student+history,
+    # history (one launch a side), imported or none (inconclusive)
     df: float | None
-    p: float | None
-    p_adjusted: float | None
-    verdict: str  # one of VERDICTS
+    p_adjusted: float | None  # the verdict's test, BH-adjusted over the matched cases
+    verdict: str  # the verdict core's word, or shift only
     regression: bool
+    detectable_ratio: float | None  # the smallest B/A these launches detect (80% power)
 
     def as_dict(self, name) -> dict:
         """Every field, the identity's spread out; `name` names the case (names.identity)."""
@@ -103,7 +99,7 @@ class Comparison:
     changes: list[CaseChange]  # matched cases, in A's order
     only_a: list[dict]  # identities
     only_b: list[dict]
-    threshold: float
+    threshold: Threshold
 
     @property
     def regressions(self) -> list[CaseChange]:
@@ -124,104 +120,56 @@ class Comparison:
         return sum(k in b + matched for k in a) + sum(k in a + matched for k in b)
 
 
-@dataclass(frozen=True)
-class _Test:
-    shift: float  # B - A on the log scale
-    se: float
-    df: float
-    method: str
-
-
-def _test(a: Side, b: Side, past: History | None) -> _Test | None:
-    """The log-scale shift B - A with its standard error and degrees of freedom, or None
-    where one launch a side leaves the between-launch variance unknown.
-
-    The launches' variance is pooled, not Welch's: when nothing changed both sides
-    measure one case with one variance, and pooling doubles the degrees of freedom,
-    which at a pilot's 2 a side is what keeps the false-change rate at its nominal 5%
-    (Welch-Satterthwaite's approximation gave 5.6% in a simulation like
-    bench/coverage.py's)."""
-    shift = float(b.logs.mean() - a.logs.mean())
+def estimate(a: Side, b: Side, past: History | None) -> tuple[Estimate, str]:
+    """The log-scale shift B - A and how its variance was found. The launches' variance is
+    pooled, not Welch's: when nothing changed both sides measure one case with one
+    variance, and pooling doubles the degrees of freedom, which at a pilot's 2 a side is
+    what keeps the false-change rate at its nominal 5% (Welch-Satterthwaite's
+    approximation gave 5.6% in a simulation like bench/coverage.py's)."""
     spreads = [s.spread for s in (a, b) if s.launches >= 2]
     df = sum(s.df for s in spreads)
-    if df:
-        var = sum(s.var * s.df for s in spreads) / df
-        method = "student"
-    elif past is not None:
-        var, df, method = past.between_var, past.df, "history"
-    else:
-        return None
-    sigma2, sigma_df, how = command_term(var, df, past)
-    launches = var * (1 / a.launches + 1 / b.launches)
-    se = math.sqrt(launches + 2 * sigma2)
-    if how == "history":  # the commands' variance measured apart: Satterthwaite's df
-        df = satterthwaite([(launches, df), (2 * sigma2, sigma_df)])
-        method = "student+history" if method == "student" else method
-    return _Test(shift, se, float(df), method)
+    launch = (sum(s.var * s.df for s in spreads) / df, df) if df else \
+        (past.between_var, past.df) if past is not None else None
+    method = "student" if df else "history" if launch else "none"
+    command = past.command_var if past is not None else None
+    if command is not None and method == "student":
+        method = "student+history"
+    return unpaired(a.logs, b.logs, launch, command,
+                    float(past.command_df) if command is not None else 0), method
 
 
-def _change(a: Side, b: Side, past: History | None) -> CaseChange:
-    median_a, median_b = float(np.exp(a.logs.mean())), float(np.exp(b.logs.mean()))
-    relative = median_b / median_a - 1
-    if any(c.imported for c in a.cases + b.cases):  # a printed figure: no samples to test
-        return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
-                          None, None, "imported", None, None, None, "shift only", False)
-    t = _test(a, b, past)
-    if t is None:
-        return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
-                          None, None, "none", None, None, None, "inconclusive", False)
-    if t.se == 0:
-        p, half = (0.0 if t.shift else 1.0), 0.0
-    else:
-        from scipy.special import stdtr, stdtrit  # imported when a test is made
-        p = float(2 * stdtr(t.df, -abs(t.shift) / t.se))
-        half = float(stdtrit(t.df, 1 - ALPHA / 2) * t.se)
-    return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
-                      math.expm1(t.shift - half), math.expm1(t.shift + half), t.method, t.df,
-                      p, None, "", False)
-
-
-def verdict(c: CaseChange, threshold: float) -> CaseChange:
-    """The verdict of a tested case, from its BH-adjusted p and its interval."""
-    if c.p_adjusted is None:
-        return c
-    low, high = c.relative_ci_low, c.relative_ci_high
-    significant = c.p_adjusted < ALPHA and (low > 0 or high < 0)
-    if significant and low > threshold:
-        word = "regression"
-    elif significant:
-        word = "slower" if low > 0 else "faster"
-    elif -threshold < low and high < threshold:
-        word = "no change"
-    else:
-        word = "within noise"
-    return CaseChange(**{**asdict(c), "case": c.case, "verdict": word,
-                         "regression": word == "regression"})
-
-
-def compare(a: dict[str, Side], b: dict[str, Side], threshold: float,
-            history_of=lambda cases: None) -> Comparison:
-    """Every case present on both sides, tested (`history_of(cases)`: the store's
-    between-launch variance of that case, for one launch a side)."""
+def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
+            history_of=lambda cases, near: None) -> Comparison:
+    """Every case present on both sides, tested (`history_of(cases, near)`: the store's
+    variance components of that case from its other commands, those whose log median is
+    within `near` = (A's mean log median, the threshold's bound) of A)."""
     matched = [k for k in a if k in b]
-    changes = [_change(a[k], b[k], history_of(a[k].cases + b[k].cases)) for k in matched]
-    tested = [i for i, c in enumerate(changes) if c.p is not None]
-    if tested:
-        adjusted = benjamini_hochberg([changes[i].p for i in tested])
-        for i, p in zip(tested, adjusted):
-            changes[i] = verdict(CaseChange(**{**asdict(changes[i]), "case": changes[i].case,
-                                               "p_adjusted": float(p)}), threshold)
+    tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
+    found = [estimate(a[k], b[k], history_of(a[k].cases + b[k].cases,
+                                              (float(a[k].logs.mean()), threshold.log)))
+             for k in tested]
+    judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
+                                     tested, threshold, WORDS)))
+    methods = dict(zip(tested, (m for _, m in found)))
+    dfs = dict(zip(tested, (e.test_df for e, _ in found)))
+    changes = [_change(a[k], b[k], judged.get(k), methods.get(k), dfs.get(k))
+               for k in matched]
     return Comparison(changes, [s.identity for k, s in a.items() if k not in b],
                       [s.identity for k, s in b.items() if k not in a], threshold)
 
 
-def parse_threshold(text: str) -> float:
-    """`5%` or `0.05`: the fraction of A's median a slowdown's whole interval must exceed."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*", text)
-    value = float(m.group(1)) / (100 if m.group(2) else 1) if m else None
-    if value is None or value >= 1 and not m.group(2):
-        raise UserError(f"--threshold {text}: give a percentage (5%) or a fraction (0.05)")
-    return value
+def _change(a: Side, b: Side, claim: Claim | None, method: str | None,
+            df: float | None) -> CaseChange:
+    median_a, median_b = float(np.exp(a.logs.mean())), float(np.exp(b.logs.mean()))
+    relative = median_b / median_a - 1
+    if claim is None:  # a printed figure: no samples to test
+        return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
+                          None, None, "imported", None, None, SHIFT_ONLY, False, None)
+    low, high = (claim.interval[0] - 1, claim.interval[1] - 1) if claim.interval else (None,
+                                                                                        None)
+    return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative, low,
+                      high, method, df if claim.interval else None, claim.p, claim.word,
+                      claim.failing, claim.detectable)
 
 
 def load_side(store, runs: list[int]) -> dict[str, Side]:

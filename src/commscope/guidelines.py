@@ -46,6 +46,7 @@ class Guideline:
 class Catalogue:
     guidelines: tuple[Guideline, ...]  # the two-sided ones
     templates: dict = field(default_factory=dict)  # kind -> entry, for monotony and split
+    extra: list | None = None  # the entries of --catalogue, stored with a check's runs
 
     @property
     def ids(self) -> list[str]:
@@ -98,12 +99,13 @@ def _entries(path: Path) -> dict:
                         f"({e}); see docs/guidelines.md") from None
 
 
-def catalogue(extra: Path | None = None) -> Catalogue:
-    """The catalogue, with the guidelines of `extra` (a file in the same format) after it."""
+def catalogue(extra: Path | None = None, entries: list | None = None) -> Catalogue:
+    """The catalogue, with the guidelines of `extra` (a file in the same format) after it,
+    or the `entries` a check stored from one."""
     data = _entries(Path(__file__).with_name("guidelines.json"))
     if extra is not None:
-        more = _entries(Path(extra))
-        data["guidelines"] += more["guidelines"]
+        entries = _entries(Path(extra))["guidelines"]
+    data["guidelines"] += entries or []
     two_sided, templates = [], {}
     for entry in data["guidelines"]:
         if entry["kind"] in SIZE_KINDS:
@@ -113,7 +115,7 @@ def catalogue(extra: Path | None = None) -> Catalogue:
                                        entry["vary"], entry["left"], entry["right"],
                                        tuple(entry.get("source", ())),
                                        algorithm=entry.get("algorithm", {})))
-    return Catalogue(tuple(two_sided), templates)
+    return Catalogue(tuple(two_sided), templates, entries)
 
 
 @dataclass(frozen=True)

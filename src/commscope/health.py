@@ -8,12 +8,15 @@ pairs), so that one bad node or link moves the others' effects little. A node is
 a link its residual e_xy, a step its s_d: each a log ratio to what the rest of the matrix
 predicts. The launch is the unit (STYLE.md): each candidate's K values, one per launch, give
 a t interval and a one-sided t test of "more than `threshold` slower", adjusted by
-Benjamini-Hochberg over every candidate of the check; one is named where the adjusted p is
+Benjamini-Hochberg over the candidates of its kind; one is named where the adjusted p is
 below 5%. Each candidate's spread between launches is moderated towards the one all
-candidates of its kind share (_pooled_variance): with 3 launches, a t of 2 degrees of
-freedom alone left a link at half its rate (a fake matrix, 2% noise) at p 0.08 after the
-adjustment over 64 candidates. A link through a named node is that node's, not named
-again.
+candidates of its kind share, with the prior's weight estimated (the verdict core's
+prior): with 3 launches, a t of 2 degrees of freedom alone left a link at half its rate (a
+fake matrix, 2% noise) at p 0.08 after the adjustment over 64 candidates. Nodes, steps and
+links are separate families (links would swamp nodes). A node not measured in a launch
+is missing there, never typical. A node is cleared where the test of "no more than the
+threshold slower" passes; one neither named nor cleared is unresolved. A link through a
+named node is that node's, not named again.
 """
 
 from __future__ import annotations
@@ -26,15 +29,12 @@ from typing import Iterable, NamedTuple
 import numpy as np
 
 from .stats import benjamini_hochberg
+from .verdict import ALPHA, DEFAULTS, parse_threshold
 
-ALPHA = 0.05
-DEFAULT_THRESHOLD = 0.20
+DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"]).fraction
 PATTERNS = ("pairs", "shift")
 SWEEPS = 20  # median polish converges in a few; a cap for a matrix that will not
 TOLERANCE = 1e-3  # in log bandwidth: 0.1%, inside any launch's noise
-# How many candidates' worth the spread shared by a kind counts for in each one's variance
-# (_pooled_variance): a candidate whose own spread is larger keeps a part of it.
-PRIOR_WEIGHT = 4
 
 
 @dataclass
@@ -204,7 +204,8 @@ def fit(log_bw: np.ndarray, steps: bool = False) -> Fit:
             if moved < TOLERANCE:
                 break
         residuals = log_bw - mu - a[:, None] - a[None, :] - s[dist]
-    return Fit(mu, a, residuals, s[1:].copy() if steps else None)
+    unmeasured = ~(np.isfinite(log_bw).any(axis=0) | np.isfinite(log_bw).any(axis=1))
+    return Fit(mu, np.where(unmeasured, np.nan, a), residuals, s[1:].copy() if steps else None)
 
 
 @dataclass
@@ -221,14 +222,14 @@ class Candidate:
 
     @property
     def ratio(self) -> float:
-        return math.exp(float(np.mean(self.values)))
+        return math.exp(float(np.nanmean(self.values)))
 
     def as_dict(self, bandwidth_bytes: int) -> dict:
         out = {"kind": self.kind, "hosts": self.hosts, "metric": "bandwidth_MBps",
                "bytes": bandwidth_bytes, "measured": self.measured / 1e6,
                "expected": self.expected / 1e6, "ratio": self.ratio,
                "ci": list(self.ci) if self.ci else None, "p_value": self.p_value,
-               "launches": len(self.values)}
+               "launches": int(np.isfinite(self.values).sum())}
         if self.direction:
             out["direction"] = self.direction
         if self.distance is not None:
@@ -242,6 +243,7 @@ class Health:
     threshold: float
     candidates: list[Candidate] = field(default_factory=list)
     suspects: list[Candidate] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)  # nodes no more than the threshold slower
     fits: list[Fit] = field(default_factory=list)
     note: str | None = None  # why nothing could be named
 
@@ -249,39 +251,57 @@ class Health:
     def drain(self) -> list[str]:
         return [s.hosts[0] for s in self.suspects if s.kind == "node"]
 
+    @property
+    def unresolved(self) -> list[str]:
+        """Nodes neither named nor cleared: more launches would decide them."""
+        if self.note:
+            return []
+        return [n for n in self.matrices.nodes if n not in self.drain and n not in self.cleared]
+
     def node_scores(self) -> dict[str, float]:
         """Each node's bandwidth over the typical node's (exp a_x, geometric mean over
         launches): 1 is typical, 0.25 a node at a quarter."""
-        return {c.hosts[0]: c.ratio for c in self.candidates if c.kind == "node"}
+        return {c.hosts[0]: c.ratio for c in self.candidates if c.kind == "node"
+                and np.isfinite(c.values).any()}
 
 
-def _pooled_variance(variances: np.ndarray, df: int) -> float:
-    """The launches' variance that candidates of one kind share, from all of them: the
-    median of their variances over the median of chi2(df)/df, so that the few faulty
-    ones do not move it."""
-    from scipy.special import chdtri  # scipy.special alone: scipy.stats takes 1 s to import
-
-    return float(np.median(variances)) / (chdtri(df, 0.5) / df)
-
-
-def _tests(values: np.ndarray, bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """values: launches x candidates of one kind (log ratios). Each candidate's one-sided p
-    of "more than the threshold slower" (mean < bound) and its 95% interval, as ratios.
-    Its variance is moderated towards the kind's shared one, weighed as PRIOR_WEIGHT
-    candidates' worth (Smyth's moderated t, Stat. Appl. Genet. Mol. Biol. 3(1), 2004,
-    with a fixed prior weight rather than one estimated)."""
+def _tests(values: np.ndarray, bound: float) -> tuple[np.ndarray, ...]:
+    """values: launches x candidates of one kind (log ratios; NaN where a launch did not
+    measure the candidate: missing, never typical). Each candidate's one-sided p of "more
+    than the threshold slower" (mean < bound), of "no more than that slower" (mean >
+    bound: cleared), and its 95% interval, as ratios. Its variance is moderated towards
+    the kind's shared one, the prior's weight estimated from the kind's spread of
+    variances (Smyth's moderated t, Stat. Appl. Genet. Mol. Biol. 3(1), 2004; the verdict
+    core's prior), never below the candidate's own."""
     from scipy.special import stdtr, stdtrit  # the t distribution's cdf and quantile
 
-    k, count = values.shape
-    own = np.var(values, axis=0, ddof=1)
-    prior = min(count - 1, PRIOR_WEIGHT) * (k - 1)  # the shared variance's degrees of freedom
-    df = prior + k - 1
-    var = (prior * _pooled_variance(own, k - 1) + (k - 1) * own) / df
-    mean, se = values.mean(axis=0), np.sqrt(var / k)
+    from .verdict.tests import MIN_MODERATED, prior
+
+    k = np.sum(np.isfinite(values), axis=0)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(values, axis=0)
+        own = np.nanvar(values, axis=0, ddof=1)
+    own_df = np.maximum(k - 1, 0).astype(float)
+    known = (own_df > 0) & (own > 0)
+    var, df = own, own_df
+    if known.sum() >= MIN_MODERATED:
+        s0, d0 = prior(own[known], own_df[known])
+        total = float(own_df.sum())
+        if math.isinf(d0):
+            var, df = np.full(own.shape, s0), np.full(own.shape, total)
+        else:
+            var = (d0 * s0 + own_df * np.nan_to_num(own)) / (d0 + own_df)
+            df = np.minimum(own_df + d0, total)
+        var = np.fmax(var, np.nan_to_num(own))
+    se = np.sqrt(var / np.maximum(k, 1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(se > 0, stdtr(df, (mean - bound) / se), (mean >= bound) * 1.0)
-    reach = stdtrit(df, 1 - ALPHA / 2) * se
-    return p, np.exp(mean - reach), np.exp(mean + reach)
+        tested = (df > 0) & (se > 0) & (k > 1)
+        z = np.where(tested, (mean - bound) / np.where(se > 0, se, 1), 0.0)
+        p = np.where(tested, stdtr(np.where(tested, df, 1), z), 1.0)
+        cleared = np.where(tested, stdtr(np.where(tested, df, 1), -z), 1.0)
+        reach = np.where(tested, stdtrit(np.where(tested, df, 1), 1 - ALPHA / 2) * se, np.inf)
+    return p, cleared, np.exp(mean - reach), np.exp(mean + reach)
 
 
 def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
@@ -302,8 +322,10 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
     mus = np.array([f.mu for f in fits])
     a = np.array([f.nodes for f in fits])  # launches x N
     base = float(np.exp(mus.mean()))
-    nodes = [Candidate("node", [host], a[:, x], float(np.exp((mus + a[:, x]).mean())), base)
-             for x, host in enumerate(m.nodes)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a node never measured: NaN
+        nodes = [Candidate("node", [host], a[:, x], float(np.exp(np.nanmean(mus + a[:, x]))),
+                           base) for x, host in enumerate(m.nodes)]
     steps = []
     if m.pattern == "shift":
         s = np.array([f.steps for f in fits])  # launches x N-1
@@ -319,15 +341,13 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
                       "named; measure in 3 or more (--launches 3)"
         return health
     bound = math.log(1 - threshold)
-    found = {}
+    named = []
     for kind, values in (("node", a), ("step", np.array([c.values for c in steps]).T),
                          ("link", e[:, xs, ys])):
-        if values.size:
-            found[kind] = _tests(values, bound)
-    adjusted = benjamini_hochberg(np.concatenate([f[0] for f in found.values()]))
-    named, start = [], 0
-    for kind, (p, low, high) in found.items():
-        q, start = adjusted[start:start + p.size], start + p.size
+        if not values.size:
+            continue
+        p, clear, low, high = _tests(values, bound)
+        q = benjamini_hochberg(p)  # each kind its own family
         if kind == "link":
             for i in np.nonzero(q < ALPHA)[0]:
                 x, y = xs[i], ys[i]
@@ -338,10 +358,14 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
                     direction=f"{m.nodes[x]}->{m.nodes[y]}", p_value=float(q[i]),
                     ci=(float(low[i]), float(high[i]))))
             continue
-        for c, qi, lo, hi in zip(nodes if kind == "node" else steps, q, low, high):
+        cleared = benjamini_hochberg(clear) < ALPHA
+        for c, qi, lo, hi, ok in zip(nodes if kind == "node" else steps, q, low, high,
+                                     cleared):
             c.p_value, c.ci = float(qi), (float(lo), float(hi))
             if qi < ALPHA:
                 named.append(c)
+            elif ok and kind == "node":
+                health.cleared.append(c.hosts[0])
     bad = {c.hosts[0] for c in named if c.kind == "node"}
     links: dict[tuple, Candidate] = {}  # a pair slow both ways is one link, its worse way
     for c in named:
@@ -358,14 +382,16 @@ def health_of(store, run_id: int, threshold: float | None = None) -> Health:
     its parameters, and the threshold its command gave (or `threshold`, or the default)."""
     import json
 
-    from .compare import parse_threshold
-
     row = store.run(run_id)
     if threshold is None:
-        command = json.loads(row["command"])
-        given = command[command.index("--threshold") + 1] if "--threshold" in command[:-1] \
-            else None
-        threshold = parse_threshold(given) if given else DEFAULT_THRESHOLD
+        given = json.loads(row["settings"] or "{}").get("verdict", {}).get("threshold")
+        command = json.loads(row["command"])  # runs stored before the verdict was
+        for i, word in enumerate(command):
+            if word == "--threshold" and i + 1 < len(command):
+                given = given or command[i + 1]
+            elif word.startswith("--threshold="):
+                given = given or word.partition("=")[2]
+        threshold = parse_threshold(given).fraction if given else DEFAULT_THRESHOLD
     ppn = int(json.loads(row["settings"])["params"].get("ppn", 1))
     rows = store.launches(run_id)
     context = json.loads(rows[0]["context"] or "{}")

@@ -191,6 +191,9 @@ class Plan:
     # `run --info KEY=VALUE`: free-form labels stored with the run (not part of what a case
     # is: two runs that differ only in labels measured the same thing).
     info: dict[str, str] = field(default_factory=dict)
+    # How a verdict verb judges this run (its threshold, catalogue, ...): stored with it so
+    # that `--runs` and the report judge as the command did (docs/statistics.md).
+    verdict: dict = field(default_factory=dict)
 
     @property
     def cases(self) -> int:
@@ -221,7 +224,8 @@ class Plan:
                 "modes": self.modes, "sizes": self.sizes, **self.sampling.settings(),
                 "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache,
                 **({"each": {self.each[0]: list(self.each[1])}} if self.each else {}),
-                **({"info": self.info} if self.info else {})}
+                **({"info": self.info} if self.info else {}),
+                **({"verdict": self.verdict} if self.verdict else {})}
 
 
 def parse_ranks(spec, name: str = "--np") -> list[int]:

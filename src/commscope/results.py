@@ -16,20 +16,31 @@ from .store import Store
 from .summary import combined_summary, launch_spreads
 
 
-def case_history(store: Store, cases: list[Case]) -> History | None:
-    """The between-launch variance of these cases' case from the launches other runs made of
-    it on the same hosts with the same MPI (cases.identity with mpi, and the hosts)."""
+def case_history(store: Store, cases: list[Case],
+                 near: tuple[float, float] | None = None) -> History | None:
+    """The between-launch and between-command variances of these cases' case from the
+    launches other runs made of it on the same hosts with the same MPI and configuration
+    (cases.identity with mpi, which holds the library's own settings, and the same `run
+    --info` labels). `near` (a log median, a bound): commands whose mean log median lies
+    further than the bound from it are a real change, not noise between commands, and are
+    left out, so a results file that holds a regression does not blind the comparisons
+    after it (docs/compare.md)."""
     first = cases[0]
     mine = {c.run_id for c in cases}
     same = identity(first, mpi=True)
+    labels = first.settings.get("info")
     groups: dict[tuple, list[float]] = {}
     for c in store.same_cases(first.kernel, first.send_mode, first.bytes, first.ranks):
         if c.run_id in mine or c.hosts != first.hosts or not c.valid_samples.size \
-                or identity(c, mpi=True) != same:
+                or identity(c, mpi=True) != same or c.settings.get("info") != labels:
             continue
         # One command's launches: a run's, or an old sweep's (its launches were runs).
         command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
         groups.setdefault(command, []).append(float(np.median(c.latency_s)))
+    if near is not None:
+        centre, bound = near
+        groups = {k: g for k, g in groups.items()
+                  if abs(float(np.mean(np.log(g))) - centre) <= bound}
     return history(list(groups.values()))
 
 

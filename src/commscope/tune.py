@@ -2,12 +2,15 @@
 launches as its default (docs/tune.md, "How the choice is made").
 
 The launch is the unit, as in `check`: per (collective, np, size) each launch gives one
-median for the default and one for every algorithm, and each algorithm's time over the
-default's is a paired ratio of launch medians (verdicts.ratio_test). An algorithm is
-chosen where it is faster beyond doubt: its one-sided p (H1: faster), adjusted by
-Benjamini-Hochberg over every algorithm at every point of the command, below ALPHA and
-its whole 95% interval below 1. Of those, the fastest; none, and the library keeps its
-own choice. Neighbouring sizes with one choice form a range.
+median for the default and one for every algorithm, and the default's time over each
+algorithm's is a paired ratio of launch medians. The verdict core (commscope.verdict)
+tests each against the least gain worth a rule (`--min-gain`, 5%: H0 "the algorithm is
+no more than that faster"), each (collective, np) a family at a false discovery rate of
+0.05. Of the algorithms that pass, the fastest; none, and the library keeps its own
+choice. The gain reported is shrunk towards the family's mean by empirical Bayes (the
+spread of the true gains estimated from the family), so the fastest of many noisy
+estimates is not reported as its luckiest draw (the winner's curse). Neighbouring sizes
+with one choice form a range.
 """
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .cases import Case
-from .stats import benjamini_hochberg
+from .checks import rest
+from .sizes import format_bytes
 from .summary import combined_summary
-from .verdicts import ALPHA, ratio_test, rest
+from .verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
+from .verdict import paired as paired_estimate
+from .verdict import parse_threshold
+
+MIN_GAIN = parse_threshold(DEFAULTS["tune"])
+VERIFY_WORDS = Words("slower", "non-inferior")  # the rules against the default
 
 VARY = "algorithm"  # the kernel parameter that forces the library's algorithm
 
@@ -32,12 +41,11 @@ class Option:
     time_s: float  # the median of its launch medians
     time_ci: tuple[float, float] | None  # its launch-aware 95% interval (as `run` gives)
     ratio: float  # its time over the default's, paired by launch
-    ci: tuple[float, float] | None  # the ratio's 95% interval; None: one launch
-    p_value: float | None  # one-sided (H1: faster than the default), BH-adjusted
-
-    @property
-    def faster(self) -> bool:
-        return self.p_value is not None and self.p_value < ALPHA and self.ci[1] < 1
+    ci: tuple[float, float] | None  # the ratio's interval; None: one launch
+    p_value: float | None  # of H0 "no more than the least gain faster", BH-adjusted
+    estimate: Estimate | None = None  # log(default / this), for the verdict core
+    faster: bool = False  # faster than the default by more than the least gain
+    gain: float = 0.0  # 1 - its time over the default's, shrunk (the winner's curse)
 
     def as_dict(self) -> dict:
         return {"algorithm": self.algorithm, "time_s": self.time_s,
@@ -66,8 +74,9 @@ class Point:
 
     @property
     def gain(self) -> float:
-        """How much less time the choice takes than the default (0: the default kept)."""
-        return 1 - self.chosen.ratio if self.chosen else 0.0
+        """How much less time the choice takes than the default (0: the default kept),
+        shrunk against the winner's curse."""
+        return self.chosen.gain if self.chosen else 0.0
 
     @property
     def regret(self) -> float:
@@ -122,28 +131,51 @@ def points(cases: list[Case]) -> list[Point]:
         options = []
         for name, measured in sorted(by.items()):
             launches = _by_launch(measured)
-            t = ratio_test(default, launches)  # default over algorithm: > 1, it is faster
-            found = t.interval()
-            ci = (1 / found[0][1], 1 / found[0][0]) if found else None
+            e = paired_estimate(default, launches)  # default over algorithm: > 0, faster
             options.append(Option(name, float(np.median(list(launches.values()))),
-                                  _interval(measured), math.exp(-t.log_ratio), ci,
-                                  found[1] if found else None))
+                                  _interval(measured), math.exp(-e.log_ratio), None, None, e))
         made.append(Point(kernel, np_, nbytes, float(np.median(list(default.values()))),
                           _interval(own), tuple(options), len(default)))
     return made
 
 
-def choose(found: list[Point], writable=lambda kernel, algorithm: True) -> list[Point]:
-    """The points with their p-values adjusted as one family, and each one's choice:
-    of the algorithms faster beyond doubt that the rules format can name
-    (`writable(kernel, algorithm)`), the fastest."""
-    tested = [(i, j) for i, p in enumerate(found) for j, o in enumerate(p.options)
-              if o.p_value is not None]
-    adjusted = benjamini_hochberg([found[i].options[j].p_value for i, j in tested]) \
-        if tested else []
+def _shrunk(d: np.ndarray, se: np.ndarray) -> np.ndarray:
+    """Log gains shrunk towards their mean by the normal-normal empirical Bayes rule: the
+    true gains' variance is what the estimates' spread exceeds their own errors by
+    (at least 0), and each estimate keeps tau^2 / (tau^2 + se^2) of its distance."""
+    if d.size < 2:
+        return d
+    mean = float(d.mean())
+    tau2 = max(float(d.var(ddof=1)) - float(np.mean(se ** 2)), 0.0)
+    return mean + tau2 / (tau2 + se ** 2) * (d - mean)
+
+
+def can_name(writable: dict | None):
+    """`writable` (collective -> the algorithms a rules file can name; None: any) as the
+    test choose() takes."""
+    return lambda kernel, algorithm: writable is None or algorithm in writable.get(kernel, ())
+
+
+def choose(found: list[Point], writable=lambda kernel, algorithm: True,
+           min_gain: Threshold = MIN_GAIN) -> list[Point]:
+    """Each point's choice: of the algorithms faster than the default by more than
+    `min_gain` (the verdict core's test, each (collective, np) a family) that the rules
+    format can name (`writable(kernel, algorithm)`), the fastest."""
+    at = [(i, j) for i, p in enumerate(found) for j in range(len(p.options))]
+    estimates = moderate([found[i].options[j].estimate for i, j in at])
     options = [list(p.options) for p in found]
-    for (i, j), p_value in zip(tested, adjusted):
-        options[i][j] = replace(options[i][j], p_value=float(p_value))
+    for family in dict.fromkeys((found[i].kernel, found[i].np) for i, _ in at):
+        members = [k for k, (i, _) in enumerate(at) if (found[i].kernel, found[i].np) == family]
+        mine = [estimates[k] for k in members]
+        tested = [k for k, e in zip(members, mine) if e.df and e.se > 0]
+        shrunk = dict(zip(tested, _shrunk(np.array([estimates[k].log_ratio for k in tested]),
+                                          np.array([estimates[k].se for k in tested]))))
+        for k, d in zip(members, decide(mine, min_gain.log)):
+            i, j = at[k]
+            ci = (1 / d.interval[1], 1 / d.interval[0]) if d.interval else None
+            options[i][j] = replace(options[i][j], ci=ci, p_value=d.p,
+                                    faster=d.outcome == "over",
+                                    gain=-math.expm1(-shrunk[k]) if k in shrunk else 0.0)
     chosen = []
     for p, these in zip(found, options):
         faster = sorted((o for o in these if o.faster), key=lambda o: o.ratio)
@@ -166,36 +198,6 @@ def ranges(chosen: list[Point]) -> list[Range]:
     return made
 
 
-@dataclass(frozen=True)
-class Check:
-    """One (collective, np, size) of `tune --verify`: the rules against the default, in
-    alternate launches paired by their number."""
-    kernel: str
-    np: int
-    bytes: int
-    default_s: float
-    rules_s: float
-    ratio: float  # time with the rules over the default's
-    ci: tuple[float, float] | None
-    p_value: float | None  # one-sided (H1: the rules are slower), BH-adjusted
-    launches: int
-
-    @property
-    def slower(self) -> bool:
-        """The rules slower beyond noise: flagged."""
-        return self.p_value is not None and self.p_value < ALPHA and self.ci[0] > 1
-
-    @property
-    def gain(self) -> float:
-        return 1 - self.ratio
-
-    def as_dict(self) -> dict:
-        return {"collective": self.kernel, "np": self.np, "bytes": self.bytes,
-                "default_s": self.default_s, "rules_s": self.rules_s, "ratio": self.ratio,
-                "ci": list(self.ci) if self.ci else None, "p_value": self.p_value,
-                "gain": self.gain, "slower": self.slower, "launches": self.launches}
-
-
 def _by_number(pairs: list[list[Case]]) -> dict[tuple, dict]:
     """Per point, launch medians keyed by (pair of runs, launch number)."""
     out: dict[tuple, dict] = {}
@@ -206,20 +208,19 @@ def _by_number(pairs: list[list[Case]]) -> dict[tuple, dict]:
     return out
 
 
-def verify(default: list[list[Case]], rules: list[list[Case]]) -> list[Check]:
-    """Each point both sides measured; `default[i]` and `rules[i]` are one pair of runs,
-    whose launches k pair."""
+def verify(default: list[list[Case]], rules: list[list[Case]],
+           min_gain: Threshold = MIN_GAIN) -> list[Claim]:
+    """Each point both sides measured, the rules' time over the default's: `slower` where
+    beyond the least gain (a gate's failure), `non-inferior` where within it, each
+    (collective, np) a family; `default[i]` and `rules[i]` are one pair of runs, whose
+    launches k pair."""
     a, b = _by_number(rules), _by_number(default)
-    made = []
-    for key in sorted(set(a) & set(b)):
-        t = ratio_test(a[key], b[key])
-        found = t.interval()
-        made.append(Check(*key, float(np.median(list(b[key].values()))),
-                          float(np.median(list(a[key].values()))), math.exp(t.log_ratio),
-                          found[0] if found else None, found[1] if found else None,
-                          t.launches))
-    tested = [i for i, c in enumerate(made) if c.p_value is not None]
-    for i, p in zip(tested, benjamini_hochberg([made[i].p_value for i in tested])
-                    if tested else []):
-        made[i] = replace(made[i], p_value=float(p))
-    return made
+    points = sorted(set(a) & set(b))
+    evidence = [{"collective": k, "np": n, "bytes": size,
+                 "default_s": float(np.median(list(b[(k, n, size)].values()))),
+                 "rules_s": float(np.median(list(a[(k, n, size)].values())))}
+                for k, n, size in points]
+    return claims([paired_estimate(a[p], b[p]) for p in points],
+                  [f"{k} np{n}" for k, n, _ in points],
+                  [f"{k} np{n} {format_bytes(size)}" for k, n, size in points], min_gain,
+                  VERIFY_WORDS, evidence)

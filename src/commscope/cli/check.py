@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from .. import selection
-from ..compare import parse_threshold
 from ..errors import UserError
 from ..guidelines import SIZE_KINDS, catalogue, impossible, measures, with_side
 from ..kernels import catalog
@@ -16,7 +16,9 @@ from ..launches import measure_runs
 from ..mpi import family, find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..progress import Progress
-from ..verdicts import DEFAULT_THRESHOLD, judge
+from ..checks import judge
+from ..sizes import format_bytes
+from ..verdict import DEFAULTS, parse_threshold
 from ..views.check import junit, remedies, render
 from .common import (add_db, add_mpi, check_directory, existing_store, print_json, write_atomic,
                      writing_store)
@@ -52,9 +54,10 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--launches", default=str(LAUNCHES), metavar="K|auto",
                    help=f"launches each side is measured in: K, or auto (at least "
                         f"{AUTO_LAUNCHES[0]}, as `run`; default %(default)s)")
-    p.add_argument("--threshold", default=f"{DEFAULT_THRESHOLD:.0%}", metavar="T",
-                   help="how much slower the left side must be, beyond doubt, to violate "
-                        "(default %(default)s)")
+    p.add_argument("--threshold", metavar="T",
+                   help="how far below the right side's bandwidth the left side must be to "
+                        f"violate (default {DEFAULTS['check']}; with --runs, what the "
+                        "command that measured them gave)")
     p.add_argument("--catalogue", metavar="FILE",
                    help="more guidelines of your own, in the format of commscope's "
                         "guidelines.json (docs/guidelines.md)")
@@ -66,9 +69,23 @@ def add_parser(sub, summary: str) -> None:
     p.set_defaults(func=run)
 
 
-def _measure(args, cat, command: list[str]) -> tuple[list[int], object, list, str]:
+def _judgeable(g, sizes: list[int]) -> None:
+    """Refuse, before measuring, a size guideline the sizes cannot judge."""
+    if g.kind == "monotony" and len(sizes) < 2:
+        raise UserError(f"check: {g.id} compares neighbouring sizes; give two or more in "
+                        "--sizes")
+    if g.kind == "split" and not any(m and m % g.k == 0 and m // g.k in sizes for m in sizes):
+        wanted = ",".join(format_bytes(m // g.k) for m in sizes if m and m % g.k == 0)
+        raise UserError(f"check: {g.id} compares m with {g.k} messages of m/{g.k}, and no "
+                        f"m/{g.k} is among --sizes; add {wanted or 'sizes divisible by 2'}")
+
+
+def _measure(args, cat, command: list[str], verdict: dict) -> tuple[list[int], object, list,
+                                                                      str]:
     """Plan every guideline at every process count, refusing what cannot be checked
-    before anything runs; then measure them, launch k of every plan before launch k+1."""
+    before anything runs; then measure them, launch k of every plan before launch k+1.
+    Each run stores `verdict`, how its claims are made, so --runs and the report judge as
+    this command did."""
     mpi = find_mpi(args.mpi)
     known = catalog(mpi)
     chosen = cat.everything() if args.all else cat.find(args.ids, known.kernels)
@@ -81,13 +98,27 @@ def _measure(args, cat, command: list[str]) -> tuple[list[int], object, list, st
         for m in measures(chosen):
             (plan,) = plans(known, mpi, kernel=m.kernel, np=str(np_), sizes=args.sizes,
                             sampling=sampling(launches=args.launches, max_time=MAX_TIME))
-            planned.append(with_side(plan, m))
+            if not args.all:
+                for g in chosen:
+                    if g.kernel == m.kernel and g.kind in SIZE_KINDS:
+                        _judgeable(g, plan.sizes)
+            planned.append(replace(with_side(plan, m),
+                                   verdict=dict(verdict, guidelines=[g.id for g in chosen])))
     store = writing_store(args.db)  # checked before launching
     progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
                                                           or AUTO_LAUNCHES[0]), "check")
     runs = measure_runs(store, mpi, planned, command, progress=progress)
     progress.close()
     return [r.run_id for r in runs if r.run_id is not None], store, chosen, mpi.family
+
+
+def stored_verdict(store, run_ids: list[int]) -> dict:
+    """How the command that measured these runs judged them (the first run's), or {}."""
+    for run_id in run_ids:
+        found = json.loads(store.run(run_id)["settings"] or "{}").get("verdict")
+        if found:
+            return found
+    return {}
 
 
 def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
@@ -110,28 +141,37 @@ def _barrier(store, run_ids):
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    threshold = parse_threshold(args.threshold)
-    cat = catalogue(args.catalogue)
     if args.runs and args.all:
         raise UserError("check: --runs judges what the runs hold; drop --all")
     if not (args.ids or args.all or args.runs):
         raise UserError("check: name guidelines (listed in `commscope check --help`), or "
                         "give --all, or --runs SEL to judge stored runs")
     check_directory("--junit", args.junit)
-    run_ids, store, chosen, family = _stored(args, cat) if args.runs else \
-        _measure(args, cat, ["commscope", *argv])
+    if args.runs:
+        given = stored_verdict(existing_store(args.db), selection.parse(
+            args.runs, existing_store(args.db), "--runs"))
+        threshold = parse_threshold(args.threshold or given.get("threshold")
+                                    or DEFAULTS["check"])
+        cat = catalogue(args.catalogue, given.get("catalogue"))
+        run_ids, store, chosen, family = _stored(args, cat)
+    else:
+        threshold = parse_threshold(args.threshold or DEFAULTS["check"])
+        cat = catalogue(args.catalogue)
+        verdict = {"verb": "check", "threshold": f"{threshold.fraction:g}",
+                   "catalogue": cat.extra}
+        run_ids, store, chosen, family = _measure(args, cat, ["commscope", *argv], verdict)
     cases = [c for r in run_ids for c in store.cases(r)]
-    verdicts = judge(chosen, cases, threshold, _barrier(store, run_ids))
-    if args.runs and not verdicts:
+    found = judge(chosen, cases, threshold, _barrier(store, run_ids))
+    if args.runs and not found:
         wanted = ", ".join(g.id for g in chosen if g.kind not in SIZE_KINDS) or "monotony, split"
         raise UserError(f"check --runs {args.runs}: nothing to check; these runs hold no "
                         f"size sweep and neither side of a guideline ({wanted}) together")
     if args.junit:
-        write_atomic(args.junit, junit(verdicts))
+        write_atomic(args.junit, junit(found))
     if args.json:
-        print_json("check", {"runs": run_ids, "threshold": threshold,
-                             "verdicts": [v.as_dict() for v in verdicts],
-                             "remedies": remedies(verdicts, chosen, family)})
+        print_json("check", {"runs": run_ids, "threshold": threshold.fraction,
+                             "verdicts": [c.as_dict() for c in found],
+                             "remedies": remedies(found, chosen, family)})
     else:
-        print(render(verdicts, chosen, threshold, family))
-    return 1 if any(v.verdict == "violated" for v in verdicts) else 0
+        print(render(found, chosen, threshold, family))
+    return 1 if any(c.failing for c in found) else 0

@@ -5,23 +5,25 @@ from __future__ import annotations
 import argparse
 
 from .. import names, selection
-from ..compare import ALPHA, DEFAULT_THRESHOLD, compare, load_side, parse_threshold
+from ..compare import compare, load_side
 from ..errors import UserError
 from ..results import case_history
+from ..verdict import ALPHA, DEFAULTS, parse_threshold
 from ..views.compare import TIMED_OTHERWISE, junit, render
 from .common import add_db, check_directory, existing_store, print_json, write_atomic
 
 
 def add_parser(sub, summary: str) -> None:
     p = sub.add_parser("compare", help=summary,
-                       description="Test every case present in both A and B for a shift "
-                                   "(Mann-Whitney U, Hodges-Lehmann; see docs/compare.md). "
-                                   "Exit 1 when a case is significantly slower by more than "
-                                   "--threshold.")
+                       description="Test every case present in both A and B at the "
+                                   "threshold: a t test on the log launch medians, each side "
+                                   "one command (see docs/compare.md). Exit 1 when a case is "
+                                   "slower by more than --threshold, beyond doubt.")
     p.add_argument("a", metavar="A", help=f"the baseline: {selection.SYNTAX}")
     p.add_argument("b", metavar="B", help=f"compared with A: {selection.SYNTAX}")
-    p.add_argument("--threshold", default=DEFAULT_THRESHOLD, metavar="T",
-                   help="slowdown that fails the comparison: 5%% or 0.05 (default %(default)s)")
+    p.add_argument("--threshold", default=DEFAULTS["compare"], metavar="T",
+                   help="the bandwidth shortfall that fails the comparison: 5%% (B below 0.95 "
+                        "of A's rate) or 0.05 (default %(default)s)")
     p.add_argument("--all", action="store_true",
                    help="every matched case and the unmatched ones, not only significant changes")
     p.add_argument("--json", action="store_true", help="every matched case as JSON")
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if both:
         raise UserError(f"run {both[0]} is in both A and B; give each run to one side")
     result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
-                     lambda cases: case_history(store, cases))
+                     lambda cases, near: case_history(store, cases, near))
     if not result.changes and result.timed_otherwise:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}): "
                         f"{TIMED_OTHERWISE}")
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         write_atomic(args.junit, junit(result))
     if args.json:
         print_json("compare", {
-            "a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold,
+            "a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold.fraction,
             "correction": "benjamini-hochberg",
             "cases": [c.as_dict(names.identity) for c in result.changes],
             "only_a": [dict(ident, case=names.identity(ident)) for ident in result.only_a],

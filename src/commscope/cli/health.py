@@ -8,9 +8,9 @@ import argparse
 import dataclasses
 import re
 
-from ..compare import parse_threshold
+from ..verdict import DEFAULTS, parse_threshold
 from ..errors import UserError
-from ..health import DEFAULT_THRESHOLD, PATTERNS, health_of
+from ..health import PATTERNS, health_of
 from ..kernels import catalog
 from ..launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
 from ..launcher.job import context_of
@@ -58,9 +58,9 @@ def add_parser(sub, summary: str) -> None:
                         "MPI's own (default auto)")
     p.add_argument("--launches", default=str(LAUNCHES), metavar="K|auto",
                    help="launches, each measuring the whole matrix (default %(default)s)")
-    p.add_argument("--threshold", default=f"{DEFAULT_THRESHOLD:.0%}", metavar="T",
-                   help="how much slower than the model predicts, beyond doubt, a node, link "
-                        "or distance must be to be named (default %(default)s)")
+    p.add_argument("--threshold", default=DEFAULTS["health"], metavar="T",
+                   help="how far below the bandwidth the model predicts, beyond doubt, a "
+                        "node, link or distance must be to be named (default %(default)s)")
     p.add_argument("--json", action="store_true", help="the matrices and suspects as JSON")
     p.add_argument("--junit", metavar="FILE", help="also write one testcase per node and link")
     p.add_argument("--prom", metavar="FILE",
@@ -118,9 +118,7 @@ def _reach(mpi, plan) -> dict:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    threshold = parse_threshold(args.threshold)
-    if not 0 < threshold < 1:
-        raise UserError(f"--threshold {args.threshold}: give a slowdown between 0% and 100%")
+    threshold = parse_threshold(args.threshold).fraction
     check_directory("--junit", args.junit)
     check_directory("--prom", args.prom)
     mpi = find_mpi(args.mpi)
@@ -133,7 +131,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                     sampling=sampling(iters=SAMPLES, launches=args.launches), hosts=spec,
                     ppn=None if spec else args.ppn, launcher=args.launcher)
     plan = dataclasses.replace(plan, params={k: v for k, v in plan.params.items() if k != name},
-                               each=(name, tuple(str(v) for v in range(1, values + 1))))
+                               each=(name, tuple(str(v) for v in range(1, values + 1))),
+                               verdict={"verb": "health", "threshold": f"{threshold:g}"})
     store = writing_store(args.db)  # checked before launching
     _reach(mpi, plan)
     progress = Progress(plan.cases * (plan.sampling.launches or 3), "health")

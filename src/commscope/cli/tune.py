@@ -19,7 +19,8 @@ from ..mpi import find_mpi
 from ..plan import AUTO_LAUNCHES, parse_launches, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..rules import mpich, openmpi
-from ..tune import VARY, choose, points, ranges, verify
+from ..tune import VARY, can_name, choose, points, ranges, verify
+from ..verdict import DEFAULTS, parse_threshold
 from ..views.tune import junit, render, render_verify
 from .common import (add_db, add_mpi, check_directory, exit_code, print_json, write_atomic,
                      writing_store)
@@ -57,6 +58,10 @@ def add_parser(sub, summary: str) -> None:
                         "tune-mpich.json, as the MPI is)")
     p.add_argument("--verify", metavar="FILE",
                    help="measure the default against a rules file `tune` wrote instead")
+    p.add_argument("--min-gain", default=DEFAULTS["tune"], metavar="G",
+                   help="the least gain worth a rule: an algorithm is chosen only where it "
+                        "is faster than the default by more, beyond doubt; --verify fails a "
+                        "size where the rules are slower by more (default %(default)s)")
     p.add_argument("--json", action="store_true", help="every point (or check) as JSON")
     p.add_argument("--junit", metavar="FILE",
                    help="--verify: also write JUnit XML, a testcase per size, rules slower "
@@ -127,15 +132,20 @@ def _tune(args, argv, mpi, known) -> int:
     for name in args.collectives:
         _algorithm(known, name, mpi.label)
     path = _output(args, mpi.family)
+    min_gain = parse_threshold(args.min_gain, "--min-gain")
     args.np = args.np or "4"
-    planned = _plans(args, mpi, known, args.collectives, each=True)
-    store = writing_store(args.db)  # checked before launching
-    run_ids = _measure(store, mpi, planned, argv)
     rules = FORMATS[mpi.family]
     writable = rules.writable(native_binary(mpi))
+    # How the choice is made, stored with the runs so the report chooses as this did.
+    verdict = {"verb": "tune", "min_gain": f"{min_gain.fraction:g}",
+               "writable": None if writable is None else
+               {k: sorted(v) for k, v in writable.items()}}
+    planned = [dataclasses.replace(p, verdict=verdict)
+               for p in _plans(args, mpi, known, args.collectives, each=True)]
+    store = writing_store(args.db)  # checked before launching
+    run_ids = _measure(store, mpi, planned, argv)
     chosen = choose(points([c for r in run_ids for c in store.cases(r)]),
-                    lambda kernel, algorithm: writable is None or
-                    algorithm in writable.get(kernel, ()))
+                    can_name(verdict["writable"]), min_gain)
     if not chosen:
         raise UserError("tune: no point holds both the default and an algorithm; every "
                         "case failed or was refused (commscope results show)")
@@ -152,7 +162,7 @@ def _tune(args, argv, mpi, known) -> int:
         print_json("tune", {"runs": run_ids, "mpi": mpi.label, "written": written, "use": use,
                             "points": [p.as_dict() for p in chosen]})
     else:
-        print(render(chosen, written, use))
+        print(render(chosen, written, use, min_gain))
     return 0
 
 
@@ -164,6 +174,7 @@ def _verify(args, argv, mpi, known) -> int:
         raise UserError("tune --verify: the file names the collectives; drop "
                         f"{' '.join(args.collectives)}")
     check_directory("--junit", args.junit)
+    min_gain = parse_threshold(args.min_gain, "--min-gain")
     rules = FORMATS[mpi.family]
     covered = rules.read(path.read_text(errors="replace"), args.verify).collectives
     if not covered:
@@ -185,15 +196,17 @@ def _verify(args, argv, mpi, known) -> int:
     run_ids = _measure(store, mpi, [p for q in quads for p in q], argv)
     cases = [store.cases(r) for r in run_ids]
     checks = verify([c for i in range(0, len(cases), 4) for c in (cases[i], cases[i + 3])],
-                    [c for i in range(0, len(cases), 4) for c in (cases[i + 1], cases[i + 2])])
+                    [c for i in range(0, len(cases), 4) for c in (cases[i + 1], cases[i + 2])],
+                    min_gain)
     if args.junit:
         write_atomic(args.junit, junit(checks))
     if args.json:
         print_json("tune-verify", {"runs": run_ids, "mpi": mpi.label, "rules": str(path),
+                                   "min_gain": min_gain.fraction,
                                    "checks": [c.as_dict() for c in checks]})
     else:
-        print(render_verify(checks, args.verify))
-    return 1 if any(c.slower for c in checks) else 0
+        print(render_verify(checks, args.verify, min_gain))
+    return 1 if any(c.failing for c in checks) else 0
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

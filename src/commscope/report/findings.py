@@ -6,7 +6,7 @@ fitted model in one line; then the verdicts of `check` and `health` runs."""
 
 from __future__ import annotations
 
-import dataclasses
+from collections import Counter
 
 from .. import cases as identities
 from .. import names, units
@@ -14,7 +14,6 @@ from ..cases import Case
 from ..health import Health
 from ..models.groups import GroupFit, configuration, summary
 from ..sizes import format_bytes
-from ..views.check import VERDICTS
 from ..views.export import metric
 from ..views.health import drain_line
 from ..views.models import line_cells
@@ -99,12 +98,11 @@ def _rows(measured: list[tuple[list[Case], dict]], found) -> list[tuple]:
 def _verdicts(data: ReportData, healths: dict[int, Health]) -> list:
     """One line per kernel that `check` judged and per health run."""
     lines = []
-    for kernel in dict.fromkeys(r.row["kernel"] for r in data.runs):
-        judged = guidelines.judged(dataclasses.replace(
-            data, runs=[r for r in data.runs if r.row["kernel"] == kernel]))
-        if judged:
-            counts = ", ".join(f"{sum(v.verdict == w for v in judged)} {w}" for w in VERDICTS)
-            lines.append(f"check, {kernel}: {len(judged)} verdicts: {counts}")
+    for threshold, judged in guidelines.judged(data):
+        kernels = ", ".join(dict.fromkeys(c.evidence["case"].split()[0] for c in judged))
+        counts = ", ".join(f"{n} {w}" for w, n in Counter(c.word for c in judged).items())
+        lines.append(f"check, {kernels} (threshold {threshold.fraction:.0%}): "
+                     f"{len(judged)} verdicts: {counts}")
     for run_id, h in healths.items():
         m = h.matrices
         lines.append(f"health, run {run_id} ({m.pattern} over {len(m.nodes)} nodes): "

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from .. import names, units
-from ..compare import ALPHA, CaseChange, Comparison
-from .junit import Case, suite
+from ..compare import SHIFT_ONLY, WORDS, CaseChange, Comparison
+from ..verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase
+from ..verdict import junit as claims_junit
 from .tables import Table
 
-HEADER = ("case", "launches", "A us", "B us", "change", "95% CI", "p (BH)", "verdict")
+HEADER = ("case", "launches", "A us", "B us", "change", "interval", "p (BH)", "verdict")
 # Why cases that differ only in `sample` are not compared, and what to do.
 TIMED_OTHERWISE = ("the same case timed as batches of back-to-back calls on one side (stored "
                    "before collectives were timed one call from a barrier) and per call on "
@@ -29,8 +30,7 @@ def render(result: Comparison, everything: bool) -> str:
     """The changes that matter (every matched case with `everything`, and the unmatched
     ones), then the summary line."""
     lines = []
-    shown = [c for c in result.changes if everything or c.verdict not in ("no change",
-                                                                          "within noise")]
+    shown = [c for c in result.changes if everything or c.verdict != WORDS.under]
     if shown:
         lines.append(Table(HEADER, [_row(c) for c in shown], align="l", rule=True).text())
     if everything:
@@ -40,39 +40,42 @@ def render(result: Comparison, everything: bool) -> str:
 
 
 def summary(result: Comparison) -> str:
-    counts = ", ".join(f"{result.count(v)} {v}" for v in ("regression", "slower", "faster",
-                                                          "no change", "within noise",
-                                                          "inconclusive", "shift only"))
+    words = [w for w in (*WORDS.all(), SHIFT_ONLY) if result.count(w) or w in (
+        WORDS.over, WORDS.under)]
+    counts = ", ".join(f"{result.count(w)} {w}" for w in words)
     unmatched = len(result.only_a) + len(result.only_b)
-    threshold = units.percent(result.threshold, decimals=None)
-    line = (f"{len(result.changes)} matched cases: {counts} (tested on launch medians; "
-            f"BH-adjusted p < {units.p_value(ALPHA)}; regression: slower with the whole "
-            f"interval beyond {threshold}); {unmatched} unmatched ({len(result.only_a)} only in "
-            f"A, {len(result.only_b)} only in B)")
+    seen = sorted(c.detectable_ratio for c in result.changes if c.detectable_ratio)
+    line = (f"{len(result.changes)} matched cases: {counts}. Threshold {result.threshold}; "
+            f"{WORDS.over}: B beyond it, {WORDS.under}: B within it either way, each at a "
+            f"false discovery rate of {ALPHA:g} over the cases; {UNDETERMINED}: the interval "
+            "spans the threshold" + (f"; the smallest change these launches detect (80% "
+                                     f"power): {units.ratio(seen[len(seen) // 2])}x"
+                                     if seen else "")
+            + f". {unmatched} unmatched ({len(result.only_a)} only in A, "
+            f"{len(result.only_b)} only in B)")
     if result.timed_otherwise:
         line += f"\n{result.timed_otherwise} unmatched: {TIMED_OTHERWISE}"
-    if result.count("shift only"):
-        line += (f"\n{result.count('shift only')} shift only: an imported run holds the figures "
+    if result.count(SHIFT_ONLY):
+        line += (f"\n{result.count(SHIFT_ONLY)} shift only: an imported run holds the figures "
                  "its tool printed, no samples, so there is no p-value and no interval; the "
                  "change is B/A - 1 of the printed figures")
-    if result.count("inconclusive"):
-        line += f"\n{result.count('inconclusive')} inconclusive: {REMEDY}"
+    if result.count(INCONCLUSIVE):
+        line += f"\n{result.count(INCONCLUSIVE)} inconclusive: {REMEDY}"
     regressions = len(result.regressions)
     if regressions:
-        line += f"\n{regressions} case(s) slower by more than the threshold {threshold}"
+        line += (f"\n{regressions} case(s) slower by more than the threshold "
+                 f"{result.threshold.fraction:.0%}")
     return line
 
 
 def junit(result: Comparison) -> str:
-    """JUnit XML for CI: one testcase per matched case; a regression is a failure whose
-    message gives the shift, its interval and the p-value; every other verdict passes
-    with its word (within noise, inconclusive, ...) in its output."""
+    """JUnit XML for CI (the verdict core's writer): one testcase per matched case; a
+    regression a failure with the shift, its interval and p."""
     cases = []
     for c in result.changes:
         row = dict(zip(HEADER, _row(c)))
-        figures = (f"{row['change']} (95% CI {row['95% CI']}), p (BH) {row['p (BH)']}, "
+        figures = (f"{row['change']} (interval {row['interval']}), p (BH) {row['p (BH)']}, "
                    f"A {row['A us']} us, B {row['B us']} us, launches {row['launches']}")
-        cases.append(Case(c.case.get("kernel", ""), names.identity(c.case),
-                          failure=f"regression: {figures}" if c.regression else None,
-                          kind="regression", output=f"{c.verdict}: {figures}"))
-    return suite("commscope compare", cases)
+        cases.append(Testcase(c.case.get("kernel", ""), names.identity(c.case), c.verdict,
+                              f"{c.verdict}: {figures}", c.regression))
+    return claims_junit("commscope compare", cases)

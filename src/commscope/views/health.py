@@ -47,7 +47,12 @@ def suspects_table(h: Health) -> Table:
 
 
 def drain_line(h: Health) -> str:
-    return f"drain: {' '.join(h.drain) or 'none'}"
+    """The drain list, and how many nodes the check could neither name nor clear."""
+    line = f"drain: {' '.join(h.drain) or 'none named'}"
+    if h.unresolved:
+        line += (f"; {len(h.unresolved)} of {len(h.matrices.nodes)} nodes unresolved "
+                 f"({' '.join(h.unresolved)}): measure more launches (--launches)")
+    return line
 
 
 def render(h: Health, run_id: int, db: str) -> str:
@@ -98,7 +103,8 @@ def as_json(h: Health) -> dict:
                       "latency_s": _matrix(m.median("latency"))},
            "node_scores": h.node_scores(),
            "suspects": [c.as_dict(m.bandwidth_bytes) for c in h.suspects],
-           "drain": h.drain, "note": h.note}
+           "drain": h.drain, "cleared": h.cleared, "unresolved": h.unresolved,
+           "note": h.note}
     if m.pattern == "shift":
         out["by_distance"] = {"distances": list(range(1, len(m.nodes))),
                               "bandwidth_MBps": _matrix(m.by_distance("bandwidth"), 1e-6),

@@ -1,0 +1,112 @@
+"""What `commscope check` compares (docs/guidelines.md, "Statistics"): for each guideline,
+per (series, size), the left side's launch medians against the right's. The launch is the
+unit, as in `compare`: where both sides ran in the same launches (all that `check`
+measures) the ratios pair launch by launch, so a launch slow as a whole cancels out;
+sides from different runs are two commands (the verdict core adds the variance between
+commands). The verdict core (commscope.verdict) tests each at the threshold, each
+guideline a family: `violated` is H0 "left no more than the threshold slower" rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cases import Case, identity
+from .guidelines import SIZE_KINDS, Guideline
+from .sizes import format_bytes
+from .verdict import Claim, Threshold, Words, claims, paired
+
+WORDS = Words("violated", "holds")
+MOCKUP_PARAMS = ("as", "persistent")  # a case with these is another form, not the kernel
+
+
+def _median(case: Case) -> float:
+    return float(np.median(case.latency_s))
+
+
+def _launch(case: Case) -> tuple:
+    return case.run_id, case.launch
+
+
+def rest(case: Case, vary: str | None) -> str:
+    """What must match between two sides: the case's identity but its size and `vary`."""
+    ident = identity(case, size=False, send_mode=vary != "send_mode")
+    if vary not in (None, "send_mode"):
+        ident["params"] = {k: v for k, v in ident["params"].items() if k != vary}
+    return json.dumps(ident, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One (guideline, series, size): per launch, the left and right times."""
+    g: Guideline
+    case: str
+    np: int
+    bytes: int
+    left: dict  # launch -> seconds
+    right: dict
+    barrier_s: float
+
+
+def _two_sided(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
+    sides: dict[tuple, dict] = {}
+    for c in cases:
+        if c.kernel != g.kernel or c.imported:
+            continue
+        value = c.send_mode if g.vary == "send_mode" else c.params.get(g.vary)
+        which = "left" if value == g.left else "right" if value == g.right else None
+        if which is None:
+            continue
+        slot = sides.setdefault((rest(c, g.vary), c.bytes), {"left": {}, "right": {},
+                                                               "np": c.launched_ranks})
+        slot[which][_launch(c)] = _median(c)
+    return [_Pair(g, f"{g.kernel} np{s['np']}", s["np"], nbytes, s["left"], s["right"],
+                  barrier(list(s["left"]) + list(s["right"])))
+            for (_, nbytes), s in sides.items() if s["left"] and s["right"]]
+
+
+def _over_sizes(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
+    """monotony: each size against the next larger; split: m against k times m/k."""
+    series: dict[str, dict] = {}
+    for c in cases:
+        if c.kernel != g.kernel or c.imported or any(p in c.params for p in MOCKUP_PARAMS):
+            continue
+        s = series.setdefault(rest(c, None), {"sizes": {}, "mode": c.send_mode,
+                                               "np": c.launched_ranks})
+        s["sizes"].setdefault(c.bytes, {})[_launch(c)] = _median(c)
+    pairs = []
+    for s in series.values():
+        label = " ".join(filter(None, (g.kernel, s["mode"], f"np{s['np']}")))
+        sizes = sorted(s["sizes"])
+        if g.kind == "monotony":
+            matched = list(zip(sizes, sizes[1:]))
+        else:
+            matched = [(m, m // g.k) for m in sizes if m and m % g.k == 0 and m // g.k in sizes]
+        for a, b in matched:
+            right = s["sizes"][b] if g.kind == "monotony" else \
+                {launch: g.k * t for launch, t in s["sizes"][b].items()}
+            pairs.append(_Pair(g, label, s["np"], a, s["sizes"][a], right,
+                               barrier(list(s["sizes"][a]) + list(s["sizes"][b]))))
+    return pairs
+
+
+def judge(guidelines: list[Guideline], cases: list[Case], threshold: Threshold,
+          barrier=lambda launches: 0.0) -> list[Claim]:
+    """Every guideline's claim at every (series, size) the cases hold both sides of, each
+    guideline its own family; `barrier(launches)`: one barrier's time in those launches."""
+    pairs = [p for g in guidelines
+             for p in sorted((_over_sizes if g.kind in SIZE_KINDS else _two_sided)(
+                 g, cases, barrier), key=lambda p: (p.np, p.case, p.bytes))]
+    evidence = []
+    for p in pairs:
+        left = float(np.median(list(p.left.values())))
+        right = float(np.median(list(p.right.values())))
+        evidence.append({"id": p.g.id, "kind": p.g.kind, "np": p.np, "bytes": p.bytes,
+                         "case": p.case, "left_s": left, "right_s": right,
+                         "below_barrier": abs(left - right) < p.barrier_s})
+    return claims([paired(p.left, p.right) for p in pairs], [p.g.id for p in pairs],
+                  [f"{p.case} {format_bytes(p.bytes)}" for p in pairs], threshold, WORDS,
+                  evidence, [e["below_barrier"] for e in evidence])

@@ -1,0 +1,19 @@
+"""The verdict core: every verb that judges (check, compare, health, tune) states its
+comparisons here as log ratios of launch medians and gets back claims, each with its test
+at the threshold, its family, its word and one serialisation (docs/statistics.md,
+"Verdicts"). The verbs choose only what to compare and what to advise.
+
+- threshold.py: the level, the thresholds and their one unit, parsed once;
+- tests.py: the estimates (paired, unpaired with the command term), moderated variances,
+  the one-sided tests at the threshold, Benjamini-Hochberg over a family and the
+  false-coverage-rate intervals of what is named;
+- claim.py: the words, the claim and its table row, JSON item and JUnit testcase.
+"""
+
+from .claim import INCONCLUSIVE, NEGLIGIBLE, UNDETERMINED, Claim, Testcase, Words, claims, footer, junit
+from .tests import Estimate, decide, moderate, paired, unpaired
+from .threshold import ALPHA, DEFAULTS, Threshold, parse_threshold
+
+__all__ = ["ALPHA", "DEFAULTS", "INCONCLUSIVE", "NEGLIGIBLE", "UNDETERMINED", "Claim", "Estimate",
+           "Testcase", "Threshold", "Words", "claims", "decide", "footer", "junit", "moderate", "paired",
+           "parse_threshold", "unpaired"]

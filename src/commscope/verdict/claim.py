@@ -1,0 +1,163 @@
+"""What a verdict says, in one shape for every verb: the claim (what, where, estimate,
+interval, p, word, evidence, remedy), its words and their meaning to a gate, and its one
+serialisation (a table row, a JSON item, a JUnit testcase)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from xml.etree import ElementTree
+
+from .. import units
+from .tests import Decided, Estimate, decide, moderate
+from .threshold import ALPHA, Threshold
+
+UNDETERMINED = "undetermined"  # tested, but the interval spans the threshold
+INCONCLUSIVE = "inconclusive"  # untested: too few launches to know the spread
+NEGLIGIBLE = "below barrier"  # beyond the threshold by less than one barrier's time
+
+
+@dataclass(frozen=True)
+class Words:
+    """A verb's words for the outcomes: `over` the threshold (a gate's failure), `under`
+    it (holds, no change, cleared), significantly slower or faster within it;
+    `equivalence`: `under` needs the ratio within the bound both ways (compare)."""
+    over: str
+    under: str
+    slower: str = "slower"
+    faster: str = "faster"
+    equivalence: bool = False
+
+    def word(self, d: Decided, log_ratio: float) -> str:
+        if d.outcome == "untested":
+            return INCONCLUSIVE
+        if d.outcome == "apart":
+            return self.slower if log_ratio > 0 else self.faster
+        return {"over": self.over, "under": self.under}.get(d.outcome, UNDETERMINED)
+
+    def all(self) -> tuple[str, ...]:
+        return (self.over, self.slower, self.faster, NEGLIGIBLE, self.under, UNDETERMINED,
+                INCONCLUSIVE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    family: str  # the comparisons adjusted together (docs/statistics.md, "Verdicts")
+    subject: str  # what is judged, in words
+    ratio: float  # the bad side's time over the other's (a geometric mean of launches)
+    interval: tuple[float, float] | None  # of the ratio; FCR-adjusted where named
+    p: float | None  # the word's test, BH-adjusted over the family
+    word: str
+    launches: int
+    paired: bool
+    detectable: float | None  # the smallest ratio this test detects with 80% power
+    failing: bool  # the word a gate fails on
+    evidence: dict = field(default_factory=dict)  # the verb's figures, JSON-ready
+    remedy: str | None = None
+
+    @property
+    def undecided(self) -> bool:
+        return self.word in (UNDETERMINED, INCONCLUSIVE)
+
+    def interval_text(self) -> str:
+        return "-" if self.interval is None else \
+            f"{units.ratio(self.interval[0])} to {units.ratio(self.interval[1])}"
+
+    def cells(self) -> tuple[str, ...]:
+        """ratio, interval, p and word, as every verdict table shows them."""
+        return (units.ratio(self.ratio), self.interval_text(),
+                "-" if self.p is None else units.p_value(self.p), self.word)
+
+    def as_dict(self) -> dict:
+        return {"family": self.family, "subject": self.subject, "ratio": self.ratio,
+                "ci": list(self.interval) if self.interval else None, "p_value": self.p,
+                "verdict": self.word, "launches": self.launches, "paired": self.paired,
+                "detectable_ratio": self.detectable, "failing": self.failing,
+                **self.evidence, **({"remedy": self.remedy} if self.remedy else {})}
+
+    def figures(self) -> str:
+        return (f"ratio {units.ratio(self.ratio)} (interval {self.interval_text()}), p "
+                f"{'-' if self.p is None else units.p_value(self.p)}, launches "
+                f"{self.launches}")
+
+
+def claims(found: list[Estimate], families: list[str], subjects: list[str],
+           threshold: Threshold, words: Words, evidence: list[dict] | None = None,
+           negligible: list[bool] | None = None) -> list[Claim]:
+    """Every estimate's claim: variances moderated over all of them (one command's
+    comparisons), then each family decided on its own. `negligible[i]`: the difference is
+    below one barrier's time, so a claim over the threshold says so and fails no gate."""
+    found = moderate(found)
+    decided: list[Decided | None] = [None] * len(found)
+    for family in dict.fromkeys(families):
+        members = [i for i, f in enumerate(families) if f == family]
+        for i, d in zip(members, decide([found[i] for i in members], threshold.log,
+                                        words.equivalence)):
+            decided[i] = d
+    out = []
+    for i, (e, d) in enumerate(zip(found, decided)):
+        word = words.word(d, e.log_ratio)
+        if word == words.over and negligible and negligible[i]:
+            word = NEGLIGIBLE
+        out.append(Claim(families[i], subjects[i], math.exp(e.log_ratio), d.interval, d.p,
+                         word, e.launches, e.paired, d.detectable, word == words.over,
+                         evidence[i] if evidence else {}))
+    return out
+
+
+def detectable(found: list[Claim]) -> float | None:
+    """The median smallest detectable ratio of the claims tested: what a gate was blind
+    below."""
+    values = sorted(c.detectable for c in found if c.detectable is not None)
+    return values[len(values) // 2] if values else None
+
+
+def footer(found: list[Claim], threshold: Threshold, words: Words) -> str:
+    """One line under every verdict table: the counts by word, the test, the family and
+    what the command could have seen."""
+    counts = ", ".join(f"{sum(c.word == w for c in found)} {w}" for w in words.all()
+                       if any(c.word == w for c in found) or w in (words.over, words.under))
+    seen = detectable(found)
+    blind = "" if seen is None else \
+        f"; the smallest change these launches detect (80% power): {units.ratio(seen)}x"
+    return (f"{len(found)} verdicts: {counts}. Threshold {threshold}; {words.over}: above it, "
+            f"{words.under}: below it, each at a false discovery rate of {ALPHA:g} per "
+            f"family; {UNDETERMINED}: the interval spans the threshold{blind}")
+
+
+@dataclass(frozen=True)
+class Testcase:
+    """One verdict as JUnit sees it (claims give theirs; compare's cases theirs)."""
+    classname: str
+    name: str
+    word: str
+    text: str  # the word and its figures
+    failing: bool
+
+    @property
+    def skipped(self) -> bool:
+        return self.word in (UNDETERMINED, INCONCLUSIVE)
+
+
+def testcase(c: Claim) -> Testcase:
+    return Testcase(c.family, c.subject, c.word, f"{c.word}: {c.figures()}"
+                    + (f"; {c.remedy}" if c.remedy else ""), c.failing)
+
+
+def junit(name: str, found: list[Claim | Testcase]) -> str:
+    """JUnit XML, the one writer: a testcase per verdict; a failing word a failure with
+    its figures, an undetermined or inconclusive one skipped (never passed: a noisier
+    machine must not pass more gates), any other its word in system-out."""
+    cases = [c if isinstance(c, Testcase) else testcase(c) for c in found]
+    root = ElementTree.Element("testsuite", name=name, tests=str(len(cases)),
+                               failures=str(sum(c.failing for c in cases)),
+                               skipped=str(sum(c.skipped for c in cases)))
+    for c in cases:
+        case = ElementTree.SubElement(root, "testcase", classname=c.classname, name=c.name)
+        if c.failing:
+            ElementTree.SubElement(case, "failure", message=c.text, type=c.word)
+        elif c.skipped:
+            ElementTree.SubElement(case, "skipped", message=c.text)
+        else:
+            ElementTree.SubElement(case, "system-out").text = c.text
+    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True)

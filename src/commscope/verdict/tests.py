@@ -1,0 +1,203 @@
+"""The statistics of every verdict, on log ratios of launch medians (the launch is the
+unit: STYLE.md).
+
+An Estimate is one comparison: the log of one side's time over the other's, the variance
+of one unit of it (a launch's ratio, or a launch median where the sides were measured
+apart), its degrees of freedom, and how that variance scales to the estimate's. Verdicts
+of one family are then decided together (`decide`):
+
+- over: H0 log ratio <= the threshold's bound, one-sided t (violated, regression, named);
+- under: H0 log ratio >= the bound (holds, cleared), or with `equivalence` also H0 log
+  ratio <= -bound, two one-sided tests (no change; Schuirmann 1987);
+- apart: H0 log ratio = 0, two-sided (slower, faster: significant, within the bound);
+
+each adjusted by Benjamini-Hochberg over the family. What `over` names carries a
+false-coverage-rate interval (Benjamini & Yekutieli, JASA 100, 2005: R named of m, each
+interval at level 1 - R alpha / m), every other claim its plain 1 - alpha interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..stats import benjamini_hochberg
+from .threshold import ALPHA, POWER
+
+MIN_MODERATED = 3  # fewer comparisons cannot estimate a prior's spread
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """log_ratio: the bad side's time over the other's, on the log scale; its variance is
+    var * scale + extra, var the launches' (df degrees of freedom, 0: unknown) and extra
+    a term measured apart (the commands': 2 sigma^2) of extra_df degrees of freedom."""
+    log_ratio: float
+    var: float
+    df: float
+    scale: float
+    launches: int
+    paired: bool
+    extra: float = 0.0
+    extra_df: float = math.inf
+
+    @property
+    def se(self) -> float:
+        return math.sqrt(self.var * self.scale + self.extra) if self.df else math.nan
+
+    @property
+    def test_df(self) -> float:
+        """Satterthwaite's degrees of freedom of var * scale + extra (1946)."""
+        if not self.extra or not self.df:
+            return self.df
+        parts = [(self.var * self.scale, self.df), (self.extra, self.extra_df)]
+        denominator = sum(v * v / d for v, d in parts if v > 0 and d > 0)
+        return sum(v for v, _ in parts) ** 2 / denominator if denominator else self.df
+
+
+def paired(left: dict, right: dict) -> Estimate:
+    """Left over right, launch by launch where they share launches (a launch slow as a
+    whole cancels out); sides measured apart are two commands: unpaired()."""
+    common = sorted(set(left) & set(right))
+    if not common:
+        return unpaired(np.log(list(right.values())), np.log(list(left.values())))
+    d = np.log([left[k] / right[k] for k in common])
+    var = float(d.var(ddof=1)) if d.size > 1 else math.nan
+    return Estimate(float(d.mean()), var, d.size - 1, 1 / d.size, d.size, True)
+
+
+def unpaired(a: np.ndarray, b: np.ndarray, launch: tuple[float, float] | None = None,
+             command_var: float | None = None, command_df: float = math.inf) -> Estimate:
+    """B over A from two commands' log launch medians. The launches' variance is `launch`
+    (variance, df) where the caller knows it better (from all of a run's cases, or the
+    history's), else pooled over the sides of two or more launches. Each side is one
+    command, so the shift also carries twice the variance between commands:
+    `command_var` from the history, else assumed as large as the launches' (with their
+    degrees of freedom)."""
+    shift = float(np.mean(b) - np.mean(a))
+    sides = [s for s in (a, b) if s.size >= 2]
+    if launch is None and sides:
+        df = sum(s.size - 1 for s in sides)
+        launch = (sum(float(np.sum((s - s.mean()) ** 2)) for s in sides) / df, df)
+    if launch is None or not launch[1]:
+        return Estimate(shift, math.nan, 0, 0.0, min(a.size, b.size), False)
+    var, df = launch
+    scale = 1 / a.size + 1 / b.size
+    if command_var is None:  # assumed as large as the launches' variance: 2 s^2 more
+        return Estimate(shift, var, df, scale + 2, min(a.size, b.size), False)
+    return Estimate(shift, var, df, scale, min(a.size, b.size), False, 2 * command_var,
+                    command_df)
+
+
+def prior(var: np.ndarray, df: np.ndarray) -> tuple[float, float]:
+    """The scaled inverse chi-square distribution that variances `var` (each of its `df`)
+    are drawn from, by moments of log var (G. K. Smyth, Stat. Appl. Genet. Mol. Biol.
+    3(1), 2004, section 6.2, with unequal degrees of freedom): its scale s0^2 and degrees
+    of freedom d0, infinite where the variances agree within their own error."""
+    from scipy.special import digamma, polygamma
+    e = np.log(var) - digamma(df / 2) + np.log(df / 2)
+    excess = float(e.var(ddof=1)) - float(np.mean(polygamma(1, df / 2)))
+    if excess <= 0:
+        return math.exp(float(e.mean())), math.inf
+    d0 = 2 * trigamma_inverse(excess)
+    return math.exp(float(e.mean()) + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0
+
+
+def trigamma_inverse(x: float) -> float:
+    """y with trigamma(y) = x: Newton's method on 1 / trigamma(y) = 1 / x, nearly linear
+    in y (trigamma(y) ~ 1/y + 1/(2y^2)), from y = 1/2 + 1/x."""
+    from scipy.special import polygamma
+    if x > 1e7:
+        return 1 / math.sqrt(x)
+    if x < 1e-6:
+        return 1 / x
+    y = 0.5 + 1 / x
+    for _ in range(50):
+        tri = float(polygamma(1, y))
+        step = tri * (1 - tri / x) / float(polygamma(2, y))
+        y += step
+        if abs(step) / y < 1e-8:
+            break
+    return y
+
+
+def moderate(found: list[Estimate]) -> list[Estimate]:
+    """Each estimate's launch variance moderated towards the prior all of them share, the
+    prior's weight d0 estimated (Smyth 2004), never fixed: s~^2 = (d0 s0^2 + d s^2) /
+    (d0 + d) on d0 + d degrees of freedom (at most all of theirs together). Never below
+    its own variance: a comparison noisier than the rest is not pulled below what it
+    showed (as replication.run_spreads, which measured the floor's need). A variance of 0
+    (no spread at all) is unknown spread: it takes the prior's, and with no prior to take
+    it stays 0 and its claim is inconclusive."""
+    known = [i for i, e in enumerate(found) if e.df and e.var > 0]
+    if len(known) < MIN_MODERATED:
+        return found
+    var = np.array([found[i].var for i in known])
+    df = np.array([float(found[i].df) for i in known])
+    s0, d0 = prior(var, df)
+    total = float(df.sum())
+    out = list(found)
+    for i, e in enumerate(found):
+        if not e.df:
+            continue
+        own = e.var if e.var > 0 else 0.0
+        moderated = s0 if math.isinf(d0) else (d0 * s0 + e.df * own) / (d0 + e.df)
+        out[i] = replace(e, var=max(moderated, own), df=min(e.df + d0, total))
+    return out
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One estimate's outcome in its family: which test passed (over, apart, under or
+    None; "untested": no spread known), the adjusted p of that test (of `over` where none
+    passed), the interval of the time ratio and the smallest ratio `over` would detect."""
+    outcome: str | None
+    p: float | None
+    interval: tuple[float, float] | None
+    detectable: float | None
+
+
+def _t(df: np.ndarray, x: np.ndarray) -> np.ndarray:
+    from scipy.special import stdtr
+    return stdtr(np.minimum(df, 1e6), x)
+
+
+def _quantile(df: np.ndarray, q) -> np.ndarray:
+    from scipy.special import stdtrit
+    return stdtrit(np.minimum(df, 1e6), q)
+
+
+def decide(found: list[Estimate], bound: float, equivalence: bool = False,
+           alpha: float = ALPHA) -> list[Decided]:
+    """The family's outcomes: `bound` the threshold's log time ratio (> 0)."""
+    tested = [i for i, e in enumerate(found) if e.df and e.se > 0]
+    out = [Decided("untested", None, None, None)] * len(found)
+    if not tested:
+        return out
+    d = np.array([found[i].log_ratio for i in tested])
+    se = np.array([found[i].se for i in tested])
+    df = np.array([found[i].test_df for i in tested])
+    over = benjamini_hochberg(_t(df, -(d - bound) / se))
+    under = _t(df, (d - bound) / se)
+    if equivalence:
+        under = np.maximum(under, _t(df, -(d + bound) / se))
+    under = benjamini_hochberg(under)
+    apart = benjamini_hochberg(2 * _t(df, -np.abs(d) / se))
+    m, named = len(tested), int(np.sum(over < alpha))
+    plain = _quantile(df, 1 - alpha / 2) * se
+    fcr = _quantile(df, 1 - max(named, 1) * alpha / (2 * m)) * se
+    detectable = np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se)
+    for j, i in enumerate(tested):
+        if over[j] < alpha:
+            outcome, p, half = "over", over[j], fcr[j]
+        elif apart[j] < alpha:
+            outcome, p, half = "apart", apart[j], plain[j]
+        elif under[j] < alpha:
+            outcome, p, half = "under", under[j], plain[j]
+        else:
+            outcome, p, half = None, over[j], plain[j]
+        out[i] = Decided(outcome, float(p), (math.exp(d[j] - half), math.exp(d[j] + half)),
+                         float(detectable[j]))
+    return out
