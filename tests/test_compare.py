@@ -8,6 +8,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from commscope.verdict import Threshold
 from commscope.compare import Side, compare
 from commscope.store import Store
 from conftest import commscope, one_line_error
@@ -64,7 +65,7 @@ def _side(medians):
 
 def test_student_t_on_log_launch_medians_by_hand():
     a, b = [1.0, 1.1, 0.9], [1.2, 1.3, 1.25, 1.22]
-    result = compare({"k": _side(a)}, {"k": _side(b)}, 0.05)
+    result = compare({"k": _side(a)}, {"k": _side(b)}, Threshold(0.05))
     (c,) = result.changes
     la, lb = np.log(a), np.log(b)
     from scipy import stats
@@ -73,7 +74,9 @@ def test_student_t_on_log_launch_medians_by_hand():
     pooled = (2 * la.var(ddof=1) + 3 * lb.var(ddof=1)) / 5
     se = math.sqrt(pooled * (1 / 3 + 1 / 4 + 2))
     assert (c.method, c.df) == ("student", 5)
-    assert c.p == pytest.approx(2 * stats.t.sf((lb.mean() - la.mean()) / se, 5))
+    # the test at the threshold: H0 B no more than 1/0.95 times A's time
+    d = lb.mean() - la.mean()
+    assert c.p_adjusted == pytest.approx(stats.t.sf((d - math.log(1 / 0.95)) / se, 5))
     half = stats.t.ppf(0.975, 5) * se
     assert c.relative_ci_low == pytest.approx(math.expm1(lb.mean() - la.mean() - half))
     assert c.median_a_s == pytest.approx(math.exp(la.mean()))
@@ -81,46 +84,50 @@ def test_student_t_on_log_launch_medians_by_hand():
 
 def test_one_launch_against_several_takes_their_variance():
     a, b = [1.0], [1.2, 1.3, 1.25]
-    (c,) = compare({"k": _side(a)}, {"k": _side(b)}, 0.05).changes
+    (c,) = compare({"k": _side(a)}, {"k": _side(b)}, Threshold(0.05)).changes
     lb = np.log(b)
     assert (c.method, c.df) == ("student", 2)
     se = math.sqrt(lb.var(ddof=1) * (1 + 1 / 3 + 2))
     from scipy import stats
-    assert c.p == pytest.approx(2 * stats.t.sf(lb.mean() / se, 2))
+    half = stats.t.ppf(0.975, 2) * se
+    assert c.relative_ci_high == pytest.approx(math.expm1(lb.mean() + half))
 
 
 def test_one_launch_a_side_is_inconclusive_without_history():
-    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, 0.05)
+    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05))
     (c,) = result.changes
-    assert (c.verdict, c.regression, c.p) == ("inconclusive", False, None)
+    assert (c.verdict, c.regression, c.p_adjusted) == ("inconclusive", False, None)
     assert c.relative == pytest.approx(0.3)
 
 
 def test_history_gives_one_launch_a_side_its_between_launch_variance():
     from commscope.replication import history
     past = history([[1.0, 1.02, 0.98], [1.01, 0.99]])
-    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, 0.05, lambda cases: past)
+    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05), lambda cases, near: past)
     (c,) = result.changes
     assert c.method == "history" and c.df == past.df == 3 and c.verdict == "regression"
 
 
 @pytest.mark.parametrize("b, verdict", [
-    ([1.30, 1.31, 1.29], "regression"),  # slower, the whole interval beyond 5%
-    ([1.03, 1.032, 1.028], "slower"),  # slower, but not wholly beyond 5%
+    ([1.30, 1.31, 1.29], "regression"),  # slower, beyond the threshold
+    ([1.03, 1.032, 1.028], "slower"),  # slower, but within the threshold
     ([0.80, 0.81, 0.79], "faster"),
     ([1.00, 1.002, 0.998], "no change"),  # the interval within +-5%
-    ([0.9, 1.2, 1.0], "within noise"),  # the interval reaches beyond +-5%
+    ([0.9, 1.2, 1.0], "undetermined"),  # the interval spans the threshold
 ])
 def test_verdicts_tell_apart_change_no_change_and_noise(b, verdict):
-    result = compare({"k": _side([1.0, 1.002, 0.998])}, {"k": _side(b)}, 0.05)
+    result = compare({"k": _side([1.0, 1.002, 0.998])}, {"k": _side(b)}, Threshold(0.05))
     assert result.changes[0].verdict == verdict
 
 
 # --- synthetic runs through the store and the CLI ---
 
-def test_ten_percent_slowdown_is_found(db):
+def test_a_slowdown_beyond_what_the_launches_can_detect_is_found(db):
+    # 4 launches a side, commands assumed to differ as launches do: the footer gives the
+    # smallest change this detects, about 1.17x here; 20% is beyond it (the power at each
+    # noise and K: bench/verdicts.py).
     rng = np.random.default_rng(1)
-    shift = 0.10 * MEDIAN_S
+    shift = 0.20 * MEDIAN_S
     _add_run(db, {s: (lambda: _samples(rng, 200)) for s in SIZES}, launches=4, rng=rng)
     _add_run(db, {8: lambda: _samples(rng, 200), 1024: lambda: _samples(rng, 200, shift),
                   65536: lambda: _samples(rng, 200)}, launches=4, rng=rng)
@@ -129,11 +136,11 @@ def test_ten_percent_slowdown_is_found(db):
     by_size = {c["bytes"]: c for c in out["cases"]}
     slow = by_size[1024]
     assert slow["verdict"] == "regression" and slow["regression"]
-    assert slow["relative_ci_low"] < 0.10 < slow["relative_ci_high"]
+    assert slow["relative_ci_low"] < 0.20 < slow["relative_ci_high"]
     assert (slow["launches_a"], slow["launches_b"], slow["method"]) == (4, 4, "student")
     # pingpong's latency is half the round trip, as `commscope run` shows it
     assert slow["median_a_s"] == pytest.approx(MEDIAN_S / 2, rel=0.05)
-    assert all(by_size[s]["verdict"] in ("no change", "within noise") for s in (8, 65536))
+    assert all(by_size[s]["verdict"] in ("no change", "undetermined") for s in (8, 65536))
     table = commscope("compare", "1", "2", "--db", db).stdout
     assert "pingpong standard 1 KiB np2" in table and "regression" in table
     assert "pingpong standard 8 B" not in table  # only changes that matter by default
@@ -143,7 +150,7 @@ def test_ten_percent_slowdown_is_found(db):
 def test_junit_has_a_testcase_per_matched_case_and_fails_only_the_regression(db, tmp_path):
     import junitparser
     rng = np.random.default_rng(1)
-    shift = 0.10 * MEDIAN_S
+    shift = 0.20 * MEDIAN_S
     _add_run(db, {s: (lambda: _samples(rng, 200)) for s in SIZES}, launches=4, rng=rng)
     _add_run(db, {8: lambda: _samples(rng, 200), 1024: lambda: _samples(rng, 200, shift),
                   65536: lambda: _samples(rng, 200)}, launches=4, rng=rng)
@@ -157,22 +164,25 @@ def test_junit_has_a_testcase_per_matched_case_and_fails_only_the_regression(db,
     (failed,) = [c for c in cases.values() if not c.is_passed]
     assert failed.name == "pingpong standard 1 KiB np2"
     (failure,) = failed.result
-    assert failure.message.startswith("regression: +") and "95% CI" in failure.message \
+    assert failure.message.startswith("regression: +") and "interval" in failure.message \
         and "p (BH)" in failure.message
     verdicts = {c["bytes"]: c["verdict"] for c in out["cases"]}
     for nbytes in (8, 65536):
         (case,) = [c for name, c in cases.items() if name.startswith(
             f"pingpong standard {'8 B' if nbytes == 8 else '64 KiB'} ")]
-        assert case.is_passed and case.system_out.startswith(verdicts[nbytes] + ":")
+        if verdicts[nbytes] == "undetermined":  # skipped, never passed
+            assert not case.is_passed and case.is_skipped
+        else:
+            assert case.is_passed and case.system_out.startswith(verdicts[nbytes] + ":")
 
 
 def test_same_distribution_finds_nothing(db):
     rng = np.random.default_rng(2)
     for _ in range(2):
         _add_run(db, {s: (lambda: _samples(rng, 300)) for s in SIZES}, launches=3, rng=rng)
-    done = commscope("compare", "1", "2", "--db", db)
+    done, out = _compare_json(db, "1", "2")
     assert done.returncode == 0, done.stderr
-    assert "0 regression, 0 slower, 0 faster" in done.stdout.strip().splitlines()[-1]
+    assert not {c["verdict"] for c in out["cases"]} & {"regression", "slower", "faster"}
 
 
 def _false_alarms(seeds, cases, launches, launch_cv):
@@ -182,7 +192,7 @@ def _false_alarms(seeds, cases, launches, launch_cv):
         rng = np.random.default_rng(100 + seed)
         draw = lambda: {c: Side({"case": c}, np.exp(rng.normal(0, launch_cv, launches)), [])
                         for c in range(cases)}
-        hits += bool(compare(draw(), draw(), 0.05).regressions)
+        hits += bool(compare(draw(), draw(), Threshold(0.05)).regressions)
     return hits
 
 
@@ -257,7 +267,7 @@ def test_a_collective_timed_in_batches_never_matches_one_timed_per_call(db):
     ("sweep:5", "2", [], "A sweep:5: no runs of sweep 5"),
     ("1", "1", [], "run 1 is in both A and B"),
     ("1", "3", [], "no case of A (1) matches one of B (3)"),
-    ("1", "2", ["--threshold", "5x"], "--threshold 5x: give a percentage (5%) or a fraction"),
+    ("1", "2", ["--threshold", "5x"], "--threshold 5x: give a percentage above 0 and below 100 (5%) or a fraction"),
     ("1", "2", ["--threshold", "5"], "--threshold 5: give a percentage"),
     ("1", "2", ["--junit", "/no/such/dir/c.xml"], "--junit /no/such/dir/c.xml: no such directory"),
 ])

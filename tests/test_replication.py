@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from commscope.compare import compare
+from commscope.verdict import Threshold
 from commscope.replication import (MAX_LAUNCHES, PILOT, History, Launch, Spread, history,
                                    interval, launches_needed)
 from launchsim import Design, command, coverage, intervals, one_case, sides, spread_of
@@ -110,7 +111,7 @@ def test_one_launch_without_history_says_its_between_part_is_unknown():
 
 
 def _comparisons(rng, d, shift, pairs):
-    return [compare(sides(rng, d), sides(rng, d, shift), 0.05) for _ in range(pairs)]
+    return [compare(sides(rng, d), sides(rng, d, shift), Threshold(0.05)) for _ in range(pairs)]
 
 
 @pytest.mark.parametrize("low, high", [(0.005, 0.01), (0.01, 0.04), (0.05, 0.10)])
@@ -139,10 +140,10 @@ def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
     from commscope.compare import Side
     one = {"k": Side({}, np.array([1.0]), [])}
     other = {"k": Side({}, np.array([1.01]), [])}
-    change = compare(one, other, 0.05).changes[0]
-    assert change.verdict == "inconclusive" and change.p is None
+    change = compare(one, other, Threshold(0.05)).changes[0]
+    assert change.verdict == "inconclusive" and change.p_adjusted is None
     past = History(0.005 ** 2, 8, 12)  # commands: assumed to differ as launches do
-    change = compare(one, other, 0.05, lambda cases: past).changes[0]
+    change = compare(one, other, Threshold(0.05), lambda cases, near: past).changes[0]
     assert change.method == "history" and change.verdict == "no change"
     assert spread_of([1.0, 1.1]).df == 1
 
