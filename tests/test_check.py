@@ -229,7 +229,7 @@ def verdicts(mpi_prefix, db, guideline: str, sizes: str, env=None) -> dict[int, 
 
 def caused(before: dict[int, str], after: dict[int, str], delayed: set[int]) -> None:
     """Every delayed size becomes a violation, and no size that held without the wrapper
-    becomes one. A size the command without it could not decide (`within noise`: its
+    becomes one. A size the command without it could not decide (`undetermined` or `slower`: its
     interval reached the threshold; Open MPI's allreduce at 8 KiB, np 2, reads 1.02-1.09
     of reduce+bcast here) may be violated in either command: it says nothing of the
     wrapper."""

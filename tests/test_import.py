@@ -137,7 +137,7 @@ def test_import_stores_runs_in_file_order_and_every_verb_reads_them(tmp_path):
     assert done.returncode == 0, done.stderr
     changes = json.loads(done.stdout)["cases"]
     assert changes and {c["verdict"] for c in changes} == {"shift only"}
-    assert all(c["p"] is None and c["relative_ci_low"] is None for c in changes)
+    assert all(c["p_adjusted"] is None and c["relative_ci_low"] is None for c in changes)
     first = next(c for c in changes if c["bytes"] == 1)
     assert first["relative"] == pytest.approx(0.36 / 0.11 - 1)
     assert "no p-value" in commscope("compare", "1", "2", "--db", db).stdout

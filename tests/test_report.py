@@ -577,5 +577,6 @@ def test_findings_give_the_verdicts_of_check_and_health(fake_mpi, tmp_path):
     shown = re.findall(r"(\d+) of (\d+) sizes violated", text)  # the guidelines' captions
     violated, total = (sum(int(s[i]) for s in shown) for i in (0, 1))
     assert violated >= 1
-    assert f"check, allreduce: {total} verdicts: {violated} violated, " in box
+    line = re.search(r"check, allreduce \(threshold 5%\): (\d+) verdicts: ([^<]*)", box)
+    assert line and int(line[1]) == total and f"{violated} violated" in line[2], box
     assert re.search(r"health, run \d+ \(pairs over 8 nodes\): 1 suspect; drain: h1<", box)

@@ -73,11 +73,13 @@ def test_ties_keep_the_library_s_own_choice_everywhere(fake_mpi, db, tmp_path):
 
 
 class RulesLauncher(FakeLauncher):
-    """Launches with a rules file run `rules_scale` times as long as the default's."""
+    """Launches with a rules file run `rules_scale` times as long as the default's, with
+    launch noise of their own (identical launches would be a spread of 0: unknown)."""
     rules_scale: float = 1.0
 
     def start(self, mpi, ranks, args, placement, records):
         self.scale = self.rules_scale if placement.library else 1.0
+        self.seed = 1 if placement.library else 0
         return super().start(mpi, ranks, args, placement, records)
 
 

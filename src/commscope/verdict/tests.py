@@ -27,6 +27,9 @@ from ..stats import benjamini_hochberg
 from .threshold import ALPHA, POWER
 
 MIN_MODERATED = 3  # fewer comparisons cannot estimate a prior's spread
+# A log ratio's variance below this is the rounding of identical launches (sd 1e-10 against
+# 1e-16 of a double's), not a measured spread: no spread at all, which is unknown spread.
+NO_SPREAD = 1e-20
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ def moderate(found: list[Estimate]) -> list[Estimate]:
     showed (as replication.run_spreads, which measured the floor's need). A variance of 0
     (no spread at all) is unknown spread: it takes the prior's, and with no prior to take
     it stays 0 and its claim is inconclusive."""
-    known = [i for i, e in enumerate(found) if e.df and e.var > 0]
+    known = [i for i, e in enumerate(found) if e.df and e.var > NO_SPREAD]
     if len(known) < MIN_MODERATED:
         return found
     var = np.array([found[i].var for i in known])
@@ -142,7 +145,7 @@ def moderate(found: list[Estimate]) -> list[Estimate]:
     for i, e in enumerate(found):
         if not e.df:
             continue
-        own = e.var if e.var > 0 else 0.0
+        own = e.var if e.var > NO_SPREAD else 0.0
         moderated = s0 if math.isinf(d0) else (d0 * s0 + e.df * own) / (d0 + e.df)
         out[i] = replace(e, var=max(moderated, own), df=min(e.df + d0, total))
     return out
@@ -172,7 +175,7 @@ def _quantile(df: np.ndarray, q) -> np.ndarray:
 def decide(found: list[Estimate], bound: float, equivalence: bool = False,
            alpha: float = ALPHA) -> list[Decided]:
     """The family's outcomes: `bound` the threshold's log time ratio (> 0)."""
-    tested = [i for i, e in enumerate(found) if e.df and e.se > 0]
+    tested = [i for i, e in enumerate(found) if e.df and e.se ** 2 > NO_SPREAD]
     out = [Decided("untested", None, None, None)] * len(found)
     if not tested:
         return out
