@@ -7,7 +7,17 @@ the interval of what is named covers the truth; at launch noise of 2, 5 and 10% 
 stated one times a lognormal factor (sd 0.3 on the log), as a run's sizes differ; commands
 differ from each other as much as launches do (what compare assumes without history).
 
-usage: python bench/verdicts.py [--commands N] [--smoke]
+health: N nodes' pair matrices in K launches (5% pair noise, node-by-launch noise of 0, 3
+and 5%), judged as `health` judges them at its 20% threshold: checks naming anything
+with every node typical, and the power to name the one node at 0.75 (and 0.70) of the
+bandwidth, alone and when missing from one launch; at N of 8, 64 and 1024.
+
+tune: one (collective, np) family of 8 sizes x 4 algorithms (true gains 0.10, 0, 0 and
+-0.20) paired with the default in K launches (a launch factor shared, and each side's own
+noise): the mean gain reported where the 0.10 algorithm is chosen, how often it is, and,
+with every gain 0, the share of commands that write any choice.
+
+usage: python bench/verdicts.py [check|health|tune ...] [--commands N] [--smoke]
 """
 
 from __future__ import annotations
@@ -17,6 +27,8 @@ import math
 
 import numpy as np
 
+from commscope.health import Matrices, judge
+from commscope.tune import Option, Point, choose
 from commscope.verdict import Threshold, Words, claims, paired, unpaired
 
 VERDICTS = 100
@@ -26,6 +38,12 @@ KS = (3, 5, 8)
 CHECK = Words("violated", "holds")
 COMPARE = Words("regression", "no change", equivalence=True)
 SLOW = 10  # of a command's verdicts, at the ratio whose power is measured
+PAIR_NOISE = 0.05
+HEALTH_THRESHOLD = 0.2
+HEALTH_NODES = (8, 64, 1024)
+HEALTH_NODE_NOISE = (0.0, 0.03, 0.05)
+TUNE_SIZES = 8
+TUNE_GAINS = [0.10, 0.0, 0.0, -0.20]
 
 
 def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str) -> list:
@@ -71,25 +89,107 @@ def rates(rng, noise: float, k: int, design: str, commands: int) -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--commands", type=int, default=400)
-    ap.add_argument("--smoke", action="store_true", help="a few commands of one setting")
-    args = ap.parse_args()
-    rng = np.random.default_rng(2026)
+def health_check(rng, n: int, k: int, node_noise: float, slow: float | None,
+                 missing: bool = False) -> list[str]:
+    """The nodes one simulated check names: log b_xy = mu + a_x + a_y + noise, a_x a
+    node's effect plus its noise in that launch; node 0 at `slow` of the bandwidth, and
+    with `missing` not measured at all in the first launch."""
+    truth = np.zeros(n)
+    if slow is not None:
+        truth[0] = math.log(slow)
+    a = truth + node_noise * rng.standard_normal((k, n))
+    bw = np.exp(math.log(5e9) + a[:, :, None] + a[:, None, :]
+                + PAIR_NOISE * rng.standard_normal((k, n, n)))
+    bw[:, np.arange(n), np.arange(n)] = np.nan
+    if missing:
+        bw[0, 0, :] = bw[0, :, 0] = np.nan
+    m = Matrices([f"n{i}" for i in range(n)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
+    return judge(m, HEALTH_THRESHOLD).drain
+
+
+def health_rows(rng, checks: int, smoke: bool) -> None:
+    from commscope.cli.health import LAUNCHES
+    print(f"\nhealth: threshold 20%, {PAIR_NOISE:.0%} pair noise, {LAUNCHES} launches (the "
+          "default); false: share of checks naming any node with all typical; power: share "
+          "naming node 0 alone")
+    print(f"{'N':>5} {'node noise':>10} {'checks':>6} {'false':>6} {'pow0.75':>7} "
+          f"{'missing':>7} {'pow0.70':>7}")
+    for n in (8,) if smoke else HEALTH_NODES:
+        runs = max(4, checks // (1 if n < 100 else 20)) if not smoke else 2
+        for node_noise in HEALTH_NODE_NOISE:
+            row = [np.mean([bool(health_check(rng, n, LAUNCHES, node_noise, None))
+                            for _ in range(runs)])]
+            for slow, missing in ((0.75, False), (0.75, True), (0.70, False)):
+                row.append(np.mean([health_check(rng, n, LAUNCHES, node_noise, slow,
+                                                 missing) == ["n0"] for _ in range(runs)]))
+            print(f"{n:5d} {node_noise:10.0%} {runs:6d} " + " ".join(
+                f"{x:{w}.3f}" for x, w in zip(row, (6, 7, 7, 7))), flush=True)
+
+
+def tune_command(rng, gains: list[float], noise: float, k: int) -> list[Point]:
+    made = []
+    for size in range(TUNE_SIZES):
+        launch = noise * rng.standard_normal(k)  # a launch slow as a whole: both sides
+        default = dict(enumerate(np.exp(launch + noise * rng.standard_normal(k))))
+        options = []
+        for a, g in enumerate(gains):
+            times = np.exp(math.log(1 - g) + launch + noise * rng.standard_normal(k))
+            e = paired(default, dict(enumerate(times)))
+            options.append(Option(f"a{a}", float(np.median(times)), None,
+                                  math.exp(-e.log_ratio), None, None, e))
+        made.append(Point("allreduce", 4, 1 << size, float(np.median(list(default.values()))),
+                          None, tuple(options), k))
+    return choose(made)
+
+
+def tune_rows(rng, commands: int, smoke: bool) -> None:
+    print(f"\ntune: min gain 5%; {TUNE_SIZES} sizes x gains {TUNE_GAINS}; gain: mean "
+          "reported where the 0.10 algorithm is chosen (truth 0.10); chosen: its share of "
+          "the sizes; null: share of commands writing any choice with every gain 0")
+    print(f"{'noise':>5} {'K':>2} {'gain':>6} {'chosen':>6} {'null':>5}")
+    for noise, k in [(0.02, 3)] if smoke else [(n, k) for n in NOISES for k in KS]:
+        gains, chosen = [], 0
+        for _ in range(commands):
+            for p in tune_command(rng, TUNE_GAINS, noise, k):
+                if p.choice == "a0":
+                    gains.append(p.gain)
+                    chosen += 1
+        null = np.mean([any(p.choice for p in tune_command(rng, [0.0] * 4, noise, k))
+                        for _ in range(commands)])
+        print(f"{noise:5.0%} {k:2d} {np.mean(gains) if gains else math.nan:6.3f} "
+              f"{chosen / (commands * TUNE_SIZES):6.3f} {null:5.3f}", flush=True)
+
+
+def check_rows(rng, commands: int, smoke: bool) -> None:
     settings = [(d, n, k) for d in ("paired", "runs", "compare") for n in NOISES for k in KS]
-    if args.smoke:
-        settings, args.commands = settings[:1], 4
-    print(f"threshold {THRESHOLD}; {VERDICTS} verdicts a command, {args.commands} commands "
+    if smoke:
+        settings = settings[:1]
+    print(f"threshold {THRESHOLD}; {VERDICTS} verdicts a command, {commands} commands "
           "a row; false: share of commands with any false claim; power: share of the "
           f"{SLOW} slow verdicts named; coverage: of the named intervals")
     print(f"{'verb':8} {'noise':>5} {'K':>2} {'false@1.00':>10} {'false@thr':>9} "
           f"{'pow1.25':>7} {'pow1.5':>6} {'cover':>6}")
     for design, noise, k in settings:
-        r = rates(rng, noise, k, design, args.commands)
+        r = rates(rng, noise, k, design, commands)
         verb = {"paired": "check", "runs": "--runs", "compare": "compare"}[design]
         print(f"{verb:8} {noise:5.0%} {k:2d} {r['null']:10.3f} {r['boundary']:9.3f} "
               f"{r['power 1.25']:7.3f} {r['power 1.5']:6.3f} {r['coverage']:6.3f}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("verbs", nargs="*", help="check, health, tune (default: all)")
+    ap.add_argument("--commands", type=int, default=400)
+    ap.add_argument("--smoke", action="store_true", help="a few commands of one setting")
+    args = ap.parse_args()
+    rng = np.random.default_rng(2026)
+    commands = 4 if args.smoke else args.commands
+    rows = {"check": check_rows, "health": health_rows, "tune": tune_rows}
+    unknown = set(args.verbs) - set(rows)
+    if unknown:
+        ap.error(f"no bench for {', '.join(sorted(unknown))}: name check, health or tune")
+    for verb in args.verbs or rows:
+        rows[verb](rng, commands, args.smoke)
 
 
 if __name__ == "__main__":

@@ -235,3 +235,12 @@ def test_health_scale():
     assert re.search(rf"analysis {NUMBER} s \(.*\), report {NUMBER} s \(.*; target 5 s\); "
                      rf"peak memory {NUMBER} MB \(target 1024 MB\)", out), out
     assert "drained ['n2'] (the slow node: n2)" in out
+
+
+def test_verdicts():
+    """Each verb's rows: rates as numbers between 0 and 1, a gain as a number."""
+    out = bench("verdicts.py", "--smoke")
+    rate = r"(?:0|1)\.\d{3}"
+    assert lines_like(out, rf"check +2% +3 +{rate} +{rate} +{rate} +{rate} +{rate}"), out
+    assert len(lines_like(out, rf" +8 +\d+% +2 +{rate} +{rate} +{rate} +{rate}")) == 3, out
+    assert lines_like(out, rf" +2% +3 +{NUMBER} +{rate} +{rate}"), out

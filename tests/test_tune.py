@@ -369,3 +369,23 @@ def test_an_algorithm_the_rules_format_cannot_name_is_reported_not_chosen():
                   lambda kernel, algorithm: algorithm != "tree")
     assert (p.choice, p.unwritable) == ("binomial", "tree")
     assert p.gain == pytest.approx(0.25, abs=0.01)
+
+
+def test_verify_measures_both_sides_of_each_boundary_the_file_names(fake_mpi, db, tmp_path):
+    """The file says ring from 4 KiB at 4 ranks: --verify without --sizes measures 4 KiB,
+    the first size of ring's range, and 2 KiB, the last of the library's own."""
+    _, out = tune(fake_mpi, db, tmp_path, "allreduce", "--np", "4", "--sizes", SIZES,
+                  "--launches", "3", launcher=FakeLauncher(factor=ring_halves_large))
+    read = openmpi.read(out.read_text(), "x")
+    assert read.boundaries == {("allreduce", 4): (4096,)}
+    done = commscope("tune", "--verify", out, "--launches", "4", "--mpi", fake_mpi, "--db", db,
+                     "--json", launcher=RulesLauncher())
+    assert done.returncode == 0, done.stdout
+    assert [c["bytes"] for c in json.loads(done.stdout)["checks"]] == [2048, 4096]
+
+
+def test_the_sizes_of_a_boundary_are_the_range_s_first_and_the_one_before():
+    from commscope.rules import Rules
+    rules = Rules({"bcast": (8,)}, {("bcast", 8): (1, 1000, 65536)})
+    assert rules.sizes("bcast", 8) == [1, 512, 1000, 32768, 65536]
+    assert rules.sizes("bcast", 4) == []

@@ -28,8 +28,8 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from .stats import benjamini_hochberg
-from .verdict import ALPHA, DEFAULTS, parse_threshold
+from .verdict import ALPHA, DEFAULTS, Threshold, parse_threshold
+from .verdict.tests import NO_SPREAD, family_tests, moderated
 
 DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"]).fraction
 PATTERNS = ("pairs", "shift")
@@ -244,6 +244,8 @@ class Health:
     candidates: list[Candidate] = field(default_factory=list)
     suspects: list[Candidate] = field(default_factory=list)
     cleared: list[str] = field(default_factory=list)  # nodes no more than the threshold slower
+    links_cleared: np.ndarray | None = None  # N x N: the directed link x->y cleared
+    detectable: float | None = None  # a node's bandwidth ratio named with 80% power
     fits: list[Fit] = field(default_factory=list)
     note: str | None = None  # why nothing could be named
 
@@ -265,43 +267,32 @@ class Health:
                 and np.isfinite(c.values).any()}
 
 
-def _tests(values: np.ndarray, bound: float) -> tuple[np.ndarray, ...]:
-    """values: launches x candidates of one kind (log ratios; NaN where a launch did not
-    measure the candidate: missing, never typical). Each candidate's one-sided p of "more
-    than the threshold slower" (mean < bound), of "no more than that slower" (mean >
-    bound: cleared), and its 95% interval, as ratios. Its variance is moderated towards
-    the kind's shared one, the prior's weight estimated from the kind's spread of
-    variances (Smyth's moderated t, Stat. Appl. Genet. Mol. Biol. 3(1), 2004; the verdict
-    core's prior), never below the candidate's own."""
-    from scipy.special import stdtr, stdtrit  # the t distribution's cdf and quantile
-
-    from .verdict.tests import MIN_MODERATED, prior
-
+def _tests(values: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, ...]:
+    """values: launches x candidates of one kind, one family (log bandwidth ratios; NaN
+    where a launch did not measure the candidate: missing, never typical). The verdict
+    core's tests of each candidate's log time ratio (its variance moderated towards the
+    family's, the prior's weight estimated): which were tested, which named (more than
+    the threshold slower) and cleared (no more than that), their BH-adjusted p of being
+    named, and each interval as bandwidth ratios, FCR-adjusted where named."""
     k = np.sum(np.isfinite(values), axis=0)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(values, axis=0)
-        own = np.nanvar(values, axis=0, ddof=1)
-    own_df = np.maximum(k - 1, 0).astype(float)
-    known = (own_df > 0) & (own > 0)
-    var, df = own, own_df
-    if known.sum() >= MIN_MODERATED:
-        s0, d0 = prior(own[known], own_df[known])
-        total = float(own_df.sum())
-        if math.isinf(d0):
-            var, df = np.full(own.shape, s0), np.full(own.shape, total)
-        else:
-            var = (d0 * s0 + own_df * np.nan_to_num(own)) / (d0 + own_df)
-            df = np.minimum(own_df + d0, total)
-        var = np.fmax(var, np.nan_to_num(own))
+        var, df = moderated(np.nanvar(values, axis=0, ddof=1), np.maximum(k - 1, 0))
     se = np.sqrt(var / np.maximum(k, 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tested = (df > 0) & (se > 0) & (k > 1)
-        z = np.where(tested, (mean - bound) / np.where(se > 0, se, 1), 0.0)
-        p = np.where(tested, stdtr(np.where(tested, df, 1), z), 1.0)
-        cleared = np.where(tested, stdtr(np.where(tested, df, 1), -z), 1.0)
-        reach = np.where(tested, stdtrit(np.where(tested, df, 1), 1 - ALPHA / 2) * se, np.inf)
-    return p, cleared, np.exp(mean - reach), np.exp(mean + reach)
+    tested = (k > 1) & (df > 0) & (se ** 2 > NO_SPREAD)
+    n = tested.sum()
+    p, named, cleared = np.ones(k.size), np.zeros(k.size, bool), np.zeros(k.size, bool)
+    low, high = np.zeros(k.size), np.full(k.size, np.inf)
+    seen = np.full(k.size, np.nan)  # the lowest bandwidth ratio named with 80% power
+    if n:
+        f = family_tests(-mean[tested], se[tested], df[tested], threshold.log)
+        p[tested], named[tested] = f.over, f.over < ALPHA
+        cleared[tested] = (f.under < ALPHA) & ~named[tested]
+        half = np.where(named[tested], f.fcr, f.plain)
+        low[tested], high[tested] = np.exp(mean[tested] - half), np.exp(mean[tested] + half)
+        seen[tested] = 1 / f.detectable
+    return named, cleared, p, low, high, seen
 
 
 def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
@@ -340,16 +331,19 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
         health.note = "one launch: its spread between launches is unknown, so nothing is " \
                       "named; measure in 3 or more (--launches 3)"
         return health
-    bound = math.log(1 - threshold)
+    limit = Threshold(threshold)
     named = []
     for kind, values in (("node", a), ("step", np.array([c.values for c in steps]).T),
                          ("link", e[:, xs, ys])):
         if not values.size:
             continue
-        p, clear, low, high = _tests(values, bound)
-        q = benjamini_hochberg(p)  # each kind its own family
+        hit, clear, q, low, high, seen = _tests(values, limit)  # each kind its own family
+        if kind == "node" and np.isfinite(seen).any():
+            health.detectable = float(np.nanmedian(seen))
         if kind == "link":
-            for i in np.nonzero(q < ALPHA)[0]:
+            health.links_cleared = np.zeros((n, n), bool)
+            health.links_cleared[xs, ys] = clear
+            for i in np.nonzero(hit)[0]:
                 x, y = xs[i], ys[i]
                 named.append(Candidate(
                     "link", sorted([m.nodes[x], m.nodes[y]], key=m.nodes.index), e[:, x, y],
@@ -358,11 +352,10 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
                     direction=f"{m.nodes[x]}->{m.nodes[y]}", p_value=float(q[i]),
                     ci=(float(low[i]), float(high[i]))))
             continue
-        cleared = benjamini_hochberg(clear) < ALPHA
-        for c, qi, lo, hi, ok in zip(nodes if kind == "node" else steps, q, low, high,
-                                     cleared):
+        for c, bad, qi, lo, hi, ok in zip(nodes if kind == "node" else steps, hit, q, low,
+                                          high, clear):
             c.p_value, c.ci = float(qi), (float(lo), float(hi))
-            if qi < ALPHA:
+            if bad:
                 named.append(c)
             elif ok and kind == "node":
                 health.cleared.append(c.hosts[0])

@@ -48,8 +48,9 @@ def add_parser(sub, summary: str) -> None:
                    help="collectives, e.g. allreduce bcast allgather reduce alltoall")
     p.add_argument("--np", metavar="LIST",
                    help="process counts (default 4; --verify: the sizes the file names)")
-    p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
-                   help="message sizes (default %(default)s)")
+    p.add_argument("--sizes", metavar="SPEC",
+                   help=f"message sizes (default {DEFAULT_SIZES}; --verify: both sides of "
+                        "every boundary between the file's ranges)")
     p.add_argument("--launches", default=str(LAUNCHES), metavar="K|auto",
                    help=f"launches, each measuring every algorithm (default %(default)s; "
                         f"auto: at least {AUTO_LAUNCHES[0]}, as `run`)")
@@ -134,6 +135,7 @@ def _tune(args, argv, mpi, known) -> int:
     path = _output(args, mpi.family)
     min_gain = parse_threshold(args.min_gain, "--min-gain")
     args.np = args.np or "4"
+    args.sizes = args.sizes or DEFAULT_SIZES
     rules = FORMATS[mpi.family]
     writable = rules.writable(native_binary(mpi))
     # How the choice is made, stored with the runs so the report chooses as this did.
@@ -176,7 +178,8 @@ def _verify(args, argv, mpi, known) -> int:
     check_directory("--junit", args.junit)
     min_gain = parse_threshold(args.min_gain, "--min-gain")
     rules = FORMATS[mpi.family]
-    covered = rules.read(path.read_text(errors="replace"), args.verify).collectives
+    read = rules.read(path.read_text(errors="replace"), args.verify)
+    covered = read.collectives
     if not covered:
         raise UserError(f"--verify {args.verify}: it sets no collective's algorithm at any "
                         "communicator size; nothing to verify")
@@ -190,8 +193,8 @@ def _verify(args, argv, mpi, known) -> int:
     launches = parse_launches(args.launches)
     args.launches = str(math.ceil((launches or LAUNCHES) / 2))
     quads = [[d, r, r, d] for name in covered
-             for d, r in zip(_plans(args, mpi, known, [name]),
-                             _plans(args, mpi, known, [name], settings))]
+             for d, r in zip(_plans(_sized(args, read, name), mpi, known, [name]),
+                             _plans(_sized(args, read, name), mpi, known, [name], settings))]
     store = writing_store(args.db)
     run_ids = _measure(store, mpi, [p for q in quads for p in q], argv)
     cases = [store.cases(r) for r in run_ids]
@@ -207,6 +210,17 @@ def _verify(args, argv, mpi, known) -> int:
     else:
         print(render_verify(checks, args.verify, min_gain))
     return 1 if any(c.failing for c in checks) else 0
+
+
+def _sized(args, read, name: str) -> argparse.Namespace:
+    """args with the sizes --verify measures `name` at: --sizes where given, else both
+    sides of each boundary between the file's ranges (the default sizes where it has
+    none: one choice at every size)."""
+    if args.sizes:
+        return args
+    found = sorted({b for np_ in parse_ranks(args.np) for b in read.sizes(name, np_)})
+    return argparse.Namespace(**{**vars(args), "sizes": ",".join(map(str, found))
+                                 if found else DEFAULT_SIZES})
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

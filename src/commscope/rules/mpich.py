@@ -191,10 +191,23 @@ def read(text: str, name: str) -> Rules:
     if not isinstance(tree, dict) or not any(k.startswith("collective=") for k in tree):
         raise UserError(f"--verify {name}: no \"collective=NAME\" key; give the MPICH "
                         "selection file `commscope tune` wrote")
-    covered = {}
+    covered, boundaries = {}, {}
     for key, section in tree.items():
         intra = section.get("comm_type=intra", {}) if isinstance(section, dict) else {}
+        kernel = key.split("=", 1)[1]
         sizes = tuple(int(k.split("<=")[1]) for k in intra if re.fullmatch(r"comm_size<=\d+", k))
         if sizes:
-            covered[key.split("=", 1)[1]] = sizes
-    return Rules(covered)
+            covered[kernel] = sizes
+        for np_ in sizes:
+            boundaries[kernel, np_] = _boundaries(intra[f"comm_size<={np_}"], kernel, np_)
+    return Rules(covered, boundaries)
+
+
+def _boundaries(branch, kernel: str, np_: int) -> tuple[int, ...]:
+    """The message sizes (commscope's) where _by_size's tests move to the next range."""
+    if isinstance(branch, dict) and "is_commutative=yes" in branch:
+        branch = branch["is_commutative=yes"]
+    scale = np_ if kernel in TOTAL else 1
+    tests = [re.fullmatch(r"(?:avg|total)_msg_size<(\d+)", k) for k in branch] \
+        if isinstance(branch, dict) else []
+    return tuple(sorted(int(m[1]) // scale for m in tests if m))

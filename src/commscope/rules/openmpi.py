@@ -131,7 +131,7 @@ def read(text: str, name: str) -> Rules:
         return value
 
     names = {v: k for k, v in IDS.items()}
-    covered = {}
+    covered, boundaries = {}, {}
     for _ in range(take("the number of collectives")):
         ident = take("a collective id")
         if ident not in names:
@@ -141,8 +141,10 @@ def read(text: str, name: str) -> Rules:
         sizes = []
         for _ in range(take(f"{names[ident]}'s number of communicator sizes")):
             sizes.append(take(f"{names[ident]}'s communicator size"))
+            starts = []
             for i in range(take(f"{names[ident]}'s number of rules")):
-                if take("a message size") != 0 and i == 0:
+                starts.append(take("a message size"))
+                if starts[-1] != 0 and i == 0:
                     raise UserError(f"--verify {name}: line {tokens[at - 1][1]}: "
                                     f"{names[ident]}'s first rule at {sizes[-1]} ranks must be "
                                     "for message size 0")
@@ -150,8 +152,11 @@ def read(text: str, name: str) -> Rules:
                     take(what)
                 if v2 and at < len(tokens) and tokens[at][1] == tokens[at - 1][1]:
                     take("max_requests")
+            per = sizes[-1] if names[ident] in PER_PEER else 1  # message_size() undone
+            if sizes[-1] > 1:
+                boundaries[names[ident], sizes[-1]] = tuple(s // per for s in starts[1:])
         covered[names[ident]] = tuple(s for s in sizes if s > 1)
     if at != len(tokens):
         raise UserError(f"--verify {name}: line {tokens[at][1]}: numbers after the last "
                         "collective; the count of collectives is wrong")
-    return Rules(covered)
+    return Rules(covered, boundaries)

@@ -28,6 +28,10 @@ class Words:
     faster: str = "faster"
     equivalence: bool = False
 
+    def __post_init__(self):
+        if len(set(self.all())) < len(self.all()):  # a failing word read as a passing one
+            raise ValueError(f"words must differ: {self.all()}")
+
     def word(self, d: Decided, log_ratio: float) -> str:
         if d.outcome == "untested":
             return INCONCLUSIVE

@@ -126,29 +126,64 @@ def trigamma_inverse(x: float) -> float:
     return y
 
 
+def moderated(var: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Launch variances (each of its df; NaN or below NO_SPREAD: no spread seen) moderated
+    towards the prior all of them share, the prior's weight d0 estimated (Smyth 2004),
+    never fixed: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of freedom (at most
+    all of theirs together). Never below its own variance: a comparison noisier than the
+    rest is not pulled below what it showed (as replication.run_spreads, which measured
+    the floor's need). No spread is unknown spread: it takes the prior's, and with no
+    prior to take it stays 0 and its claim is inconclusive. With fewer than MIN_MODERATED
+    known, each keeps its own."""
+    var, df = np.asarray(var, dtype=float), np.asarray(df, dtype=float)
+    own = np.where(np.nan_to_num(var) > NO_SPREAD, np.nan_to_num(var), 0.0)
+    known = (df > 0) & (own > 0)
+    if known.sum() < MIN_MODERATED:
+        return own, df
+    s0, d0 = prior(own[known], df[known])
+    if math.isinf(d0):
+        out = np.full(own.shape, s0)
+    else:
+        out = (d0 * s0 + df * own) / (d0 + df)
+    return (np.where(df > 0, np.fmax(out, own), own),
+            np.where(df > 0, np.minimum(df + d0, float(df[known].sum())), df))
+
+
 def moderate(found: list[Estimate]) -> list[Estimate]:
-    """Each estimate's launch variance moderated towards the prior all of them share, the
-    prior's weight d0 estimated (Smyth 2004), never fixed: s~^2 = (d0 s0^2 + d s^2) /
-    (d0 + d) on d0 + d degrees of freedom (at most all of theirs together). Never below
-    its own variance: a comparison noisier than the rest is not pulled below what it
-    showed (as replication.run_spreads, which measured the floor's need). A variance of 0
-    (no spread at all) is unknown spread: it takes the prior's, and with no prior to take
-    it stays 0 and its claim is inconclusive."""
-    known = [i for i, e in enumerate(found) if e.df and e.var > NO_SPREAD]
-    if len(known) < MIN_MODERATED:
-        return found
-    var = np.array([found[i].var for i in known])
-    df = np.array([float(found[i].df) for i in known])
-    s0, d0 = prior(var, df)
-    total = float(df.sum())
-    out = list(found)
-    for i, e in enumerate(found):
-        if not e.df:
-            continue
-        own = e.var if e.var > NO_SPREAD else 0.0
-        moderated = s0 if math.isinf(d0) else (d0 * s0 + e.df * own) / (d0 + e.df)
-        out[i] = replace(e, var=max(moderated, own), df=min(e.df + d0, total))
-    return out
+    """The estimates with their launch variances moderated together (`moderated`)."""
+    var, df = moderated(np.array([e.var for e in found]), np.array([e.df for e in found]))
+    return [replace(e, var=float(v), df=float(d)) if e.df else e
+            for e, v, d in zip(found, var, df)]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family's tests, as arrays over its tested members: Benjamini-Hochberg-adjusted
+    p of `over` (H0 d <= bound), `under` (H0 d >= bound; with equivalence also d <=
+    -bound) and `apart` (H0 d = 0, two-sided); the half widths of the plain and the
+    false-coverage-rate intervals; the smallest ratio `over` detects with POWER."""
+    over: np.ndarray
+    under: np.ndarray
+    apart: np.ndarray
+    plain: np.ndarray
+    fcr: np.ndarray
+    detectable: np.ndarray
+
+
+def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
+                equivalence: bool = False, alpha: float = ALPHA) -> Family:
+    """d: log time ratios (the bad side's over the other's), se their standard errors on
+    df degrees of freedom, all tested (se > 0); bound: the threshold's log time ratio."""
+    over = benjamini_hochberg(_t(df, -(d - bound) / se))
+    under = _t(df, (d - bound) / se)
+    if equivalence:
+        under = np.maximum(under, _t(df, -(d + bound) / se))
+    m, named = d.size, int(np.sum(over < alpha))
+    return Family(over, benjamini_hochberg(under),
+                  benjamini_hochberg(2 * _t(df, -np.abs(d) / se)),
+                  _quantile(df, 1 - alpha / 2) * se,
+                  _quantile(df, 1 - max(named, 1) * alpha / (2 * m)) * se,
+                  np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se))
 
 
 @dataclass(frozen=True)
@@ -180,27 +215,17 @@ def decide(found: list[Estimate], bound: float, equivalence: bool = False,
     if not tested:
         return out
     d = np.array([found[i].log_ratio for i in tested])
-    se = np.array([found[i].se for i in tested])
-    df = np.array([found[i].test_df for i in tested])
-    over = benjamini_hochberg(_t(df, -(d - bound) / se))
-    under = _t(df, (d - bound) / se)
-    if equivalence:
-        under = np.maximum(under, _t(df, -(d + bound) / se))
-    under = benjamini_hochberg(under)
-    apart = benjamini_hochberg(2 * _t(df, -np.abs(d) / se))
-    m, named = len(tested), int(np.sum(over < alpha))
-    plain = _quantile(df, 1 - alpha / 2) * se
-    fcr = _quantile(df, 1 - max(named, 1) * alpha / (2 * m)) * se
-    detectable = np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se)
+    f = family_tests(d, np.array([found[i].se for i in tested]),
+                    np.array([found[i].test_df for i in tested]), bound, equivalence, alpha)
     for j, i in enumerate(tested):
-        if over[j] < alpha:
-            outcome, p, half = "over", over[j], fcr[j]
-        elif apart[j] < alpha:
-            outcome, p, half = "apart", apart[j], plain[j]
-        elif under[j] < alpha:
-            outcome, p, half = "under", under[j], plain[j]
+        if f.over[j] < alpha:
+            outcome, p, half = "over", f.over[j], f.fcr[j]
+        elif f.apart[j] < alpha:
+            outcome, p, half = "apart", f.apart[j], f.plain[j]
+        elif f.under[j] < alpha:
+            outcome, p, half = "under", f.under[j], f.plain[j]
         else:
-            outcome, p, half = None, over[j], plain[j]
+            outcome, p, half = None, f.over[j], f.plain[j]
         out[i] = Decided(outcome, float(p), (math.exp(d[j] - half), math.exp(d[j] + half)),
-                         float(detectable[j]))
+                         float(f.detectable[j]))
     return out

@@ -4,13 +4,13 @@ Prometheus text exposition."""
 from __future__ import annotations
 
 import math
-from xml.etree import ElementTree
 
 import numpy as np
 
 from .. import units
 from ..health import ALPHA, Candidate, Health
 from ..sizes import format_bytes
+from ..verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, junit as junit_xml
 from .prometheus import exposition
 from .tables import Table
 
@@ -78,6 +78,9 @@ def render(h: Health, run_id: int, db: str) -> str:
         lines.append(f"no suspect: no node, link or distance is more than "
                      f"{units.percent(h.threshold, decimals=None)} slower than the model "
                      f"predicts beyond doubt (BH-adjusted p < {ALPHA:g})")
+    if h.detectable is not None:
+        lines.append(f"the smallest slowdown these launches detect (80% power): a node at "
+                     f"{units.ratio(h.detectable)}x of the typical bandwidth")
     lines.append(drain_line(h))
     return "\n".join(lines)
 
@@ -104,6 +107,7 @@ def as_json(h: Health) -> dict:
            "node_scores": h.node_scores(),
            "suspects": [c.as_dict(m.bandwidth_bytes) for c in h.suspects],
            "drain": h.drain, "cleared": h.cleared, "unresolved": h.unresolved,
+           "detectable_ratio": h.detectable,
            "note": h.note}
     if m.pattern == "shift":
         out["by_distance"] = {"distances": list(range(1, len(m.nodes))),
@@ -113,29 +117,37 @@ def as_json(h: Health) -> dict:
 
 
 def junit(h: Health) -> str:
-    """One testcase per node and per link (both directions in one); a suspect fails."""
-    named = {(c.kind, tuple(c.hosts)): c for c in h.suspects}
-    cases = [("node", [n]) for n in h.matrices.nodes]
-    nodes = h.matrices.nodes
-    cases += [("link", [a, b]) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
-    suite = ElementTree.Element("testsuite", name=f"commscope health {h.matrices.pattern}",
-                                tests=str(len(cases)), failures=str(len(h.suspects)))
-    for kind, hosts in cases:
-        case = ElementTree.SubElement(suite, "testcase", classname=f"health.{kind}",
-                                      name=" ".join(hosts))
+    """One testcase per node and per link (both directions in one), a step where one is
+    named: a suspect fails, a cleared one passes, one neither is skipped (unresolved:
+    never a pass), as is a link through a suspect node (the node's failure)."""
+    m, named = h.matrices, {(c.kind, tuple(c.hosts)): c for c in h.suspects}
+    drain = set(h.drain)
+
+    def case(kind: str, hosts: list[str], cleared: bool) -> Testcase:
         found = named.get((kind, tuple(hosts)))
         if found:
-            ElementTree.SubElement(case, "failure", message=(
+            return Testcase(f"health.{kind}", " ".join(hosts), "suspect", (
                 f"{_what(found)}: {units.rate(found.measured / 1e6, 1)} MB/s against "
                 f"{units.rate(found.expected / 1e6, 1)} expected, ratio "
-                f"{units.ratio(found.ratio)} (95% CI {_ci(found)}), p "
-                f"{units.p_value(found.p_value)}")).text = REMEDY[kind]
-    for c in h.suspects:
-        if c.kind == "step":
-            case = ElementTree.SubElement(suite, "testcase", classname="health.step",
-                                          name=f"distance {c.distance}")
-            ElementTree.SubElement(case, "failure", message=f"ratio {units.ratio(c.ratio)}")
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True)
+                f"{units.ratio(found.ratio)} (interval {_ci(found)}), p "
+                f"{units.p_value(found.p_value)}; {REMEDY[kind]}"), True)
+        if h.note:
+            return Testcase(f"health.{kind}", " ".join(hosts), INCONCLUSIVE, h.note, False)
+        if drain & set(hosts):
+            return Testcase(f"health.{kind}", " ".join(hosts), UNDETERMINED,
+                            f"through suspect node {', '.join(sorted(drain & set(hosts)))}",
+                            False)
+        word = "cleared" if cleared else UNDETERMINED
+        return Testcase(f"health.{kind}", " ".join(hosts), word,
+                        f"{word} at the threshold {Threshold(h.threshold)}", False)
+
+    nodes, both = m.nodes, h.links_cleared
+    cases = [case("node", [n], n in h.cleared) for n in nodes]
+    cases += [case("link", [a, nodes[j]], both is not None and bool(both[i, j] and both[j, i]))
+              for i, a in enumerate(nodes) for j in range(i + 1, len(nodes))]
+    cases += [Testcase("health.step", _what(c), "suspect", f"ratio {units.ratio(c.ratio)}; "
+                       f"{REMEDY['step']}", True) for c in h.suspects if c.kind == "step"]
+    return junit_xml(f"commscope health {m.pattern}", cases)
 
 
 def prometheus(h: Health) -> str:
