@@ -153,6 +153,10 @@ def test_sides_stored_in_separate_runs_are_compared_unpaired(fake_mpi, db):
     ([], ["name guidelines"]),
     (["--all", "--runs", "1"], ["drop --all"]),
     (["bcast<=scatter+allgather", "--threshold", "lots"], ["--threshold"]),
+    (["bcast<=scatter+allgather", "--threshold", "0"], ["--threshold 0", "above 0"]),
+    (["bcast<=scatter+allgather", "--threshold", "100%"], ["--threshold 100%", "below 100"]),
+    # m/2 is not among the sizes: a family that cannot be formed, refused before measuring
+    (["split:bcast", "--sizes", "8,1KiB,64KiB"], ["split:bcast", "--sizes"]),
 ])
 def test_bad_input_is_one_line_and_stores_nothing(fake_mpi, db, args, words):
     line = one_line_error(commscope("check", *args, "--mpi", fake_mpi, "--db", db,
@@ -272,3 +276,22 @@ def test_the_report_shows_each_guideline_with_its_violations(fake_mpi, db, tmp_p
     assert text.count("Performance guidelines") == 2  # contents and heading, allreduce only
     assert "allreduce&lt;=reduce+bcast: 2 of 6 sizes violated" in text
     assert "monotony:allreduce: " in text
+
+
+def test_runs_and_the_report_judge_as_the_command_did(fake_mpi, db, tmp_path):
+    """A 1.4x slower left side at a 50% threshold is slower, not violated: `--runs` and the
+    report read the threshold stored with the run, not the 5% default, and give the same
+    verdicts, figures and all."""
+    code, measured = check(fake_mpi, db, "allreduce<=reduce+bcast", "--sizes", "256:8KiB",
+                           "--launches", "4", "--threshold", "50%",
+                           launcher=FakeLauncher(factor=slow_left))
+    assert code == 0 and not any(v["failing"] for v in measured["verdicts"])
+    assert {v["bytes"] for v in measured["verdicts"] if v["verdict"] == "slower"} == SLOW
+    done = commscope("check", "--runs", "1", "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    again = json.loads(done.stdout)["verdicts"]
+    assert again == measured["verdicts"], [{k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
+                                           for a, b in zip(again, measured["verdicts"])]
+    html = tmp_path / "report.html"
+    assert commscope("report", "--db", db, "-o", html).returncode == 0
+    assert "allreduce&lt;=reduce+bcast: 0 of 6 sizes violated" in html.read_text()

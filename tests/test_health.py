@@ -203,6 +203,7 @@ def test_bad_input_is_one_line_and_nothing_is_stored(fake_mpi, tmp_path):
         return one_line_error(done)
 
     assert "one host (h0)" in refused("--hosts", "h0")
+    assert "--threshold 120%" in refused("--hosts", "h0,h1,h2", "--threshold", "120%")
     hostfile = tmp_path / "hosts"
     hostfile.write_text("h0 slots=2\nh1 slots=1\n")
     line = refused("--hostfile", hostfile, "--ppn", "2")

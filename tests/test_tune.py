@@ -146,6 +146,8 @@ def test_the_report_shows_each_algorithm_the_choice_and_the_regret(fake_mpi, db,
     (("tune", "allreduce", "-o", "/no/such/dir/x.rules"), "no such directory"),
     (("tune", "--verify", "/no/such/file"), "no such file"),
     (("tune", "allreduce", "--junit", "x.xml"), "--junit is for --verify"),
+    (("tune", "allreduce", "--min-gain", "0"), "--min-gain 0"),
+    (("tune", "allreduce", "--min-gain", "1.5"), "--min-gain 1.5"),
 ])
 def test_bad_input_is_one_line(fake_mpi, db, args, words):
     line = one_line_error(commscope(*args, "--mpi", fake_mpi, "--db", db,

@@ -153,6 +153,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         threshold = parse_threshold(args.threshold or given.get("threshold")
                                     or DEFAULTS["check"])
         cat = catalogue(args.catalogue, given.get("catalogue"))
+        args.ids = args.ids or given.get("guidelines")  # the command's, so its families
         run_ids, store, chosen, family = _stored(args, cat)
     else:
         threshold = parse_threshold(args.threshold or DEFAULTS["check"])

@@ -9,7 +9,8 @@ of one family are then decided together (`decide`):
 - over: H0 log ratio <= the threshold's bound, one-sided t (violated, regression, named);
 - under: H0 log ratio >= the bound (holds, cleared), or with `equivalence` also H0 log
   ratio <= -bound, two one-sided tests (no change; Schuirmann 1987);
-- apart: H0 log ratio = 0, two-sided (slower, faster: significant, within the bound);
+- apart: H0 log ratio = 0, two-sided (faster: significant; slower: significant, and
+  within the bound by `under`, else undetermined);
 
 each adjusted by Benjamini-Hochberg over the family. What `over` names carries a
 false-coverage-rate interval (Benjamini & Yekutieli, JASA 100, 2005: R named of m, each
@@ -220,7 +221,7 @@ def decide(found: list[Estimate], bound: float, equivalence: bool = False,
     for j, i in enumerate(tested):
         if f.over[j] < alpha:
             outcome, p, half = "over", f.over[j], f.fcr[j]
-        elif f.apart[j] < alpha:
+        elif f.apart[j] < alpha and (d[j] < 0 or f.under[j] < alpha):  # slower: within it
             outcome, p, half = "apart", f.apart[j], f.plain[j]
         elif f.under[j] < alpha:
             outcome, p, half = "under", f.under[j], f.plain[j]

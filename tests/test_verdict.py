@@ -1,0 +1,104 @@
+"""The verdict core (commscope.verdict) on estimates of known truth: the threshold in its
+one unit, the tests at the threshold, the words, moderation with an estimated prior, no
+spread as unknown spread, the false-coverage-rate interval of what is named, and the one
+JUnit writer. The rates over many simulated commands are bench/verdicts.py's."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+import pytest
+
+from commscope.errors import UserError
+from commscope.verdict import (INCONCLUSIVE, UNDETERMINED, Estimate, Threshold, Words, claims,
+                               decide, junit, moderate, paired, parse_threshold, unpaired)
+
+WORDS = Words("violated", "holds")
+FIVE = Threshold(0.05)
+
+
+def estimate(ratio: float, sd: float, k: int = 5) -> Estimate:
+    """A paired estimate of K launches whose ratios are exactly `ratio` times a spread of
+    sd (the sample's own sd is sd: the launches are +-sd around the mean)."""
+    spread = np.array([-1, 1] * (k // 2) + [0] * (k % 2)) * sd * math.sqrt((k - 1) / (k - k % 2))
+    return paired(dict(enumerate(ratio * np.exp(spread))), dict.fromkeys(range(k), 1.0))
+
+
+@pytest.mark.parametrize("text, fraction", [("5%", 0.05), ("0.05", 0.05), ("20 %", 0.2),
+                                            (".1", 0.1)])
+def test_a_threshold_is_a_bandwidth_shortfall(text, fraction):
+    t = parse_threshold(text)
+    assert t.fraction == pytest.approx(fraction)
+    assert t.bandwidth_ratio == pytest.approx(1 - fraction)
+    assert t.time_ratio == pytest.approx(1 / (1 - fraction))
+    assert math.exp(t.log) == pytest.approx(t.time_ratio)
+
+
+@pytest.mark.parametrize("text", ["0", "0%", "100%", "1", "1.5", "-5%", "lots", ""])
+def test_a_threshold_out_of_range_names_its_option(text):
+    with pytest.raises(UserError, match=f"--min-gain {text}: give a percentage"):
+        parse_threshold(text, "--min-gain")
+
+
+def test_each_word_is_its_test_at_the_threshold():
+    """Far beyond 1.053x: violated; at 1.00 with a narrow interval: holds; 1.03 with its
+    interval inside the bound but clear of 1: slower; at the bound itself, clear of 1 but
+    not of the bound: undetermined."""
+    found = claims([estimate(1.5, 0.02), estimate(1.0, 0.005), estimate(1.03, 0.002),
+                    estimate(FIVE.time_ratio, 0.02)], ["g"] * 4, list("abcd"), FIVE, WORDS)
+    assert [c.word for c in found] == ["violated", "holds", "slower", UNDETERMINED]
+    assert [c.failing for c in found] == [True, False, False, False]
+
+
+def test_no_spread_is_unknown_spread_not_certainty():
+    """Identical launches (imported figures): no interval, no word but inconclusive; with
+    others to borrow a spread from, it takes theirs."""
+    alone = claims([estimate(1.5, 0.0)], ["g"], ["a"], FIVE, WORDS)
+    assert [(c.word, c.interval) for c in alone] == [(INCONCLUSIVE, None)]
+    among = moderate([estimate(1.5, 0.0)] + [estimate(1.0, 0.02) for _ in range(4)])
+    assert among[0].var == pytest.approx(among[1].var) and among[0].df == among[1].df
+
+
+def test_moderation_estimates_the_prior_s_weight_and_never_lowers_a_noisy_one():
+    rng = np.random.default_rng(1)
+    same = [Estimate(0.0, float(v), 4, 0.2, 5, True) for v in
+            0.02 ** 2 * rng.chisquare(4, 30) / 4]  # one true variance: an infinite weight
+    pooled = moderate(same)
+    prior = min(m.var for m in pooled)  # where own < prior, each takes the prior's alone
+    assert sum(m.var == prior for m in pooled) >= 10
+    assert all(m.var == max(prior, e.var) for m, e in zip(pooled, same))
+    assert all(m.df > e.df for m, e in zip(pooled, same))
+    noisy = moderate(same[:10] + [Estimate(0.0, 0.2 ** 2, 4, 0.2, 5, True)])
+    assert noisy[-1].var == pytest.approx(0.2 ** 2)
+
+
+def test_what_is_named_carries_a_wider_false_coverage_interval():
+    found = [estimate(1.5, 0.02)] + [estimate(1.0, 0.02) for _ in range(19)]
+    named, plain = decide(found, FIVE.log)[:2]
+    width = [math.log(d.interval[1] / d.interval[0]) for d in (named, plain)]
+    assert named.outcome == "over" and plain.outcome != "over"
+    assert width[0] > width[1]  # the same se: the named one's level is 1 - alpha / 20
+
+
+def test_two_commands_apart_carry_the_between_command_term():
+    a, b = np.log([1.0, 1.01, 0.99]), np.log([1.1, 1.11, 1.09])
+    assumed, known = unpaired(a, b), unpaired(a, b, command_var=0.0)
+    assert assumed.se > known.se > 0
+    assert assumed.log_ratio == pytest.approx(known.log_ratio) == pytest.approx(0.0953, abs=1e-3)
+
+
+def test_words_that_collide_are_refused():
+    with pytest.raises(ValueError, match="words must differ"):
+        Words("slower", "holds")
+
+
+def test_junit_skips_what_is_undecided_and_fails_only_the_failing_word():
+    found = claims([estimate(1.5, 0.02), estimate(1.0, 0.005), estimate(FIVE.time_ratio, 0.02),
+                    paired({1: 1.2}, {1: 1.0})], ["g"] * 4, list("abcd"), FIVE, WORDS)
+    root = ElementTree.fromstring(junit("commscope check", found))
+    kinds = {c.get("name"): [e.tag for e in c] for c in root}
+    assert kinds == {"a": ["failure"], "b": ["system-out"], "c": ["skipped"],
+                     "d": ["skipped"]}
+    assert (root.get("failures"), root.get("skipped")) == ("1", "2")
