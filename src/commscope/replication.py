@@ -47,6 +47,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .stats import median_ci
+from .verdict.tests import prior
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
@@ -107,7 +108,7 @@ def run_spreads(table: np.ndarray) -> list[Spread]:
     residual = table - table.mean(axis=1, keepdims=True) - launch_effects
     df = (k - 1) * (cases - 1) / cases  # of one case's residual sum of squares
     own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
-    prior_var, prior_df = _prior(own, df)
+    prior_var, prior_df = prior(own, np.full(cases, df))  # Smyth 2004, 6.2
     total_df = (k - 1) * (cases - 1)
     if math.isinf(prior_df):
         moderated, mod_df = np.full(cases, prior_var), float(total_df)
@@ -118,37 +119,6 @@ def run_spreads(table: np.ndarray) -> list[Spread]:
     return [Spread(max(common + share * v, float(row.var(ddof=1))),
                    satterthwaite([(common, k - 1), (share * v, mod_df)]))
             for v, row in zip(moderated, table)]
-
-
-def _prior(s2: np.ndarray, df: float) -> tuple[float, float]:
-    """The scaled inverse chi-square distribution the cases' variances s2 (each of df
-    degrees of freedom) are drawn from, by moments of log s2 (Smyth 2004, 6.2): its scale
-    and degrees of freedom, infinite where the variances agree within their own error."""
-    from scipy.special import digamma, polygamma
-    e = np.log(s2) - float(digamma(df / 2)) + math.log(df / 2)
-    excess = float(e.var(ddof=1)) - float(polygamma(1, df / 2))
-    if excess <= 0:
-        return math.exp(float(e.mean())), math.inf
-    d0 = 2 * _trigamma_inverse(excess)
-    return math.exp(float(e.mean()) + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0
-
-
-def _trigamma_inverse(x: float) -> float:
-    """y with trigamma(y) = x: Newton's method on 1 / trigamma(y) = 1 / x, nearly linear
-    in y (trigamma(y) ~ 1/y + 1/(2y^2)), from y = 1/2 + 1/x."""
-    from scipy.special import polygamma
-    if x > 1e7:
-        return 1 / math.sqrt(x)
-    if x < 1e-6:
-        return 1 / x
-    y = 0.5 + 1 / x
-    for _ in range(50):
-        tri = float(polygamma(1, y))
-        step = tri * (1 - tri / x) / float(polygamma(2, y))
-        y += step
-        if abs(step) / y < 1e-8:
-            break
-    return y
 
 
 def launches_needed(pilot: Spread, precision: float, past: History | None = None) -> int:

@@ -47,7 +47,8 @@ class Option:
     p_value: float | None  # of H0 "no more than the least gain faster", BH-adjusted
     estimate: Estimate | None = None  # log(default / this), for the verdict core
     faster: bool = False  # faster than the default by more than the least gain
-    gain: float = 0.0  # 1 - its time over the default's, shrunk (the winner's curse)
+    gain: float = 0.0  # 1 - its time over the default's, corrected for the choice
+    detectable: float | None = None  # the least gain chosen with 80% power at its noise
 
     def as_dict(self) -> dict:
         return {"algorithm": self.algorithm, "time_s": self.time_s,
@@ -187,7 +188,8 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
                 cut = min_gain.log + float(stdtrit(e.test_df, 1 - named * ALPHA / tested)) * e.se
                 gain = -math.expm1(-_unbiased(e.log_ratio, e.se, cut))
             options[i][j] = replace(options[i][j], ci=ci, p_value=d.p,
-                                    faster=d.outcome == "over", gain=gain)
+                                    faster=d.outcome == "over", gain=gain, detectable=None
+                                    if d.detectable is None else 1 - 1 / d.detectable)
     chosen = []
     for p, these in zip(found, options):
         faster = sorted((o for o in these if o.faster), key=lambda o: o.ratio)

@@ -78,6 +78,17 @@ def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> Re
                       lambda cases: case_history(store, cases))
 
 
+def by_verdict(data: ReportData, verb: str) -> list[tuple[dict, list[RunData]]]:
+    """The runs `verb` made, grouped by how their command judged (the verdict parameters
+    it stored with them), so the report judges each group as its command did."""
+    groups: dict[str, list[RunData]] = {}
+    for r in data.runs:
+        if r.command[1:2] == [verb]:
+            groups.setdefault(json.dumps(r.settings.get("verdict", {}), sort_keys=True),
+                              []).append(r)
+    return [(json.loads(text), runs) for text, runs in groups.items()]
+
+
 def combined(cases: list[Case]) -> list[dict]:
     """One summary per case identity among these cases, its launches combined
     (summary.combined_summary)."""

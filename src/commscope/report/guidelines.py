@@ -4,15 +4,13 @@ sizes marked (checks.py; docs/guidelines.md), judged as the command that measure
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from ..checks import judge
 from ..guidelines import catalogue
 from ..verdict import DEFAULTS, parse_threshold
 from . import figures
-from .data import ReportData
+from .data import ReportData, by_verdict
 from .html import Section, el, figure, section
 
 CAPTION = ("The ratio of the left side's time over the right's on launch medians (monotony: "
@@ -51,14 +49,8 @@ def judged(data: ReportData) -> list:
     """Per check command (its runs share what it stored of how it judges: threshold and
     catalogue), its threshold and the claims on its guidelines, worked out again from the
     stored runs as the command made them (checks.judge); [] without such runs."""
-    checked = [r for r in data.runs if r.command[1:2] == ["check"]]
-    commands: dict[str, list] = {}
-    for r in checked:
-        commands.setdefault(json.dumps(r.settings.get("verdict", {}), sort_keys=True),
-                            []).append(r)
     out = []
-    for text, runs in commands.items():
-        given = json.loads(text)
+    for given, runs in by_verdict(data, "check"):
         threshold = parse_threshold(given.get("threshold") or DEFAULTS["check"])
         cat = catalogue(entries=given.get("catalogue"))
         ids = given.get("guidelines")

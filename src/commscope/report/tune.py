@@ -4,15 +4,13 @@ and the default's regret, its time over the fastest measured (tune.py; docs/tune
 
 from __future__ import annotations
 
-import json
-
 from .. import units
 from ..sizes import format_bytes
 from ..tune import can_name, choose, points
 from ..verdict import DEFAULTS, parse_threshold
 from ..views.tables import Table
 from . import figures
-from .data import ReportData
+from .data import ReportData, by_verdict
 from .html import Section, el, figure, section, table
 
 CAPTION = ("Median of launch medians. Black: the library's own choice (the default); "
@@ -53,14 +51,8 @@ def _regret(mine) -> Table:
 
 def render(data: ReportData) -> Section | None:
     """Only for runs `commscope tune` made: their collective's algorithms."""
-    tuned = [r for r in data.runs if r.command[1:2] == ["tune"]]
-    commands: dict[str, list] = {}  # runs that share how they choose: one command's
-    for r in tuned:
-        commands.setdefault(json.dumps(r.settings.get("verdict", {}), sort_keys=True),
-                            []).append(r)
     chosen = []
-    for text, runs in commands.items():
-        given = json.loads(text)
+    for given, runs in by_verdict(data, "tune"):
         chosen += choose(points([c for r in runs for c in r.cases]),
                          can_name(given.get("writable")),
                          parse_threshold(given.get("min_gain") or DEFAULTS["tune"]))

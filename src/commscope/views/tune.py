@@ -11,7 +11,7 @@ from ..verdict import junit as claims_junit
 from .tables import Table
 
 HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its ratio",
-          "95% CI", "p (BH)", "choice", "gain")
+          "interval", "p (BH)", "choice", "gain")
 VERIFY = ("collective", "np", "size", "launches", "default us", "rules us", "ratio", "interval",
           "p (BH)", "verdict")
 
@@ -28,15 +28,22 @@ def _row(p: Point) -> tuple[str, ...]:
             p.choice or "(default)", units.percent(p.gain))
 
 
+def _blind(points: list[Point]) -> str:
+    """The median least gain the command chose with 80% power: what it was blind below."""
+    seen = sorted(o.detectable for p in points for o in p.options if o.detectable is not None)
+    return "" if not seen else \
+        f"; the smallest gain these launches detect (80% power): {units.percent(seen[len(seen) // 2])}"
+
+
 def render(points: list[Point], written: list[str], use: str, min_gain: Threshold) -> str:
     lines = [Table(HEADER, [_row(p) for p in points], align="lrrrrlrrrlr", rule=True).text()]
     changed = sum(p.choice is not None for p in points)
     lines.append(f"{changed} of {len(points)} points choose an algorithm other than the "
                  f"library's (ratio: the algorithm's time over the default's, launch medians "
                  f"paired by launch; chosen: faster by more than the least gain {min_gain}, "
-                 "at a false discovery rate of 0.05 per collective and np; gain: shrunk "
-                 "towards the others' (empirical Bayes), not the luckiest draw; the rest "
-                 "keep the library's choice)")
+                 "at a false discovery rate of 0.05 per collective and np; gain: corrected "
+                 "for the choice, not the luckiest draw; the rest keep the library's "
+                 f"choice){_blind(points)}")
     blocked = [p for p in points if p.unwritable]
     if blocked:
         lines.append("faster beyond doubt but not in the file, whose format cannot name them "
