@@ -13,6 +13,7 @@ import pytest
 
 from cluster import ClusterUnavailable, down, unavailable, up
 from cluster.slurm import missing, start
+from commscope.cli.health import LAUNCHES
 
 pytestmark = [pytest.mark.slurm, pytest.mark.cluster, pytest.mark.mpi]
 
@@ -79,7 +80,7 @@ def test_health_inside_an_allocation_checks_its_nodes_through_srun(slurm, mpi_pr
                          "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert sorted(result["nodes"]) == slurm.cluster.hosts and result["launches"] == 3
+    assert sorted(result["nodes"]) == slurm.cluster.hosts and result["launches"] == LAUNCHES
     assert result["matrix"]["bandwidth_MBps"][0][1] > 0 and result["drain"] == []
     assert "2 nodes" in result["note"]  # a pair alone cannot be told from a node
     ((settings, _, facts),) = stored_runs(db)
