@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import NamedTuple
 
 import numpy as np
 
+from commscope.compare import Side, compare
 from commscope.health import Matrices, judge
+from commscope.replication import history
 from commscope.tune import Option, Point, choose
 from commscope.verdict import Threshold, Words, claims, paired, unpaired
 
@@ -36,7 +39,7 @@ THRESHOLD = Threshold(0.05)
 NOISES = (0.02, 0.05, 0.10)
 KS = (3, 5, 8)
 CHECK = Words("violated", "holds")
-COMPARE = Words("regression", "no change", equivalence=True)
+HISTORY = 4  # earlier commands of each case in the results file
 SLOW = 10  # of a command's verdicts, at the ratio whose power is measured
 PAIR_NOISE = 0.05
 HEALTH_THRESHOLD = 0.2
@@ -46,10 +49,49 @@ TUNE_SIZES = 8
 TUNE_GAINS = [0.10, 0.0, 0.0, -0.20]
 
 
+class Judged(NamedTuple):
+    """What rates() reads of a claim or of compare's case: failing, and its interval."""
+    failing: bool
+    interval: tuple[float, float] | None
+
+
+class Stored:
+    """What compare's history_of is handed for a case: here, which case it is."""
+    imported = False
+
+    def __init__(self, case: str):
+        self.case = case
+
+
+def compared(rng, truth: np.ndarray, sigma: np.ndarray, k: int, earlier: int) -> list:
+    """compare itself (commscope.compare.compare) on two commands of K launches a case.
+    earlier 0: commands differ as much as launches, and compare, with no history, assumes
+    as much; else commands agree (no effect of their own) and `earlier` baseline commands
+    of each case in the results file are its history, which has to show it."""
+    a, b, past = {}, {}, {}
+    command = 0.0 if earlier else 1.0
+    for i, (t, s) in enumerate(zip(np.log(truth), sigma)):
+        key = str(i)
+
+        def launches(shift: float = 0.0) -> np.ndarray:
+            return np.exp(shift + s * (command * rng.standard_normal()
+                                       + rng.standard_normal(k)))
+        a[key] = Side({}, launches(), [Stored(key)])
+        b[key] = Side({}, launches(t), [Stored(key)])
+        past[key] = history([launches() for _ in range(earlier)]) if earlier else None
+    result = compare(a, b, THRESHOLD, lambda cases, near: past[cases[0].case])
+    return [Judged(c.regression, None if c.relative_ci_low is None else
+                   (1 + c.relative_ci_low, 1 + c.relative_ci_high)) for c in result.changes]
+
+
 def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str) -> list:
-    """One command's claims. paired: both sides in the same K launches; apart: each side
-    one command of K launches (a command effect as large as a launch's)."""
+    """One command's claims. paired: both sides in the same K launches; runs: each side
+    one command of K launches (a command effect as large as a launch's); compare: the
+    same through compare; compare+history: commands that agree, and 4 earlier commands of
+    each case as the history that shows it."""
     sigma = noise * np.exp(0.3 * rng.standard_normal(truth.size))
+    if design.startswith("compare"):
+        return compared(rng, truth, sigma, k, HISTORY if design == "compare+history" else 0)
     found = []
     for t, s in zip(np.log(truth), sigma):
         if design == "paired":
@@ -59,10 +101,8 @@ def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str) -> li
             a = s * (rng.standard_normal() + rng.standard_normal(k))
             b = t + s * (rng.standard_normal() + rng.standard_normal(k))
             found.append(unpaired(a, b))
-    words = CHECK if design != "compare" else COMPARE
-    design_words = words
     return claims(found, ["all"] * truth.size, [str(i) for i in range(truth.size)],
-                  THRESHOLD, design_words)
+                  THRESHOLD, CHECK)
 
 
 def rates(rng, noise: float, k: int, design: str, commands: int) -> dict:
@@ -115,7 +155,7 @@ def health_rows(rng, checks: int, smoke: bool) -> None:
     print(f"{'N':>5} {'node noise':>10} {'checks':>6} {'false':>6} {'pow0.75':>7} "
           f"{'missing':>7} {'pow0.70':>7}")
     for n in (8,) if smoke else HEALTH_NODES:
-        runs = max(4, checks // (1 if n < 100 else 20)) if not smoke else 2
+        runs = max(4, checks // (1 if n < 100 else 40)) if not smoke else 2
         for node_noise in HEALTH_NODE_NOISE:
             row = [np.mean([bool(health_check(rng, n, LAUNCHES, node_noise, None))
                             for _ in range(runs)])]
@@ -161,18 +201,19 @@ def tune_rows(rng, commands: int, smoke: bool) -> None:
 
 
 def check_rows(rng, commands: int, smoke: bool) -> None:
-    settings = [(d, n, k) for d in ("paired", "runs", "compare") for n in NOISES for k in KS]
+    settings = [(d, n, k) for d in ("paired", "runs", "compare", "compare+history")
+                for n in NOISES for k in KS]
     if smoke:
         settings = settings[:1]
     print(f"threshold {THRESHOLD}; {VERDICTS} verdicts a command, {commands} commands "
           "a row; false: share of commands with any false claim; power: share of the "
           f"{SLOW} slow verdicts named; coverage: of the named intervals")
-    print(f"{'verb':8} {'noise':>5} {'K':>2} {'false@1.00':>10} {'false@thr':>9} "
+    print(f"{'verb':15} {'noise':>5} {'K':>2} {'false@1.00':>10} {'false@thr':>9} "
           f"{'pow1.25':>7} {'pow1.5':>6} {'cover':>6}")
     for design, noise, k in settings:
         r = rates(rng, noise, k, design, commands)
-        verb = {"paired": "check", "runs": "--runs", "compare": "compare"}[design]
-        print(f"{verb:8} {noise:5.0%} {k:2d} {r['null']:10.3f} {r['boundary']:9.3f} "
+        verb = {"paired": "check", "runs": "--runs"}.get(design, design)
+        print(f"{verb:15} {noise:5.0%} {k:2d} {r['null']:10.3f} {r['boundary']:9.3f} "
               f"{r['power 1.25']:7.3f} {r['power 1.5']:6.3f} {r['coverage']:6.3f}", flush=True)
 
 

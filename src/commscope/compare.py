@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from .cases import Case, grouped, key
 from .replication import History, Spread, case_spread
 from .summary import launch_spreads, pilot
 from .verdict import Claim, Estimate, Threshold, Words, claims, unpaired
+from .verdict.tests import moderated
 
 WORDS = Words("regression", "no change", equivalence=True)
 SHIFT_ONLY = "shift only"  # an imported side: figures without samples, so no test
@@ -126,16 +127,33 @@ def estimate(a: Side, b: Side, past: History | None) -> tuple[Estimate, str]:
     variance, and pooling doubles the degrees of freedom, which at a pilot's 2 a side is
     what keeps the false-change rate at its nominal 5% (Welch-Satterthwaite's
     approximation gave 5.6% in a simulation like bench/coverage.py's)."""
-    spreads = [s.spread for s in (a, b) if s.launches >= 2]
-    df = sum(s.df for s in spreads)
-    launch = (sum(s.var * s.df for s in spreads) / df, df) if df else \
-        (past.between_var, past.df) if past is not None else None
+    parts = [(s.spread.var, s.spread.df) for s in (a, b) if s.launches >= 2]
+    df = sum(d for _, d in parts)
+    if past is not None:  # the history's launches too: the same case, more degrees
+        parts.append((past.between_var, past.df))
+    total = sum(d for _, d in parts)
+    launch = (sum(v * d for v, d in parts) / total, total) if total else None
     method = "student" if df else "history" if launch else "none"
     command = past.command_var if past is not None else None
     if command is not None and method == "student":
         method = "student+history"
     return unpaired(a.logs, b.logs, launch, command,
                     float(past.command_df) if command is not None else 0), method
+
+
+def pooled(pasts: list[History | None]) -> list[History | None]:
+    """The cases' variances between commands moderated across the cases (the verdict
+    core's `moderated`, its prior's weight estimated): a command effect is the host's as
+    much as the case's, and one case's few earlier commands say little of it alone (so
+    Smyth's posterior, not floored at a case's own rough figure)."""
+    have = [i for i, p in enumerate(pasts) if p is not None and p.command_var is not None]
+    var, df = moderated(np.array([pasts[i].command_var for i in have]),
+                        np.array([pasts[i].command_df for i in have], dtype=float),
+                        keep_own=False)
+    out = list(pasts)
+    for i, v, d in zip(have, var, df):
+        out[i] = replace(pasts[i], command_var=float(v), command_df=float(d))
+    return out
 
 
 def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
@@ -145,9 +163,9 @@ def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
     within `near` = (A's mean log median, the threshold's bound) of A)."""
     matched = [k for k in a if k in b]
     tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
-    found = [estimate(a[k], b[k], history_of(a[k].cases + b[k].cases,
-                                              (float(a[k].logs.mean()), threshold.log)))
-             for k in tested]
+    pasts = pooled([history_of(a[k].cases + b[k].cases, (float(a[k].logs.mean()),
+                                                         threshold.log)) for k in tested])
+    found = [estimate(a[k], b[k], past) for k, past in zip(tested, pasts)]
     judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
                                      tested, threshold, WORDS)))
     methods = dict(zip(tested, (m for _, m in found)))

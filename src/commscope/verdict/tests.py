@@ -127,7 +127,8 @@ def trigamma_inverse(x: float) -> float:
     return y
 
 
-def moderated(var: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def moderated(var: np.ndarray, df: np.ndarray,
+              keep_own: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Launch variances (each of its df; NaN or below NO_SPREAD: no spread seen) moderated
     towards the prior all of them share, the prior's weight d0 estimated (Smyth 2004),
     never fixed: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of freedom (at most
@@ -135,7 +136,8 @@ def moderated(var: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rest is not pulled below what it showed (as replication.run_spreads, which measured
     the floor's need). No spread is unknown spread: it takes the prior's, and with no
     prior to take it stays 0 and its claim is inconclusive. With fewer than MIN_MODERATED
-    known, each keeps its own."""
+    known, each keeps its own. keep_own False: Smyth's posterior alone, for variances
+    whose own estimates are too rough to floor anything (a case's few commands)."""
     var, df = np.asarray(var, dtype=float), np.asarray(df, dtype=float)
     own = np.where(np.nan_to_num(var) > NO_SPREAD, np.nan_to_num(var), 0.0)
     known = (df > 0) & (own > 0)
@@ -146,7 +148,7 @@ def moderated(var: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out = np.full(own.shape, s0)
     else:
         out = (d0 * s0 + df * own) / (d0 + df)
-    return (np.where(df > 0, np.fmax(out, own), own),
+    return (np.where(df > 0, np.fmax(out, own) if keep_own else out, own),
             np.where(df > 0, np.minimum(df + d0, float(df[known].sum())), df))
 
 
