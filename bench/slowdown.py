@@ -7,6 +7,7 @@ whole file as its history: the share of sizes called a regression in each.
 
 usage: python bench/slowdown.py [--mpi PREFIX] [--pairs 4] [--factor 1.3]
                                 [--sizes 8,64,512,4KiB,32KiB,256KiB] [--launches 3]
+                                [--keep FILE]
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def main() -> None:
     p.add_argument("--factor", type=float, default=1.3)
     p.add_argument("--sizes", default="8,64,512,4KiB,32KiB,256KiB")
     p.add_argument("--launches", default="3")
+    p.add_argument("--keep", metavar="FILE", help="also copy the results file here")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         lib = preloadable(Path(args.mpi), Path(tmp), "slowdown",
@@ -72,6 +74,9 @@ def main() -> None:
         runs = list(range(1, len(kinds) + 1))
         base = [r for r, k in zip(runs, kinds) if k == "baseline"]
         slow = [r for r, k in zip(runs, kinds) if k == "slowed"]
+        if args.keep:
+            import shutil
+            shutil.copy(db, args.keep)
         for label, pairs in (("baseline vs slowed", [(a, b) for a in base for b in slow]),
                              ("baseline vs baseline", [(a, b) for a in base for b in base
                                                        if a < b])):
