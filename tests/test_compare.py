@@ -70,7 +70,7 @@ def test_student_t_on_log_launch_medians_by_hand():
     la, lb = np.log(a), np.log(b)
     from scipy import stats
     # Student's pooled variance, over the launches and, assumed as large, between the
-    # two commands (replication.COMMAND_TO_LAUNCH = 1)
+    # two commands (verdict.tests.COMMAND_TO_LAUNCH = 1)
     pooled = (2 * la.var(ddof=1) + 3 * lb.var(ddof=1)) / 5
     se = math.sqrt(pooled * (1 / 3 + 1 / 4 + 2))
     assert (c.method, c.df) == ("student", 5)

@@ -127,7 +127,7 @@ def test_compare_of_identical_commands_rarely_calls_a_change(low, high):
 
 @pytest.mark.parametrize("tau, called", [(0.005, 0.85), (0.01, 0.3)])
 def test_compare_never_passes_a_ten_percent_slowdown(tau, called):
-    """Each side's command differs by as much as its launches (replication.COMMAND_TO_LAUNCH),
+    """Each side's command differs by as much as its launches (verdict.tests.COMMAND_TO_LAUNCH),
     and without history compare assumes as much. A 10% shift is 1.045x beyond the 5%
     threshold, which the test is at: no comparison says no change, slower or faster (a
     gate never passes it), and it is a regression in 90% of them where launches agree

@@ -46,19 +46,15 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .stats import median_ci
-from .verdict.tests import prior
+from .stats import median_ci, satterthwaite
+from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, prior
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
 MIN_HISTORY_DF = 2  # fewer: a variance from the history says too little
 PILOT = 3  # --launches auto: launches every case gets, from which the rest are chosen
 MAX_LAUNCHES = 10  # and the most it gets
-# sigma^2 / tau^2 without history: commands differ as much as a command's launches
-# (measured here: pingpong 0.9, bw 0.1-0.5; docs/statistics.md).
-COMMAND_TO_LAUNCH = 1.0
 MIN_POOLED_CASES = 3  # fewer cases in a run: each case's launches alone give its spread
-MAX_DF = 1e6  # t quantiles of more degrees of freedom are the normal's
 
 
 def t_quantile(df: float) -> float:
@@ -234,13 +230,6 @@ class Interval:
 
 def _cv(log_var: float | None) -> float | None:
     return None if log_var is None else math.sqrt(math.expm1(max(log_var, 0.0)))
-
-
-def satterthwaite(parts: list[tuple[float, float]]) -> float:
-    """Degrees of freedom of a sum of variance estimates (value, df) (Satterthwaite 1946)."""
-    total = sum(v for v, _ in parts)
-    denominator = sum(v * v / df for v, df in parts if df > 0 and v > 0)
-    return total * total / denominator if denominator > 0 else max(df for _, df in parts)
 
 
 def command_term(s2: float, df: float, past: History | None) -> tuple[float, float, str]:

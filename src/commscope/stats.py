@@ -207,3 +207,10 @@ def benjamini_hochberg(p: ArrayLike) -> np.ndarray:
     adjusted = np.empty_like(ranked)
     adjusted[order] = np.minimum(np.minimum.accumulate(ranked[::-1])[::-1], 1.0)
     return adjusted
+
+
+def satterthwaite(parts: list[tuple[float, float]]) -> float:
+    """Degrees of freedom of a sum of variance estimates (value, df) (Satterthwaite 1946)."""
+    total = sum(v for v, _ in parts)
+    denominator = sum(v * v / df for v, df in parts if df > 0 and v > 0)
+    return total * total / denominator if denominator > 0 else max(df for _, df in parts)

@@ -18,13 +18,12 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import stdtrit
 
 from .cases import Case
 from .checks import rest
 from .sizes import format_bytes
 from .summary import combined_summary
-from .verdict import ALPHA, DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
+from .verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
 from .verdict import paired as paired_estimate
 from .verdict import parse_threshold
 
@@ -78,7 +77,7 @@ class Point:
     @property
     def gain(self) -> float:
         """How much less time the choice takes than the default (0: the default kept),
-        shrunk against the winner's curse."""
+        corrected for the choice (the winner's curse)."""
         return self.chosen.gain if self.chosen else 0.0
 
     @property
@@ -177,16 +176,12 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
     for family in dict.fromkeys((found[i].kernel, found[i].np) for i, _ in at):
         members = [k for k, (i, _) in enumerate(at) if (found[i].kernel, found[i].np) == family]
         mine = [estimates[k] for k in members]
-        decided = decide(mine, min_gain.log)
-        named = sum(d.outcome == "over" for d in decided)
-        tested = sum(d.outcome != "untested" for d in decided)
-        for k, d in zip(members, decided):
+        for k, d in zip(members, decide(mine, min_gain.log)):
             i, j, e = *at[k], estimates[k]
             ci = (1 / d.interval[1], 1 / d.interval[0]) if d.interval else None
             gain = 0.0
-            if d.outcome == "over":  # passed at BH's cut: p below named * ALPHA / tested
-                cut = min_gain.log + float(stdtrit(e.test_df, 1 - named * ALPHA / tested)) * e.se
-                gain = -math.expm1(-_unbiased(e.log_ratio, e.se, cut))
+            if d.outcome == "over":  # chosen because it passed BH's cut
+                gain = -math.expm1(-_unbiased(e.log_ratio, e.se, d.cut))
             options[i][j] = replace(options[i][j], ci=ci, p_value=d.p,
                                     faster=d.outcome == "over", gain=gain, detectable=None
                                     if d.detectable is None else 1 - 1 / d.detectable)
@@ -224,8 +219,8 @@ def _by_number(pairs: list[list[Case]]) -> dict[tuple, dict]:
 
 def verify(default: list[list[Case]], rules: list[list[Case]],
            min_gain: Threshold = MIN_GAIN) -> list[Claim]:
-    """Each point both sides measured, the rules' time over the default's: `slower` where
-    beyond the least gain (a gate's failure), `non-inferior` where within it, each
+    """Each point both sides measured, the rules' time over the default's: `inferior` where
+    slower beyond the least gain (a gate's failure), `non-inferior` where within it, each
     (collective, np) a family; `default[i]` and `rules[i]` are one pair of runs, whose
     launches k pair."""
     a, b = _by_number(rules), _by_number(default)

@@ -10,10 +10,11 @@ at the threshold, its family, its word and one serialisation (docs/statistics.md
 - claim.py: the words, the claim and its table row, JSON item and JUnit testcase.
 """
 
-from .claim import INCONCLUSIVE, NEGLIGIBLE, UNDETERMINED, Claim, Testcase, Words, claims, footer, junit
+from .claim import (INCONCLUSIVE, NEGLIGIBLE, UNDETERMINED, Claim, Testcase, Words, claims,
+                    detectable, footer, junit)
 from .tests import Estimate, decide, moderate, paired, unpaired
 from .threshold import ALPHA, DEFAULTS, Threshold, parse_threshold
 
-__all__ = ["ALPHA", "DEFAULTS", "INCONCLUSIVE", "NEGLIGIBLE", "UNDETERMINED", "Claim", "Estimate",
-           "Testcase", "Threshold", "Words", "claims", "decide", "footer", "junit", "moderate", "paired",
-           "parse_threshold", "unpaired"]
+__all__ = ["ALPHA", "DEFAULTS", "INCONCLUSIVE", "NEGLIGIBLE", "UNDETERMINED", "Claim",
+           "Estimate", "Testcase", "Threshold", "Words", "claims", "decide", "detectable",
+           "footer", "junit", "moderate", "paired", "parse_threshold", "unpaired"]

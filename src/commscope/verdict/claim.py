@@ -59,10 +59,6 @@ class Claim:
     evidence: dict = field(default_factory=dict)  # the verb's figures, JSON-ready
     remedy: str | None = None
 
-    @property
-    def undecided(self) -> bool:
-        return self.word in (UNDETERMINED, INCONCLUSIVE)
-
     def interval_text(self) -> str:
         return "-" if self.interval is None else \
             f"{units.ratio(self.interval[0])} to {units.ratio(self.interval[1])}"
@@ -109,10 +105,10 @@ def claims(found: list[Estimate], families: list[str], subjects: list[str],
     return out
 
 
-def detectable(found: list[Claim]) -> float | None:
-    """The median smallest detectable ratio of the claims tested: what a gate was blind
-    below."""
-    values = sorted(c.detectable for c in found if c.detectable is not None)
+def detectable(values) -> float | None:
+    """The median of the smallest detectable ratios of the comparisons tested (None:
+    untested): what a gate was blind below."""
+    values = sorted(v for v in values if v is not None)
     return values[len(values) // 2] if values else None
 
 
@@ -121,7 +117,7 @@ def footer(found: list[Claim], threshold: Threshold, words: Words) -> str:
     what the command could have seen."""
     counts = ", ".join(f"{sum(c.word == w for c in found)} {w}" for w in words.all()
                        if any(c.word == w for c in found) or w in (words.over, words.under))
-    seen = detectable(found)
+    seen = detectable(c.detectable for c in found)
     blind = "" if seen is None else \
         f"; the smallest change these launches detect (80% power): {units.ratio(seen)}x"
     return (f"{len(found)} verdicts: {counts}. Threshold {threshold}; {words.over}: above it, "

@@ -24,10 +24,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..stats import benjamini_hochberg
+from ..stats import benjamini_hochberg, satterthwaite
 from .threshold import ALPHA, POWER
 
 MIN_MODERATED = 3  # fewer comparisons cannot estimate a prior's spread
+# sigma^2 / tau^2 without history: commands differ as much as a command's launches
+# (measured here: pingpong 0.9, bw 0.1-0.5; docs/statistics.md).
+COMMAND_TO_LAUNCH = 1.0
+MAX_DF = 1e6  # t quantiles of more degrees of freedom are the normal's
 # A log ratio's variance below this is the rounding of identical launches (sd 1e-10 against
 # 1e-16 of a double's), not a measured spread: no spread at all, which is unknown spread.
 NO_SPREAD = 1e-20
@@ -56,9 +60,7 @@ class Estimate:
         """Satterthwaite's degrees of freedom of var * scale + extra (1946)."""
         if not self.extra or not self.df:
             return self.df
-        parts = [(self.var * self.scale, self.df), (self.extra, self.extra_df)]
-        denominator = sum(v * v / d for v, d in parts if v > 0 and d > 0)
-        return sum(v for v, _ in parts) ** 2 / denominator if denominator else self.df
+        return satterthwaite([(self.var * self.scale, self.df), (self.extra, self.extra_df)])
 
 
 def paired(left: dict, right: dict) -> Estimate:
@@ -89,8 +91,9 @@ def unpaired(a: np.ndarray, b: np.ndarray, launch: tuple[float, float] | None = 
         return Estimate(shift, math.nan, 0, 0.0, min(a.size, b.size), False)
     var, df = launch
     scale = 1 / a.size + 1 / b.size
-    if command_var is None:  # assumed as large as the launches' variance: 2 s^2 more
-        return Estimate(shift, var, df, scale + 2, min(a.size, b.size), False)
+    if command_var is None:  # assumed in proportion to the launches' variance
+        return Estimate(shift, var, df, scale + 2 * COMMAND_TO_LAUNCH, min(a.size, b.size),
+                        False)
     return Estimate(shift, var, df, scale, min(a.size, b.size), False, 2 * command_var,
                     command_df)
 
@@ -164,13 +167,15 @@ class Family:
     """One family's tests, as arrays over its tested members: Benjamini-Hochberg-adjusted
     p of `over` (H0 d <= bound), `under` (H0 d >= bound; with equivalence also d <=
     -bound) and `apart` (H0 d = 0, two-sided); the half widths of the plain and the
-    false-coverage-rate intervals; the smallest ratio `over` detects with POWER."""
+    false-coverage-rate intervals; the smallest ratio `over` detects with POWER; the cut
+    d passed where named (Benjamini-Hochberg's step-up: raw p below R alpha / m)."""
     over: np.ndarray
     under: np.ndarray
     apart: np.ndarray
     plain: np.ndarray
     fcr: np.ndarray
     detectable: np.ndarray
+    cut: np.ndarray
 
 
 def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
@@ -181,33 +186,36 @@ def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
     under = _t(df, (d - bound) / se)
     if equivalence:
         under = np.maximum(under, _t(df, -(d + bound) / se))
-    m, named = d.size, int(np.sum(over < alpha))
+    m, named = d.size, max(int(np.sum(over < alpha)), 1)
     return Family(over, benjamini_hochberg(under),
                   benjamini_hochberg(2 * _t(df, -np.abs(d) / se)),
                   _quantile(df, 1 - alpha / 2) * se,
-                  _quantile(df, 1 - max(named, 1) * alpha / (2 * m)) * se,
-                  np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se))
+                  _quantile(df, 1 - named * alpha / (2 * m)) * se,
+                  np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se),
+                  bound + _quantile(df, 1 - named * alpha / m) * se)
 
 
 @dataclass(frozen=True)
 class Decided:
     """One estimate's outcome in its family: which test passed (over, apart, under or
     None; "untested": no spread known), the adjusted p of that test (of `over` where none
-    passed), the interval of the time ratio and the smallest ratio `over` would detect."""
+    passed), the interval of the time ratio, the smallest ratio `over` would detect, and
+    the log ratio `over` named beyond (Family.cut)."""
     outcome: str | None
     p: float | None
     interval: tuple[float, float] | None
     detectable: float | None
+    cut: float | None = None
 
 
 def _t(df: np.ndarray, x: np.ndarray) -> np.ndarray:
     from scipy.special import stdtr
-    return stdtr(np.minimum(df, 1e6), x)
+    return stdtr(np.minimum(df, MAX_DF), x)
 
 
 def _quantile(df: np.ndarray, q) -> np.ndarray:
     from scipy.special import stdtrit
-    return stdtrit(np.minimum(df, 1e6), q)
+    return stdtrit(np.minimum(df, MAX_DF), q)
 
 
 def decide(found: list[Estimate], bound: float, equivalence: bool = False,
@@ -230,5 +238,5 @@ def decide(found: list[Estimate], bound: float, equivalence: bool = False,
         else:
             outcome, p, half = None, f.over[j], f.plain[j]
         out[i] = Decided(outcome, float(p), (math.exp(d[j] - half), math.exp(d[j] + half)),
-                         float(f.detectable[j]))
+                         float(f.detectable[j]), float(f.cut[j]))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import names, units
 from ..compare import SHIFT_ONLY, WORDS, CaseChange, Comparison
-from ..verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase
+from ..verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
 from ..verdict import junit as claims_junit
 from .tables import Table
 
@@ -44,13 +44,13 @@ def summary(result: Comparison) -> str:
         WORDS.over, WORDS.under)]
     counts = ", ".join(f"{result.count(w)} {w}" for w in words)
     unmatched = len(result.only_a) + len(result.only_b)
-    seen = sorted(c.detectable_ratio for c in result.changes if c.detectable_ratio)
+    seen = detectable(c.detectable_ratio for c in result.changes)
     line = (f"{len(result.changes)} matched cases: {counts}. Threshold {result.threshold}; "
             f"{WORDS.over}: B beyond it, {WORDS.under}: B within it either way, each at a "
             f"false discovery rate of {ALPHA:g} over the cases; {UNDETERMINED}: the interval "
             "spans the threshold" + (f"; the smallest change these launches detect (80% "
-                                     f"power): {units.ratio(seen[len(seen) // 2])}x"
-                                     if seen else "")
+                                     f"power): {units.ratio(seen)}x"
+                                     if seen is not None else "")
             + f". {unmatched} unmatched ({len(result.only_a)} only in A, "
             f"{len(result.only_b)} only in B)")
     if result.timed_otherwise:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import units
 from ..sizes import format_bytes
 from ..tune import VERIFY_WORDS, Point
-from ..verdict import Claim, Threshold, footer
+from ..verdict import Claim, Threshold, detectable, footer
 from ..verdict import junit as claims_junit
 from .tables import Table
 
@@ -30,9 +30,9 @@ def _row(p: Point) -> tuple[str, ...]:
 
 def _blind(points: list[Point]) -> str:
     """The median least gain the command chose with 80% power: what it was blind below."""
-    seen = sorted(o.detectable for p in points for o in p.options if o.detectable is not None)
-    return "" if not seen else \
-        f"; the smallest gain these launches detect (80% power): {units.percent(seen[len(seen) // 2])}"
+    seen = detectable(o.detectable for p in points for o in p.options)
+    return "" if seen is None else \
+        f"; the smallest gain these launches detect (80% power): {units.percent(seen)}"
 
 
 def render(points: list[Point], written: list[str], use: str, min_gain: Threshold) -> str:
