@@ -258,7 +258,8 @@ class Health:
         """Nodes neither named nor cleared: more launches would decide them."""
         if self.note:
             return []
-        return [n for n in self.matrices.nodes if n not in self.drain and n not in self.cleared]
+        decided = set(self.drain) | set(self.cleared)
+        return [n for n in self.matrices.nodes if n not in decided]
 
     def node_scores(self) -> dict[str, float]:
         """Each node's bandwidth over the typical node's (exp a_x, geometric mean over
@@ -271,9 +272,10 @@ def _tests(values: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, ...]:
     """values: launches x candidates of one kind, one family (log bandwidth ratios; NaN
     where a launch did not measure the candidate: missing, never typical). The verdict
     core's tests of each candidate's log time ratio (its variance moderated towards the
-    family's, the prior's weight estimated): which were tested, which named (more than
-    the threshold slower) and cleared (no more than that), their BH-adjusted p of being
-    named, and each interval as bandwidth ratios, FCR-adjusted where named."""
+    family's, the prior's weight estimated): which are named (more than the threshold
+    slower) and cleared (no more than that), their BH-adjusted p of being named, each
+    interval as bandwidth ratios (FCR-adjusted where named), and the bandwidth ratio each
+    test names with 80% power."""
     k = np.sum(np.isfinite(values), axis=0)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -281,11 +283,10 @@ def _tests(values: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, ...]:
         var, df = moderated(np.nanvar(values, axis=0, ddof=1), np.maximum(k - 1, 0))
     se = np.sqrt(var / np.maximum(k, 1))
     tested = (k > 1) & (df > 0) & (se ** 2 > NO_SPREAD)
-    n = tested.sum()
     p, named, cleared = np.ones(k.size), np.zeros(k.size, bool), np.zeros(k.size, bool)
     low, high = np.zeros(k.size), np.full(k.size, np.inf)
     seen = np.full(k.size, np.nan)  # the lowest bandwidth ratio named with 80% power
-    if n:
+    if tested.any():
         f = family_tests(-mean[tested], se[tested], df[tested], threshold.log)
         p[tested], named[tested] = f.over, f.over < ALPHA
         cleared[tested] = (f.under < ALPHA) & ~named[tested]
@@ -378,12 +379,12 @@ def health_of(store, run_id: int, threshold: float | None = None) -> Health:
     row = store.run(run_id)
     if threshold is None:
         given = json.loads(row["settings"] or "{}").get("verdict", {}).get("threshold")
-        command = json.loads(row["command"])  # runs stored before the verdict was
-        for i, word in enumerate(command):
+        command = json.loads(row["command"])
+        for i, word in enumerate(command if given is None else []):  # stored before verdicts
             if word == "--threshold" and i + 1 < len(command):
-                given = given or command[i + 1]
+                given = command[i + 1]
             elif word.startswith("--threshold="):
-                given = given or word.partition("=")[2]
+                given = word.partition("=")[2]
         threshold = parse_threshold(given).fraction if given else DEFAULT_THRESHOLD
     ppn = int(json.loads(row["settings"])["params"].get("ppn", 1))
     rows = store.launches(run_id)

@@ -121,28 +121,28 @@ def junit(h: Health) -> str:
     named: a suspect fails, a cleared one passes, one neither is skipped (unresolved:
     never a pass), as is a link through a suspect node (the node's failure)."""
     m, named = h.matrices, {(c.kind, tuple(c.hosts)): c for c in h.suspects}
-    drain = set(h.drain)
+    drain, threshold = set(h.drain), Threshold(h.threshold)
 
     def case(kind: str, hosts: list[str], cleared: bool) -> Testcase:
-        found = named.get((kind, tuple(hosts)))
+        found, through = named.get((kind, tuple(hosts))), drain & set(hosts)
         if found:
-            return Testcase(f"health.{kind}", " ".join(hosts), "suspect", (
+            word, text = "suspect", (
                 f"{_what(found)}: {units.rate(found.measured / 1e6, 1)} MB/s against "
                 f"{units.rate(found.expected / 1e6, 1)} expected, ratio "
                 f"{units.ratio(found.ratio)} (interval {_ci(found)}), p "
-                f"{units.p_value(found.p_value)}; {REMEDY[kind]}"), True)
-        if h.note:
-            return Testcase(f"health.{kind}", " ".join(hosts), INCONCLUSIVE, h.note, False)
-        if drain & set(hosts):
-            return Testcase(f"health.{kind}", " ".join(hosts), UNDETERMINED,
-                            f"through suspect node {', '.join(sorted(drain & set(hosts)))}",
-                            False)
-        word = "cleared" if cleared else UNDETERMINED
-        return Testcase(f"health.{kind}", " ".join(hosts), word,
-                        f"{word} at the threshold {Threshold(h.threshold)}", False)
+                f"{units.p_value(found.p_value)}; {REMEDY[kind]}")
+        elif h.note:
+            word, text = INCONCLUSIVE, h.note
+        elif through:
+            word, text = UNDETERMINED, f"through suspect node {', '.join(sorted(through))}"
+        else:
+            word = "cleared" if cleared else UNDETERMINED
+            text = f"{word} at the threshold {threshold}"
+        return Testcase(f"health.{kind}", " ".join(hosts), word, text, bool(found))
 
     nodes, both = m.nodes, h.links_cleared
-    cases = [case("node", [n], n in h.cleared) for n in nodes]
+    cleared = set(h.cleared)
+    cases = [case("node", [n], n in cleared) for n in nodes]
     cases += [case("link", [a, nodes[j]], both is not None and bool(both[i, j] and both[j, i]))
               for i, a in enumerate(nodes) for j in range(i + 1, len(nodes))]
     cases += [Testcase("health.step", _what(c), "suspect", f"ratio {units.ratio(c.ratio)}; "
