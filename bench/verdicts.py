@@ -18,6 +18,7 @@ noise): the mean gain reported where the 0.10 algorithm is chosen, how often it 
 with every gain 0, the share of commands that write any choice.
 
 usage: python bench/verdicts.py [check|health|tune ...] [--commands N] [--smoke]
+                                [--nodes 8,64,1024] [--launches K,...]
 """
 
 from __future__ import annotations
@@ -147,23 +148,25 @@ def health_check(rng, n: int, k: int, node_noise: float, slow: float | None,
     return judge(m, HEALTH_THRESHOLD).drain
 
 
-def health_rows(rng, checks: int, smoke: bool) -> None:
+def health_rows(rng, checks: int, smoke: bool, nodes=HEALTH_NODES, launches=()) -> None:
+    """K: `launches`, or health's default."""
     from commscope.cli.health import LAUNCHES
-    print(f"\nhealth: threshold 20%, {PAIR_NOISE:.0%} pair noise, {LAUNCHES} launches (the "
+    print(f"\nhealth: threshold 20%, {PAIR_NOISE:.0%} pair noise, K launches ({LAUNCHES}: the "
           "default); false: share of checks naming any node with all typical; power: share "
           "naming node 0 alone")
-    print(f"{'N':>5} {'node noise':>10} {'checks':>6} {'false':>6} {'pow0.75':>7} "
+    print(f"{'N':>5} {'K':>2} {'node noise':>10} {'checks':>6} {'false':>6} {'pow0.75':>7} "
           f"{'missing':>7} {'pow0.70':>7}")
-    for n in (8,) if smoke else HEALTH_NODES:
+    for n in (8,) if smoke else nodes:
         runs = max(4, checks // (1 if n < 100 else 40)) if not smoke else 2
-        for node_noise in HEALTH_NODE_NOISE:
-            row = [np.mean([bool(health_check(rng, n, LAUNCHES, node_noise, None))
-                            for _ in range(runs)])]
-            for slow, missing in ((0.75, False), (0.75, True), (0.70, False)):
-                row.append(np.mean([health_check(rng, n, LAUNCHES, node_noise, slow,
-                                                 missing) == ["n0"] for _ in range(runs)]))
-            print(f"{n:5d} {node_noise:10.0%} {runs:6d} " + " ".join(
-                f"{x:{w}.3f}" for x, w in zip(row, (6, 7, 7, 7))), flush=True)
+        for k in launches or (LAUNCHES,):
+            for node_noise in HEALTH_NODE_NOISE:
+                row = [np.mean([bool(health_check(rng, n, k, node_noise, None))
+                                for _ in range(runs)])]
+                for slow, missing in ((0.75, False), (0.75, True), (0.70, False)):
+                    row.append(np.mean([health_check(rng, n, k, node_noise, slow,
+                                                     missing) == ["n0"] for _ in range(runs)]))
+                print(f"{n:5d} {k:2d} {node_noise:10.0%} {runs:6d} " + " ".join(
+                    f"{x:{w}.3f}" for x, w in zip(row, (6, 7, 7, 7))), flush=True)
 
 
 def tune_command(rng, gains: list[float], noise: float, k: int) -> list[Point]:
@@ -222,10 +225,16 @@ def main() -> None:
     ap.add_argument("verbs", nargs="*", help="check, health, tune (default: all)")
     ap.add_argument("--commands", type=int, default=400)
     ap.add_argument("--smoke", action="store_true", help="a few commands of one setting")
+    ap.add_argument("--nodes", type=lambda s: [int(x) for x in s.split(",")],
+                    default=list(HEALTH_NODES), help="health: the node counts (8,64,1024)")
+    ap.add_argument("--launches", type=lambda s: [int(x) for x in s.split(",")], default=[],
+                    help="health: the launches (default: health's own)")
     args = ap.parse_args()
     rng = np.random.default_rng(2026)
     commands = 4 if args.smoke else args.commands
-    rows = {"check": check_rows, "health": health_rows, "tune": tune_rows}
+    rows = {"check": check_rows,
+            "health": lambda *a: health_rows(*a, args.nodes, args.launches),
+            "tune": tune_rows}
     unknown = set(args.verbs) - set(rows)
     if unknown:
         ap.error(f"no bench for {', '.join(sorted(unknown))}: name check, health or tune")

@@ -242,5 +242,5 @@ def test_verdicts():
     out = bench("verdicts.py", "--smoke")
     rate = r"(?:0|1)\.\d{3}"
     assert lines_like(out, rf"check +2% +3 +{rate} +{rate} +{rate} +{rate} +{rate}"), out
-    assert len(lines_like(out, rf" +8 +\d+% +2 +{rate} +{rate} +{rate} +{rate}")) == 3, out
+    assert len(lines_like(out, rf" +8 +8 +\d+% +2 +{rate} +{rate} +{rate} +{rate}")) == 3, out
     assert lines_like(out, rf" +2% +3 +{NUMBER} +{rate} +{rate}"), out

@@ -148,8 +148,8 @@ def _unbiased(d: float, se: float, cut: float) -> float:
     one just past it gives up most of (the winner's curse: the choice favours the luckiest
     draw). That estimate overcorrects where few pass, so the midpoint of it and d: on
     simulated families (bench/verdicts.py tune) a true gain of 0.10 is reported as
-    0.09-0.11 at 2-10% launch noise and 3-8 launches, where d alone gave 0.13 at 5% noise
-    and 5 launches (docs/statistics.md, "Verdicts")."""
+    0.09-0.10 at 2-5% launch noise and 3-8 launches (0.08-0.12 at 10%), where d alone
+    gave 0.13 at 5% noise and 5 launches (docs/statistics.md, "Verdicts")."""
     from scipy.optimize import minimize_scalar
     from scipy.special import log_ndtr
 

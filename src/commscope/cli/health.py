@@ -23,9 +23,9 @@ from .common import (add_db, add_mpi, check_directory, print_json, write_atomic,
                      writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
-# Launches: the fewest that name a node at 0.75 of the bandwidth in 90% of checks of 8
-# nodes (5% pair noise, 3% node-by-launch noise; bench/verdicts.py health): 3 named it in
-# 36%, 5 in 70%, 8 in 94%.
+# Launches: enough to name a node at 0.75 of the bandwidth in about 90% of checks of 8
+# nodes (5% pair noise, 3% node-by-launch noise; bench/verdicts.py health --nodes 8
+# --launches 3,5,8): 3 named it in 39%, 5 in 68%, 8 in 88-92% (three runs of 200).
 LAUNCHES = 8
 # Samples per case: each pair is one case's ranks, and the launches are the replicates.
 SAMPLES = 3
