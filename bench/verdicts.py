@@ -4,8 +4,10 @@ compare (two commands), the share of commands with a false claim at a true ratio
 and at the threshold itself, the power to name a 1.25x and a 1.5x slowdown, and how often
 the interval of what is named covers the truth; at launch noise of 2, 5 and 10% and K of
 3, 5 and 8 launches a side. A command holds 100 verdicts; each verdict's own noise is the
-stated one times a lognormal factor (sd 0.3 on the log), as a run's sizes differ; commands
-differ from each other as much as launches do (what compare assumes without history).
+stated one times a lognormal factor (sd 0.3 on the log), as a run's sizes differ. Noise is
+the spread of one launch's log ratio, as in issue 36: where the sides are launched apart
+(--runs, compare) each side's launch spread is noise/sqrt(2). Commands differ from each
+other as much as launches do (what compare assumes without history).
 
 health: N nodes' pair matrices in K launches (5% pair noise, node-by-launch noise of 0, 3
 and 5%), judged as `health` judges them at its 20% threshold: checks naming anything
@@ -91,6 +93,8 @@ def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str) -> li
     same through compare; compare+history: commands that agree, and 4 earlier commands of
     each case as the history that shows it."""
     sigma = noise * np.exp(0.3 * rng.standard_normal(truth.size))
+    if design != "paired":  # a log ratio of two launches apart spreads by noise
+        sigma = sigma / math.sqrt(2)
     if design.startswith("compare"):
         return compared(rng, truth, sigma, k, HISTORY if design == "compare+history" else 0)
     found = []
@@ -185,12 +189,13 @@ def tune_command(rng, gains: list[float], noise: float, k: int) -> list[Point]:
     return choose(made)
 
 
-def tune_rows(rng, commands: int, smoke: bool) -> None:
+def tune_rows(rng, commands: int, smoke: bool, launches=()) -> None:
     print(f"\ntune: min gain 5%; {TUNE_SIZES} sizes x gains {TUNE_GAINS}; gain: mean "
           "reported where the 0.10 algorithm is chosen (truth 0.10); chosen: its share of "
           "the sizes; null: share of commands writing any choice with every gain 0")
     print(f"{'noise':>5} {'K':>2} {'gain':>6} {'chosen':>6} {'null':>5}")
-    for noise, k in [(0.02, 3)] if smoke else [(n, k) for n in NOISES for k in KS]:
+    for noise, k in [(0.02, 3)] if smoke else [(n, k) for n in NOISES
+                                               for k in launches or KS]:
         gains, chosen = [], 0
         for _ in range(commands):
             for p in tune_command(rng, TUNE_GAINS, noise, k):
@@ -203,9 +208,9 @@ def tune_rows(rng, commands: int, smoke: bool) -> None:
               f"{chosen / (commands * TUNE_SIZES):6.3f} {null:5.3f}", flush=True)
 
 
-def check_rows(rng, commands: int, smoke: bool) -> None:
+def check_rows(rng, commands: int, smoke: bool, launches=()) -> None:
     settings = [(d, n, k) for d in ("paired", "runs", "compare", "compare+history")
-                for n in NOISES for k in KS]
+                for n in NOISES for k in launches or KS]
     if smoke:
         settings = settings[:1]
     print(f"threshold {THRESHOLD}; {VERDICTS} verdicts a command, {commands} commands "
@@ -228,13 +233,13 @@ def main() -> None:
     ap.add_argument("--nodes", type=lambda s: [int(x) for x in s.split(",")],
                     default=list(HEALTH_NODES), help="health: the node counts (8,64,1024)")
     ap.add_argument("--launches", type=lambda s: [int(x) for x in s.split(",")], default=[],
-                    help="health: the launches (default: health's own)")
+                    help="the launches K (default: 3,5,8; health: its own)")
     args = ap.parse_args()
     rng = np.random.default_rng(2026)
     commands = 4 if args.smoke else args.commands
-    rows = {"check": check_rows,
+    rows = {"check": lambda *a: check_rows(*a, args.launches),
             "health": lambda *a: health_rows(*a, args.nodes, args.launches),
-            "tune": tune_rows}
+            "tune": lambda *a: tune_rows(*a, args.launches)}
     unknown = set(args.verbs) - set(rows)
     if unknown:
         ap.error(f"no bench for {', '.join(sorted(unknown))}: name check, health or tune")

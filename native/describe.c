@@ -89,6 +89,7 @@ static void kernel(struct jsonl *j, const struct kernel *k)
     jsonl_str(j, "description", k->description);
     jsonl_str(j, "family", kernel_family_names[k->family]);
     jsonl_int(j, "min_ranks", k->min_ranks);
+    jsonl_int(j, "ranks_multiple", k->ranks_multiple ? k->ranks_multiple : 1);
     if (k->max_ranks)
         jsonl_int(j, "max_ranks", k->max_ranks);
     else

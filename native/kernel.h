@@ -126,6 +126,9 @@ struct kernel {
     const char *description;
     enum kernel_family family;
     int min_ranks;
+    /* The job's ranks must be a multiple of this (2: the kernel pairs them);
+     * 0: any count. */
+    int ranks_multiple;
     /* Ranks taking part: 0 .. max_ranks-1; the others idle in the loop's
      * barriers. 0: every rank of the job takes part. */
     int max_ranks;

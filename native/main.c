@@ -103,6 +103,14 @@ int main(int argc, char **argv)
                  parsed.kernel->name, parsed.kernel->min_ranks, ranks);
         options_free(&parsed);
         result = OPTIONS_BAD;
+    } else if (result == OPTIONS_OK && !parsed.info && parsed.kernel->ranks_multiple
+               && ranks % parsed.kernel->ranks_multiple) {
+        snprintf(error, sizeof error,
+                 "commscope-native: kernel %s needs a multiple of %d ranks, "
+                 "this run has %d",
+                 parsed.kernel->name, parsed.kernel->ranks_multiple, ranks);
+        options_free(&parsed);
+        result = OPTIONS_BAD;
     }
     if (result != OPTIONS_OK) {
         if (rank == 0 && result == OPTIONS_HELP)

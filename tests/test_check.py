@@ -87,6 +87,27 @@ def test_a_slower_collective_is_violated_at_its_sizes_and_nowhere_else(fake_mpi,
     assert "ratio 1.4" in failed[0].find("failure").get("message")
 
 
+def test_the_remedy_is_tune_s_choice_where_tune_measured_the_same_sizes(fake_mpi, db):
+    """Where the results file holds tune's runs at the violated np and sizes, check's
+    remedy is what tune chose there (ring at 1 KiB; the default kept at 2 KiB, so the
+    mock-up's calls), not the algorithm that mirrors the mock-up (nonoverlapping)."""
+    def speeds(value, nbytes):
+        fast = value == "reduce+bcast" or (value == "ring" and nbytes == 1024)
+        return 1.0 if fast or nbytes not in SLOW else 1.4
+    done = commscope("tune", "allreduce", "--np", "2", "--sizes", "1KiB,2KiB", "--launches",
+                     "4", "--mpi", fake_mpi, "--db", db, "-o", os.devnull,
+                     launcher=FakeLauncher(factor=speeds))
+    assert done.returncode == 0, done.stderr
+    code, out = check(fake_mpi, db, "allreduce<=reduce+bcast", "--sizes", "256:8KiB",
+                      "--launches", "4", launcher=FakeLauncher(factor=speeds))
+    assert code == 1
+    assert {v["bytes"] for v in out["verdicts"] if v["verdict"] == "violated"} == SLOW
+    [text] = out["remedies"]
+    assert "select ring at 1 KiB np2" in text
+    assert "call MPI_Reduce then MPI_Bcast at 2 KiB np2" in text
+    assert "nonoverlapping" not in text
+
+
 def test_the_table_and_exit_status_without_violations(fake_mpi, db):
     done = commscope("check", "pingpong standard<=synchronous", "monotony:pingpong",
                      "--sizes", "8:64", "--launches", "3", "--mpi", fake_mpi, "--db", db,

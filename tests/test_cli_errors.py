@@ -17,6 +17,8 @@ from conftest import commscope, one_line_error
     (["run", "pingpong", "--sizes", "64K:1K"], "--sizes"),
     (["run", "pingpong", "--sizes", "1TiB"], "need 2048.0 GiB per rank for pingpong"),
     (["run", "pingpong", "--np", "1"], "--np 1: pingpong needs at least 2 ranks"),
+    (["run", "multi_lat", "--np", "3"],
+     "--np 3: multi_lat needs a multiple of 2 ranks (it pairs them); give --np 4"),
     (["run", "pingpong", "--np", "two"], "--np: 'two' is not a process count"),
     (["run", "bw", "--window", "0"], "--window 0"),
     (["run", "pingpong", "--mpi", "/nonexistent/mpi"], "--mpi /nonexistent/mpi: no bin/mpicc"),

@@ -66,6 +66,10 @@ def test_the_plan_builder_applies_each_rule_by_kind_whatever_the_name():
     known = load(d)
     with pytest.raises(UserError, match="10 B is not a whole number of 4 equal slices"):
         plans(known, mpi, kernel="partitioned", sizes="10", params={"slices": "4"})
+    # A range holds the sizes in it that split; a list names each, so one that does not
+    # is refused (above).
+    (ranged,) = plans(known, mpi, kernel="partitioned", sizes="0:64", params={"slices": "8"})
+    assert ranged.sizes == [0, 8, 16, 32, 64]
     (rma,) = plans(known, mpi, kernel="rma", sizes="8", sync="lock")
     assert rma.sync == "barrier" and rma.params["access"] == "lock"
     with pytest.raises(UserError, match="--keep: its requests are bound"):

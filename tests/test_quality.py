@@ -4,7 +4,7 @@ worst cases first and a remedy that fits the options the run used (advice.py).""
 import json
 import os
 
-from commscope.advice import block, options, remedy
+from commscope.advice import KINDS, block, options, remedy
 from conftest import commscope
 from fakempi.inprocess import FakeLauncher
 
@@ -21,6 +21,18 @@ def test_remedies_fit_the_options_used():
     assert "--sync barrier" in remedy("short_samples", {"sync": "window"})
     assert "--sync" not in remedy("short_samples", {"sync": "barrier"})
     assert "2 cores" in remedy("oversubscribed", {}, cores=2)
+
+
+def test_no_remedy_is_one_the_tool_would_refuse(fake_mpi, db):
+    """With more ranks than cores `run --bind-to core` is refused, so no kind's remedy for
+    an oversubscribed run advises it."""
+    cores = len(os.sched_getaffinity(0))
+    refused = commscope("run", "pingpong", "--np", str(cores + 2), "--bind-to", "core",
+                        "--mpi", fake_mpi, "--db", db, launcher=FakeLauncher())
+    assert refused.returncode == 2 and "--bind-to core" in refused.stderr
+    over = options({"bind_to": None, "launches": "auto"}, None, oversubscribed=True)
+    assert not any("--bind-to core" in remedy(kind, over) for kind in KINDS)
+    assert "one rank per core" in remedy("cv", over)
 
 
 def test_ranks_the_launcher_bound_unasked_count_as_bound():
@@ -113,3 +125,25 @@ def test_bandwidth_above_its_copy_ceiling_is_a_finding():
     assert _above_ceiling({"ceiling_fraction": None}, {}) is None
     assert "--cold-cache" in remedy("above_ceiling", {})
     assert "--cold-cache" not in remedy("above_ceiling", {"cold_cache": True})
+
+
+def test_verbs_without_a_quality_block_say_oversubscribed_in_one_line(fake_mpi, db):
+    """check, tune and compare judge what they measured or read: where ranks outnumbered
+    cores, one line says so and how to avoid it."""
+    common = ["--np", "4", "--sizes", "8", "--launches", "2", "--mpi", fake_mpi, "--db", db]
+    said = []
+    for args in (["check", "allreduce<=reduce+bcast"], ["tune", "allreduce", "-o", os.devnull],
+                 ["run", "allreduce"]):
+        done = commscope(*args, *common, launcher=FakeLauncher())
+        assert done.returncode in (0, 1), done.stderr
+        said.append([line for line in done.stderr.splitlines() if "oversubscribed (" in line])
+    done = commscope("compare", "2", "3", "--db", db)
+    assert done.returncode in (0, 1), done.stderr
+    said.append([line for line in done.stderr.splitlines() if "oversubscribed (" in line])
+    check, tune, run, compare = said
+    assert check == ["commscope: oversubscribed (up to 4 ranks in run 1): more ranks than "
+                     "cores: latencies include time-slicing; run at most one rank per core, "
+                     "or spread them with --hosts"]
+    assert len(tune) == 1 and "in run 2)" in tune[0]
+    assert run == []  # run's quality block says it
+    assert len(compare) == 1 and "in runs 2, 3)" in compare[0]

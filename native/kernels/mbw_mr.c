@@ -39,11 +39,6 @@ struct mbw_mr {
     int peer;
 };
 
-static const char *mbw_mr_unsupported(const struct kcase *c)
-{
-    return c->ranks % 2 ? "mbw_mr pairs the ranks: give an even --np" : NULL;
-}
-
 /* Every rank's node (context.h's shm_node), gathered. */
 static int *nodes_of(const struct kcase *c)
 {
@@ -157,10 +152,10 @@ const struct kernel kernel_mbw_mr = {
     .description = "P/2 pairs stream W messages at once; aggregate bandwidth P/2*W*n/t",
     .family = FAMILY_MANY_RANK,
     .min_ranks = 2,
+    .ranks_multiple = 2, /* pairs rank i with i + P/2 */
     .default_window = 64,
     .timed_by = TIMED_BY_MAX,
     .params = mbw_mr_params,
-    .unsupported = mbw_mr_unsupported,
     .setup = mbw_mr_setup,
     .run_once = mbw_mr_run_once,
     .teardown = mbw_mr_teardown,

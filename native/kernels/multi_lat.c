@@ -16,11 +16,6 @@ enum { PHASE_ROUND_TRIP };
 
 static const char *const multi_lat_phases[] = {"round_trip", NULL};
 
-static const char *multi_lat_unsupported(const struct kcase *c)
-{
-    return c->ranks % 2 ? "multi_lat pairs the ranks: give an even --np" : NULL;
-}
-
 static bool pings(const struct kcase *c)
 {
     return c->rank < c->ranks / 2;
@@ -64,8 +59,8 @@ const struct kernel kernel_multi_lat = {
     .description = "P/2 pairs ping-pong at once; each pair's half round trip",
     .family = FAMILY_MANY_RANK,
     .min_ranks = 2,
+    .ranks_multiple = 2, /* pairs rank i with i + P/2 */
     .timed_by = TIMED_BY_ORIGIN,
-    .unsupported = multi_lat_unsupported,
     .setup = multi_lat_setup,
     .run_once = multi_lat_run_once,
     .teardown = multi_lat_teardown,

@@ -196,19 +196,22 @@ def _short(case, resolution_s):
     return None
 
 
-def options(settings: dict, context: dict | None) -> dict:
-    """What a remedy must fit: the run's settings, and whether its ranks were bound, as
+def options(settings: dict, context: dict | None, oversubscribed: bool = False) -> dict:
+    """What a remedy must fit: the run's settings, whether its ranks were bound, as
     --bind-to asked or as the launcher did unasked (Open MPI binds 2 ranks to cores by
-    default): every rank's binding one CPU in the context record's placement."""
+    default): every rank's binding one CPU in the context record's placement; and whether
+    ranks outnumbered cores, where --bind-to core is refused."""
     placement = (context or {}).get("placement") or []
     bound = settings.get("bind_to") not in (None, "none") or bool(placement) and all(
         str(p.get("binding", "")).isdigit() for p in placement)
-    return {**settings, "bound": bound}
+    return {**settings, "bound": bound, "oversubscribed": oversubscribed}
 
 
 def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     """The one thing to do about a kind, given the options the run used (`options`)."""
     bound = settings.get("bound", settings.get("bind_to") not in (None, "none"))
+    # Pinning is advice only where `run --bind-to core` would accept it: not oversubscribed.
+    pin = not bound and not settings.get("oversubscribed")
     launches = settings.get("launches", "auto")
     if kind == "oversubscribed":
         per_host = f" (this host has {cores} cores)" if cores else ""
@@ -216,7 +219,7 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     if kind == "wide":
         if launches != "auto":
             return f"measure in more launches than --launches {launches}, or use auto"
-        if not bound:
+        if pin:
             return "pin ranks with --bind-to core, so launches differ less"
         return "raise --max-time so auto can make more launches, or accept the wider interval"
     if kind == "capped":
@@ -235,8 +238,10 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     if kind == "few_samples":
         return "raise --iters" if settings.get("iters") else "raise --min-time or --max-time"
     if kind == "cv":
-        if not bound:
+        if pin:
             return "pin ranks with --bind-to core"
+        if settings.get("oversubscribed"):
+            return "run at most one rank per core: ranks that share a core wait for it"
         return "stop other work on this machine; the launch-aware interval already includes it"
     if kind == "drift":
         return ("rerun on a quieter machine; the launch-aware interval includes drift "

@@ -177,10 +177,29 @@ def _setting(g: Guideline, family: str) -> str:
     return f"MPIR_CVAR_{g.kernel.upper()}_INTRA_ALGORITHM={value}"
 
 
-def remedy(g: Guideline, where: str, family: str | None) -> str:
-    """What to change where the guideline is violated (`where`: its sizes and np)."""
+def _tuned(g: Guideline, calls: str, tuned: dict[str, str | None]) -> str:
+    """What `commscope tune` chose where it measured the violated sizes (`tuned`: size ->
+    its choice, None where it kept the default), so check's remedy and tune's choice come
+    from the same comparisons of the library's algorithms."""
+    chose: dict[str, list[str]] = {}
+    for size, name in tuned.items():
+        chose.setdefault(name or "", []).append(size)
+    said = [f"select {name} at {', '.join(sizes)} (its -o writes the rules)"
+            for name, sizes in chose.items() if name]
+    if "" in chose:
+        said.append(f"call {calls} at {', '.join(chose[''])}, where none of the library's "
+                    "algorithms beat its default by the least gain")
+    return f"`commscope tune {g.kernel}` measured these sizes here: " + "; ".join(said)
+
+
+def remedy(g: Guideline, where: str, family: str | None,
+           tuned: dict[str, str | None] | None = None) -> str:
+    """What to change where the guideline is violated (`where`: its sizes and np;
+    `tuned`: tune's choice at those of them it measured, see _tuned)."""
     if g.kind in ("pattern", "specialised"):
         calls = " then ".join(f"MPI_{c.capitalize()}" for c in g.right.split("+"))
+        if tuned:
+            return f"{g.kernel} is slower than {g.right} {where}: {_tuned(g, calls, tuned)}"
         families = [family] if family in ("openmpi", "mpich") else ["openmpi", "mpich"]
         settings = "; ".join(_setting(g, f) for f in families)
         return (f"{g.kernel} is slower than {g.right} {where}: call {calls} there, or select "

@@ -111,6 +111,7 @@ class Kernel:
     description: str
     family: str  # point-to-point, one-sided, many-rank, collective, halo, application, health
     min_ranks: int
+    ranks_multiple: int  # the job's ranks are a multiple of this (2: the kernel pairs them)
     max_ranks: int | None  # only ranks 0 .. max_ranks-1 take part; None: every rank
     modes: tuple[str, ...]  # empty: the kernel has no send modes
     timed_by: str  # origin or max
@@ -208,7 +209,8 @@ def _kernel(k: dict) -> Kernel:
                                   p["algorithm"]["companions"], p["algorithm"]["fixed"])
                                  if p.get("algorithm") else ()))
               for p in k["params"]}
-    return Kernel(k["name"], k["description"], k["family"], k["min_ranks"], k["max_ranks"],
+    return Kernel(k["name"], k["description"], k["family"], k["min_ranks"],
+                  k["ranks_multiple"], k["max_ranks"],
                   tuple(k["modes"]), k["timed_by"], k["default_window"], tuple(k["phases"]),
                   params, MEANINGS[k["name"]], k["needs"], k, k.get("sample", "batch"))
 

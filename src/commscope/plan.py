@@ -270,7 +270,9 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
     sync, given = split_sync(catalog, k, sync, {n.strip().replace('-', '_'): _param_text(v)
                                                   for n, v in (params or {}).items()},
                              names)
-    sizes_default = sizes is None
+    # A range (the default one, or A:B) holds the sizes in it that the parameters can split;
+    # a list names each size, so one that does not fit is refused.
+    ranged = sizes is None or ":" in str(sizes)
     sizes, given = _sizes(k, sizes, given, names)
     chosen_modes = modes_for(k, modes, names)
     if str(modes).strip() == "all":  # the modes that have the form the parameters ask for
@@ -287,13 +289,17 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
     for ranks in _counts(np, names):
         if ranks < k.min_ranks:
             raise UserError(f"{names('np')} {ranks}: {k.name} needs at least {k.min_ranks} ranks")
+        if ranks % k.ranks_multiple:
+            raise UserError(f"{names('np')} {ranks}: {k.name} needs a multiple of "
+                            f"{k.ranks_multiple} ranks (it pairs them); give "
+                            f"{names('np')} {ranks + 1}")
         chosen = params_for(k, given, ranks, names)
         check_needs(catalog, mpi, k, chosen, chosen_modes, cold_cache, names)
         these_sizes = [k.meaning.fixed_bytes(chosen, names.param)] if k.meaning.fixed_bytes \
             else sizes
-        if sizes_default:  # the default list, less the sizes the parameters cannot split
-            these_sizes = [s for s in these_sizes
-                           if all(s % unit == 0 for unit, _ in size_units(k, chosen))]
+        if ranged:  # none fitting: refused below, as a list would be
+            these_sizes = [s for s in these_sizes if all(
+                s % unit == 0 for unit, _ in size_units(k, chosen))] or these_sizes
         check_sizes(k, these_sizes, chosen, names)
         check_placement(mpi, ranks, placement)
         check_window_sync(sync, placement, ranks, names)

@@ -92,7 +92,8 @@ def quality(store: Store, run_ids: list[int]) -> list[str]:
         cases = store.case_labels(run_id)
         row = store.run(run_id)
         settings = options(json.loads(row["settings"] or "{}"),
-                           json.loads(row["context"]) if row["context"] else None)
+                           json.loads(row["context"]) if row["context"] else None,
+                           bool(row["oversubscribed"]))
         for w in store.warnings(run_id):
             c = cases.get(w["case_id"])
             name = f"{names.case(*c[:3])} np{c[3]}" if c else None

@@ -195,6 +195,15 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
     return chosen
 
 
+def judged(groups: list[tuple[dict, list[Case]]]) -> list[Point]:
+    """The choices of stored tune runs, each group of cases judged with the verdict
+    parameters its command stored (min gain, what the rules file can name), so the report
+    and check's remedies choose as the command did."""
+    return [p for given, cases in groups
+            for p in choose(points(cases), can_name(given.get("writable")),
+                            parse_threshold(given.get("min_gain") or DEFAULTS["tune"]))]
+
+
 def ranges(chosen: list[Point]) -> list[Range]:
     """Per (collective, np), neighbouring sizes with the same choice merged."""
     made: list[Range] = []

@@ -17,11 +17,12 @@ from ..mpi import family, find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..checks import judge
+from ..tune import judged
 from ..sizes import format_bytes
 from ..verdict import DEFAULTS, parse_threshold
 from ..views.check import junit, remedies, render
-from .common import (add_db, add_mpi, check_directory, existing_store, print_json, write_atomic,
-                     writing_store)
+from .common import (add_db, add_mpi, check_directory, existing_store, print_json,
+                     say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8:1MiB"
 # Seconds each plan (a kernel and what varies on it) may spend on its launches: a verdict
@@ -140,6 +141,18 @@ def _barrier(store, run_ids):
     return lambda launches: max((times.get(k, 0.0) for k in launches), default=0.0)
 
 
+def _tuned(store, guidelines) -> list:
+    """tune's choices for the collectives these guidelines judge, from the tune runs the
+    results file holds, each judged as its command did (tune.judged)."""
+    kernels = {g.kernel for g in guidelines if g.kind in ("pattern", "specialised")}
+    groups: dict[str, list] = {}
+    for r in store.runs():
+        if r["kernel"] in kernels and json.loads(r["command"])[1:2] == ["tune"]:
+            given = json.loads(r["settings"] or "{}").get("verdict", {})
+            groups.setdefault(json.dumps(given, sort_keys=True), []).extend(store.cases(r["id"]))
+    return judged([(json.loads(given), cases) for given, cases in groups.items()])
+
+
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.runs and args.all:
         raise UserError("check: --runs judges what the runs hold; drop --all")
@@ -161,6 +174,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         verdict = {"verb": "check", "threshold": f"{threshold.fraction:g}",
                    "catalogue": cat.extra}
         run_ids, store, chosen, family = _measure(args, cat, ["commscope", *argv], verdict)
+    say_oversubscribed(store, run_ids)
     cases = [c for r in run_ids for c in store.cases(r)]
     found = judge(chosen, cases, threshold, _barrier(store, run_ids))
     if args.runs and not found:
@@ -169,10 +183,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                         f"size sweep and neither side of a guideline ({wanted}) together")
     if args.junit:
         write_atomic(args.junit, junit(found))
+    tuned = _tuned(store, chosen) if any(c.failing for c in found) else []
     if args.json:
         print_json("check", {"runs": run_ids, "threshold": threshold.fraction,
                              "verdicts": [c.as_dict() for c in found],
-                             "remedies": remedies(found, chosen, family)})
+                             "remedies": remedies(found, chosen, family, tuned)})
     else:
-        print(render(found, chosen, threshold, family))
+        print(render(found, chosen, threshold, family, tuned))
     return 1 if any(c.failing for c in found) else 0

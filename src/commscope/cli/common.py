@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import names, recovery, schemas, stopping
+from ..advice import KINDS, remedy
 from ..errors import UserError
 from ..results import marks, measured, quality
 from ..sizes import format_bytes
@@ -117,6 +118,18 @@ def show_runs(store, runs, db: str, as_json: bool, table=None) -> tuple[list[dic
     for line in quality(store, [r.run_id for r in shown]):
         print(line, file=sys.stderr)
     return everything, code
+
+
+def say_oversubscribed(store, run_ids: list[int]) -> None:
+    """One line on stderr where ranks outnumbered cores in any of these runs, for the verbs
+    that show no quality block (check, tune, health, probe, compare): their verdicts rest
+    on latencies that include time-slicing."""
+    over = [r for r in run_ids if store.run(r)["oversubscribed"]]
+    if over:
+        ranks = max(store.run(r)["ranks"] for r in over)
+        print(f"commscope: oversubscribed (up to {ranks} ranks in run"
+              f"{'s' if len(over) > 1 else ''} {', '.join(map(str, over))}): "
+              f"{KINDS['oversubscribed']}; {remedy('oversubscribed', {})}", file=sys.stderr)
 
 
 def no_figure(summaries: list[dict]) -> int:

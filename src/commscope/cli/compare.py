@@ -10,7 +10,8 @@ from ..errors import UserError
 from ..results import case_history
 from ..verdict import ALPHA, DEFAULTS, parse_threshold
 from ..views.compare import TIMED_OTHERWISE, junit, render
-from .common import add_db, check_directory, existing_store, print_json, write_atomic
+from .common import (add_db, check_directory, existing_store, print_json, say_oversubscribed,
+                     write_atomic)
 
 
 def add_parser(sub, summary: str) -> None:
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if not result.changes:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")
+    say_oversubscribed(store, runs_a + runs_b)
     if args.junit:
         write_atomic(args.junit, junit(result))
     if args.json:

@@ -18,7 +18,7 @@ from ..plan import plans, sampling
 from ..sizes import parse_sizes
 from ..store import Store
 from ..views.probe import probe_json, render_probe
-from .common import add_db, add_mpi, exit_code, print_json, writing_store
+from .common import add_db, add_mpi, exit_code, print_json, say_oversubscribed, writing_store
 from .hosts import add_host_flags, host_args
 
 KERNELS = ("pingpong", "bw")
@@ -97,6 +97,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                   f"{outcome.message if outcome else stopped.run.status}; the rounds "
                   f"before it are stored in {args.db}", file=sys.stderr)
             return stopped.code
+        say_oversubscribed(store, runs[:1])
         found.append(_report(store, mode, runs, result))
         code = code or (1 if found[-1]["disagreements"] else 0)
     if args.json:

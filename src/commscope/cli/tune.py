@@ -22,8 +22,8 @@ from ..rules import mpich, openmpi
 from ..tune import VARY, can_name, choose, points, ranges, verify
 from ..verdict import DEFAULTS, parse_threshold
 from ..views.tune import junit, render, render_verify
-from .common import (add_db, add_mpi, check_directory, exit_code, print_json, write_atomic,
-                     writing_store)
+from .common import (add_db, add_mpi, check_directory, exit_code, print_json,
+                     say_oversubscribed, write_atomic, writing_store)
 from .hosts import add_host_flags, host_args
 
 DEFAULT_SIZES = "8,64,512,4KiB,32KiB,256KiB,1MiB"
@@ -116,6 +116,7 @@ def _measure(store, mpi, planned, argv) -> list[int]:
             print(f"commscope: tune: run {r.run_id} ({r.plan.kernel.name} at {r.plan.ranks} "
                   f"ranks) {r.status}: {r.outcomes[-1].message}", file=sys.stderr)
             raise SystemExit(exit_code(r))
+    say_oversubscribed(store, [r.run_id for r in runs])
     return [r.run_id for r in runs]
 
 

@@ -90,10 +90,12 @@ def _run(run: RunData) -> list[Html]:
                                align=ALL_LEFT)))
     case_names = _case_names(run)
     if run.warnings:
+        settings = options(run.settings, run.context,
+                           any(w["kind"] == "oversubscribed" for w in run.warnings))
         out.append(table(Table(("warning", "case", "what was seen", "remedy"),
                                [(w["kind"], case_names.get(w["case_id"], "whole run"),
                                  w["message"],
-                                 remedy(w["kind"], options(run.settings, run.context)))
+                                 remedy(w["kind"], settings))
                                 for w in run.warnings], align=ALL_LEFT)))
     else:
         out.append(el("p", "No warnings stored for this run."))

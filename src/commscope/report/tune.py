@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from .. import units
 from ..sizes import format_bytes
-from ..tune import can_name, choose, points
-from ..verdict import DEFAULTS, parse_threshold
+from ..tune import judged
 from ..views.tables import Table
 from . import figures
 from .data import ReportData, by_verdict
@@ -51,11 +50,8 @@ def _regret(mine) -> Table:
 
 def render(data: ReportData) -> Section | None:
     """Only for runs `commscope tune` made: their collective's algorithms."""
-    chosen = []
-    for given, runs in by_verdict(data, "tune"):
-        chosen += choose(points([c for r in runs for c in r.cases]),
-                         can_name(given.get("writable")),
-                         parse_threshold(given.get("min_gain") or DEFAULTS["tune"]))
+    chosen = judged([(given, [c for r in runs for c in r.cases])
+                     for given, runs in by_verdict(data, "tune")])
     if not chosen:
         return None
     body = [el("p", "The library's default against each algorithm it offers, measured in "

@@ -8,6 +8,7 @@ from .. import units
 from ..checks import WORDS
 from ..guidelines import Guideline, remedy
 from ..sizes import format_bytes
+from ..tune import Point
 from ..verdict import INCONCLUSIVE, NEGLIGIBLE, Claim, Threshold, footer
 from ..verdict import junit as claims_junit
 from .tables import Table
@@ -29,17 +30,27 @@ def _where(found: list[Claim]) -> str:
     return f"at {span} ({', '.join(sorted({c.evidence['case'] for c in found}))})"
 
 
-def remedies(found: list[Claim], guidelines: list[Guideline], family: str | None) -> list[str]:
+def remedies(found: list[Claim], guidelines: list[Guideline], family: str | None,
+             tuned: list[Point] = ()) -> list[str]:
+    """One per violated guideline; a collective's takes tune's choices (`tuned`, tune.judged)
+    where tune measured the same np and sizes."""
     by_id = {g.id: g for g in guidelines}
     violated: dict[str, list[Claim]] = {}
     for c in found:
         if c.failing:
             violated.setdefault(c.evidence["id"], []).append(c)
-    return [remedy(by_id[gid], _where(these), family) for gid, these in violated.items()]
+    made = []
+    for gid, these in violated.items():
+        at = {(c.evidence["np"], c.evidence["bytes"]) for c in these}
+        measured = {f"{format_bytes(p.bytes)} np{p.np}": p.choice
+                    for p in sorted(tuned, key=lambda p: (p.np, p.bytes))
+                    if p.kernel == by_id[gid].kernel and (p.np, p.bytes) in at}
+        made.append(remedy(by_id[gid], _where(these), family, measured))
+    return made
 
 
 def render(found: list[Claim], guidelines: list[Guideline], threshold: Threshold,
-           family: str | None) -> str:
+           family: str | None, tuned: list[Point] = ()) -> str:
     lines = [Table(HEADER, [_row(c) for c in found], align="l", rule=True).text(),
              footer(found, threshold, WORDS) + " (ratio: left over right on launch medians; "
              "each guideline a family)"]
@@ -49,7 +60,7 @@ def render(found: list[Claim], guidelines: list[Guideline], threshold: Threshold
     if any(c.word == INCONCLUSIVE for c in found):
         lines.append("inconclusive: one launch leaves the launches' spread unknown; measure "
                      "in 3 or more (--launches 3, or the default 5)")
-    lines += [f"remedy: {text}" for text in remedies(found, guidelines, family)]
+    lines += [f"remedy: {text}" for text in remedies(found, guidelines, family, tuned)]
     return "\n".join(lines)
 
 
