@@ -24,7 +24,7 @@ def fake(fake_mpi, *args, **faults):
 
 def test_a_run_lands_whole_in_the_store_and_the_table(fake_mpi, db):
     done = fake(fake_mpi, "run", "pingpong", "--modes", "standard,ready", "--sizes", "8,1K",
-                "--iters", "7", "--db", db)
+                "--iters", "7", "--db", db, "--wide")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("run 1: pingpong on 2 ranks, 3 launches, Open MPI v5.0.0 (fake)")

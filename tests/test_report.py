@@ -253,7 +253,8 @@ def test_mixed_set_shows_models_provenance_and_every_warning(mixed):
     for message in warnings:
         assert html.escape(message) in text
     # the quality block the terminal printed, over all the report's runs
-    assert html.escape(f"quality: {len(warnings)} warnings over ") in text
+    assert html.escape("run 8: a launch median varies ") in text
+    assert html.escape("quality: ") in text
     assert "Open MPI" in text or "MPICH" in text
     assert "library_transport" in text and "timer" in text
 
@@ -547,13 +548,14 @@ def test_warnings_counted_by_kind(mixed):
     (header, *rows) = Cells(out.read_text()).rows[None]  # the runs' overview
     column = header.index("warnings by kind")
     store, order = Store(db), list(KINDS)
-    kinds_seen = 0
+    kinds_seen = set()
     for row in rows:
         counts = Counter(w["kind"] for w in store.warnings(int(row[0])))
         assert row[column] == (", ".join(f"{k} {counts[k]}" for k in sorted(counts, key=order.index))
                                or "none")
-        kinds_seen = max(kinds_seen, len(counts))
-    assert kinds_seen >= 2
+        kinds_seen |= set(counts)
+    # the fake's clean samples flag no case: what is left is about whole runs
+    assert "one_launch" in kinds_seen <= {"oversubscribed", "one_launch"}
 
 
 def test_findings_give_the_verdicts_of_check_and_health(fake_mpi, tmp_path):

@@ -32,7 +32,7 @@ def test_list(stored_run):
 
 def test_show_and_csv_agree(stored_run):
     show = commscope("results", "show", "1", "--db", stored_run).stdout
-    assert "ready" in show and "MB = 10^6 bytes" in show
+    assert "ready" in show and "MB/s: 10^6 B/s" in show
     rows = list(csv.DictReader(io.StringIO(
         commscope("results", "export", "1", "--csv", "--db", stored_run).stdout)))
     assert [(r["send_mode"], r["bytes"], r["launches"], r["n"]) for r in rows] == [

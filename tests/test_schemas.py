@@ -82,5 +82,5 @@ def test_an_output_changed_without_a_new_schema_fails(shown, change):
     elif change == "add a top-level field":
         out["host"] = "n01"
     else:
-        out["schema"] = "urn:commscope:cases:2"
+        out["schema"] = "urn:commscope:cases:1"
     assert not check.is_valid(out)

@@ -19,7 +19,9 @@ from .cases import Case
 from .stats import median_ci
 from .summary import case_summary
 
-CV_LIMIT = 0.10  # a within-launch coefficient of variation above 10% marks a noisy case
+# A case's launches vary more than its run's others (replication.Spread.unusual) below this
+# p-value: on a run whose cases vary alike, 1% of them.
+UNUSUAL = 0.01
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
 # A collective's sample is one call, as OSU times it: warned of only where the timer's
 # steps are a tenth of it or more, not at every small size.
@@ -27,24 +29,24 @@ CALL_SPAN_FACTOR = 10
 DRIFT_LIMIT = 0.05  # first- and last-third medians apart by > 5%, CIs disjoint
 SLOW_FIRST_FACTOR = 2.0  # a first sample > 2x the median and above every later one
 WORST = 3  # cases named per kind in the block
+RECURRING = ("drift", "slow_first")  # flagged only where most of a case's launches show them
 
 # Each kind: what it means, for the block's line (the cases' own figures follow).
 KINDS = {
     "oversubscribed": "more ranks than cores: latencies include time-slicing",
-    "wide": "95% interval wider than --precision: the launches differ",
-    "capped": "95% interval wider than --precision: time ran out for samples",
+    "wide": "launches differ far more here than at the run's other cases (p < 0.01)",
+    "capped": "95% interval wider than --precision where --max-time ran out: the budget, "
+              "not a case, is short",
     "one_launch": "one launch: the variation between launches is unknown",
     "levels": "earlier commands fall into two levels: this host switches between states",
     "above_ceiling": "bandwidth above the copy ceiling measured beside it: a finding to explain",
     "all_late": "every repetition started late under --sync window: no figures",
     "late": "repetitions started late under --sync window, left out of the statistics",
     "few_samples": "too few samples for a 95% CI of the median (6 needed)",
-    "cv": f"within-launch CV above {units.percent(CV_LIMIT, decimals=0)}: the machine is noisy",
     "drift": "median drifted within a launch: something else ran",
     "short_samples": f"samples under {TIMER_SPAN_FACTOR}x the timer's resolution",
     "short_calls": f"single calls under {CALL_SPAN_FACTOR}x the timer's resolution",
     "slow_first": "first repetition far slower than the median: warm-up not steady",
-    "outliers": "outlying samples (modified z-score > 3.5)",
 }
 
 
@@ -56,10 +58,23 @@ class Advice:
     severity: float = 0.0  # the kind's own measure (CV, drift, ...): the worst first
 
 
-def run_advice(oversubscribed: bool, ranks: int) -> list[Advice]:
-    if not oversubscribed:
-        return []
-    return [Advice("oversubscribed", f"{ranks} ranks", None, float(ranks))]
+def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
+               goal: float | None = None) -> list[Advice]:
+    """What holds for the whole run: its ranks outnumbered cores, it made one launch, or
+    its time budget stopped cases short of the precision asked for (a run's, not a
+    case's: each case has its share of --max-time; `goal`, the run's --precision)."""
+    found = []
+    if oversubscribed:
+        found.append(Advice("oversubscribed", f"{ranks} ranks", None, float(ranks)))
+    if any(s["ci_basis"] == "one launch" for s in summaries):
+        found.append(Advice("one_launch", "between-launch variance unknown", None, 0.0))
+    short = [s for s in summaries if goal and s["capped"] and s["precision"] is not None
+             and s["precision"] > goal]
+    if short:
+        found.append(Advice("capped", f"{len(short)} of {len(summaries)} cases", None,
+                            len(short) / len(summaries)))
+    return found
+
 
 
 def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) -> list[Advice]:
@@ -67,12 +82,19 @@ def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) ->
     summary; the timer's resolution): one per kind, of its worst launch; the case is
     named by its first."""
     found: dict[str, tuple[str, float]] = {}
+    seen: dict[str, int] = {}
     for case in cases:
         for kind, message, severity in launch_checks(case, case_summary(case), resolution_s):
+            seen[kind] = seen.get(kind, 0) + 1
             label = f"{message} (launch {case.launch})" if len(cases) > 1 else message
             if kind not in found or severity > found[kind][1]:
                 found[kind] = (label, severity)
-    for check in (_wide, _one_launch, _few, _levels, _above_ceiling):
+    # A drift or a slow first repetition in one launch of several is a machine state the
+    # launch-aware interval already holds; in most of them it is the case's own.
+    for kind in RECURRING:
+        if kind in found and len(cases) > 1 and seen[kind] <= len(cases) / 2:
+            del found[kind]
+    for check in (_wide, _few, _levels, _above_ceiling):
         seen = check(summary, cases[0].settings)
         if seen:
             found[seen[0]] = seen[1:]
@@ -81,20 +103,24 @@ def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) ->
 
 
 def launch_checks(case: Case, s: dict, resolution_s: float | None) -> list[tuple]:
-    """(kind, what was seen, severity) of one launch of a case."""
-    checks = (_all_late, _cv, _drift, _slow_first, _outliers)
+    """(kind, what was seen, severity) of one launch of a case. Its spread and tails are
+    data (the summary's CV and p99), not warnings: at a thousand samples some are always
+    beyond a z-score, and 1% of slow samples leave the median alone."""
+    checks = (_all_late, _drift, _slow_first)
     return list(filter(None, [c(case, s) for c in checks] + [_short(case, resolution_s)]))
 
 
 def _wide(s: dict, settings: dict):
-    """Wider than the goal: "wide" where the launches' medians differ more than each is
-    uncertain, "capped" where a launch's own samples were too few."""
+    """Where the case's launches differ far more than its run's others do, and its
+    interval is wider than --precision for it: a noisy run is the run's line
+    (variance_line), not every case's flag."""
+    p = s.get("launch_spread_p")
     goal = settings.get("precision")
-    if not goal or s["precision"] is None or s["precision"] <= goal:
-        return None
-    kind = "capped" if s["dominant"] == "within" or s["ci_basis"] != "launches" else "wide"
-    return (kind, f"+-{units.percent(s['precision'])} in {s['launches']} launches",
-            s["precision"])
+    if p is not None and p < UNUSUAL and (not goal or (s["precision"] or 0) > goal):
+        spread = float(np.std(np.log(s["launch_medians_s"]), ddof=1))
+        return ("wide", f"launch medians {units.percent(math.expm1(spread))} apart (sd), p "
+                f"{p:.1g}", -math.log10(max(p, 1e-300)))
+    return None
 
 
 def _levels(s: dict, settings: dict):
@@ -120,12 +146,6 @@ def _above_ceiling(s: dict, settings: dict):
             fraction)
 
 
-def _one_launch(s: dict, settings: dict):
-    if s["ci_basis"] == "one launch":
-        return ("one_launch", "between-launch variance unknown", 0.0)
-    return None
-
-
 def _all_late(case, s):
     if s["n"] == 0:
         return ("all_late", "no valid repetition", 1.0)
@@ -143,12 +163,6 @@ def _few(s: dict, settings: dict):
     return None
 
 
-def _cv(case, s):
-    if s["cv"] is not None and s["cv"] > CV_LIMIT:
-        return ("cv", f"CV {units.percent(s['cv'], decimals=0)}", s["cv"])
-    return None
-
-
 def _drift(case, s):
     """The median of the first third against the last: the machine changed during the case."""
     samples = case.valid_samples
@@ -162,12 +176,6 @@ def _drift(case, s):
         change = units.percent((b - a) / a, signed=True, decimals=0)
         return ("drift", f"{change} from the first third of samples to the last",
                 abs(b - a) / a)
-    return None
-
-
-def _outliers(case, s):
-    if s["outliers"]:
-        return ("outliers", f"{s['outliers']} of {s['n']}", s["outliers"] / s["n"])
     return None
 
 
@@ -237,12 +245,6 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
         return "use --sync barrier, or fewer ranks per core"
     if kind == "few_samples":
         return "raise --iters" if settings.get("iters") else "raise --min-time or --max-time"
-    if kind == "cv":
-        if pin:
-            return "pin ranks with --bind-to core"
-        if settings.get("oversubscribed"):
-            return "run at most one rank per core: ranks that share a core wait for it"
-        return "stop other work on this machine; the launch-aware interval already includes it"
     if kind == "drift":
         return ("rerun on a quieter machine; the launch-aware interval includes drift "
                 "between launches")
@@ -255,6 +257,39 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     return "nothing to do: the median and its interval are robust to it"
 
 
+# The parts of a launch median's variation, as the summary gives each (a CV), and what to
+# do where the part is the largest.
+PARTS = {"within a launch": "within_launch_cv", "between launches": "between_launch_cv",
+         "between commands": "between_command_cv"}
+
+
+def _part_remedy(part: str, settings: dict) -> str:
+    if part == "within a launch":
+        return "raise --max-time for more samples a launch"
+    if part == "between launches":
+        return remedy("wide", settings)
+    return ("run the same command again later: the history of its commands replaces the "
+            "assumption, and compare reads it")
+
+
+def variance_line(run_id: int, summaries: list[dict], settings: dict) -> str | None:
+    """A run's one line: how much a launch median varies within a launch (its samples),
+    between launches and between commands (the median over its cases of each), the
+    largest part and what to do about it."""
+    parts = {name: float(np.median(v)) for name, key in PARTS.items()
+             if (v := [s[key] for s in summaries if s.get(key) is not None])}
+    if not parts:
+        return None
+    largest = max(parts, key=parts.get)
+    assumed = any(s.get("command_basis") == "assumed" for s in summaries)
+    said = ", ".join(f"{name} {units.percent(v)}"
+                     + (" (assumed as large as between launches)"
+                        if name == "between commands" and assumed else "")
+                     for name, v in parts.items())
+    return (f"run {run_id}: a launch median varies {said}; the largest, {largest}: "
+            f"{_part_remedy(largest, settings)}")
+
+
 def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) -> list[str]:
     """The quality block: one line per kind, the number of cases (runs, for run-wide kinds),
     the worst WORST cases and one remedy. `found`: (warning, case name, run settings) with
@@ -265,8 +300,8 @@ def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) 
     if not by_kind:
         return []
     cases = {name for _, name, _ in found if name}
-    lines = [f"quality: {len(found)} warnings over {len(cases)} cases"
-             + (" (marked in the table's last column)" if cases else "")]
+    lines = [f"quality: {len(cases)} case{'s' if len(cases) != 1 else ''} flagged (the "
+             "table's flags column)" if cases else "quality: no case flagged; of the runs:"]
     for kind in sorted(by_kind, key=lambda k: list(KINDS).index(k) if k in KINDS else 99):
         rows = sorted(by_kind[kind], key=lambda r: -(r[0]["severity"] or 0))
         count = len(rows)

@@ -213,8 +213,10 @@ def _finish_all(store: Store, runs: list[Run]) -> None:
         context = next((o.ingest.context for o in run.outcomes if o.ingest.context), None) or {}
         resolution = (context.get("timer") or {}).get("resolution_s")
         oversubscribed = any(o.oversubscribed for o in run.outcomes)
-        advice = run_advice(oversubscribed, run.plan.ranks)
-        for cases, summary in measured(store, [run.run_id]):
+        found = measured(store, [run.run_id])
+        advice = run_advice(oversubscribed, run.plan.ranks, [s for _, s in found],
+                            run.plan.settings().get("precision"))
+        for cases, summary in found:
             advice += case_advice(cases, summary, resolution)
         store.add_warnings(run.run_id, advice)
         failed = [o for o in run.outcomes if o.status != "complete"]

@@ -70,6 +70,10 @@ class Spread:
     degrees of freedom."""
     var: float
     df: float
+    # How unusual its own launches' spread is in its run: the p-value of its residual
+    # variance against the run's common one (an F test on the moderation's prior); None
+    # where it was not pooled with the run's other cases.
+    unusual: float | None = None
 
 
 def case_spread(logs: np.ndarray, pilot: int | None = None) -> Spread:
@@ -113,8 +117,19 @@ def run_spreads(table: np.ndarray) -> list[Spread]:
         mod_df = min(prior_df + df, total_df)
     share = 1 - 1 / cases
     return [Spread(max(common + share * v, float(row.var(ddof=1))),
-                   satterthwaite([(common, k - 1), (share * v, mod_df)]))
-            for v, row in zip(moderated, table)]
+                   satterthwaite([(common, k - 1), (share * v, mod_df)]), p)
+            for v, row, p in zip(moderated, table, _unusual(own, df, prior_var, prior_df))]
+
+
+def _unusual(own: np.ndarray, df: float, prior_var: float, prior_df: float) -> np.ndarray:
+    """Each case's p-value for "its launches vary no more than the run's common variance":
+    own / prior is F(df, d0) under it (Smyth 2004's prior as the run's variance; chi2/df
+    where d0 is infinite), so on a run whose cases vary alike 1% fall below 0.01."""
+    from scipy.special import chdtrc, fdtrc
+    ratio = own / prior_var
+    if math.isinf(prior_df):
+        return chdtrc(df, df * ratio)
+    return fdtrc(df, prior_df, ratio)
 
 
 def launches_needed(pilot: Spread, precision: float, past: History | None = None) -> int:

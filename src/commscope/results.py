@@ -9,7 +9,7 @@ import json
 import os
 
 from . import names
-from .advice import block, options
+from .advice import block, options, variance_line
 from .cases import Case, grouped, identity
 from .replication import History, history
 from .store import Store
@@ -50,7 +50,12 @@ def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
     between-launch variance, if any."""
     cases = [c for run_id in run_ids for c in store.cases(run_id)]
     groups = [found for _, found in sorted(grouped(cases), key=lambda g: _order(g[1][0]))]
-    return [(found, combined_summary(found, case_history(store, found), spread))
+    flags: dict[int, list[str]] = {}
+    for run_id in run_ids:
+        for w in store.warnings(run_id):
+            flags.setdefault(w["case_id"], []).append(w["kind"])
+    return [(found, {**combined_summary(found, case_history(store, found), spread),
+                     "flags": flags.get(found[0].id, [])})
             for found, spread in zip(groups, launch_spreads(groups))]
 
 
@@ -75,30 +80,23 @@ def exported(store: Store, run_ids: list[int]) -> list[dict]:
     return rows
 
 
-def marks(store: Store, run_id: int, found) -> list[str]:
-    """Each case's warning kinds (the quality block's), for the table's last column;
-    `found`: measured's pairs of the run."""
-    kinds: dict[int, list[str]] = {}
-    for w in store.warnings(run_id):
-        kinds.setdefault(w["case_id"], []).append(w["kind"])
-    return [",".join(kinds.get(cases[0].id, ())) for cases, _ in found]
-
-
 def quality(store: Store, run_ids: list[int]) -> list[str]:
-    """The quality block of these runs' stored warnings (advice.block), cases named with
-    their process count."""
-    found = []
+    """The quality block: each run's variance line (advice.variance_line), then its stored
+    flags (advice.block), cases named with their process count."""
+    found, lines = [], []
     for run_id in run_ids:
         cases = store.case_labels(run_id)
         row = store.run(run_id)
         settings = options(json.loads(row["settings"] or "{}"),
                            json.loads(row["context"]) if row["context"] else None,
                            bool(row["oversubscribed"]))
+        line = variance_line(run_id, summaries(store, [run_id]), settings)
+        lines += [line] if line else []
         for w in store.warnings(run_id):
             c = cases.get(w["case_id"])
             name = f"{names.case(*c[:3])} np{c[3]}" if c else None
             found.append((w, name, settings))
-    return block(found, os.cpu_count())
+    return lines + block(found, os.cpu_count())
 
 
 def _order(case: Case) -> tuple:

@@ -95,6 +95,9 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
         "launches": len(measured),
         "n": s.n if s else 0,
         **_statistics(s, iv),
+        # the tail as data, not a warning: a 1% of slow samples leaves the median alone
+        "p99_s": float(np.percentile(pooled, 99)) if pooled.size else None,
+        "launch_spread_p": spread.unusual if spread else None,
         # the history's two levels, [[median_s, commands], [median_s, commands]] (regimes)
         "levels": [list(level) for level in past.levels] if past and past.levels else None,
         "invalid": sum(len(c.extra.get("invalid") or ()) for c in cases),
@@ -145,7 +148,8 @@ def _imported(case: Case) -> dict:
            "send_mode": None, "bytes": case.bytes, "ranks": case.ranks, "window": None,
            "params": case.params, "sync": None, "map_by": None, "bind_to": None,
            "transport": "auto", "case_key": None, "launches": 1, "n": 0,
-           **_statistics(None, None), "levels": None, "invalid": 0, "precision_target": None,
+           **_statistics(None, None), "p99_s": None, "launch_spread_p": None, "levels": None,
+           "invalid": 0, "precision_target": None,
            "capped": False, "validated": False, "bus_factor": None, "ceiling_MBps": None,
            "ceiling_fraction": None, "cache": None}
     out.update(case.imported)

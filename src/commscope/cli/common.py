@@ -14,10 +14,16 @@ import numpy as np
 from .. import names, recovery, schemas, stopping
 from ..advice import KINDS, remedy
 from ..errors import UserError
-from ..results import marks, measured, quality
+from ..results import measured, quality
 from ..sizes import format_bytes
 from ..store import Store
 from ..views.run import rank_times, render, render_phases, render_ranks
+
+
+def add_wide(p) -> None:
+    p.add_argument("--wide", action="store_true",
+                   help="the table with how each case was measured: launches, samples, the "
+                        "interval as a factor, spread, percentiles (docs/statistics.md)")
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
@@ -106,13 +112,14 @@ def kernel_list() -> str:
     return "\n".join(lines)
 
 
-def show_runs(store, runs, db: str, as_json: bool, table=None) -> tuple[list[dict], int]:
+def show_runs(store, runs, db: str, as_json: bool, table=None,
+              wide: bool = False) -> tuple[list[dict], int]:
     """Every run of a command (show_run), then its quality block, once; the case
     summaries of all of them and the command's exit code."""
     everything, code = [], 0
     shown = [r for r in runs if r.run_id is not None]
     for run in shown:
-        summaries = show_run(store, run, db, as_json, table)
+        summaries = show_run(store, run, db, as_json, table, wide)
         everything += summaries
         code = code or exit_code(run) or no_figure(summaries)
     for line in quality(store, [r.run_id for r in shown]):
@@ -143,7 +150,7 @@ def no_figure(summaries: list[dict]) -> int:
     return 1 if empty else 0
 
 
-def show_run(store, run, db: str, as_json: bool, table=None) -> list[dict]:
+def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False) -> list[dict]:
     """Print a run's table, its launches combined (unless JSON is wanted later), its
     skips and failures; its case summaries.
 
@@ -158,7 +165,7 @@ def show_run(store, run, db: str, as_json: bool, table=None) -> list[dict]:
         launches = f", {run.launches} launches" if run.launches > 1 else ""
         print(f"run {run.run_id}: {run.plan.kernel.name} on {run.plan.ranks} ranks{launches}, "
               f"{lib}, results in {db}")
-        print(table(found) if table else render(summaries, marks(store, run.run_id, found)))
+        print(table(found) if table else render(summaries, wide))
         per_rank = [_rank_times(cases, store.rank_samples) for cases, _ in found]
         if per_rank[0] is not None:  # who waits: each rank's own time
             print(render_ranks([cases[0] for cases, _ in found], per_rank))

@@ -8,12 +8,12 @@ import sys
 
 from .. import names, recovery, selection
 from ..errors import UserError
-from ..results import exported, marks, measured, quality, summaries
+from ..results import exported, measured, quality, summaries
 from ..views import export
 from ..views.export import MEASURES
 from ..views.run import imported_from, render, render_provenance, render_runs
-from .common import (add_db, check_directory, existing_store, json_text, print_json,
-                     write_atomic)
+from .common import (add_db, add_wide, check_directory, existing_store, json_text,
+                     print_json, write_atomic)
 
 FORMATS = ("csv", "json", "bmf", "gab", "prom")
 
@@ -28,6 +28,7 @@ def add_parser(sub, summary: str) -> None:
     show.add_argument("runs", metavar="RUNS", help=selection.SYNTAX)
     show.add_argument("--json", action="store_true",
                       help="print JSON: the runs' case summaries, as run --json does")
+    add_wide(show)
     add_db(show)
     export = actions.add_parser("export", help="runs' cases for scripts, CI and dashboards "
                                                "(docs/schemas.md)")
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.action == "show" and args.json:
         print_json("cases", {"cases": summaries(store, runs)})
     elif args.action == "show":
-        print("\n\n".join(_show(store, run_id) for run_id in runs))
+        print("\n\n".join(_show(store, run_id, args.wide) for run_id in runs))
     else:
         _write_export(args, store, runs)
     return 0
@@ -116,7 +117,7 @@ def _listed(row) -> dict:
             "sweep": row["sweep_id"], "command": json.loads(row["command"])}
 
 
-def _show(store, run_id: int) -> str:
+def _show(store, run_id: int, wide: bool = False) -> str:
     row = store.run(run_id)
     lines = [f"run {row['id']}: {row['kernel']} on {row['ranks']} ranks, {names.status(row)}, "
              f"started {row['started_utc']}"]
@@ -127,7 +128,7 @@ def _show(store, run_id: int) -> str:
     if row["message"]:
         lines.append(row["message"])
     found = measured(store, [run_id])
-    lines.append(render([s for _, s in found], marks(store, run_id, found)))
+    lines.append(render([s for _, s in found], wide))
     return "\n".join(lines + quality(store, [run_id]))
 
 

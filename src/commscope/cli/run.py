@@ -16,7 +16,8 @@ from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_
                     sampling)
 from ..progress import Progress
 from ..views.export import FIGURES, VARIED
-from .common import add_db, add_mpi, kernel_list, print_json, show_runs, writing_store
+from .common import (add_db, add_mpi, add_wide, kernel_list, print_json, show_runs,
+                     writing_store)
 from .hosts import add_host_flags, host_args
 
 
@@ -89,6 +90,7 @@ def add_parser(sub, summary: str) -> None:
     add_host_flags(p)
     p.add_argument("--json", action="store_true",
                    help="print JSON (docs/schemas.md) instead of a table")
+    add_wide(p)
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run, kernel_flags=True)
@@ -163,7 +165,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                         f"{planned[0].kernel.name}")
     runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
     progress.close()
-    everything, code = show_runs(store, runs, args.db, args.json)
+    everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
     if args.json:
         # what was measured, also when a later launch failed
         print_json("cases", {"cases": everything})

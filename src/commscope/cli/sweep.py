@@ -11,7 +11,7 @@ from ..mpi import find_mpi
 from ..plan import AUTO_LAUNCHES
 from ..progress import Progress
 from ..sweep import load
-from .common import add_db, add_mpi, print_json, show_runs, writing_store
+from .common import add_db, add_mpi, add_wide, print_json, show_runs, writing_store
 
 
 def add_parser(sub, summary: str) -> None:
@@ -22,6 +22,7 @@ def add_parser(sub, summary: str) -> None:
                    help="run only the cases of this plan's last sweep not yet stored")
     p.add_argument("--json", action="store_true",
                    help="print JSON: the cases run (docs/schemas.md)")
+    add_wide(p)
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     finally:
         progress.close()
         store.release_sweep(sweep_id)
-    everything, code = show_runs(store, runs, args.db, args.json)
+    everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
     if code:
         print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "
               "runs the cases not stored", file=sys.stderr)

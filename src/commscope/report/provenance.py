@@ -19,7 +19,7 @@ ALL_LEFT = "l" * 9  # provenance is words, not numbers
 
 
 def by_kind(warnings) -> str:
-    """A run's warnings counted by kind, in the quality block's order: "cv 100, outliers 26"."""
+    """A run's warnings counted by kind, in the quality block's order: "capped 1, slow_first 3"."""
     counts = Counter(w["kind"] for w in warnings)
     order = list(KINDS)
     return ", ".join(f"{kind} {counts[kind]}" for kind in sorted(

@@ -3,6 +3,8 @@ stored runs and a run's provenance; what a launch prints when it ends."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import names, units
@@ -10,40 +12,35 @@ from ..kernels import meaning
 from ..sizes import format_bytes
 from .tables import Table
 
-HEADER = ("kernel", "mode", "size", "launches", "n", "median us", "95% CI us", "+-", "spread",
-          "p5 us", "p95 us", "MB/s", "warnings")
-# Shown where a case has them: collectives (and other kernels timed by the slowest rank);
-# a nonblocking collective's overlap leads, before its pure time.
+# What a newcomer reads first: the operation's time, its interval, its rate and the flags
+# (advice.py); --wide adds how it was measured. The definitions are in docs/statistics.md
+# ("The table") and docs/references.md.
 RANK_MEAN, BUSBW, CEILING, OVERLAP = "rank-mean us", "busbw MB/s", "of ceiling", "overlap %"
-FOOTER = ("latency: half round trip (pingpong), one exchange (pingping), time per window "
-          "slot (bw, bibw), one epoch of W operations (rma), one call of the slowest rank "
-          "after a barrier (collectives; a nonblocking one's pure call and wait), one "
-          "iteration of the slowest rank (fanin, ring, vector_sum, halo); median and 95% CI: "
-          "of the launches' medians (docs/statistics.md), within the launch for one launch; "
-          "+-: the CI's reach "
-          "from the median (* a launch stopped by its share of --max-time); spread: which "
-          "varies more, the launches' medians or a launch's own (CV), '?' where one launch "
-          "cannot tell; MB/s with MB = 10^6 bytes; of ceiling: MB/s over the copy ceiling "
-          "measured in the same launch (docs/native.md); warnings: the quality block's kinds")
-COLLECTIVE_FOOTER = (f"collectives: MB/s is the algorithm bandwidth S/t and {BUSBW} the bus "
-                     "bandwidth, as nccl-tests; median us is the slowest rank's, "
-                     f"{RANK_MEAN} the mean over ranks")
-OVERLAP_FOOTER = (f"{OVERLAP}: 100 (1 - (overlapped - compute) / pure), at least 0, the share "
-                  "of a nonblocking collective a compute as long as it hides, as OSU computes it")
-# How a figure relates to the reference suites' (docs/references.md).
-REFERENCES = ("vs OSU and IMB: point-to-point, a median of timed batches of iterations, where "
-              "OSU prints a mean over iterations each timed by its own MPI_Wtime reads and "
-              "IMB a mean over one timed loop; collectives, the slowest rank's median of "
-              "single calls each started by a barrier, as OSU times them: set it against "
-              "OSU's Max Latency (-f), rank-mean against its average; bw and bibw count bytes "
-              "as osu_bw and osu_bibw")
+HEADER = ("kernel", "mode", "size", OVERLAP, "median us", "95% CI us", "MB/s", CEILING,
+          "flags")
+WIDE = ("kernel", "mode", "size", "launches", "n", OVERLAP, "median us", "95% CI us", "x/",
+        "spread", "p5 us", "p95 us", "p99 us", "MB/s", RANK_MEAN, BUSBW, CEILING, "flags")
+# Shown only where a case has them: a nonblocking collective's overlap (which leads, before
+# its pure time), a collective's mean over ranks and bus bandwidth, the copy ceiling.
+WHERE_GIVEN = (OVERLAP, RANK_MEAN, BUSBW, CEILING)
+LEGEND = ("median, 95% CI: us per operation (docs/statistics.md, 'The table'), of the "
+          "launches' medians; MB/s: 10^6 B/s\n"
+          "of ceiling: of the copy ceiling measured beside it; flags: see the quality block; "
+          "--wide: how it was measured")
+WIDE_LEGEND = ("x/: the interval as a factor of the median (* a launch stopped by --max-time); "
+               "spread: the larger part, launches' medians or a launch's own (CV)\n"
+               f"collectives: median us the slowest rank's, {RANK_MEAN} the mean over ranks, "
+               f"{BUSBW} as nccl-tests; {OVERLAP} as OSU computes it")
 MAX_RANK_COLUMNS = 16
 
 
-def _precision(s: dict) -> str:
-    """The CI's reach from the median in %, starred when --max-time stopped the case short."""
-    return units.percent(s["precision"]) + ("*" if s["capped"] and s["precision"] is not None
-                                             else "")
+def _factor(s: dict) -> str:
+    """The interval as a factor: median x/ f, f = sqrt(high / low), starred when --max-time
+    stopped the case short; never a +- percent, which can reach below zero."""
+    if s["ci_low_s"] is None or not s["ci_low_s"] > 0:
+        return units.MISSING
+    factor = math.sqrt(s["ci_high_s"] / s["ci_low_s"])
+    return f"{factor:.2f}" + ("*" if s["capped"] else "")
 
 
 def spread(s: dict) -> str:
@@ -56,40 +53,38 @@ def spread(s: dict) -> str:
     return f"samples {units.percent(s['within_launch_cv'])}"
 
 
-def _row(s: dict, mark: str) -> tuple[str, ...]:
+def _cells(s: dict) -> dict[str, str]:
     ci = f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}" if s["ci_low_s"] is not None \
         else "no samples" if s.get("printed") is not None else "n<6"
     # Kernels without send modes name their parameters there (bw: recv-buffers=one).
     mode = s["send_mode"] or " ".join(f"{k.replace('_', '-')}={v}" for k, v in
                                       (s.get("params") or {}).items()) or "-"
     bandwidth = None if s["bytes"] == 0 else s["bandwidth_MBps"]
-    return (s["kernel"], mode, format_bytes(s["bytes"]), str(s.get("launches", 1)), str(s["n"]),
-            units.percent(None if s.get("overlap_pct") is None else s["overlap_pct"] / 100,
-                          decimals=0),
-            units.us(s["median_s"]), ci, _precision(s), spread(s), units.us(s["p05_s"]),
-            units.us(s["p95_s"]), units.rate(bandwidth, 1, missing=units.MISSING),
-            units.us(s.get("rank_mean_median_s")),
-            units.rate(None if s["bytes"] == 0 else s.get("busbw_MBps"), 1,
-                       missing=units.MISSING),
-            units.percent(s.get("ceiling_fraction"), decimals=0), mark)
+    overlap = None if s.get("overlap_pct") is None else s["overlap_pct"] / 100
+    return {"kernel": s["kernel"], "mode": mode, "size": format_bytes(s["bytes"]),
+            "launches": str(s.get("launches", 1)), "n": str(s["n"]),
+            OVERLAP: units.percent(overlap, decimals=0),
+            "median us": units.us(s["median_s"]), "95% CI us": ci, "x/": _factor(s),
+            "spread": spread(s), "p5 us": units.us(s["p05_s"]),
+            "p95 us": units.us(s["p95_s"]), "p99 us": units.us(s.get("p99_s")),
+            "MB/s": units.rate(bandwidth, 1, missing=units.MISSING),
+            RANK_MEAN: units.us(s.get("rank_mean_median_s")),
+            BUSBW: units.rate(None if s["bytes"] == 0 else s.get("busbw_MBps"), 1,
+                              missing=units.MISSING),
+            CEILING: units.percent(s.get("ceiling_fraction"), decimals=0),
+            "flags": ",".join(s.get("flags") or ())}
 
 
-def render(summaries: list[dict], marks: list[str] | None = None) -> str:
-    """One row per case: median latency, its CI and reach, percentiles, bandwidth (and a
-    collective's mean over ranks and bus bandwidth), and the kinds of warning about it
-    (`marks`, in the same order)."""
-    marks = marks or [""] * len(summaries)
-    header = HEADER[:5] + (OVERLAP,) + HEADER[5:-1] + (RANK_MEAN, BUSBW, CEILING) + HEADER[-1:]
-    rows = [_row(s, m) for s, m in zip(summaries, marks)]
-    shown = [i for i in range(len(header))
-             if header[i] not in (OVERLAP, RANK_MEAN, BUSBW, CEILING)
-             or any(r[i] != units.MISSING for r in rows)]
-    collective = any(s.get("busbw_MBps") is not None for s in summaries)
-    overlap = any(s.get("overlap_pct") is not None for s in summaries)
-    footer = "\n".join([FOOTER] + ([COLLECTIVE_FOOTER] if collective else [])
-                       + ([OVERLAP_FOOTER] if overlap else []) + [REFERENCES])
-    return Table(tuple(header[i] for i in shown), [tuple(r[i] for i in shown) for r in rows],
-                 align="ll", rule=True, footer=footer).text()
+def render(summaries: list[dict], wide: bool = False) -> str:
+    """One row per case: the median, its interval, the bandwidth (and its share of the copy
+    ceiling) and the case's flags; `wide`, also the launches, samples, the interval as a
+    factor, the larger variance part, percentiles, and a collective's mean over ranks and
+    bus bandwidth."""
+    rows = [_cells(s) for s in summaries]
+    shown = [h for h in (WIDE if wide else HEADER)
+             if h not in WHERE_GIVEN or any(r[h] != units.MISSING for r in rows)]
+    return Table(tuple(shown), [tuple(r[h] for h in shown) for r in rows], align="ll",
+                 rule=True, footer=LEGEND + ("\n" + WIDE_LEGEND if wide else "")).text()
 
 
 def rank_times(case, rank_samples) -> np.ndarray | None:
