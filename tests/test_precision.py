@@ -71,7 +71,7 @@ def test_time_cap_stops_a_case_short_and_says_so(db):
     assert done.returncode == 0, done.stderr
     (case,) = json.loads(done.stdout)["cases"]
     assert case["capped"] and case["precision"] > 0.0001
-    assert "capped: 1 case" in done.stderr
+    assert "capped: 1 run" in done.stderr and "run: 1 of 1 cases" in done.stderr
     assert "Remedy: raise --max-time (it was 0.3 s)" in done.stderr
     kinds = [k for (k,) in sqlite3.connect(db).execute("SELECT kind FROM warnings")]
     assert {"capped", "one_launch"} <= set(kinds)
@@ -154,3 +154,24 @@ def test_a_case_whose_every_window_started_late_has_no_figures(db):
 
 def test_too_few_samples_are_told(db):
     assert "few_samples" in _kinds(_stored(db, samples_s=[1e-6, 1.1e-6, 1.2e-6]))
+
+
+def test_a_drift_in_one_launch_of_three_is_the_machine_s_in_two_the_case_s(db):
+    """drift and slow_first flag a case only where most of its launches show them: in one
+    launch of several they are a machine state the launch-aware interval holds."""
+    rng = np.random.default_rng(4)
+    steady = 1e-6 * (1 + 0.01 * rng.standard_normal(100))
+    drifting = np.concatenate([steady, steady * 1.01, steady * 1.2])
+    flat = np.concatenate([steady, steady, steady])
+    for drifts, flagged in ((1, False), (2, True)):
+        store = Store(db)
+        run = store.begin_run(["test"], "pingpong", 2, False)
+        for launch in range(1, 4):
+            samples = list(drifting if launch <= drifts else flat)
+            store.add_case(store.begin_launch(run, launch, False), {
+                "kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
+                "window": None, "batch": 100, "warmup_iterations": 1, "validated": False,
+                "timed_by": "origin", "samples_s": samples, "rank_samples_s": [samples] * 2})
+        cases = store.cases(run)
+        found = {a.kind for a in case_advice(cases, combined_summary(cases), 1e-9)}
+        assert ("drift" in found) is flagged

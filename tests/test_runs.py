@@ -80,7 +80,7 @@ def test_table_states_units_and_context(db):
     done = commscope("run", "pingpong", "--sizes", "8,4K", "--iters", "10", "--db", db)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "median us" in out and "95% CI us" in out and "MB = 10^6 bytes" in out
+    assert "median us" in out and "95% CI us" in out and "MB/s: 10^6 B/s" in out
     assert "Open MPI" in out
     rows = [l for l in out.splitlines() if l.startswith("pingpong")]
     assert [r.split()[2:4] for r in rows] == [["8", "B"], ["4", "KiB"]]
@@ -109,7 +109,7 @@ def test_collective_reports_algbw_busbw_and_the_mean_over_ranks(mpi_prefix, db):
     assert case["busbw_MBps"] == pytest.approx(case["bandwidth_MBps"] * 2 / 3)
     # per sample the mean over ranks is at most the max, and so are their medians
     assert 0 < case["rank_mean_median_s"] <= case["median_s"]
-    text = commscope("results", "show", "1", "--db", db).stdout
+    text = commscope("results", "show", "1", "--db", db, "--wide").stdout
     assert "rank-mean us" in text and "busbw MB/s" in text and "nccl-tests" in text
 
 

@@ -76,23 +76,22 @@ def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
     return found
 
 
-
 def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) -> list[Advice]:
     """Everything worth a warning about one case (its launches' cases and their combined
     summary; the timer's resolution): one per kind, of its worst launch; the case is
     named by its first."""
     found: dict[str, tuple[str, float]] = {}
-    seen: dict[str, int] = {}
+    showing: dict[str, int] = {}  # how many launches show each kind
     for case in cases:
         for kind, message, severity in launch_checks(case, case_summary(case), resolution_s):
-            seen[kind] = seen.get(kind, 0) + 1
+            showing[kind] = showing.get(kind, 0) + 1
             label = f"{message} (launch {case.launch})" if len(cases) > 1 else message
             if kind not in found or severity > found[kind][1]:
                 found[kind] = (label, severity)
     # A drift or a slow first repetition in one launch of several is a machine state the
     # launch-aware interval already holds; in most of them it is the case's own.
     for kind in RECURRING:
-        if kind in found and len(cases) > 1 and seen[kind] <= len(cases) / 2:
+        if kind in found and len(cases) > 1 and showing[kind] <= len(cases) / 2:
             del found[kind]
     for check in (_wide, _few, _levels, _above_ceiling):
         seen = check(summary, cases[0].settings)
