@@ -75,6 +75,22 @@ static MPI_Comm case_comm(const struct config *cfg, const char *variant)
     return algorithm_comm(k->name, kcase_param(&c, "algorithm"), MPI_COMM_WORLD);
 }
 
+/* Why the kernel cannot run on this many ranks, written into error; false: it can. */
+static bool ranks_refused(const struct kernel *k, int ranks, char *error, size_t size)
+{
+    if (ranks < k->min_ranks)
+        snprintf(error, size,
+                 "commscope-native: kernel %s needs at least %d ranks, this run has %d",
+                 k->name, k->min_ranks, ranks);
+    else if (k->ranks_multiple && ranks % k->ranks_multiple)
+        snprintf(error, size,
+                 "commscope-native: kernel %s needs a multiple of %d ranks, this run has %d",
+                 k->name, k->ranks_multiple, ranks);
+    else
+        return false;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     /* Python reads the kernels from here when it builds the binary: no
@@ -96,19 +112,8 @@ int main(int argc, char **argv)
     char error[512];
     enum options_result result =
         options_parse(argc, argv, &parsed, error, sizeof error);
-    if (result == OPTIONS_OK && !parsed.info && ranks < parsed.kernel->min_ranks) {
-        snprintf(error, sizeof error,
-                 "commscope-native: kernel %s needs at least %d ranks, "
-                 "this run has %d",
-                 parsed.kernel->name, parsed.kernel->min_ranks, ranks);
-        options_free(&parsed);
-        result = OPTIONS_BAD;
-    } else if (result == OPTIONS_OK && !parsed.info && parsed.kernel->ranks_multiple
-               && ranks % parsed.kernel->ranks_multiple) {
-        snprintf(error, sizeof error,
-                 "commscope-native: kernel %s needs a multiple of %d ranks, "
-                 "this run has %d",
-                 parsed.kernel->name, parsed.kernel->ranks_multiple, ranks);
+    if (result == OPTIONS_OK && !parsed.info
+        && ranks_refused(parsed.kernel, ranks, error, sizeof error)) {
         options_free(&parsed);
         result = OPTIONS_BAD;
     }

@@ -80,8 +80,11 @@ def exported(store: Store, run_ids: list[int]) -> list[dict]:
     return rows
 
 
-def quality(store: Store, run_ids: list[int]) -> list[str]:
-    """The quality block: each run's variance line (advice.variance_line), then its stored
+def quality(store: Store, run_ids: list[int],
+            summaries_of: dict[int, list[dict]] | None = None) -> list[str]:
+    """The quality block: each run's variance line (advice.variance_line) from the case
+    summaries its caller already computed (`summaries_of`: run id -> summaries; a run
+    without them, such as a health check's matrix, gets none), then the runs' stored
     flags (advice.block), cases named with their process count."""
     found, lines = [], []
     for run_id in run_ids:
@@ -90,7 +93,7 @@ def quality(store: Store, run_ids: list[int]) -> list[str]:
         settings = options(json.loads(row["settings"] or "{}"),
                            json.loads(row["context"]) if row["context"] else None,
                            bool(row["oversubscribed"]))
-        line = variance_line(run_id, summaries(store, [run_id]), settings)
+        line = variance_line(run_id, (summaries_of or {}).get(run_id, []), settings)
         lines += [line] if line else []
         for w in store.warnings(run_id):
             c = cases.get(w["case_id"])

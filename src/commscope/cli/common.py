@@ -116,13 +116,13 @@ def show_runs(store, runs, db: str, as_json: bool, table=None,
               wide: bool = False) -> tuple[list[dict], int]:
     """Every run of a command (show_run), then its quality block, once; the case
     summaries of all of them and the command's exit code."""
-    everything, code = [], 0
+    everything, code, of_run = [], 0, {}
     shown = [r for r in runs if r.run_id is not None]
     for run in shown:
-        summaries = show_run(store, run, db, as_json, table, wide)
+        summaries = of_run[run.run_id] = show_run(store, run, db, as_json, table, wide)
         everything += summaries
         code = code or exit_code(run) or no_figure(summaries)
-    for line in quality(store, [r.run_id for r in shown]):
+    for line in quality(store, [r.run_id for r in shown], of_run):
         print(line, file=sys.stderr)
     return everything, code
 
@@ -131,11 +131,11 @@ def say_oversubscribed(store, run_ids: list[int]) -> None:
     """One line on stderr where ranks outnumbered cores in any of these runs, for the verbs
     that show no quality block (check, tune, health, probe, compare): their verdicts rest
     on latencies that include time-slicing."""
-    over = [r for r in run_ids if store.run(r)["oversubscribed"]]
+    over = [row for row in map(store.run, run_ids) if row["oversubscribed"]]
     if over:
-        ranks = max(store.run(r)["ranks"] for r in over)
+        ranks = max(row["ranks"] for row in over)
         print(f"commscope: oversubscribed (up to {ranks} ranks in run"
-              f"{'s' if len(over) > 1 else ''} {', '.join(map(str, over))}): "
+              f"{'s' if len(over) > 1 else ''} {', '.join(str(row['id']) for row in over)}): "
               f"{KINDS['oversubscribed']}; {remedy('oversubscribed', {})}", file=sys.stderr)
 
 

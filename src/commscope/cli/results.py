@@ -127,9 +127,9 @@ def _show(store, run_id: int, wide: bool = False) -> str:
         lines.append(imported_from(json.loads(row["source"])))
     if row["message"]:
         lines.append(row["message"])
-    found = measured(store, [run_id])
-    lines.append(render([s for _, s in found], wide))
-    return "\n".join(lines + quality(store, [run_id]))
+    found = [s for _, s in measured(store, [run_id])]
+    lines.append(render(found, wide))
+    return "\n".join(lines + quality(store, [run_id], {run_id: found}))
 
 
 def _export(store, run_id: int) -> dict:

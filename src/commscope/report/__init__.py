@@ -16,7 +16,7 @@ from ..store import Store
 from . import (advection, ceiling, distributions, findings, guidelines, health, imported,
                launches, message_models, provenance, ranks, scaling, size, tune)
 from ..health import PATTERNS as HEALTH, health_of
-from ..results import measured
+from ..results import measured, quality, summaries
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
 
@@ -32,6 +32,10 @@ def build(store: Store, run_ids: list[int], chosen: str,
     healths = {run_id: health_of(store, run_id) for run_id in checks}
     # the figures `results show` prints, computed as it computes them
     shown = measured(store, [r.id for r in data.runs if r.id not in checks])
+    # each run's variance line as `results show` prints it, from that run's cases alone; a
+    # health check's matrix, never loaded whole, has none (health prints no such block)
+    of_run = {r.id: summaries(store, [r.id]) for r in data.runs if r.id not in checks}
+    data = dataclasses.replace(data, quality=quality(store, [r.id for r in data.runs], of_run))
     kernels = dict.fromkeys(r.row["kernel"] for r in data.runs if r.id not in checks)
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -13,7 +13,7 @@ from .. import cases as identities
 from ..cases import Case
 from ..models.groups import CONFIGURATION
 from ..replication import History
-from ..results import case_history, quality
+from ..results import case_history
 from ..store import Store
 from ..summary import case_summary, combined_summary
 from . import figures
@@ -48,9 +48,10 @@ class ReportData:
     summaries: dict[int, dict]  # case id -> summary.case_summary
     rank_samples: Callable[[int], np.ndarray]  # case id -> ranks x n, as store.rank_samples
     mode_color: dict[str | None, str]  # one colour per send mode in every figure
-    quality: list[str]  # the quality block of the runs' warnings (results.quality)
     # a case's other commands in the results file (results.case_history), for fits
     history: Callable[[list[Case]], History | None]
+    # the quality block of the runs (results.quality), once the report has their figures
+    quality: list[str] = field(default_factory=list)
 
     @property
     def cases(self) -> list[Case]:
@@ -74,7 +75,6 @@ def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> Re
     found = [c for r in runs for c in r.cases]
     return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
                       figures.mode_colors(c.send_mode for c in found),
-                      quality(store, list(dict.fromkeys(run_ids))),
                       lambda cases: case_history(store, cases))
 
 
