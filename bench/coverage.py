@@ -2,8 +2,13 @@
 95% interval and its half-width, for one case alone and for a run of 24 sizes pooled,
 with --launches auto and fixed counts; with commands differing as much as launches do
 (what replication.py assumes without history), not at all, or twice as much, without
-and with a history of 6 earlier commands; then compare's false-alarm rate and power for
-a 10% shift at the default (auto). docs/statistics.md shows its output.
+and with a history of 6 earlier commands; then, by thirds of a run's sizes ordered by
+their launches' spread, the coverage and the median half-width against an oracle's that
+knows every variance, for a smooth rise of the spread with size, a step at a protocol
+switch and a machine of two levels, at ratios of the variance between commands to that
+between launches of 0 to 2, with 2 earlier commands and without; then compare's
+false-alarm rate and power for a 10% shift at the default (auto). docs/statistics.md
+shows its output.
 
 usage: python bench/coverage.py [--trials N] [--smoke]
 """
@@ -17,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from launchsim import Design, coverage, one_case, sides  # noqa: E402
+from launchsim import SAMPLES, Design, coverage, intervals, level, one_case, sides  # noqa: E402
 
 from commscope.compare import compare  # noqa: E402
 from commscope.verdict import Threshold  # noqa: E402
@@ -33,6 +38,51 @@ SMOKE_TRIALS = 20  # the least that gives every table a trial: a run (N/20) and 
 
 def run_design(tau: float, factor=None) -> Design:
     return Design(np.geomspace(tau, 4 * tau, CASES), tau / 2, command=factor)
+
+
+# (label, the run's own spreads, common launch effect, two levels (factor, chance))
+SHAPES = (("smooth rise", np.geomspace(0.01, 0.04, CASES), 0.015, None),
+          ("step at a switch", np.where(np.arange(CASES) < 16, 0.01, 0.04), 0.005, None),
+          ("two levels", np.geomspace(0.01, 0.04, CASES), 0.015, (3.0, 0.3)))
+RATIOS = (0.0, 0.1, 0.3, 1.0, 2.0)
+# Earlier commands of the two-level machine: levels are told apart from 2 a side (regimes)
+HISTORY = 6  # sigma^2 / tau^2: between commands over between launches
+Z95 = 1.959964
+
+
+def thirds(rng, d: Design, ratio: float, trials: int, commands: int) -> tuple:
+    """Coverage by thirds of the sizes ordered by spread, the median half-width, and the
+    median of each half-width over the oracle's for the same case and command: z sqrt(v /
+    K + ratio v) on the log scale, v a launch median's true variance (launchsim), K the
+    launches the command made, the truth its level's median."""
+    v = d.common ** 2 + d.taus ** 2 + (1.2533 * d.sigma) ** 2 / SAMPLES
+    covered, widths, oracle = [], [], []
+    for _ in range(trials):
+        truth = level(rng, d)
+        found = intervals(rng, d, "auto", commands, shift=truth)
+        covered.append([iv.ci_low_s <= truth <= iv.ci_high_s for iv in found])
+        widths += [iv.precision for iv in found]
+        oracle += [np.expm1(Z95 * np.sqrt(vi / iv.launches + ratio * vi))
+                   for vi, iv in zip(v, found)]
+    by_case = np.mean(covered, axis=0)[np.argsort(d.taus, kind="stable")]
+    return ([float(t.mean()) for t in np.array_split(by_case, 3)],
+            float(np.median(widths)), float(np.median(np.array(widths) / oracle)))
+
+
+def thirds_table(n: int) -> None:
+    print(f"\nby thirds of a run's {CASES} sizes, quiet to noisy ({n} commands a row): "
+          "coverage, median half-width, and the median ratio of each half-width to an "
+          "oracle's that knows the variances")
+    print(f"{'shape':<17} {'ratio':>5} {'history':>8}  {'quiet':>6} {'middle':>6} "
+          f"{'noisy':>6}  {'half':>6} {'x oracle':>8}")
+    for label, taus, common, levels in SHAPES:
+        for ratio in RATIOS:
+            for commands in (HISTORY if levels else 2, 0):
+                d = Design(taus, common, command=np.sqrt(ratio), levels=levels)
+                cov, half, times = thirds(np.random.default_rng(5), d, ratio, n, commands)
+                print(f"{label:<17} {ratio:>5.1f} {commands or 'none':>8}  "
+                      + " ".join(f"{c:>6.1%}" for c in cov)
+                      + f"  {half:>6.1%} {times:>8.2f}", flush=True)
 
 
 def main() -> None:
@@ -57,6 +107,7 @@ def main() -> None:
                            commands)
             print(f"{tau:>6.1%}  {label:<27} " + "   ".join(
                 f"{c:>8.1%} {h:>6.1%}" for c, h, _ in (one, own, run)))
+    thirds_table(max(n // 20, 2))
     pairs = n // 10
     print(f"\ncompare of two commands at --launches auto, {CASES} sizes each, commands "
           f"differing as launches do, threshold 5%, {pairs} pairs each")

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from commscope.compare import Side
-from commscope.replication import (PILOT, History, Interval, Launch, Spread, history,
-                                   interval, launch, launches_needed, run_spreads)
+from commscope.replication import (PILOT, CommandRatio, History, Interval, Launch, Spread,
+                                   command_ratio, history, interval, launch, launches_needed,
+                                   run_spreads)
 
 SAMPLES = 20  # per launch: about what a case gets in its share of a default run
 
@@ -34,6 +35,13 @@ class Design:
     sigma: float = 0.02  # spread of single samples in a launch
     command: float | None = None  # between commands, as a multiple of the assumed
     precision: float = 0.05
+    sizes: np.ndarray | None = None  # each case's message size; default 1, 2, 4, ... bytes
+    # A two-level machine: (factor, p): a command runs `factor` times as long with
+    # probability p, at every case (the truth is then its level's median)
+    levels: tuple[float, float] | None = None
+
+    def message_sizes(self) -> np.ndarray:
+        return 2 ** np.arange(self.taus.size) if self.sizes is None else self.sizes
 
 
 def one_case(tau: float, **kw) -> Design:
@@ -41,7 +49,7 @@ def one_case(tau: float, **kw) -> Design:
 
 
 def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
-            past: list[History | None] | None = None):
+            past: list[History | None] | None = None, ratio: CommandRatio | None = None):
     """One command's run: each case's launches and its spread (None: its own launches')."""
     cases = d.taus.size
     assumed = np.sqrt(d.common ** 2 + d.taus ** 2 + (1.2533 * d.sigma) ** 2 / SAMPLES)
@@ -58,40 +66,53 @@ def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
     for _ in range(first):
         launch_of(range(cases))
     table = np.log([[lc.median_s for lc in m] for m in medians])
-    spreads = run_spreads(table) if first >= 2 else [None] * cases
+    spreads = run_spreads(table, d.message_sizes()) if first >= 2 else [None] * cases
     if count == "auto":
-        wanted = [launches_needed(s, d.precision, (past or [None] * cases)[i])
+        wanted = [launches_needed(s, d.precision, (past or [None] * cases)[i], ratio)
                   for i, s in enumerate(spreads)]
         for k in range(PILOT + 1, max(wanted) + 1):
             launch_of([i for i in range(cases) if wanted[i] >= k])
     return medians, spreads
 
 
+def level(rng, d: Design) -> float:
+    """A command's state: 1, or on a two-level machine its other level with its chance."""
+    return d.levels[0] if d.levels is not None and rng.random() < d.levels[1] else 1.0
+
+
 def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
-              pooled: bool = True) -> list[Interval]:
-    """Each case's interval from one command, with a history of `commands` earlier
-    commands of the same design (0: none); `pooled`: the spreads from all the run's cases
-    (else each case's own launches')."""
-    past = None
+              pooled: bool = True, shift: float = 1.0) -> list[Interval]:
+    """Each case's interval from one command (its medians `shift` times the design's),
+    with a history of `commands` earlier commands of the same design (0: none), each in
+    its own state (level), kept to this command's level as results.case_history keeps
+    it, and the ratio learned from them (replication.command_ratio); `pooled`: the
+    spreads from all the run's cases (else each case's own launches')."""
+    past, ratio = None, None
     if commands:
-        runs = [command(rng, d)[0] for _ in range(commands)]
-        past = [history([[lc.median_s for lc in run[i]] for run in runs])
-                for i in range(d.taus.size)]
-    medians, spreads = command(rng, d, count, past=past)
+        runs = [command(rng, d, shift=level(rng, d))[0] for _ in range(commands)]
+        groups = [[[lc.median_s for lc in run[i]] for run in runs] for i in range(d.taus.size)]
+        past = [history(g) for g in groups]
+        ratio = command_ratio(past)
+    medians, spreads = command(rng, d, count, shift, past=past, ratio=ratio)
+    if commands:
+        past = [history(g, float(np.mean(np.log([lc.median_s for lc in m]))))
+                for g, m in zip(groups, medians)]
+        ratio = command_ratio(past)
     pilot = PILOT if count == "auto" else None
     return [interval(m, pilot=pilot, given=s if pooled else None,
-                     past=past[i] if past else None)
+                     past=past[i] if past else None, ratio=ratio)
             for i, (m, s) in enumerate(zip(medians, spreads))]
 
 
 def coverage(rng, d: Design, count: int | str, trials: int, commands: int = 0,
              pooled: bool = True):
-    """The share of intervals covering the true median, their median half-width
-    (relative) and the mean launch count, over `trials` commands."""
+    """The share of intervals covering the true median (of the command's level), their
+    median half-width (relative) and the mean launch count, over `trials` commands."""
     covered, widths, counts = 0, [], []
     for _ in range(trials):
-        for iv in intervals(rng, d, count, commands, pooled):
-            covered += iv.ci_low_s <= 1.0 <= iv.ci_high_s
+        truth = level(rng, d)
+        for iv in intervals(rng, d, count, commands, pooled, truth):
+            covered += iv.ci_low_s <= truth <= iv.ci_high_s
             widths.append(iv.precision)
             counts.append(iv.launches)
     return covered / len(widths), float(np.median(widths)), float(np.mean(counts))

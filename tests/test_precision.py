@@ -175,3 +175,19 @@ def test_a_drift_in_one_launch_of_three_is_the_machine_s_in_two_the_case_s(db):
         cases = store.cases(run)
         found = {a.kind for a in case_advice(cases, combined_summary(cases), 1e-9)}
         assert ("drift" in found) is flagged
+
+
+@pytest.mark.parametrize("launches", ["auto", "3"])
+def test_every_launch_of_the_first_round_gets_the_same_share(fake_mpi, db, launches):
+    """A first launch that runs past its share (each case here takes 0.2 s of wall time,
+    the budget 1 s) leaves the launches after it the same share, not the minimum: launches
+    that sampled alike are what the launch-aware interval compares."""
+    from fakempi.inprocess import FakeLauncher
+    done = commscope("run", "pingpong", "--sizes", "8,64,512", "--max-time", "1",
+                     "--launches", launches, "--mpi", fake_mpi, "--db", db,
+                     launcher=FakeLauncher(case_s=0.2))
+    assert done.returncode == 0, done.stderr
+    shares = [json.loads(s)["case_time_s"] for (s,) in sqlite3.connect(db).execute(
+        "SELECT settings FROM launches ORDER BY number")]
+    assert len(shares) >= 3 and shares[0] > 0.01, shares
+    assert shares[:3] == [shares[0]] * 3, shares

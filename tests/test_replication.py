@@ -51,10 +51,66 @@ def test_pooling_narrows_the_interval_and_keeps_the_noisiest_cases_covered():
     assert np.median(pooled) < 0.7 * np.median(alone)
     by_case = np.array(covered).reshape(-1, d.taus.size).mean(axis=0)
     assert abs(by_case.mean() - NOMINAL) <= SLACK
-    # Empirical Bayes pulls the noisiest cases' spreads toward the run's; the floor of
-    # each case's own spread keeps them covered (replication.run_spreads).
+    # Empirical Bayes pulls each case's spread toward the run's trend over size, which
+    # follows the spreads' rise: the noisiest third stays covered (run_spreads).
     third = d.taus.size // 3
     assert by_case[-third:].mean() >= NOMINAL - SLACK
+
+
+def _thirds(d: Design, trials: int, commands: int = 0, seed: int = 31) -> list[float]:
+    """Coverage of a run's cases by thirds, ordered by their own spread."""
+    rng = np.random.default_rng(seed)
+    covered = np.array([[iv.ci_low_s <= 1.0 <= iv.ci_high_s
+                         for iv in intervals(rng, d, "auto", commands)] for _ in range(trials)])
+    by_case = covered.mean(axis=0)[np.argsort(d.taus, kind="stable")]
+    return [float(t.mean()) for t in np.array_split(by_case, 3)]
+
+
+def test_a_step_in_the_spread_at_a_protocol_switch_keeps_both_sides_covered():
+    """Launches vary 4 times as much above a switch (16 sizes below, 8 above): a prior
+    with one scale pulls the noisy side down to the quiet side's spread; the step in the
+    trend (verdict.tests.trend_prior) keeps each side's."""
+    d = Design(np.where(np.arange(24) < 16, 0.01, 0.04), 0.005)
+    assert all(abs(c - NOMINAL) <= SLACK for c in _thirds(d, 150)), _thirds(d, 150)
+
+
+@pytest.mark.parametrize("ratio", [0.0, 0.3, 2.0])
+def test_the_ratio_of_commands_to_launches_learned_from_two_commands_covers(ratio):
+    """Two earlier commands of a run's 24 cases teach how much commands differ, whatever
+    the ratio of their variance to the launches' (replication.command_ratio)."""
+    d = Design(np.geomspace(0.01, 0.04, 24), 0.015, command=math.sqrt(ratio))
+    thirds = _thirds(d, 60, commands=2)
+    assert all(abs(c - NOMINAL) <= 2 * SLACK for c in thirds) and \
+        abs(np.mean(thirds) - NOMINAL) <= SLACK, thirds
+
+
+def test_commands_that_agree_narrow_the_interval_once_the_history_shows_it():
+    d = Design(np.geomspace(0.01, 0.04, 24), 0.015, command=0.0)
+    rng = np.random.default_rng(37)
+    assumed = np.median([iv.precision for _ in range(20) for iv in intervals(rng, d)])
+    learned = [iv for _ in range(20) for iv in intervals(rng, d, commands=2)]
+    assert {iv.command_basis for iv in learned} == {"host"}
+    assert np.median([iv.precision for iv in learned]) < 0.75 * assumed
+
+
+def test_the_ratio_needs_two_earlier_commands():
+    from commscope.replication import command_ratio
+    one = [history([[1.0, 1.01, 0.99]]) for _ in range(24)]  # one earlier command each
+    assert command_ratio(one) is None
+    two = [history([[1.0, 1.01, 0.99], [1.1, 1.12, 1.09]]) for _ in range(24)]
+    assert command_ratio(two).df == 24 and command_ratio(two).ratio > 0
+
+
+def test_a_history_of_two_levels_is_the_level_this_command_fell_in():
+    rng = np.random.default_rng(41)
+    low = [list(0.11 * np.exp(rng.normal(0, 0.02, 3))) for _ in range(6)]
+    high = [list(0.37 * np.exp(rng.normal(0, 0.02, 3))) for _ in range(4)]
+    both = history(low + high)
+    assert both.levels is not None and both.level is None
+    assert both.command_var > 0.1  # the variance between commands spans both states
+    mine = history(low + high, centre=math.log(0.36))
+    assert mine.level == "higher" and mine.commands == 4 and mine.levels == both.levels
+    assert mine.command_var < 0.01
 
 
 def test_within_launch_interval_alone_does_not_cover_the_next_launch():

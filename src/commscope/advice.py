@@ -17,11 +17,9 @@ import numpy as np
 from . import units
 from .cases import Case
 from .stats import median_ci
+from .replication import UNUSUAL
 from .summary import case_summary
 
-# A case's launches vary more than its run's others (replication.Spread.unusual) below this
-# p-value: on a run whose cases vary alike, 1% of them.
-UNUSUAL = 0.01
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
 # A collective's sample is one call, as OSU times it: warned of only where the timer's
 # steps are a tenth of it or more, not at every small size.

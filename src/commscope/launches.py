@@ -15,7 +15,9 @@ own error, sets the interval. docs/statistics.md says what this gives.
 
 max_time is wall time of launches, their start-up included: auto plans it for
 PLANNED launches (the pilot's take 3/4 of it, the rest goes to the cases that ask for
-more), and each launch's share leaves room for the start-up of the launches after it.
+more). Every launch of the pilot (or of a fixed count) gets the same share, fixed
+before the first, so that no launch is left the minimum samples because an earlier one
+ran long (_step).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .mpi import Mpi
 from .plan import Plan, Step
 from .progress import Progress
 from .replication import MAX_LAUNCHES, PILOT, launches_needed
-from .results import case_history, measured
+from .results import histories, measured
 from .store import Store
 from .summary import launch_spreads
 
@@ -53,6 +55,7 @@ class Run:
     outcomes: list[Outcome] = field(default_factory=list)
     spent_s: float = 0.0
     launch_cost_s: float = LAUNCH_COST_S  # the least a launch cost beyond its cases' shares
+    share_s: float | None = None  # each case's share in every launch of the first round
     needed: dict | None = None  # (mode, bytes) -> launches its pilot asks for
     todo: dict[str | None, list[int]] | None = None  # mode -> sizes of the next launch
 
@@ -139,11 +142,12 @@ def _needed(store: Store, run: Run) -> dict[tuple[str | None, int], int]:
     once: summary.launch_spreads) and its history."""
     found = {}
     groups = [cases for _, cases in grouped(store.cases(run.run_id))]
-    for cases, spread in zip(groups, launch_spreads(groups)):
+    pasts, ratios = histories(store, groups)
+    for cases, spread, past, ratio in zip(groups, launch_spreads(groups), pasts, ratios):
         if spread is not None:  # with --each, a launch holds every side: the most any asks
             key = (cases[0].send_mode, cases[0].bytes)
             found[key] = max(found.get(key, 0), launches_needed(
-                spread, run.plan.sampling.precision, case_history(store, cases)))
+                spread, run.plan.sampling.precision, past, ratio))
     return found
 
 
@@ -160,12 +164,22 @@ def _todo(run: Run, number: int, case_key, stored) -> dict[str | None, list[int]
 
 
 def _step(run: Run, number: int, cases: int) -> Step:
-    """Launch `number`'s share of the run's time: what is left after the start-up of the
-    launches still planned, over those launches, over this launch's cases."""
+    """Launch `number`'s share of the run's time. The launches every case gets (the pilot
+    of auto, or all K of a fixed count) each get the same share, fixed before the first:
+    what is left after the start-up of the launches planned, over those launches, over
+    the cases. Launches are then alike (a later launch's median no noisier than the
+    first's for want of time), at the cost of running past max_time when a launch starts
+    up slower than planned; the launches auto adds after them share what is left."""
     s = run.plan.sampling
+    first_round = s.launches or PILOT
+    if number <= first_round and run.share_s is not None:
+        return Step(number, run.share_s, s.precision / 2)
     planned = max((s.launches or PLANNED) - run.launches, 1)
     left = max(s.max_time - run.spent_s - planned * run.launch_cost_s, 0.0)
-    return Step(number, left / (planned * cases), s.precision / 2)
+    share = left / (planned * cases)
+    if number <= first_round:
+        run.share_s = share
+    return Step(number, share, s.precision / 2)
 
 
 def _facts(store, mpi, p) -> dict:

@@ -13,15 +13,19 @@ pingpong; docs/statistics.md). A case is modelled on the log scale as
 
 m_ck the median of launch k of command c. Its interval from one command's K launches
 is the mean of their log medians plus or minus t(df) sqrt(s^2 / K + sigma^2), s^2 the
-launches' variance (df = K - 1). sigma^2 comes from the store's history of the case
-(other commands on the same hosts with the same MPI: the variance of their means less
-their launches' share), or, without enough history, is taken equal to s^2: commands
-differ between them as much as launches differ within one, about what was measured
-here for pingpong (bw's commands differed less). With that assumption the interval is
-t(df) s sqrt(1/K + 1) and its coverage exact, since the ratio is Student's t
-(Searle, Casella & McCulloch, "Variance Components", 1992, 3.5, for the one-way
-random-effects model); with history's sigma^2 the degrees of freedom are
-Satterthwaite's. The point estimate exp(mean) is the typical launch's median; tau^2
+launches' variance (df = K - 1, or more where the run's cases pool theirs:
+run_spreads). sigma^2 is learned from the store's history on the same hosts with the
+same MPI: as a ratio r = sigma^2 / tau^2 common to a run's cases, from every case with
+two or more earlier commands (command_ratio), or from the case's own history (the
+variance of its commands' means less their launches' share); without such history it
+is taken equal to s^2: commands differ between them as much as launches differ within
+one, about what was measured here for pingpong (bw's commands differed less). With
+that assumption the interval is t(df) s sqrt(1/K + 1) and its coverage exact, since the
+ratio is Student's t (Searle, Casella & McCulloch, "Variance Components", 1992, 3.5,
+for the one-way random-effects model); learned, the degrees of freedom are those of
+the delta method or Satterthwaite's. Where the history's commands fall into two levels
+(a machine that switches between states), the history is that of the level this
+command's launches fell in. The point estimate exp(mean) is the typical launch's median; tau^2
 less a launch median's own error variance (at least 0) says which dominates.
 
 When the launch count was itself chosen from the launches' spread (--launches auto:
@@ -41,13 +45,13 @@ error variance.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
 
 from .stats import median_ci, satterthwaite
-from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, prior
+from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, trend_prior
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
@@ -55,6 +59,9 @@ MIN_HISTORY_DF = 2  # fewer: a variance from the history says too little
 PILOT = 3  # --launches auto: launches every case gets, from which the rest are chosen
 MAX_LAUNCHES = 10  # and the most it gets
 MIN_POOLED_CASES = 3  # fewer cases in a run: each case's launches alone give its spread
+# A case's launches vary beyond its run's trend below this p-value (1% of cases on a run
+# whose cases vary alike): it keeps its own variance (run_spreads) and is flagged (advice).
+UNUSUAL = 0.01
 
 
 def t_quantile(df: float) -> float:
@@ -83,22 +90,22 @@ def case_spread(logs: np.ndarray, pilot: int | None = None) -> Spread:
     return Spread(float(first.var(ddof=1)), first.size - 1)
 
 
-def run_spreads(table: np.ndarray) -> list[Spread]:
+def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     """The spreads of a run's cases from all of them at once: `table` is cases x launches
-    of log launch medians (launch k of every case in column k). A launch is faster or
-    slower at every size (its common effect, with K - 1 degrees of freedom), and each case
-    varies on its own besides (the residual of the two-way layout). The residual
-    variances are moderated towards their common value as far as their spread across
-    cases allows (empirical Bayes: G. K. Smyth, "Linear models and empirical Bayes
-    methods for assessing differential expression in microarray experiments", Stat.
-    Appl. Genet. Mol. Biol. 3(1), 2004, section 6.2), which gives 3 launches of 24 sizes
-    the degrees of freedom of dozens where the sizes vary alike, and each its own where
-    they do not. A case's spread is the common effect's mean square over S plus (1 - 1/S)
-    its moderated residual variance, its degrees of freedom Satterthwaite's; never less
-    than its own launches' variance: a case noisier than the rest of its run is not pulled
-    below what it showed (in simulation, moderation alone left a run's noisiest third of
-    cases covered 88% of the time and called a false regression in 7-15% of runs; with
-    this floor, 95% and 1-5%: docs/statistics.md)."""
+    of log launch medians (launch k of every case in column k), `sizes` each case's
+    message size. A launch is faster or slower at every size (its common effect, with
+    K - 1 degrees of freedom), and each case varies on its own besides (the residual of the
+    two-way layout). The residual variances are moderated towards a prior that follows
+    the message size (a constant, a line or a step in log size, as a protocol switch
+    makes: verdict.tests.trend_prior), as far as their spread about it allows (empirical
+    Bayes: G. K. Smyth, "Linear models and empirical Bayes methods for assessing
+    differential expression in microarray experiments", Stat. Appl. Genet. Mol. Biol.
+    3(1), 2004, section 6.2), which gives 3 launches of 24 sizes the degrees of freedom
+    of dozens where the sizes vary alike, and each its own where they do not. A case's
+    spread is the common effect's mean square over S plus (1 - 1/S) its moderated
+    residual variance, its degrees of freedom Satterthwaite's. A case whose own residual
+    variance is beyond its prior's (p < UNUSUAL, an F test) keeps its own, on its own
+    degrees of freedom: its variance and its t quantile come from the same evidence."""
     cases, k = table.shape
     if cases < MIN_POOLED_CASES or k < 2:
         return [case_spread(row) for row in table]
@@ -108,23 +115,28 @@ def run_spreads(table: np.ndarray) -> list[Spread]:
     residual = table - table.mean(axis=1, keepdims=True) - launch_effects
     df = (k - 1) * (cases - 1) / cases  # of one case's residual sum of squares
     own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
-    prior_var, prior_df = prior(own, np.full(cases, df))  # Smyth 2004, 6.2
-    total_df = (k - 1) * (cases - 1)
+    x = None if sizes is None else np.log2(np.asarray(sizes, dtype=float) + 1)
+    prior_var, prior_df, support = trend_prior(own, np.full(cases, df), x)  # Smyth 2004
     if math.isinf(prior_df):
-        moderated, mod_df = np.full(cases, prior_var), float(total_df)
+        moderated = prior_var
     else:
         moderated = (prior_df * prior_var + df * own) / (prior_df + df)
-        mod_df = min(prior_df + df, total_df)
+    # no more degrees of freedom than the trend at the case's size was fitted from
+    mod_df = np.minimum(prior_df + df, support)
+    unusual = _unusual(own, df, prior_var, prior_df)
     share = 1 - 1 / cases
-    return [Spread(max(common + share * v, float(row.var(ddof=1))),
-                   satterthwaite([(common, k - 1), (share * v, mod_df)]), p)
-            for v, row, p in zip(moderated, table, _unusual(own, df, prior_var, prior_df))]
+    spreads = []
+    for v, o, p, v_df in zip(moderated, own, unusual, mod_df):
+        var, var_df = (o, df) if p < UNUSUAL else (v, v_df)
+        spreads.append(Spread(common + share * var,
+                              satterthwaite([(common, k - 1), (share * var, var_df)]), p))
+    return spreads
 
 
-def _unusual(own: np.ndarray, df: float, prior_var: float, prior_df: float) -> np.ndarray:
-    """Each case's p-value for "its launches vary no more than the run's common variance":
-    own / prior is F(df, d0) under it (Smyth 2004's prior as the run's variance; chi2/df
-    where d0 is infinite), so on a run whose cases vary alike 1% fall below 0.01."""
+def _unusual(own: np.ndarray, df: float, prior_var: np.ndarray, prior_df: float) -> np.ndarray:
+    """Each case's p-value for "its launches vary no more than the run's trend at its
+    size": own / prior is F(df, d0) under it (Smyth 2004's prior as the run's variance;
+    chi2/df where d0 is infinite), so on a run whose cases vary alike 1% fall below 0.01."""
     from scipy.special import chdtrc, fdtrc
     ratio = own / prior_var
     if math.isinf(prior_df):
@@ -132,14 +144,15 @@ def _unusual(own: np.ndarray, df: float, prior_var: float, prior_df: float) -> n
     return fdtrc(df, prior_df, ratio)
 
 
-def launches_needed(pilot: Spread, precision: float, past: History | None = None) -> int:
+def launches_needed(pilot: Spread, precision: float, past: History | None = None,
+                    ratio: CommandRatio | None = None) -> int:
     """Stein's launch count: the fewest launches that bring the interval within
     +-precision of the median, from the pilot's spread s0^2 (of the first PILOT
-    launches) and the command term (the history's sigma^2, or s0^2 assumed):
+    launches) and the command term (command_term: learned, or s0^2 assumed):
     t^2 (s0^2 / K + sigma^2) <= log(1 + precision)^2. Where even MAX_LAUNCHES cannot,
     the command term dominates and more launches of this command would not help: PILOT."""
     for k in range(PILOT, MAX_LAUNCHES + 1):
-        if half_width(pilot.var, pilot.df, k, past)[0] <= math.log1p(precision):
+        if half_width(pilot.var, pilot.df, k, past, ratio)[0] <= math.log1p(precision):
             return k
     return PILOT
 
@@ -174,27 +187,79 @@ class History:
     command_df: int = 0
     commands: int = 0
     levels: tuple | None = None  # two regimes of the commands' medians (regimes)
+    means_var: float | None = None  # the variance of the commands' means (two or more)
+    inverse_n: float = 1.0  # the mean of 1 / (a command's launches)
+    level: str | None = None  # "lower" or "higher": the history kept to this command's level
 
 
-def history(groups: list[list[float]]) -> History | None:
+def history(groups: list[list[float]], centre: float | None = None) -> History | None:
     """The variance components of log launch medians grouped by command (one-way ANOVA):
     tau^2 the pooled variance within the commands of two or more launches; sigma^2 the
     variance of the commands' means less their launches' share, tau^2 times the mean of
     1/n (at least 0), from MIN_HISTORY_DF + 1 commands or more. None below MIN_HISTORY_DF
-    degrees of freedom for tau^2."""
+    degrees of freedom for tau^2. `centre`: this command's mean log median; where the
+    commands fall into two levels (regimes), the history is that of the commands of its
+    level alone, and says so (a machine in one of two states is described by the state
+    it is in, not by a variance spanning both)."""
     logs = [np.log(g) for g in groups if len(g)]
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
     if df < MIN_HISTORY_DF:
         return None
     tau2 = sum(float(np.sum((g - g.mean()) ** 2)) for g in several) / df
-    sigma2, command_df = None, len(logs) - 1
     means = np.array([g.mean() for g in logs])
+    levels = regimes(means, tau2)
+    if levels is not None and centre is not None:
+        split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
+        mine = [g for g, m in zip(logs, means) if (m > split) == (centre > split)]
+        kept = history([np.exp(g) for g in mine])
+        if kept is not None:
+            return replace(kept, levels=levels, level="higher" if centre > split else "lower")
+    inverse_n = float(np.mean([1 / g.size for g in logs]))
+    means_var = float(means.var(ddof=1)) if means.size >= 2 else None
+    sigma2, command_df = None, len(logs) - 1
     if command_df >= MIN_HISTORY_DF:
-        sigma2 = max(float(means.var(ddof=1)) - tau2 * float(np.mean([1 / g.size for g in logs])),
-                     0.0)
+        sigma2 = max(means_var - tau2 * inverse_n, 0.0)
     return History(tau2, df, sum(g.size for g in logs), sigma2,
-                   command_df if sigma2 is not None else 0, len(logs), regimes(means, tau2))
+                   command_df if sigma2 is not None else 0, len(logs), levels, means_var,
+                   inverse_n)
+
+
+@dataclass(frozen=True)
+class CommandRatio:
+    """How much the commands of a run's cases differ against how much their launches do,
+    learned from their earlier commands on the same hosts with the same MPI (one-way
+    random-effects model, Searle, Casella & McCulloch 1992, 3.5: a case's command means
+    vary as sigma^2 + tau^2 / n = tau^2 (r + 1/n), r = sigma^2 / tau^2 common to the
+    cases): `pooled` R = sum df_i V_i / sum df_i tau_i^2, which estimates r + h (V_i the
+    variance of case i's command means on df_i = commands - 1), `share` h (the weighted
+    mean of 1/n), and R's relative variance 2 / df_b + 2 / df_w (the delta method for a
+    ratio of two sums of squares on df_b and df_w degrees of freedom)."""
+    pooled: float
+    share: float
+    rel_var: float
+    df: int  # df_b: the degrees of freedom between commands it pools
+
+    @property
+    def ratio(self) -> float:
+        """r = sigma^2 / tau^2, at least 0."""
+        return max(self.pooled - self.share, 0.0)
+
+
+def command_ratio(histories: list[History | None]) -> CommandRatio | None:
+    """The ratio pooled over the cases whose history holds two or more earlier commands
+    (CommandRatio): borrowed across the cases, as their launch variances are
+    (run_spreads), since one case's two earlier commands say little and a run's dozens of
+    cases much. None with fewer than MIN_HISTORY_DF degrees of freedom between commands
+    in all."""
+    used = [h for h in histories if h is not None and h.means_var is not None]
+    df_b = sum(h.commands - 1 for h in used)
+    launch = sum((h.commands - 1) * h.between_var for h in used)
+    if df_b < MIN_HISTORY_DF or launch <= 0:
+        return None
+    return CommandRatio(sum((h.commands - 1) * h.means_var for h in used) / launch,
+                        sum((h.commands - 1) * h.between_var * h.inverse_n for h in used)
+                        / launch, 2 / df_b + 2 / sum(h.df for h in used), df_b)
 
 
 LEVEL_GAP = math.log(1.5)  # commands' medians 1.5x apart, with none between: two regimes
@@ -233,7 +298,7 @@ class Interval:
     dominant: str | None  # "between" or "within": the larger variance component
     launch_medians_s: tuple[float, ...] = ()
     command_cv: float | None = None  # the same of sigma^2; from history or assumed
-    command_basis: str | None = None  # "history" or "assumed" (COMMAND_TO_LAUNCH)
+    command_basis: str | None = None  # "host", "history" or "assumed" (command_term)
 
     @property
     def precision(self) -> float | None:
@@ -248,17 +313,42 @@ def _cv(log_var: float | None) -> float | None:
 
 
 def command_term(s2: float, df: float, past: History | None) -> tuple[float, float, str]:
-    """sigma^2 with its degrees of freedom and basis: the history's, or s^2 assumed
-    (COMMAND_TO_LAUNCH), which shares s^2's degrees of freedom."""
+    """sigma^2 with its degrees of freedom and basis, where no ratio was learned: the
+    case's own history's ("history"), else s^2 assumed (COMMAND_TO_LAUNCH, "assumed"),
+    which shares s^2's degrees of freedom."""
     if past is not None and past.command_var is not None:
         return past.command_var, float(past.command_df), "history"
     return COMMAND_TO_LAUNCH * s2, df, "assumed"
 
 
-def half_width(s2: float, df: float, k: int, past: History | None) -> tuple[float, float, str]:
+def _learned(s2: float, df: float, k: float, past: History | None,
+             ratio: CommandRatio) -> tuple[float, float, float]:
+    """The variance of k launches' mean log median where the ratio was learned, its
+    degrees of freedom and its sigma^2: v (r + 1/k), v the launches' variance of this
+    command and of its history pooled (df_v), its relative variance 2 / df_v plus R's
+    scaled by (R / (r + 1/k))^2 (the delta method; a product's relative variances add)."""
+    v, df_v = s2, df
+    if past is not None:
+        v, df_v = (df * s2 + past.df * past.between_var) / (df + past.df), df + past.df
+    factor = ratio.ratio + 1 / k
+    rel = 2 / df_v + ratio.rel_var * (ratio.pooled / factor) ** 2
+    return v * factor, 2 / rel, v * ratio.ratio
+
+
+def _pools_more(ratio: CommandRatio | None, past: History | None) -> bool:
+    return ratio is not None and (past is None or ratio.df > past.command_df)
+
+
+def half_width(s2: float, df: float, k: int, past: History | None,
+               ratio: CommandRatio | None = None) -> tuple[float, float, str]:
     """The interval's reach on the log scale for k launches of variance s2 (df), with
-    sigma^2 and its basis (command_term). Assumed, the ratio is exactly t(df); from
-    history, its degrees of freedom are Satterthwaite's."""
+    sigma^2 and its basis: learned from the run's cases' history on these hosts
+    ("host": _learned) where that pools more commands than the case's own history,
+    else command_term's. Assumed, the ratio is exactly t(df); from a case's history, its
+    degrees of freedom are Satterthwaite's."""
+    if _pools_more(ratio, past):
+        var, var_df, sigma2 = _learned(s2, df, k, past, ratio)
+        return t_quantile(var_df) * math.sqrt(var), sigma2, "host"
     sigma2, sigma_df, how = command_term(s2, df, past)
     if how == "history":
         df = satterthwaite([(s2 / k, df), (sigma2, sigma_df)])
@@ -267,11 +357,12 @@ def half_width(s2: float, df: float, k: int, past: History | None) -> tuple[floa
 
 def interval(launches: list[Launch], within_ci: tuple[float, float] | None = None,
              past: History | None = None, pilot: int | None = None,
-             given: Spread | None = None) -> Interval:
+             given: Spread | None = None, ratio: CommandRatio | None = None) -> Interval:
     """The launch-aware interval of a case's launches, in launch order; `pilot`: how many
     first launches chose the launch count (Stein's interval); `past`: the case's history;
-    `given`: its spread from all the run's cases (run_spreads), else its own launches'.
-    With one launch, its within-launch CI (`within_ci`) unless the history has tau^2."""
+    `given`: its spread from all the run's cases (run_spreads), else its own launches';
+    `ratio`: how much commands differ here (command_ratio). With one launch, its
+    within-launch CI (`within_ci`) unless the history has tau^2."""
     y = np.log([lc.median_s for lc in launches])
     within = float(np.mean([lc.log_var for lc in launches]))
     k = y.size
@@ -280,18 +371,22 @@ def interval(launches: list[Launch], within_ci: tuple[float, float] | None = Non
         mean = float(y.mean())
         s = given or case_spread(y, pilot)
         s2 = s.var
-        half, sigma2, how = half_width(s2, s.df, k, past)
+        half, sigma2, how = half_width(s2, s.df, k, past, ratio)
         tau2 = max(0.0, s2 - within)
         return Interval(k, math.exp(mean), math.exp(mean - half), math.exp(mean + half),
                         "launches" if how == "assumed" else "launches+history", _cv(tau2),
                         _cv(within), _dominant(tau2, within), medians, _cv(sigma2), how)
     median = launches[0].median_s
     if past is not None:
-        sigma2, sigma_df, how = command_term(past.between_var, past.df, past)
-        var = past.between_var + sigma2 + within
-        df = satterthwaite([(past.between_var, past.df), (sigma2, sigma_df)]) \
-            if how == "history" else past.df
-        half = t_quantile(df) * math.sqrt(var)
+        if _pools_more(ratio, past):
+            var, df, sigma2 = _learned(past.between_var, past.df, 1, None, ratio)
+            how = "host"
+        else:
+            sigma2, sigma_df, how = command_term(past.between_var, past.df, past)
+            var = past.between_var + sigma2
+            df = satterthwaite([(past.between_var, past.df), (sigma2, sigma_df)]) \
+                if how == "history" else past.df
+        half = t_quantile(df) * math.sqrt(var + within)
         return Interval(1, median, median * math.exp(-half), median * math.exp(half), "history",
                         _cv(past.between_var), _cv(within),
                         _dominant(past.between_var, within), medians, _cv(sigma2), how)

@@ -11,20 +11,21 @@ import os
 from . import names
 from .advice import block, options, variance_line
 from .cases import Case, grouped, identity
-from .replication import History, history
+from .replication import CommandRatio, History, command_ratio, history
 from .store import Store
 from .summary import combined_summary, launch_spreads
 
 
-def case_history(store: Store, cases: list[Case],
-                 near: tuple[float, float] | None = None) -> History | None:
+def case_history(store: Store, cases: list[Case], near: tuple[float, float] | None = None,
+                 level: bool = False) -> History | None:
     """The between-launch and between-command variances of these cases' case from the
     launches other runs made of it on the same hosts with the same MPI and configuration
     (cases.identity with mpi, which holds the library's own settings, and the same `run
     --info` labels). `near` (a log median, a bound): commands whose mean log median lies
     further than the bound from it are a real change, not noise between commands, and are
     left out, so a results file that holds a regression does not blind the comparisons
-    after it (docs/compare.md)."""
+    after it (docs/compare.md). `level`: where the commands fall into two levels, the
+    history of those of the level these cases' launches fell in (replication.history)."""
     first = cases[0]
     mine = {c.run_id for c in cases}
     same = identity(first, mpi=True)
@@ -41,7 +42,20 @@ def case_history(store: Store, cases: list[Case],
         centre, bound = near
         groups = {k: g for k, g in groups.items()
                   if abs(float(np.mean(np.log(g))) - centre) <= bound}
-    return history(list(groups.values()))
+    medians = [float(np.median(c.latency_s)) for c in cases if c.valid_samples.size]
+    centre = float(np.mean(np.log(medians))) if level and medians else None
+    return history(list(groups.values()), centre)
+
+
+def histories(store: Store, groups: list[list[Case]]
+              ) -> tuple[list[History | None], list[CommandRatio | None]]:
+    """Each group's (one case's launches') history, kept to its level, and how much
+    commands differ on its hosts with its MPI, learned from the histories of every group
+    there (replication.command_ratio)."""
+    pasts = [case_history(store, found, level=True) for found in groups]
+    where = [(found[0].hosts, found[0].mpi) for found in groups]
+    ratios = {w: command_ratio([p for p, v in zip(pasts, where) if v == w]) for w in set(where)}
+    return pasts, [ratios[w] for w in where]
 
 
 def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
@@ -54,9 +68,10 @@ def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
     for run_id in run_ids:
         for w in store.warnings(run_id):
             flags.setdefault(w["case_id"], []).append(w["kind"])
-    return [(found, {**combined_summary(found, case_history(store, found), spread),
+    pasts, ratios = histories(store, groups)
+    return [(found, {**combined_summary(found, past, spread, ratio),
                      "flags": flags.get(found[0].id, [])})
-            for found, spread in zip(groups, launch_spreads(groups))]
+            for found, spread, past, ratio in zip(groups, launch_spreads(groups), pasts, ratios)]
 
 
 def summaries(store: Store, run_ids: list[int]) -> list[dict]:

@@ -9,7 +9,8 @@ import numpy as np
 from .cases import Case
 from .imported import NO_SAMPLES
 from .kernels import latency_scale, meaning
-from .replication import PILOT, History, Spread, interval, launch, run_spreads
+from .replication import (PILOT, CommandRatio, History, Spread, interval, launch,
+                          run_spreads)
 from .stats import relative_precision, summarize
 from .units import mb_per_s
 
@@ -26,13 +27,14 @@ def case_summary(case: Case) -> dict:
 
 
 def combined_summary(cases: list[Case], past: History | None = None,
-                     spread: Spread | None = None) -> dict:
+                     spread: Spread | None = None, ratio: CommandRatio | None = None) -> dict:
     """The figures of one case over its launches (cases of one identity): the median and
     95% interval of replication.interval, between- and within-launch spread, and the
     distribution of all valid samples pooled. `past`: the case's history (the variance
     between commands; a single launch's between-launch variance); `spread`: its launches'
-    spread from all its run's cases (launch_spreads)."""
-    return _summary(cases, past, spread)
+    spread from all its run's cases (launch_spreads); `ratio`: how much commands differ
+    on its hosts (replication.command_ratio)."""
+    return _summary(cases, past, spread, ratio)
 
 
 def launch_spreads(groups: list[list[Case]]) -> list[Spread | None]:
@@ -53,7 +55,8 @@ def launch_spreads(groups: list[list[Case]]) -> list[Spread | None]:
         if m < 2 or not usable:
             continue
         table = np.log([[d[n] for n in range(1, m + 1)] for _, d in usable])
-        for (i, _), s in zip(usable, run_spreads(table)):
+        sizes = [groups[i][0].bytes for i, _ in usable]
+        for (i, _), s in zip(usable, run_spreads(table, sizes)):
             out[i] = s
     return out
 
@@ -66,7 +69,8 @@ def pilot(cases: list[Case]) -> int | None:
     return PILOT
 
 
-def _summary(cases: list[Case], past: History | None, spread: Spread | None = None) -> dict:
+def _summary(cases: list[Case], past: History | None, spread: Spread | None = None,
+             ratio: CommandRatio | None = None) -> dict:
     cases = sorted(cases, key=lambda c: (c.launch or 0, c.id))
     first = cases[0]
     if first.imported is not None:
@@ -76,7 +80,7 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
     s = summarize(pooled) if pooled.size else None
     iv = interval([launch(c.latency_s) for c in measured],
                   (s.ci_low, s.ci_high) if s and s.ci_low is not None else None, past,
-                  pilot(measured), spread) if s else None
+                  pilot(measured), spread, ratio) if s else None
     bandwidth = first.bandwidth_Bps(iv.median_s / latency_scale(first)) if iv else None
     out = {
         "run": first.run_id,

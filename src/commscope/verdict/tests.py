@@ -103,13 +103,57 @@ def prior(var: np.ndarray, df: np.ndarray) -> tuple[float, float]:
     are drawn from, by moments of log var (G. K. Smyth, Stat. Appl. Genet. Mol. Biol.
     3(1), 2004, section 6.2, with unequal degrees of freedom): its scale s0^2 and degrees
     of freedom d0, infinite where the variances agree within their own error."""
+    scale, d0, _ = trend_prior(var, df, None)
+    return float(scale[0]), d0
+
+
+MIN_TREND = 8  # fewer variances: one scale for all of them
+MIN_SIDE = 3  # a step in the trend has at least this many variances on each side
+
+
+def trend_prior(var: np.ndarray, df: np.ndarray,
+                x: np.ndarray | None) -> tuple[np.ndarray, float, np.ndarray]:
+    """`prior` where the scale follows a covariate x (a message size's log): each
+    variance's s0^2, the common d0, and the degrees of freedom behind each s0^2 (of the
+    variances its part of the trend was fitted to). The trend of log var over x is the
+    one of a constant, a line, or a step between two constants at any x with MIN_SIDE
+    variances on each side, chosen by the BIC (a protocol switch is a step, a smooth
+    rise with size a line; Smyth's moments then measure the spread about it, as limma's
+    trend does: C. W. Law et al., Genome Biol. 15, 2014, R29)."""
     from scipy.special import digamma, polygamma
+    var, df = np.asarray(var, dtype=float), np.asarray(df, dtype=float)
     e = np.log(var) - digamma(df / 2) + np.log(df / 2)
-    excess = float(e.var(ddof=1)) - float(np.mean(polygamma(1, df / 2)))
+    fitted, params, part = _trend(e, x)
+    support = np.array([df[part == p].sum() for p in part])
+    excess = float(np.sum((e - fitted) ** 2)) / (e.size - params) \
+        - float(np.mean(polygamma(1, df / 2)))
     if excess <= 0:
-        return math.exp(float(e.mean())), math.inf
+        return np.exp(fitted), math.inf, support
     d0 = 2 * trigamma_inverse(excess)
-    return math.exp(float(e.mean()) + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0
+    return np.exp(fitted + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0, support
+
+
+def _trend(e: np.ndarray, x: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:
+    """The fitted values of e over x, their parameter count (a step's place counted as
+    one) and which part of the trend each belongs to (a step's side), the BIC's choice
+    among a constant, a line and a step."""
+    n = e.size
+    fits = [(np.full(n, e.mean()), 1, np.zeros(n))]
+    if x is not None and n >= MIN_TREND and np.ptp(x) > 0:
+        x = np.asarray(x, dtype=float)
+        slope, icept = np.polyfit(x, e, 1)
+        fits.append((icept + slope * x, 2, np.zeros(n)))
+        xs = np.sort(x)
+        for at in range(MIN_SIDE, n - MIN_SIDE + 1):
+            if xs[at] == xs[at - 1]:  # a step falls between sizes, never inside one
+                continue
+            low = x <= xs[at - 1]
+            fits.append((np.where(low, e[low].mean(), e[~low].mean()), 3, low.astype(float)))
+
+    def bic(fit):
+        rss = max(float(np.sum((e - fit[0]) ** 2)), 1e-300)
+        return n * math.log(rss / n) + fit[1] * math.log(n)
+    return min(fits, key=bic)
 
 
 def trigamma_inverse(x: float) -> float:
@@ -136,8 +180,8 @@ def moderated(var: np.ndarray, df: np.ndarray,
     towards the prior all of them share, the prior's weight d0 estimated (Smyth 2004),
     never fixed: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of freedom (at most
     all of theirs together). Never below its own variance: a comparison noisier than the
-    rest is not pulled below what it showed (as replication.run_spreads, which measured
-    the floor's need). No spread is unknown spread: it takes the prior's, and with no
+    rest is not pulled below what it showed (a run's intervals, which take the trend,
+    keep their own only where it is beyond it: replication.run_spreads). No spread is unknown spread: it takes the prior's, and with no
     prior to take it stays 0 and its claim is inconclusive. With fewer than MIN_MODERATED
     known, each keeps its own. keep_own False: Smyth's posterior alone, for variances
     whose own estimates are too rough to floor anything (a case's few commands)."""
