@@ -186,7 +186,9 @@ def test_single_pingpong_run(single):
     assert page.headings["kernel-pingpong"] == "pingpong (run 2)"
     assert page.headings["pingpong-size"] == "Latency and bandwidth vs message size"
     assert page.headings["provenance"] == "Provenance and warnings"
-    assert [len(page.images.get(s, [])) for s in page.sections] == [0, 0, 1, 1, 1, 0, 1, 1, 1, 1,
+    # pingpong's size section: its figure and the strip plot of its 3 launches; pingping's
+    # one launch has no strip
+    assert [len(page.images.get(s, [])) for s in page.sections] == [0, 0, 1, 1, 1, 0, 2, 1, 1, 1,
                                                                      0]
     for src in page.images["pingpong-size"] + page.images["pingpong-distributions"]:
         width, height = png_size(src)
@@ -221,13 +223,14 @@ def test_mixed_set_has_every_section(mixed):
     page = Page(mixed[1].read_text())
     # One group per kernel in the order of the runs, each with the sections its runs have;
     # figures per configuration, not per case: each P a line or row of one figure (the
-    # advection solve's one launch has no between-launch spread); ranks: ring at 2 and 3.
+    # advection solve's one launch has no between-launch spread); ranks: ring at 2 and 3;
+    # size: the figure and the strip plot of the launch medians.
     counts = {s: len(page.images.get(s, [])) for s in page.sections}
     assert counts == {
-        "findings": 0, "kernel-pingpong": 0, "pingpong-size": 1, "pingpong-launches": 1,
+        "findings": 0, "kernel-pingpong": 0, "pingpong-size": 2, "pingpong-launches": 1,
         "pingpong-distributions": 1, "pingpong-ceiling": 1,
-        "kernel-bw": 0, "bw-size": 1, "bw-launches": 1, "bw-distributions": 1, "bw-ceiling": 1,
-        "kernel-fanin": 0, "fanin-size": 1, "fanin-launches": 1, "fanin-distributions": 1,
+        "kernel-bw": 0, "bw-size": 2, "bw-launches": 1, "bw-distributions": 1, "bw-ceiling": 1,
+        "kernel-fanin": 0, "fanin-size": 2, "fanin-launches": 1, "fanin-distributions": 1,
         "fanin-ranks": 1, "fanin-ceiling": 1,
         "kernel-allreduce": 0, "allreduce-launches": 1, "allreduce-distributions": 1,
         "allreduce-scaling": 1, "allreduce-ceiling": 0,
@@ -395,30 +398,58 @@ def mbps(rate: float) -> str:  # and a bandwidth
     return f"{rate:,.1f}"
 
 
-def expected_figures(found: list[dict]) -> list[str]:
+# Kernels whose figure is a bandwidth (their --describe entries say so): no latency.
+BANDWIDTH_KERNELS = {"bw", "bibw", "mbw_mr"}
+
+
+def interval_text(value: str, low: str, high: str) -> str:
+    return f"{value} ({low}-{high})"
+
+
+def latency_text(case: dict) -> str:
+    """A case's median and interval in µs, as `results show` and the findings print them."""
+    return interval_text(us(case["median_s"]), us(case["ci_low_s"]), us(case["ci_high_s"]))
+
+
+def expected_figures(kernel: str, found: list[dict]) -> list[str]:
     """The peak bandwidth with its interval (the latency's turned over) and size, its
-    fraction of the copy ceiling, and the latency at the smallest size with its interval,
-    from `results show --json`'s cases of one configuration."""
+    fraction of the copy ceiling, and the latency at the smallest size with its interval
+    (a bandwidth kernel's time per window slot, labelled so), from `results show --json`'s
+    cases of one configuration."""
     from commscope.sizes import format_bytes
     peak = max((c for c in found if c["bytes"] > 0 and c["bandwidth_MBps"] is not None),
                key=lambda c: c["bandwidth_MBps"])
     rate, median = peak["bandwidth_MBps"], peak["median_s"]
     small = min(found, key=lambda c: c["bytes"])
     fraction = peak["ceiling_fraction"]
+    latency = f"{latency_text(small)} at {format_bytes(small['bytes'])}"
     return [f"{mbps(rate)} ({mbps(rate * median / peak['ci_high_s'])}-"
             f"{mbps(rate * median / peak['ci_low_s'])}) at {format_bytes(peak['bytes'])}",
             "-" if fraction is None else f"{fraction * 100:.0f}%",
-            f"{us(small['median_s'])} ({us(small['ci_low_s'])}-{us(small['ci_high_s'])}) "
-            f"at {format_bytes(small['bytes'])}"]
+            f"time per window slot {latency}" if kernel in BANDWIDTH_KERNELS else latency]
 
 
-def expected_model(fit: dict) -> str:
+def segment_text(fit: dict, i: int) -> str:
     from commscope.sizes import format_bytes
-    if not fit["bandwidth_identifiable"]:
-        return f"t(n) = {us(fit['alpha_s'])} µs + n / B (B not identifiable"
-    breaks = ", ".join(format_bytes(b["bytes"]) for b in fit["breakpoints"])
-    return (f"t(n) = {us(fit['alpha_s'])} µs + n / {fit['bandwidth_MBps']:,.0f} MB/s"
-            + (f"; {len(fit['segments'])} segments, breaking at {breaks}" if breaks else ""))
+    segments = fit["segments"]
+    sizes = (f"{format_bytes(segments[i]['from_bytes'])} to "
+             f"{format_bytes(segments[i]['to_bytes'])}")
+    return (f"the Hockney line, {sizes}" if len(segments) == 1 else
+            f"segment {i % len(segments) + 1} of {len(segments)}, {sizes}")
+
+
+def expected_model(fit: dict) -> list[str]:
+    """alpha of the fit's first segment and B of its last (`fit --json`; bytes per latency
+    1, as for pingpong and bw), each with its interval and the sizes it covers."""
+    first, last = fit["segments"][0], fit["segments"][-1]
+    alpha = (interval_text(us(first["alpha_s"]), *map(us, first["alpha_ci_s"]))
+             if first["alpha_s"] > 0 else "not identifiable (at its bound, 0)")
+    rate = (interval_text(*(f"{v:,.0f}" if v is not None else "inf" for v in
+                            (last["bandwidth_MBps"], *last["bandwidth_ci_MBps"])))
+            if last["bandwidth_identifiable"] else
+            f"not identifiable (at copy bound {last['bandwidth_bound_MBps']:,.0f})"
+            if last["at_bound"] else "not identifiable")
+    return [f"{alpha}; {segment_text(fit, 0)}", f"{rate}; {segment_text(fit, -1)}"]
 
 
 def check_findings(db: Path, text: str, runs: str) -> None:
@@ -440,24 +471,171 @@ def check_findings(db: Path, text: str, runs: str) -> None:
     for (kernel, mode, ranks, *_), found in configurations.items():
         name = " ".join(filter(None, (kernel, mode, f"np{ranks}")))
         (row,) = [r for r in rows if r[0].startswith(name + " ")]
-        figures = expected_figures(found)
+        figures = expected_figures(kernel, found)
         assert row[1:4] == figures, name
         # the same texts as the terminal's table prints them
         assert figures[0].split(" (")[0] in printed
         assert figures[2].split(")")[0].split("(")[1] in printed
         (fit,) = [f for f in fits if f.get("kernel") == kernel and f.get("send_mode") == mode
                   and f.get("ranks") == ranks]
-        assert row[4].startswith(expected_model(fit)), (row[4], expected_model(fit))
+        assert row[4:] == expected_model(fit), name
 
 
 def test_findings_open_the_demo_report(demo):
     db, out = demo
     check_findings(db, out.read_text(), "1,2")
-    assert "2 segments, breaking at 16 KiB" in out.read_text()  # the fake's switch
+    # the fake's switch: alpha below it, B above it
+    assert re.search(r"segment 1 of 2, 0 B to 8 KiB</td><td[^>]*>[0-9,]+ \([0-9,]+-[0-9,]+\); "
+                     r"segment 2 of 2, 16 KiB to 4 MiB<", out.read_text())
 
 
 def test_findings_are_in_the_first_screen(demo, tmp_path):
     in_first_screen(demo[1], tmp_path)
+
+
+def findings_row(text: str, name: str) -> list[str]:
+    (row,) = [r for r in Cells(text).rows["findings"][1:] if r[0].startswith(name + " ")]
+    return row
+
+
+def test_findings_give_bw_the_large_size_segment_and_no_latency(fake_mpi, tmp_path):
+    """bw with a switch at 16 KiB: B is the last segment's (not the one line over all sizes,
+    which mixes both protocols), alpha the first's, and bw's time per window slot is not
+    shown as a latency."""
+    db = tmp_path / "bw.db"
+    done = commscope("run", "bw", "--np", "2", "--sizes", "1KiB:4MiB", "--launches", "3",
+                     "--db", db, "--mpi", fake_mpi, launcher=FakeLauncher(factor=_switch))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "bw.html"
+    assert commscope("report", "-o", out, "--db", db).returncode == 0
+    (fit,) = json_out(db, "fits", "fit", "1")
+    first, last = fit["segments"][0], fit["segments"][-1]
+    assert len(fit["segments"]) == 2 and last["from_bytes"] == SWITCH_BYTES
+    row = findings_row(out.read_text(), "bw np2")
+    rate = f"{last['bandwidth_MBps']:,.0f}"
+    assert row[5].startswith(f"{rate} (") and row[5].endswith("segment 2 of 2, 16 KiB to 4 MiB")
+    assert f"{fit['bandwidth_MBps']:,.0f}" != rate  # the one line would read otherwise
+    assert row[4].startswith(f"{us(first['alpha_s'])} (") \
+        and row[4].endswith("segment 1 of 2, 1 KiB to 8 KiB")
+    # no latency: the time per window slot, labelled what it is
+    assert row[3].startswith("time per window slot ") and row[3].endswith(" at 1 KiB")
+    assert "latency" not in row[3]
+
+
+def test_findings_take_a_collectives_latency_above_0_bytes(fake_mpi, tmp_path):
+    """An allreduce at 0, 4, 64 B and 1 KiB whose 0 B call does next to nothing: the latency
+    is the 4 B case's, as `results show` gives it."""
+    db = tmp_path / "allreduce.db"
+    done = commscope("run", "allreduce", "--np", "2", "--sizes", "0,4,64,1KiB", "--launches",
+                     "3", "--db", db, "--mpi", fake_mpi,
+                     launcher=FakeLauncher(factor=lambda _value, nbytes: 0.01 if nbytes == 0
+                                           else 1.0))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "allreduce.html"
+    assert commscope("report", "-o", out, "--db", db).returncode == 0
+    cases = {c["bytes"]: c for c in json_out(db, "cases", "results", "show", "1")}
+    assert cases[0]["median_s"] < cases[4]["median_s"] / 10
+    row = findings_row(out.read_text(), "allreduce np2")
+    assert row[3] == f"{latency_text(cases[4])} at 4 B"
+    assert row[4:] == ["-", "-"]  # shown against P: the model is in its own section
+
+
+class SlowLaunch(FakeLauncher):
+    """The `slow`-th launch of a command runs `factor` times as long at every size (a slow
+    machine state), the others as the fake's host does."""
+    slow: int = 2
+    slow_factor: float = 2.5
+
+    def start(self, mpi, ranks, args, placement, records):
+        self.scale = self.slow_factor if len(self.launched) + 1 == self.slow else 1.0
+        return super().start(mpi, ranks, args, placement, records)
+
+
+def test_strip_plot_marks_a_slow_launch(fake_mpi, tmp_path):
+    """Three launches of pingpong, the second 2.5x slower: the size section's strip plot
+    draws every launch median (those of `results show`), the second launch a cross at every
+    size and no other, and names it under the figure."""
+    from commscope.report import strip
+    from commscope.results import measured
+    db = tmp_path / "slow.db"
+    launcher = SlowLaunch()
+    done = commscope("run", "pingpong", "--np", "2", "--sizes", "1KiB:1MiB", "--launches", "3",
+                     "--db", db, "--mpi", fake_mpi, launcher=launcher)
+    assert done.returncode == 0, done.stderr
+    assert len(launcher.launched) == 3
+    out = tmp_path / "slow.html"
+    assert commscope("report", "-o", out, "--db", db).returncode == 0
+    text = out.read_text()
+    page = Page(text)
+    assert len(page.images["pingpong-size"]) == 2
+    assert 'alt="launch medians vs size: pingpong' in text
+    # the one launch named, at every size, about 2.5x the median launch (the others' noise)
+    named = re.findall(r"Far from the other launches: ([^<]*)", text)
+    assert len(named) == 1 and re.fullmatch(
+        r"standard run 1 launch 2 at 11 sizes from 1 KiB to 1 MiB: "
+        r"2\.[2-7]\dx to 2\.[2-7]\dx the median launch there\.", named[0]), named
+
+    store = Store(db)
+    data = load(store, [1])
+    (config, panel), = grouped(size.size_cases(data), send_mode=False)
+    drawn = strip.modes([(mode["send_mode"], cases, None) for mode, cases in grouped(panel)])
+    (mode,) = drawn
+    summaries = {s["bytes"]: s for _, s in measured(store, [1])}
+    for nbytes, s in summaries.items():
+        assert sorted(m[nbytes] for m in mode.medians.values()) == \
+            pytest.approx(sorted(s["launch_medians_s"]), rel=1e-12)
+    assert {(launch, nbytes) for launch, nbytes in mode.marked} == \
+        {((1, 2), nbytes) for nbytes in summaries}
+    ax = _drawn(strip.draw(drawn)).axes[0]
+    (crosses,) = [line for line in ax.get_lines() if line.get_gid() == strip.FAR_GID]
+    assert sorted(crosses.get_ydata()) == pytest.approx(
+        sorted(m * 1e6 for m in mode.medians[(1, 2)].values()))
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_ylabel() == "launch median (µs)" and ax.get_xlabel() == "message size"
+
+
+@pytest.mark.parametrize("launches, quiet_at_most", [(3, 0.025), (5, 0.012)])
+def test_far_launches_on_simulated_medians(launches, quiet_at_most):
+    """The strip plot's rule on normal log launch medians (23 sizes, SD 1): few quiet dots
+    marked, and a launch 7 SDs slower at every size marked nearly everywhere, the others
+    not (docs/report.md gives the rates)."""
+    import numpy as np
+    from commscope.report import strip
+    rng = np.random.default_rng(37)
+    sizes, draws = 23, 300
+    quiet = slow_marked = others_marked = 0
+    for _ in range(draws):
+        logs = rng.normal(0, 1, (launches, sizes))
+        as_medians = {(1, k): {b: math.exp(v) for b, v in enumerate(row)}
+                      for k, row in enumerate(logs)}
+        quiet += len(strip.far(as_medians))
+        logs[0] += 7.0
+        marked = strip.far({(1, k): {b: math.exp(v) for b, v in enumerate(row)}
+                            for k, row in enumerate(logs)})
+        slow_marked += sum(k == (1, 0) for k, _ in marked)
+        others_marked += sum(k != (1, 0) for k, _ in marked)
+    assert quiet / (draws * launches * sizes) <= quiet_at_most
+    assert slow_marked / (draws * sizes) >= 0.95
+    assert others_marked / (draws * (launches - 1) * sizes) <= 0.005
+
+
+def test_far_launches_are_judged_within_a_segment():
+    """Launches 25x as far apart in one segment as in the other: judged by one yardstick for
+    all sizes, the noisier segment's quiet launches look far; by their segment's, not."""
+    import numpy as np
+    from commscope.report import strip
+    rng = np.random.default_rng(38)
+    spread = np.r_[np.full(8, 0.002), np.full(8, 0.05)]  # log SDs: sizes 0-7, then 8-15
+    by_segment = one_pool = 0
+    draws = 200
+    for _ in range(draws):
+        logs = rng.normal(0, 1, (3, 16)) * spread
+        medians = {(1, k): {b: math.exp(v) for b, v in enumerate(row)}
+                   for k, row in enumerate(logs)}
+        by_segment += len(strip.far(medians, [0, 8]))
+        one_pool += len(strip.far(medians))
+    assert by_segment / (draws * 48) <= 0.045
+    assert one_pool / (draws * 48) >= 0.15
 
 
 @pytest.mark.mpi

@@ -97,6 +97,9 @@ class Meaning:
     # has 1, one that counts both directions (bibw, IMB's Sendrecv and Exchange) 2.
     # None: no ceiling (collectives: what they move depends on the algorithm).
     ceiling: Callable[[object], float] | None = None
+    # What the kernel's figure is: "latency", or "bandwidth" where a sample is a window of
+    # messages in flight and its time per message an inverse rate, not a latency.
+    figure: str = "latency"
     # Streams at once and the messages they deliver in one sample, for a kernel of several
     # pairs (its bandwidth per pair and message rate); None: not such a kernel.
     streams: Callable[[object], tuple[int, int]] | None = None
@@ -324,9 +327,9 @@ MEANINGS = {
     # (models/loggp.py).
     "loggp": Meaning(_per_call, None, _two_buffers),
     "bw": Meaning(lambda t, c: t / c.window, lambda t, c: c.window * c.bytes / t, _windowed,
-                  ceiling=_one),
+                  ceiling=_one, figure="bandwidth"),
     "bibw": Meaning(lambda t, c: t / c.window, lambda t, c: 2 * c.window * c.bytes / t,
-                    _windowed, ceiling=lambda c: 2.0),
+                    _windowed, ceiling=lambda c: 2.0, figure="bandwidth"),
     "rma": Meaning(_per_call, lambda t, c: c.window * c.bytes / t, _rma_buffers, ceiling=_one),
     "fanin": Meaning(_per_call, lambda t, c: (c.ranks - 1) * c.bytes / t, _per_rank_blocks,
                      rank_times="fanin", ceiling=_one),
@@ -337,7 +340,7 @@ MEANINGS = {
     # P/2 pairs: latency is the slowest pair's time per window slot; bandwidth the aggregate
     "mbw_mr": Meaning(lambda t, c: t / c.window,
                       lambda t, c: c.ranks // 2 * c.window * c.bytes / t,
-                      lambda n, w, r, p: n, ceiling=None,
+                      lambda n, w, r, p: n, ceiling=None, figure="bandwidth",
                       streams=lambda c: (c.ranks // 2, c.ranks // 2 * c.window)),
     # pingpong of P partitions a message (MPI-4): half a round trip, as pingpong's
     "partitioned": Meaning(lambda t, c: t / 2, lambda t, c: c.bytes / (t / 2), _two_buffers,

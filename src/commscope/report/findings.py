@@ -2,40 +2,63 @@
 cases), the peak bandwidth and where it is reached, the latency at the smallest size,
 each with its launch-aware 95% interval as `commscope results show` computes and prints
 it (results.measured, the same units), the peak's fraction of the copy ceiling, and the
-fitted model in one line; then the verdicts of `check` and `health` runs."""
+model that describes the configuration: the start-up time of the fit's first segment and
+the asymptotic bandwidth of its last, each with the sizes its segment covers; then the
+verdicts of `check` and `health` runs."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from .. import cases as identities
 from .. import names, units
 from ..cases import Case
 from ..health import Health
+from ..imported import BANDWIDTH_BYTES
+from ..kernels import MEANINGS
 from ..models.groups import GroupFit, configuration, summary
 from ..sizes import format_bytes
 from ..views.export import metric
 from ..views.health import drain_line
-from ..views.models import line_cells
+from ..views.models import with_ci
 from ..views.tables import Table
 from . import guidelines
 from .data import ReportData, application
 from .html import Html, Section, el, section, table
-from .size import fit_of
+from .size import bytes_per_latency, fit_of
 
 HEADER = ("configuration", "peak MB/s (95% CI)", "of copy ceiling",
-          "latency µs (95% CI) at the smallest size", "model (commscope fit)")
+          "latency µs (95% CI) at the smallest size",
+          "start-up alpha µs (95% CI): first segment",
+          "asymptotic B MB/s (95% CI): last segment")
 CAPTION = ("Medians and 95% intervals of the launches' medians, as ",
            Html("<code>commscope results show</code>"), " prints them (docs/statistics.md); "
            "the bandwidth's interval is the latency's turned over; MB = 10^6 bytes. Of copy "
            "ceiling: the peak over the rate one core copies that size in the same launch "
-           "(Bandwidth vs the copy ceiling). Model: the Hockney line t(n) = alpha + n/B over "
-           "all sizes, and the sizes where the segments the BIC chose break (Latency and "
-           "bandwidth vs message size).")
-
+           "(Bandwidth vs the copy ceiling). Latency: of a collective, at its smallest size "
+           "above 0 B (a call on 0 B has nothing to do); a kernel whose figure is a bandwidth "
+           "(bw, bibw, mbw_mr) has none, and its time per window slot (one message of a "
+           "stream, an inverse message rate) is labelled so. Model: the segments of ",
+           Html("<code>commscope fit</code>"), " (t(n) = alpha + n/B each, their number "
+           "chosen by the BIC; one segment is the Hockney line): alpha from the segment of "
+           "the smallest sizes, B from that of the largest, in the peak's bytes (bibw both "
+           "directions, fanin all senders), each with the sizes its segment covers and its "
+           "95% bootstrap interval; a figure on its bound is not identifiable (docs/models.md; "
+           "every segment is in the table of Latency and bandwidth vs message size).")
 
 def _interval(low, high, fmt) -> str:
     return "" if low is None or high is None else f" ({fmt(low)}-{fmt(high)})"
+
+
+def figure_is_bandwidth(kernel: str) -> bool:
+    """Whether the kernel's own figure is a bandwidth (kernels.Meaning.figure); for an
+    imported benchmark commscope has no kernel of, whether the importers take it for a
+    bandwidth-only one."""
+    if kernel in MEANINGS:
+        return MEANINGS[kernel].figure == "bandwidth"
+    return kernel in BANDWIDTH_BYTES
 
 
 def _peak(shown: list[dict]) -> tuple[str, str]:
@@ -51,28 +74,65 @@ def _peak(shown: list[dict]) -> tuple[str, str]:
             units.percent(s.get("ceiling_fraction"), decimals=0))
 
 
-def _smallest(shown: list[dict]) -> str:
-    s = min((x for x in shown if x["median_s"] is not None), key=lambda x: x["bytes"],
-            default=None)
-    if s is None:
+def _smallest(shown: list[dict], case: Case, bandwidth_figure: bool) -> str:
+    """The median and interval at the smallest size measured: above 0 B for a collective,
+    whose call on 0 B has nothing to do (a 0 B allreduce returned in 0.08 µs where 4 B
+    took 6.3); for a kernel whose figure is a bandwidth, its time per window slot labelled
+    so, or none."""
+    timed = [x for x in shown if x["median_s"] is not None]
+    if case.family == "collective":
+        timed = [x for x in timed if x["bytes"] > 0] or timed  # a barrier has only 0 B
+    s = min(timed, key=lambda x: x["bytes"], default=None)
+    if s is None or bandwidth_figure and not s.get("window"):
         return units.MISSING
-    return (f"{units.us(s['median_s'])}{_interval(s['ci_low_s'], s['ci_high_s'], units.us)} "
+    text = (f"{units.us(s['median_s'])}{_interval(s['ci_low_s'], s['ci_high_s'], units.us)} "
             f"at {format_bytes(s['bytes'])}")
+    return f"time per window slot {text}" if bandwidth_figure else text
 
 
-def model(g: GroupFit | None) -> str:
-    """The fit in one line: t(n) = alpha + n / B (their CIs are in the size section's
-    table), and where the BIC chose segments, the sizes they break at."""
+def _span(segments: list[dict], i: int) -> str:
+    """Which sizes segment i covers, and which segment it is."""
+    seg = segments[i]
+    sizes = f"{format_bytes(seg['from_bytes'])} to {format_bytes(seg['to_bytes'])}"
+    if len(segments) == 1:
+        return f"the Hockney line, {sizes}"
+    return f"segment {i + 1} of {len(segments)}, {sizes}"
+
+
+def _alpha(line: dict) -> str:
+    # alpha >= 0 is a bound of the fit (docs/models.md): at 0 the data would have a negative
+    # start-up time, which is no figure (STYLE.md).
+    if line["alpha_s"] <= 0:
+        return "not identifiable (at its bound, 0)"
+    return with_ci(units.us(line["alpha_s"]), line["alpha_ci_s"], units.us)
+
+
+def _bandwidth(line: dict, per_latency: float) -> str:
+    """B in the bytes the peak counts: the fit's bytes of one message per second of the
+    kernel's latency, times the kernel's bytes per latency (1; bibw 2; fanin P - 1)."""
+    def rate(bytes_per_s):
+        return units.rate(None if bytes_per_s is None else
+                          units.mb_per_s(bytes_per_s * per_latency))
+    if not line.get("bandwidth_identifiable", True):
+        bound = line.get("bandwidth_bound_Bps")
+        return "not identifiable" + (f" (at copy bound {rate(bound)})"
+                                     if line.get("at_bound") and bound else "")
+    return with_ci(rate(line["bandwidth_Bps"]), line["bandwidth_ci_Bps"], rate)
+
+
+def model(g: GroupFit | None, shown: list[dict]) -> tuple[str, str]:
+    """alpha of the first segment and B of the last, each with the sizes it covers; '-' for
+    a configuration without a fit here (shown against P: its model is in its section)."""
     if g is None:
-        return units.MISSING
+        return units.MISSING, units.MISSING
     if g.fit is None:
-        return f"no fit: {g.note}"
-    s = summary(g)
-    rate = f"{units.rate(units.mb_per_s(s['bandwidth_Bps']))} MB/s" \
-        if s.get("bandwidth_identifiable", True) else f"B (B {line_cells(s)[1]})"
-    breaks = ", ".join(format_bytes(b["bytes"]) for b in s["breakpoints"])
-    return (f"t(n) = {units.us(s['alpha_s'])} µs + n / {rate}"
-            + (f"; {len(s['segments'])} segments, breaking at {breaks}" if breaks else ""))
+        return f"no fit: {g.note}", units.MISSING
+    segments = summary(g)["segments"]
+    sized = [x for x in shown if x["median_s"] and x["bandwidth_MBps"] is not None]
+    per_latency = bytes_per_latency(*(np.array([x[k] for x in sized], dtype=float) for k in
+                                      ("bytes", "median_s", "bandwidth_MBps"))) or 1.0
+    return (f"{_alpha(segments[0])}; {_span(segments, 0)}",
+            f"{_bandwidth(segments[-1], per_latency)}; {_span(segments, len(segments) - 1)}")
 
 
 def _rows(measured: list[tuple[list[Case], dict]], found) -> list[tuple]:
@@ -87,11 +147,14 @@ def _rows(measured: list[tuple[list[Case], dict]], found) -> list[tuple]:
     several_mpi = len({c.get("mpi") for c, _, _ in groups.values()}) > 1
     rows = []
     for config, found_cases, shown in groups.values():
+        first = found_cases[0]
         runs = sorted({r for s in shown for r in s["runs"]})
         name = names.identity(config) + (f", {names.library(config['mpi'])}"
                                          if several_mpi else "")
         rows.append((f"{name} (run{'s' * (len(runs) > 1)} {names.ranges(runs)})",
-                     *_peak(shown), _smallest(shown), model(fit_of(found, found_cases[0]))))
+                     *_peak(shown),
+                     _smallest(shown, first, figure_is_bandwidth(first.kernel)),
+                     *model(fit_of(found, first), shown)))
     return rows
 
 
@@ -121,7 +184,7 @@ def render(data: ReportData, measured: list[tuple[list[Case], dict]],
         return None
     body = []
     if rows:
-        body += [table(Table(HEADER, rows, align="lrrrl")), el("p", *CAPTION, class_="caption")]
+        body += [table(Table(HEADER, rows, align="lrrrll")), el("p", *CAPTION, class_="caption")]
     if verdicts:
         body.append(el("ul", *(el("li", line) for line in verdicts)))
     return section("findings", "Findings", *body)

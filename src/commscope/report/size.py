@@ -6,7 +6,8 @@ case's median and launch-aware 95% interval over its launches
 (summary.combined_summary, as `results show` prints them); the lines are the fits of
 `commscope fit` (models.groups.fit_group): the Hockney line t(n) = alpha + n/B
 dotted, the segments chosen by BIC dashed, each breakpoint a tick on its curve
-(its bootstrap CI in the table and the figure's hover title).
+(its bootstrap CI in the table and the figure's hover title). Under each figure's table,
+the strip plot of its launch medians (report/strip.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..sizes import format_bytes
 from ..units import MB, US_PER_S
 from ..views.models import breakpoint_kind, line_cells
 from ..views.tables import Table
-from . import figures
+from . import figures, strip
 from .data import ReportData, application, combined, grouped, over_ranks
 from .html import Section, el, figure, section, table
 
@@ -60,7 +61,7 @@ def _columns(data: ReportData, cases: list[Case]):
     return size, median, low, high, bandwidth, launches
 
 
-def _bytes_per_latency(size, median, bandwidth) -> float | None:
+def bytes_per_latency(size, median, bandwidth) -> float | None:
     """bandwidth x latency / size, one constant per kernel (1; 2 for bibw; P-1 for fanin, ...)."""
     sized = size > 0
     ratio = bandwidth[sized] * MB * median[sized] / size[sized]
@@ -76,7 +77,7 @@ def _draw_mode(ax_lat, ax_bw, data, cases, fit: GroupFit | None, colour, name) -
     ax_lat.plot(x, mid * US_PER_S, "-", color=colour, lw=1, label=name)
     ax_lat.plot(dots[:, 0], dots[:, 1] * US_PER_S, ".", color=colour, ms=3, alpha=0.6)
     ax_lat.fill_between(x, lo * US_PER_S, hi * US_PER_S, color=colour, alpha=0.25, lw=0)
-    factor = _bytes_per_latency(size, median, bandwidth) if ax_bw is not None else None
+    factor = bytes_per_latency(size, median, bandwidth) if ax_bw is not None else None
     if factor is not None:
         ax_bw.plot(x, factor * x / mid / MB, "-", color=colour, lw=1, label=name)
         ax_bw.plot(dots[:, 0], factor * dots[:, 0] / dots[:, 1] / MB, ".", color=colour,
@@ -177,12 +178,14 @@ def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
     body = []
     for config, panel in grouped(cases, send_mode=False):
         title = names.configuration(config)
-        named = [(mode_config["send_mode"] or config["kernel"], fit_of(found, mode_cases[0]))
-                 for mode_config, mode_cases in grouped(panel)]
+        modes = [(mode_config["send_mode"] or config["kernel"], mode_cases,
+                  fit_of(found, mode_cases[0])) for mode_config, mode_cases in grouped(panel)]
+        named = [(name, fit) for name, _, fit in modes]
         png = figures.png(draw(data, config, panel, found))
         rows = [row for name, fit in named for row in _fit_rows(name, fit)]
         body += [el("h3", title), figure(png, f"latency and bandwidth vs size: {title}", CAPTION,
                                          title=_breakpoints(named)),
                  table(Table(("mode", "model", "sizes", "alpha µs (95% CI)", "B MB/s (95% CI)",
-                              "n_half"), rows, align="lll"))]
+                              "n_half"), rows, align="lll")),
+                 strip.render(title, modes)]
     return section("size", "Latency and bandwidth vs message size", *body)
