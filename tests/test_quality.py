@@ -149,3 +149,22 @@ def test_verbs_without_a_quality_block_say_oversubscribed_in_one_line(fake_mpi, 
     assert len(tune) == 1 and "in run 2)" in tune[0]
     assert run == []  # run's quality block says it
     assert len(compare) == 1 and "in runs 2, 3)" in compare[0]
+
+
+def test_an_interval_wider_than_x_2_names_the_launch_that_caused_it(fake_mpi, db):
+    """Launch 3 of 3 ran 2.5x slower at every size (a machine state): every case's
+    interval is wider than x/2, and its flag says why, once for the run's cases."""
+    done = commscope("run", "pingpong", "--sizes", "8:1KiB", "--launches", "3", "--json",
+                     "--mpi", fake_mpi, "--db", db, launcher=FakeLauncher(slow_launch=(3, 2.5)))
+    assert done.returncode == 0, done.stderr
+    cases = json.loads(done.stdout)["cases"]
+    assert all(c["ci_high_s"] / c["ci_low_s"] > 4 and "broad" in c["flags"] for c in cases)
+    assert "  broad: 8 cases, 95% interval wider than x/2" in done.stderr
+    assert "launch 3 ran 2.5x slower than the others at 8 of 8 sizes" in done.stderr
+
+
+def test_a_quiet_run_has_no_interval_wider_than_x_2(fake_mpi, db):
+    done = commscope("run", "pingpong", "--sizes", "8:1KiB", "--launches", "3", "--json",
+                     "--mpi", fake_mpi, "--db", db, launcher=FakeLauncher())
+    assert done.returncode == 0, done.stderr
+    assert not any("broad" in c["flags"] for c in json.loads(done.stdout)["cases"])

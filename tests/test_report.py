@@ -540,17 +540,6 @@ def test_findings_take_a_collectives_latency_above_0_bytes(fake_mpi, tmp_path):
     assert row[4:] == ["-", "-"]  # shown against P: the model is in its own section
 
 
-class SlowLaunch(FakeLauncher):
-    """The `slow`-th launch of a command runs `factor` times as long at every size (a slow
-    machine state), the others as the fake's host does."""
-    slow: int = 2
-    slow_factor: float = 2.5
-
-    def start(self, mpi, ranks, args, placement, records):
-        self.scale = self.slow_factor if len(self.launched) + 1 == self.slow else 1.0
-        return super().start(mpi, ranks, args, placement, records)
-
-
 def test_strip_plot_marks_a_slow_launch(fake_mpi, tmp_path):
     """Three launches of pingpong, the second 2.5x slower: the size section's strip plot
     draws every launch median (those of `results show`), the second launch a cross at every
@@ -558,7 +547,7 @@ def test_strip_plot_marks_a_slow_launch(fake_mpi, tmp_path):
     from commscope.report import strip
     from commscope.results import measured
     db = tmp_path / "slow.db"
-    launcher = SlowLaunch()
+    launcher = FakeLauncher(slow_launch=(2, 2.5))
     done = commscope("run", "pingpong", "--np", "2", "--sizes", "1KiB:1MiB", "--launches", "3",
                      "--db", db, "--mpi", fake_mpi, launcher=launcher)
     assert done.returncode == 0, done.stderr

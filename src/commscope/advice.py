@@ -27,12 +27,17 @@ CALL_SPAN_FACTOR = 10
 DRIFT_LIMIT = 0.05  # first- and last-third medians apart by > 5%, CIs disjoint
 SLOW_FIRST_FACTOR = 2.0  # a first sample > 2x the median and above every later one
 WORST = 3  # cases named per kind in the block
+BROAD = 2.0  # an interval wider than x/BROAD names its cause (broad)
+SLOW_LAUNCH = 1.5  # a launch this many times the others' at 3/4 of a run's sizes: its cause
+MOST = 0.75
 RECURRING = ("drift", "slow_first")  # flagged only where most of a case's launches show them
 
 # Each kind: what it means, for the block's line (the cases' own figures follow).
 KINDS = {
     "oversubscribed": "more ranks than cores: latencies include time-slicing",
     "wide": "launches differ far more here than at the run's other cases (p < 0.01)",
+    "broad": f"95% interval wider than x/{BROAD:g} (its high end over {BROAD:g}^2 times its "
+             "low): the cause follows",
     "capped": "95% interval wider than --precision where --max-time ran out: the budget, "
               "not a case, is short",
     "one_launch": "one launch: the variation between launches is unknown",
@@ -72,6 +77,53 @@ def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
         found.append(Advice("capped", f"{len(short)} of {len(summaries)} cases", None,
                             len(short) / len(summaries)))
     return found
+
+
+def launch_effects(summaries: list[dict]) -> dict[int, tuple[float, int, int]]:
+    """Launch k -> (its median ratio to the other launches of the same case, the cases
+    where that ratio passes SLOW_LAUNCH either way, the cases it measured), over a run's
+    cases of two or more launches (a case's i-th launch median is launch i: auto's later
+    launches measure a subset of the cases, never skipping one)."""
+    found: dict[int, list[float]] = {}
+    for s in summaries:
+        logs = np.log([m for m in s.get("launch_medians_s") or () if m and m > 0])
+        if logs.size < 2:
+            continue
+        for k, y in enumerate(logs, start=1):
+            found.setdefault(k, []).append(float(y - np.delete(logs, k - 1).mean()))
+    cut = math.log(SLOW_LAUNCH)
+    return {k: (math.exp(float(np.median(d))), sum(abs(x) >= cut for x in d), len(d))
+            for k, d in found.items()}
+
+
+def broad(case_id: int, summary: dict,
+          effects: dict[int, tuple[float, int, int]]) -> Advice | None:
+    """A case whose 95% interval is wider than x/BROAD, with its cause: a launch that ran
+    slow or fast at most of the run's sizes, the commands' assumed or measured variation,
+    its own launches' spread, or one launch's few samples."""
+    low, high = summary.get("ci_low_s"), summary.get("ci_high_s")
+    if not low or not high or low <= 0 or high / low <= BROAD ** 2:
+        return None
+    factor = math.sqrt(high / low)
+    medians = summary.get("launch_medians_s") or []
+    odd = [(k, r, n, m) for k, (r, n, m) in effects.items()
+           if k <= len(medians) and n >= MOST * m and m >= 2]
+    if odd:
+        k, r, n, m = max(odd, key=lambda x: abs(math.log(x[1])))
+        way = "slower" if r > 1 else "faster"
+        cause = (f"launch {k} ran {units.ratio(max(r, 1 / r), 1)}x {way} than the others "
+                 f"at {n} of {m} sizes")
+    elif summary.get("ci_basis") == "one launch":
+        cause = f"one launch of {summary['n']} samples"
+    elif (summary.get("between_command_cv") or 0) > (summary.get("between_launch_cv") or 0):
+        said = "assumed as large as" if summary.get("command_basis") == "assumed" else \
+            "measured on these hosts, larger than"
+        cause = (f"commands differ by {units.percent(summary['between_command_cv'])} (sd), "
+                 f"{said} between launches")
+    else:
+        cause = (f"its {len(medians)} launch medians span {units.us_short(min(medians))}-"
+                 f"{units.us_short(max(medians))} us")
+    return Advice("broad", f"x/{units.ratio(factor, 1)}: {cause}", case_id, factor)
 
 
 def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) -> list[Advice]:
@@ -230,8 +282,11 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     if kind == "capped":
         return f"raise --max-time (it was {settings.get('max_time')} s), or accept the wider interval"
     if kind == "levels":
-        return ("compare commands of the same level; the interval spans both, as a command "
-                "cannot tell which it will meet")
+        return ("compare commands of the same level: the interval is that of the level this "
+                "command fell in (its history kept to that level)")
+    if kind == "broad":
+        return ("where a launch ran slow, rerun on a quieter machine; where the launches "
+                f"differ throughout, {remedy('wide', settings)}")
     if kind == "above_ceiling":
         cold = "" if settings.get("cold_cache") else "measure with --cold-cache, and "
         return (f"{cold}read docs/native.md, 'Copy ceilings': the transfer found its data in "

@@ -29,7 +29,7 @@ from typing import Callable
 
 
 from . import host, owner, stopping
-from .advice import case_advice, run_advice
+from .advice import broad, case_advice, launch_effects, run_advice
 from .cases import grouped
 from .measure import Outcome, measure
 from .launcher import slurm
@@ -230,8 +230,10 @@ def _finish_all(store: Store, runs: list[Run]) -> None:
         found = measured(store, [run.run_id])
         advice = run_advice(oversubscribed, run.plan.ranks, [s for _, s in found],
                             run.plan.settings().get("precision"))
+        effects = launch_effects([s for _, s in found])
         for cases, summary in found:
             advice += case_advice(cases, summary, resolution)
+            advice += filter(None, [broad(cases[0].id, summary, effects)])
         store.add_warnings(run.run_id, advice)
         failed = [o for o in run.outcomes if o.status != "complete"]
         store.finish_run(run.run_id, run.status, failed[-1].message if failed else None)

@@ -42,8 +42,13 @@ class FakeLauncher:
     # The node-level kernels' bandwidth from node x to node y, bytes/s (None: the model's)
     rate: Callable[[int, int], float] | None = None
     launched: list[list[str]] = field(default_factory=list)
+    # (n, factor): the command's n-th launch runs factor times as long (a slow machine state)
+    slow_launch: tuple[int, float] | None = None
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
+        if self.slow_launch is not None:
+            n, factor = self.slow_launch
+            self.scale = factor if len(self.launched) + 1 == n else 1.0
         how = launch(mpi, ranks, Path("commscope-native"), args + ["--output", str(records)],
                      placement)
         self.launched.append(how.argv)
