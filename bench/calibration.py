@@ -8,11 +8,16 @@ invocations of the two alternating, every invocation of a command into one resul
 file, as a user keeps one: each invocation's figures are what it printed, with the
 history of the invocations before it (replication.py). Prints, per
 kernel and over all sizes:
-  overlap   the share of pairs of invocations whose 95% intervals of a size overlap
-            (goal >= 90%)
-  coverage  the share of intervals that cover the median of all invocations' medians
-            of their size (goal >= 80%)
+  overlap   the share of pairs of invocations whose 95% intervals of a size overlap,
+            of all pairs and of pairs in the same level (goal >= 98%)
+  coverage  the share of intervals that cover the median of the invocations' medians of
+            their size in their level (a size whose invocations fall into two levels,
+            replication.regimes, has one median per level; goal >= 90%)
   half-width  the median reach of an interval from its median, and the widest
+  before    the same invocations' stored launches replayed, right after each invocation,
+            through the estimator before issue 37 (commit BEFORE, from git): its
+            overlap, coverage and half-width, and the median of each interval's width
+            over the replayed one's (goal <= 0.6)
 then compare of disjoint pairs of invocations (1 with 2, 3 with 4, ...), each right
 after its second invocation: the share that exits 0, i.e. calls no regression (goal
 >= 95% of at least 20 pairs).
@@ -26,14 +31,27 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from commscope.build import native_binary
 from commscope.mpi import find_mpi
+from commscope.replication import regimes
+
+HERE = Path(__file__).resolve().parent
+BEFORE = "b63b3ae"  # main before issue 37's interval: its estimator, replayed
+# Prints each case of a run as that checkout's results.measured gives it (argv: db, run).
+REPLAY = ("import json, sys; from commscope.store import Store; "
+          "from commscope.results import measured; "
+          "print(json.dumps([{k: s[k] for k in ('median_s', 'ci_low_s', 'ci_high_s', "
+          "'precision')} for _, s in measured(Store(sys.argv[1]), [int(sys.argv[2])])]))")
 
 COMMANDS = {"pingpong": "8:1MiB", "bw": "4KiB:1MiB"}
 # The smoke test's: 2 invocations (1 pair to compare) of each command, over fewer sizes.
@@ -52,22 +70,66 @@ def invoke(kernel: str, sizes: str, db: Path, mpi: str) -> list[dict]:
     return json.loads(done.stdout)["cases"]
 
 
+def before_checkout(tmp: Path) -> Path | None:
+    """The source tree of commit BEFORE, or None where git or the commit is not there."""
+    where = tmp / "before"
+    where.mkdir()
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", BEFORE, "src"],
+                             capture_output=True)
+    if archive.returncode:
+        return None
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    return where / "src"
+
+
+def replay(src: Path, db: Path, run: int) -> list[dict]:
+    """The run's cases as the estimator of `src` computes them from the store as it is."""
+    done = subprocess.run([sys.executable, "-c", REPLAY, str(db), str(run)],
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(src)})
+    if done.returncode:
+        sys.exit(f"calibration: the replay failed: {done.stderr.strip()[-400:]}")
+    return json.loads(done.stdout)
+
+
+def levels(medians: list[float]) -> list[int]:
+    """Each invocation's level at one size: 0, or 1 above the split of two levels."""
+    two = regimes(np.log(medians), 0.0)
+    if two is None:
+        return [0] * len(medians)
+    split = math.sqrt(two[0][0] * two[1][0])
+    return [int(m > split) for m in medians]
+
+
 def calibration(runs: list[list[dict]]) -> dict:
-    """Overlap, coverage and half-widths over the invocations of one command."""
-    overlap = pairs = covered = intervals = 0
+    """Overlap (all pairs, and pairs in one level), coverage of the median of each
+    invocation's level, and half-widths over the invocations of one command."""
+    overlap = pairs = same = same_pairs = covered = intervals = 0
     widths = []
-    for i, cases in enumerate(zip(*runs)):
-        consensus = statistics.median(c["median_s"] for c in cases)
-        for c in cases:
+    for cases in zip(*runs):
+        level = levels([c["median_s"] for c in cases])
+        consensus = {v: statistics.median(c["median_s"] for c, w in zip(cases, level) if w == v)
+                     for v in set(level)}
+        for c, v in zip(cases, level):
             intervals += 1
-            covered += c["ci_low_s"] <= consensus <= c["ci_high_s"]
+            covered += c["ci_low_s"] <= consensus[v] <= c["ci_high_s"]
             widths.append(c["precision"])
-        for a, b in itertools.combinations(cases, 2):
+        for (a, va), (b, vb) in itertools.combinations(zip(cases, level), 2):
+            meet = a["ci_low_s"] <= b["ci_high_s"] and b["ci_low_s"] <= a["ci_high_s"]
             pairs += 1
-            overlap += a["ci_low_s"] <= b["ci_high_s"] and b["ci_low_s"] <= a["ci_high_s"]
-    return {"overlap": overlap / pairs, "coverage": covered / intervals,
-            "half_width": statistics.median(widths), "widest": max(widths),
-            "launches": statistics.median(c["launches"] for r in runs for c in r)}
+            overlap += meet
+            same_pairs += va == vb
+            same += meet and va == vb
+    return {"overlap": overlap / pairs, "same_level": same / same_pairs,
+            "coverage": covered / intervals, "half_width": statistics.median(widths),
+            "widest": max(widths),
+            "launches": statistics.median(c.get("launches", 0) for r in runs for c in r)}
+
+
+def line(c: dict) -> str:
+    return (f"overlap {c['overlap']:.0%}, in a level {c['same_level']:.0%} (goal >= 98%), "
+            f"coverage {c['coverage']:.0%} (goal >= 90%), half-width median "
+            f"+-{c['half_width']:.1%} widest +-{c['widest']:.1%}")
 
 
 def main() -> None:
@@ -84,12 +146,16 @@ def main() -> None:
     mpi = find_mpi(args.mpi)
     native_binary(mpi)
     results = {k: [] for k in commands}
+    replayed = {k: [] for k in commands}
     exits = {k: [] for k in commands}
     with tempfile.TemporaryDirectory() as tmp:
+        src = before_checkout(Path(tmp))
         for i in range(args.invocations):
             for kernel, sizes in commands.items():
                 db = Path(tmp) / f"{kernel}.db"
                 results[kernel].append(invoke(kernel, sizes, db, str(mpi.mpicc)))
+                if src is not None:
+                    replayed[kernel].append(replay(src, db, results[kernel][-1][0]["run"]))
                 if args.keep:
                     Path(args.keep).mkdir(parents=True, exist_ok=True)
                     (Path(args.keep) / f"{kernel}{i}.json").write_text(
@@ -104,11 +170,18 @@ def main() -> None:
     for kernel, sizes in commands.items():
         c = calibration(results[kernel])
         quiet = exits[kernel].count(0) / len(exits[kernel])
-        print(f"{kernel} {sizes}: overlap {c['overlap']:.0%} (goal >= 90%), coverage "
-              f"{c['coverage']:.0%} (goal >= 80%), half-width median +-{c['half_width']:.1%} "
-              f"widest +-{c['widest']:.1%}, launches median {c['launches']:g}; compare exits 0 "
-              f"in {exits[kernel].count(0)}/{len(exits[kernel])} pairs = {quiet:.0%} "
+        print(f"{kernel} {sizes}: {line(c)}, launches median {c['launches']:g}; compare "
+              f"exits 0 in {exits[kernel].count(0)}/{len(exits[kernel])} pairs = {quiet:.0%} "
               "(goal >= 95%)")
+        if not replayed[kernel]:
+            print(f"  before ({BEFORE}): not replayed, its commit is not in this checkout")
+            continue
+        old = calibration(replayed[kernel])
+        ratio = statistics.median(
+            a["precision"] / b["precision"] for r, q in zip(results[kernel], replayed[kernel])
+            for a, b in zip(r, q) if b["precision"])
+        print(f"  before ({BEFORE}): {line(old)}; width now over before: median "
+              f"{ratio:.2f} (goal <= 0.6)")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import numpy as np
 
 from commscope.compare import Side
 from commscope.replication import (PILOT, CommandRatio, History, Interval, Launch, Spread,
-                                   command_ratio, history, interval, launch, launches_needed,
+                                   command_ratios, history, interval, launch, launches_needed,
                                    run_spreads)
 
 SAMPLES = 20  # per launch: about what a case gets in its share of a default run
@@ -49,7 +49,8 @@ def one_case(tau: float, **kw) -> Design:
 
 
 def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
-            past: list[History | None] | None = None, ratio: CommandRatio | None = None):
+            past: list[History | None] | None = None,
+            ratio: list[CommandRatio | None] | None = None):
     """One command's run: each case's launches and its spread (None: its own launches')."""
     cases = d.taus.size
     assumed = np.sqrt(d.common ** 2 + d.taus ** 2 + (1.2533 * d.sigma) ** 2 / SAMPLES)
@@ -68,7 +69,8 @@ def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
     table = np.log([[lc.median_s for lc in m] for m in medians])
     spreads = run_spreads(table, d.message_sizes()) if first >= 2 else [None] * cases
     if count == "auto":
-        wanted = [launches_needed(s, d.precision, (past or [None] * cases)[i], ratio)
+        wanted = [launches_needed(s, d.precision, (past or [None] * cases)[i],
+                                  ratio[i] if ratio else None)
                   for i, s in enumerate(spreads)]
         for k in range(PILOT + 1, max(wanted) + 1):
             launch_of([i for i in range(cases) if wanted[i] >= k])
@@ -85,22 +87,22 @@ def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
     """Each case's interval from one command (its medians `shift` times the design's),
     with a history of `commands` earlier commands of the same design (0: none), each in
     its own state (level), kept to this command's level as results.case_history keeps
-    it, and the ratio learned from them (replication.command_ratio); `pooled`: the
+    it, and the ratios learned from them (replication.command_ratios); `pooled`: the
     spreads from all the run's cases (else each case's own launches')."""
     past, ratio = None, None
     if commands:
         runs = [command(rng, d, shift=level(rng, d))[0] for _ in range(commands)]
         groups = [[[lc.median_s for lc in run[i]] for run in runs] for i in range(d.taus.size)]
         past = [history(g) for g in groups]
-        ratio = command_ratio(past)
+        ratio = command_ratios(past, d.message_sizes())
     medians, spreads = command(rng, d, count, shift, past=past, ratio=ratio)
     if commands:
         past = [history(g, float(np.mean(np.log([lc.median_s for lc in m]))))
                 for g, m in zip(groups, medians)]
-        ratio = command_ratio(past)
+        ratio = command_ratios(past, d.message_sizes())
     pilot = PILOT if count == "auto" else None
     return [interval(m, pilot=pilot, given=s if pooled else None,
-                     past=past[i] if past else None, ratio=ratio)
+                     past=past[i] if past else None, ratio=ratio[i] if ratio else None)
             for i, (m, s) in enumerate(zip(medians, spreads))]
 
 

@@ -126,10 +126,14 @@ def test_fit_coverage(fake_mpi):
 def test_calibration(fake_mpi):
     out = bench("calibration.py", "--smoke", "--mpi", fake_mpi)
     for kernel, sizes in (("pingpong", "8:64"), ("bw", "4KiB:8KiB")):
-        assert lines_like(out, rf"{kernel} {sizes}: overlap {NUMBER}% \(goal >= 90%\), coverage "
-                               rf"{NUMBER}% \(goal >= 80%\), half-width median \+-{NUMBER}% "
-                               rf"widest \+-{NUMBER}%, launches median {NUMBER}; compare exits "
-                               rf"0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
+        figures = (rf"overlap {NUMBER}%, in a level {NUMBER}% \(goal >= 98%\), coverage "
+                   rf"{NUMBER}% \(goal >= 90%\), half-width median \+-{NUMBER}% "
+                   rf"widest \+-{NUMBER}%")
+        assert lines_like(out, rf"{kernel} {sizes}: {figures}, launches median {NUMBER}; "
+                               rf"compare exits 0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
+        # the same invocations through the estimator before issue 37, from git
+        assert lines_like(out, rf"  before \(\w+\): {figures}; width now over before: median "
+                               rf"{NUMBER} \(goal <= 0.6\)"), out
 
 
 def test_guidelines(fake_mpi):

@@ -77,7 +77,7 @@ def test_a_step_in_the_spread_at_a_protocol_switch_keeps_both_sides_covered():
 @pytest.mark.parametrize("ratio", [0.0, 0.3, 2.0])
 def test_the_ratio_of_commands_to_launches_learned_from_two_commands_covers(ratio):
     """Two earlier commands of a run's 24 cases teach how much commands differ, whatever
-    the ratio of their variance to the launches' (replication.command_ratio)."""
+    the ratio of their variance to the launches' (replication.command_ratios)."""
     d = Design(np.geomspace(0.01, 0.04, 24), 0.015, command=math.sqrt(ratio))
     thirds = _thirds(d, 60, commands=2)
     assert all(abs(c - NOMINAL) <= 2 * SLACK for c in thirds) and \
@@ -93,12 +93,21 @@ def test_commands_that_agree_narrow_the_interval_once_the_history_shows_it():
     assert np.median([iv.precision for iv in learned]) < 0.75 * assumed
 
 
-def test_the_ratio_needs_two_earlier_commands():
-    from commscope.replication import command_ratio
+def test_the_ratio_needs_two_earlier_commands_and_follows_a_step_in_size():
+    from commscope.replication import command_ratios
     one = [history([[1.0, 1.01, 0.99]]) for _ in range(24)]  # one earlier command each
-    assert command_ratio(one) is None
-    two = [history([[1.0, 1.01, 0.99], [1.1, 1.12, 1.09]]) for _ in range(24)]
-    assert command_ratio(two).df == 24 and command_ratio(two).ratio > 0
+    assert command_ratios(one, range(24)) == [None] * 24
+    rng = np.random.default_rng(43)
+
+    def case(command_sd):
+        return history([list(np.exp(rng.normal(0, command_sd) + rng.normal(0, 0.01, 3)))
+                        for _ in range(6)])
+    # small sizes' commands vary 10 times as much as large sizes' (launches alike)
+    found = command_ratios([case(0.1) for _ in range(12)] + [case(0.01) for _ in range(12)],
+                           2 ** np.arange(24))
+    small, large = found[0], found[-1]
+    assert small.df == large.df == 60 and all(r is small for r in found[:12])
+    assert small.ratio > 20 * large.ratio, (small.ratio, large.ratio)
 
 
 def test_a_history_of_two_levels_is_the_level_this_command_fell_in():

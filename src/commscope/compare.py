@@ -51,8 +51,14 @@ class Side:
 
     @property
     def spread(self) -> Spread:
-        """How far a launch's log median falls from the side's mean (replication.Spread)."""
-        return self.given or case_spread(self.logs, self.pilot)
+        """How far a launch's log median falls from the side's mean (replication.Spread):
+        the run's, never below what the side's own launches showed. A verdict is not
+        pulled below its own evidence, as the verdict core's moderation is not
+        (verdict.tests.moderated); a run's interval may be (run_spreads)."""
+        own = case_spread(self.logs, self.pilot)
+        if self.given is None or self.launches < 2:
+            return self.given or own
+        return replace(self.given, var=max(self.given.var, own.var))
 
 
 def sides(cases: list[Case]) -> dict[str, Side]:

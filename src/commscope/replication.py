@@ -16,7 +16,7 @@ is the mean of their log medians plus or minus t(df) sqrt(s^2 / K + sigma^2), s^
 launches' variance (df = K - 1, or more where the run's cases pool theirs:
 run_spreads). sigma^2 is learned from the store's history on the same hosts with the
 same MPI: as a ratio r = sigma^2 / tau^2 common to a run's cases, from every case with
-two or more earlier commands (command_ratio), or from the case's own history (the
+two or more earlier commands (command_ratios), or from the case's own history (the
 variance of its commands' means less their launches' share); without such history it
 is taken equal to s^2: commands differ between them as much as launches differ within
 one, about what was measured here for pingpong (bw's commands differed less). With
@@ -51,7 +51,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .stats import median_ci, satterthwaite
-from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, trend_prior
+from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, moderated_df, parts, trend_prior
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
@@ -103,7 +103,8 @@ def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     3(1), 2004, section 6.2), which gives 3 launches of 24 sizes the degrees of freedom
     of dozens where the sizes vary alike, and each its own where they do not. A case's
     spread is the common effect's mean square over S plus (1 - 1/S) its moderated
-    residual variance, its degrees of freedom Satterthwaite's. A case whose own residual
+    residual variance, its degrees of freedom Satterthwaite's, the moderated part's no
+    more than the trend at its size is worth (verdict.tests.moderated_df). A case whose own residual
     variance is beyond its prior's (p < UNUSUAL, an F test) keeps its own, on its own
     degrees of freedom: its variance and its t quantile come from the same evidence."""
     cases, k = table.shape
@@ -116,13 +117,13 @@ def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     df = (k - 1) * (cases - 1) / cases  # of one case's residual sum of squares
     own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
     x = None if sizes is None else np.log2(np.asarray(sizes, dtype=float) + 1)
-    prior_var, prior_df, support = trend_prior(own, np.full(cases, df), x)  # Smyth 2004
+    prior_var, prior_df, worth = trend_prior(own, np.full(cases, df), x)  # Smyth 2004
     if math.isinf(prior_df):
         moderated = prior_var
     else:
         moderated = (prior_df * prior_var + df * own) / (prior_df + df)
-    # no more degrees of freedom than the trend at the case's size was fitted from
-    mod_df = np.minimum(prior_df + df, support)
+    # no more degrees of freedom than the trend at the case's size is worth
+    mod_df = moderated_df(prior_df, df, worth)
     unusual = _unusual(own, df, prior_var, prior_df)
     share = 1 - 1 / cases
     spreads = []
@@ -246,13 +247,27 @@ class CommandRatio:
         return max(self.pooled - self.share, 0.0)
 
 
-def command_ratio(histories: list[History | None]) -> CommandRatio | None:
-    """The ratio pooled over the cases whose history holds two or more earlier commands
-    (CommandRatio): borrowed across the cases, as their launch variances are
-    (run_spreads), since one case's two earlier commands say little and a run's dozens of
-    cases much. None with fewer than MIN_HISTORY_DF degrees of freedom between commands
-    in all."""
-    used = [h for h in histories if h is not None and h.means_var is not None]
+def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio | None]:
+    """Each case's ratio, pooled over the run's cases whose history holds two or more
+    earlier commands (CommandRatio): borrowed across the cases, as their launch variances
+    are (run_spreads), since one case's two earlier commands say little and a run's
+    dozens of cases much. Pooled apart on each side of a step in the cases' log V_i /
+    tau_i^2 over message size, where the BIC finds one (verdict.tests.parts): commands
+    need not vary in proportion to launches at every size (on this host 11 times the
+    launches' variance at 8 B ping-pong, 1.6 times from 4 KiB: docs/statistics.md). None
+    where a side has fewer than MIN_HISTORY_DF degrees of freedom between commands."""
+    x = np.log2(np.asarray(sizes, dtype=float) + 1)
+    used = [i for i, h in enumerate(histories) if h is not None and h.means_var is not None
+            and h.means_var > 0 and h.between_var > 0]
+    split = parts(np.log([histories[i].means_var / histories[i].between_var for i in used]),
+                  x[used])[1] if used else None
+    side = (x > split) if split is not None else np.zeros(x.size, dtype=bool)
+    ratio = {s: _pooled([histories[i] for i in used if side[i] == s]) for s in set(side)}
+    return [ratio[s] for s in side]
+
+
+def _pooled(used: list[History]) -> CommandRatio | None:
+    """CommandRatio over these cases' histories (two or more commands each)."""
     df_b = sum(h.commands - 1 for h in used)
     launch = sum((h.commands - 1) * h.between_var for h in used)
     if df_b < MIN_HISTORY_DF or launch <= 0:
@@ -361,7 +376,7 @@ def interval(launches: list[Launch], within_ci: tuple[float, float] | None = Non
     """The launch-aware interval of a case's launches, in launch order; `pilot`: how many
     first launches chose the launch count (Stein's interval); `past`: the case's history;
     `given`: its spread from all the run's cases (run_spreads), else its own launches';
-    `ratio`: how much commands differ here (command_ratio). With one launch, its
+    `ratio`: how much commands differ here (command_ratios). With one launch, its
     within-launch CI (`within_ci`) unless the history has tau^2."""
     y = np.log([lc.median_s for lc in launches])
     within = float(np.mean([lc.log_var for lc in launches]))

@@ -11,7 +11,7 @@ import os
 from . import names
 from .advice import block, options, variance_line
 from .cases import Case, grouped, identity
-from .replication import CommandRatio, History, command_ratio, history
+from .replication import CommandRatio, History, command_ratios, history
 from .store import Store
 from .summary import combined_summary, launch_spreads
 
@@ -51,11 +51,16 @@ def histories(store: Store, groups: list[list[Case]]
               ) -> tuple[list[History | None], list[CommandRatio | None]]:
     """Each group's (one case's launches') history, kept to its level, and how much
     commands differ on its hosts with its MPI, learned from the histories of every group
-    there (replication.command_ratio)."""
+    there (replication.command_ratios)."""
     pasts = [case_history(store, found, level=True) for found in groups]
+    ratios: list[CommandRatio | None] = [None] * len(groups)
     where = [(found[0].hosts, found[0].mpi) for found in groups]
-    ratios = {w: command_ratio([p for p, v in zip(pasts, where) if v == w]) for w in set(where)}
-    return pasts, [ratios[w] for w in where]
+    for w in set(where):
+        mine = [i for i, v in enumerate(where) if v == w]
+        for i, r in zip(mine, command_ratios([pasts[i] for i in mine],
+                                             [groups[i][0].bytes for i in mine])):
+            ratios[i] = r
+    return pasts, ratios
 
 
 def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:

@@ -33,7 +33,7 @@ def combined_summary(cases: list[Case], past: History | None = None,
     distribution of all valid samples pooled. `past`: the case's history (the variance
     between commands; a single launch's between-launch variance); `spread`: its launches'
     spread from all its run's cases (launch_spreads); `ratio`: how much commands differ
-    on its hosts (replication.command_ratio)."""
+    on its hosts (replication.command_ratios)."""
     return _summary(cases, past, spread, ratio)
 
 

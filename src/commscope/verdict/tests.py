@@ -114,46 +114,77 @@ MIN_SIDE = 3  # a step in the trend has at least this many variances on each sid
 def trend_prior(var: np.ndarray, df: np.ndarray,
                 x: np.ndarray | None) -> tuple[np.ndarray, float, np.ndarray]:
     """`prior` where the scale follows a covariate x (a message size's log): each
-    variance's s0^2, the common d0, and the degrees of freedom behind each s0^2 (of the
-    variances its part of the trend was fitted to). The trend of log var over x is the
-    one of a constant, a line, or a step between two constants at any x with MIN_SIDE
-    variances on each side, chosen by the BIC (a protocol switch is a step, a smooth
-    rise with size a line; Smyth's moments then measure the spread about it, as limma's
-    trend does: C. W. Law et al., Genome Biol. 15, 2014, R29)."""
+    variance's s0^2, the common d0, and the degrees of freedom each s0^2 is worth (a
+    variance whose log is as uncertain as the fitted trend's there: 2 trigamma^-1 of
+    the residual variance of the log variances about the trend times the fit's
+    leverage at that x). The trend of log var over x is the one of a constant, a line,
+    or a step between two constants at any x with MIN_SIDE variances on each side,
+    chosen by the BIC (a protocol switch is a step, a smooth rise with size a line;
+    Smyth's moments then measure the spread about it, as limma's trend does: C. W. Law
+    et al., Genome Biol. 15, 2014, R29)."""
     from scipy.special import digamma, polygamma
     var, df = np.asarray(var, dtype=float), np.asarray(df, dtype=float)
     e = np.log(var) - digamma(df / 2) + np.log(df / 2)
-    fitted, params, part = _trend(e, x)
-    support = np.array([df[part == p].sum() for p in part])
-    excess = float(np.sum((e - fitted) ** 2)) / (e.size - params) \
-        - float(np.mean(polygamma(1, df / 2)))
+    fitted, params, leverage, _ = _trend(e, x)
+    about = float(np.sum((e - fitted) ** 2)) / max(e.size - params, 1)
+    levels, at = np.unique(leverage, return_inverse=True)  # one for a constant's n variances
+    worth = np.array([2 * trigamma_inverse(about * lev) if about * lev > 0 else math.inf
+                      for lev in levels])[at]
+    excess = about - float(np.mean(polygamma(1, df / 2)))
     if excess <= 0:
-        return np.exp(fitted), math.inf, support
+        return np.exp(fitted), math.inf, worth
     d0 = 2 * trigamma_inverse(excess)
-    return np.exp(fitted + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0, support
+    return np.exp(fitted + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0, worth
 
 
-def _trend(e: np.ndarray, x: np.ndarray | None) -> tuple[np.ndarray, int, np.ndarray]:
+def moderated_df(prior_df: float, df, worth) -> np.ndarray:
+    """The degrees of freedom of (d0 s0^2 + d s^2) / (d0 + d) where s0^2 is itself an
+    estimate worth `worth` degrees of freedom: Smyth's d0 + d, less the prior's weight
+    w = d0 / (d0 + d) of its uncertainty (1/df = 1/(d0 + d) + w^2 / worth); `worth`
+    alone where d0 is infinite."""
+    df = np.asarray(df, dtype=float)
+    if math.isinf(prior_df):
+        return np.asarray(worth, dtype=float)
+    w = prior_df / (prior_df + df)
+    return 1 / (1 / (prior_df + df) + w ** 2 / np.asarray(worth, dtype=float))
+
+
+def _trend(e: np.ndarray, x: np.ndarray | None,
+           line: bool = True) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
     """The fitted values of e over x, their parameter count (a step's place counted as
-    one) and which part of the trend each belongs to (a step's side), the BIC's choice
-    among a constant, a line and a step."""
+    one), each fitted value's leverage and its part (0, or 1 above a step), the BIC's
+    choice among a constant, a line (unless `line` is False) and a step."""
     n = e.size
-    fits = [(np.full(n, e.mean()), 1, np.zeros(n))]
+    one = np.zeros(n, dtype=int)
+    fits = [(np.full(n, e.mean()), 1, np.full(n, 1 / n), one)]
     if x is not None and n >= MIN_TREND and np.ptp(x) > 0:
         x = np.asarray(x, dtype=float)
-        slope, icept = np.polyfit(x, e, 1)
-        fits.append((icept + slope * x, 2, np.zeros(n)))
+        if line:
+            slope, icept = np.polyfit(x, e, 1)
+            centred = x - x.mean()
+            fits.append((icept + slope * x, 2, 1 / n + centred ** 2 / np.sum(centred ** 2),
+                         one))
         xs = np.sort(x)
         for at in range(MIN_SIDE, n - MIN_SIDE + 1):
             if xs[at] == xs[at - 1]:  # a step falls between sizes, never inside one
                 continue
             low = x <= xs[at - 1]
-            fits.append((np.where(low, e[low].mean(), e[~low].mean()), 3, low.astype(float)))
+            fits.append((np.where(low, e[low].mean(), e[~low].mean()), 3,
+                         np.where(low, 1 / low.sum(), 1 / (n - low.sum())),
+                         (~low).astype(int)))
 
     def bic(fit):
         rss = max(float(np.sum((e - fit[0]) ** 2)), 1e-300)
         return n * math.log(rss / n) + fit[1] * math.log(n)
     return min(fits, key=bic)
+
+
+def parts(e: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """Which side of a step in e over x each value lies on (0 below, 1 above) and the x
+    the step follows (None: one part), where the BIC prefers a step to a constant."""
+    _, _, _, part = _trend(np.asarray(e, dtype=float), x, line=False)
+    below = np.asarray(x, dtype=float)[part == 0]
+    return part, (float(below.max()) if part.any() else None)
 
 
 def trigamma_inverse(x: float) -> float:
