@@ -16,8 +16,8 @@ kernel and over all sizes:
   half-width  the median reach of an interval from its median, and the widest
   before    the same invocations' stored launches replayed, right after each invocation,
             through the estimator before issue 37 (commit BEFORE, from git): its
-            overlap, coverage and half-width, and the median of each interval's width
-            over the replayed one's (goal <= 0.6)
+            overlap, coverage and half-width, the median of each interval's width
+            over the replayed one's (goal <= 0.6), and its compare of the same pairs
 then compare of disjoint pairs of invocations (1 with 2, 3 with 4, ...), each right
 after its second invocation: the share that exits 0, i.e. calls no regression (goal
 >= 95% of at least 20 pairs).
@@ -58,9 +58,11 @@ COMMANDS = {"pingpong": "8:1MiB", "bw": "4KiB:1MiB"}
 SMOKE_COMMANDS = {"pingpong": "8:64", "bw": "4KiB:8KiB"}
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
+def cli(*args: str, src: Path | None = None) -> subprocess.CompletedProcess:
+    """commscope, or with `src` the checkout of another commit's (its source tree)."""
+    env = {**os.environ, "PYTHONPATH": str(src)} if src else None
     return subprocess.run([sys.executable, "-m", "commscope.cli", *args],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
 
 
 def invoke(kernel: str, sizes: str, db: Path, mpi: str) -> list[dict]:
@@ -148,6 +150,7 @@ def main() -> None:
     results = {k: [] for k in commands}
     replayed = {k: [] for k in commands}
     exits = {k: [] for k in commands}
+    before_exits = {k: [] for k in commands}
     with tempfile.TemporaryDirectory() as tmp:
         src = before_checkout(Path(tmp))
         for i in range(args.invocations):
@@ -161,10 +164,13 @@ def main() -> None:
                     (Path(args.keep) / f"{kernel}{i}.json").write_text(
                         json.dumps(results[kernel][-1]))
                 if i % 2:  # runs i and i + 1 of the file: invocations i - 1 and i
-                    done = cli("compare", str(i), str(i + 1), "--db", str(db))
-                    if done.returncode not in (0, 1):
-                        sys.exit(f"calibration: compare failed: {done.stderr.strip()}")
-                    exits[kernel].append(done.returncode)
+                    for code, where in ((exits, None), (before_exits, src)):
+                        if code is before_exits and src is None:
+                            continue
+                        done = cli("compare", str(i), str(i + 1), "--db", str(db), src=where)
+                        if done.returncode not in (0, 1):
+                            sys.exit(f"calibration: compare failed: {done.stderr.strip()}")
+                        code[kernel].append(done.returncode)
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}; {args.invocations} invocations of each "
           "command, alternating")
     for kernel, sizes in commands.items():
@@ -181,7 +187,8 @@ def main() -> None:
             a["precision"] / b["precision"] for r, q in zip(results[kernel], replayed[kernel])
             for a, b in zip(r, q) if b["precision"])
         print(f"  before ({BEFORE}): {line(old)}; width now over before: median "
-              f"{ratio:.2f} (goal <= 0.6)")
+              f"{ratio:.2f} (goal <= 0.6); compare exits 0 in "
+              f"{before_exits[kernel].count(0)}/{len(before_exits[kernel])} pairs")
 
 
 if __name__ == "__main__":

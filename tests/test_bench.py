@@ -133,7 +133,7 @@ def test_calibration(fake_mpi):
                                rf"compare exits 0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
         # the same invocations through the estimator before issue 37, from git
         assert lines_like(out, rf"  before \(\w+\): {figures}; width now over before: median "
-                               rf"{NUMBER} \(goal <= 0.6\)"), out
+                               rf"{NUMBER} \(goal <= 0.6\); compare exits 0 in [01]/1 pairs"), out
 
 
 def test_guidelines(fake_mpi):

@@ -229,3 +229,20 @@ def test_two_levels_in_the_history_are_found_and_one_spread_is_not():
     one = np.log(np.exp(rng.normal(0, 0.10, 40)))  # one level, a wide spread
     assert regimes(one, 0.10 ** 2) is None
     assert regimes(two[:3], 0.03 ** 2) is None  # too few commands to tell
+
+
+def test_a_launch_slow_at_small_sizes_only_widens_only_their_intervals():
+    """Launch 1 of 3 ran 3x faster at the 12 smallest sizes (this host's 8 B ping-pong
+    state) and like the others above: the large sizes' spreads are their own block's,
+    not a common effect of every size (replication.launch_regimes)."""
+    from commscope.replication import launch_regimes, run_spreads
+    rng = np.random.default_rng(47)
+    sizes = 2 ** np.arange(24)
+    table = rng.normal(0, 0.02, (24, 3))
+    table[:12, 0] -= math.log(3)
+    assert launch_regimes(table, sizes) == 2 ** 11
+    spreads = run_spreads(table, sizes)
+    assert max(s.var for s in spreads[12:]) < 4 * 0.02 ** 2  # the samples' own noise
+    assert min(s.var for s in spreads[:12]) > 0.1  # a third of the time in one launch
+    quiet = rng.normal(0, 0.02, (24, 3)) + rng.normal(0, 0.02, 3)  # a common effect only
+    assert launch_regimes(quiet, sizes) is None

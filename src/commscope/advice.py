@@ -28,8 +28,7 @@ DRIFT_LIMIT = 0.05  # first- and last-third medians apart by > 5%, CIs disjoint
 SLOW_FIRST_FACTOR = 2.0  # a first sample > 2x the median and above every later one
 WORST = 3  # cases named per kind in the block
 BROAD = 2.0  # an interval wider than x/BROAD names its cause (broad)
-SLOW_LAUNCH = 1.5  # a launch this many times the others' at 3/4 of a run's sizes: its cause
-MOST = 0.75
+SLOW_LAUNCH = 1.5  # a launch this many times the others' median: the cause of a broad one
 RECURRING = ("drift", "slow_first")  # flagged only where most of a case's launches show them
 
 # Each kind: what it means, for the block's line (the cases' own figures follow).
@@ -64,65 +63,74 @@ class Advice:
 def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
                goal: float | None = None) -> list[Advice]:
     """What holds for the whole run: its ranks outnumbered cores, it made one launch, or
-    its time budget stopped cases short of the precision asked for (a run's, not a
-    case's: each case has its share of --max-time; `goal`, the run's --precision)."""
+    its time budget stopped cases short of the precision asked for where more samples
+    would have narrowed them (a run's, not a case's: each case has its share of
+    --max-time; `goal`, the run's --precision)."""
     found = []
     if oversubscribed:
         found.append(Advice("oversubscribed", f"{ranks} ranks", None, float(ranks)))
     if any(s["ci_basis"] == "one launch" for s in summaries):
         found.append(Advice("one_launch", "between-launch variance unknown", None, 0.0))
+    # More time helps only where a launch median's own error, not the launches' spread,
+    # makes the interval wide (dominant "within"; one launch has only that error).
     short = [s for s in summaries if goal and s["capped"] and s["precision"] is not None
-             and s["precision"] > goal]
+             and s["precision"] > goal and s.get("dominant") in ("within", None)]
     if short:
         found.append(Advice("capped", f"{len(short)} of {len(summaries)} cases", None,
                             len(short) / len(summaries)))
     return found
 
 
-def launch_effects(summaries: list[dict]) -> dict[int, tuple[float, int, int]]:
-    """Launch k -> (its median ratio to the other launches of the same case, the cases
-    where that ratio passes SLOW_LAUNCH either way, the cases it measured), over a run's
-    cases of two or more launches (a case's i-th launch median is launch i: auto's later
-    launches measure a subset of the cases, never skipping one)."""
+def _deviations(medians) -> np.ndarray:
+    """Each launch's log median less the mean of the case's other launches."""
+    logs = np.log([m for m in medians if m and m > 0])
+    return np.array([y - np.delete(logs, k).mean() for k, y in enumerate(logs)])
+
+
+def launch_effects(summaries: list[dict]) -> dict[int, tuple[int, int]]:
+    """Launch k -> (the cases where it ran SLOW_LAUNCH times slower, or faster, than the
+    case's other launches, the cases it measured), over a run's cases of two or more
+    launches (a case's i-th launch median is launch i: auto's later launches measure a
+    subset of the cases, never skipping one). Signed: slower counts up, faster down."""
     found: dict[int, list[float]] = {}
     for s in summaries:
-        logs = np.log([m for m in s.get("launch_medians_s") or () if m and m > 0])
-        if logs.size < 2:
-            continue
-        for k, y in enumerate(logs, start=1):
-            found.setdefault(k, []).append(float(y - np.delete(logs, k - 1).mean()))
+        medians = s.get("launch_medians_s") or ()
+        if len(medians) >= 2:
+            for k, d in enumerate(_deviations(medians), start=1):
+                found.setdefault(k, []).append(float(d))
     cut = math.log(SLOW_LAUNCH)
-    return {k: (math.exp(float(np.median(d))), sum(abs(x) >= cut for x in d), len(d))
+    return {k: (sum(x >= cut for x in d) - sum(x <= -cut for x in d), len(d))
             for k, d in found.items()}
 
 
-def broad(case_id: int, summary: dict,
-          effects: dict[int, tuple[float, int, int]]) -> Advice | None:
-    """A case whose 95% interval is wider than x/BROAD, with its cause: a launch that ran
-    slow or fast at most of the run's sizes, the commands' assumed or measured variation,
-    its own launches' spread, or one launch's few samples."""
+def broad(case_id: int, summary: dict, effects: dict[int, tuple[int, int]]) -> Advice | None:
+    """A case whose 95% interval is wider than x/BROAD, with its cause: one of its launches
+    that ran SLOW_LAUNCH times slower or faster than its others (and at how many of the
+    run's sizes that launch did), one launch's few samples, commands that differ more
+    than launches, or its launches' own span."""
     low, high = summary.get("ci_low_s"), summary.get("ci_high_s")
     if not low or not high or low <= 0 or high / low <= BROAD ** 2:
         return None
     factor = math.sqrt(high / low)
     medians = summary.get("launch_medians_s") or []
-    odd = [(k, r, n, m) for k, (r, n, m) in effects.items()
-           if k <= len(medians) and n >= MOST * m and m >= 2]
-    if odd:
-        k, r, n, m = max(odd, key=lambda x: abs(math.log(x[1])))
-        way = "slower" if r > 1 else "faster"
-        cause = (f"launch {k} ran {units.ratio(max(r, 1 / r), 1)}x {way} than the others "
-                 f"at {n} of {m} sizes")
+    dev = _deviations(medians) if len(medians) >= 2 else np.zeros(0)
+    k = int(np.argmax(np.abs(dev))) + 1 if dev.size else 0
+    if k and abs(dev[k - 1]) >= math.log(SLOW_LAUNCH):
+        way, sign = ("slower", 1) if dev[k - 1] > 0 else ("faster", -1)
+        count, of = effects.get(k, (0, 0))
+        cause = (f"launch {k} ran {units.ratio(math.exp(abs(dev[k - 1])), 1)}x {way} than "
+                 f"the others, as it did at {max(sign * count, 1)} of the run's {of} sizes")
     elif summary.get("ci_basis") == "one launch":
         cause = f"one launch of {summary['n']} samples"
-    elif (summary.get("between_command_cv") or 0) > (summary.get("between_launch_cv") or 0):
-        said = "assumed as large as" if summary.get("command_basis") == "assumed" else \
-            "measured on these hosts, larger than"
-        cause = (f"commands differ by {units.percent(summary['between_command_cv'])} (sd), "
-                 f"{said} between launches")
+    elif summary.get("command_basis") != "assumed" and \
+            (summary.get("between_command_cv") or 0) > (summary.get("between_launch_cv") or 0):
+        cause = (f"commands on these hosts differ by "
+                 f"{units.percent(summary['between_command_cv'])} (sd), more than launches")
     else:
+        assumed = ", commands assumed to differ as much" \
+            if summary.get("command_basis") == "assumed" else ""
         cause = (f"its {len(medians)} launch medians span {units.us_short(min(medians))}-"
-                 f"{units.us_short(max(medians))} us")
+                 f"{units.us_short(max(medians))} us{assumed}")
     return Advice("broad", f"x/{units.ratio(factor, 1)}: {cause}", case_id, factor)
 
 

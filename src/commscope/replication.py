@@ -25,8 +25,9 @@ ratio is Student's t (Searle, Casella & McCulloch, "Variance Components", 1992, 
 for the one-way random-effects model); learned, the degrees of freedom are those of
 the delta method or Satterthwaite's. Where the history's commands fall into two levels
 (a machine that switches between states), the history is that of the level this
-command's launches fell in. The point estimate exp(mean) is the typical launch's median; tau^2
-less a launch median's own error variance (at least 0) says which dominates.
+command's launches fell in. The point estimate exp(mean) is the typical launch's
+median; tau^2 less a launch median's own error variance (at least 0) says which
+dominates.
 
 When the launch count was itself chosen from the launches' spread (--launches auto:
 launches.py), that choice must not narrow the interval: the count K follows from the
@@ -51,7 +52,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .stats import median_ci, satterthwaite
-from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, moderated_df, parts, trend_prior
+from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, moderated_df, step_at, trend_prior
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
@@ -91,6 +92,50 @@ def case_spread(logs: np.ndarray, pilot: int | None = None) -> Spread:
 
 
 def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
+    """The spreads of a run's cases from all of them at once (_spreads), in two blocks of
+    sizes where the launches' common effects differ between small and large messages
+    (launch_regimes): a launch in a slow state for small messages only is then slow for
+    them, not a common effect that widens every size's interval."""
+    at = None if sizes is None else launch_regimes(table, sizes)
+    if at is None:
+        return _spreads(table, sizes)
+    sizes = np.asarray(sizes)
+    out: list[Spread | None] = [None] * table.shape[0]
+    for block in (sizes <= at, sizes > at):
+        for i, spread in zip(np.flatnonzero(block), _spreads(table[block], sizes[block])):
+            out[i] = spread
+    return out
+
+
+def launch_regimes(table: np.ndarray, sizes) -> int | None:
+    """The size after which the launches' common effects change, where the BIC prefers
+    a two-way layout (cases x launches, additive) in two blocks of sizes, split between
+    two sizes with MIN_POOLED_CASES or more cases a side, to one over all; else None."""
+    cases, k = table.shape
+    if k < 2 or cases < 2 * MIN_POOLED_CASES:
+        return None
+    sizes = np.asarray(sizes)
+    n = cases * k
+
+    def rss(rows: np.ndarray) -> float:
+        r = rows - rows.mean(axis=1, keepdims=True) - rows.mean(axis=0) + rows.mean()
+        return float(np.sum(r ** 2))
+
+    def bic(value: float, params: int) -> float:
+        return n * math.log(max(value, 1e-300) / n) + params * math.log(n)
+    best, at = bic(rss(table), cases + k - 1), None
+    ordered = np.unique(sizes)
+    for size in ordered[:-1]:
+        low = sizes <= size
+        if min(low.sum(), (~low).sum()) < MIN_POOLED_CASES:
+            continue
+        found = bic(rss(table[low]) + rss(table[~low]), cases + 2 * (k - 1) + 1)
+        if found < best:
+            best, at = found, int(size)
+    return at
+
+
+def _spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     """The spreads of a run's cases from all of them at once: `table` is cases x launches
     of log launch medians (launch k of every case in column k), `sizes` each case's
     message size. A launch is faster or slower at every size (its common effect, with
@@ -104,9 +149,10 @@ def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     of dozens where the sizes vary alike, and each its own where they do not. A case's
     spread is the common effect's mean square over S plus (1 - 1/S) its moderated
     residual variance, its degrees of freedom Satterthwaite's, the moderated part's no
-    more than the trend at its size is worth (verdict.tests.moderated_df). A case whose own residual
-    variance is beyond its prior's (p < UNUSUAL, an F test) keeps its own, on its own
-    degrees of freedom: its variance and its t quantile come from the same evidence."""
+    more than the trend at its size is worth (verdict.tests.moderated_df). A case whose
+    own residual variance is beyond its prior's (p < UNUSUAL, an F test) keeps its own,
+    on its own degrees of freedom: its variance and its t quantile come from the same
+    evidence."""
     cases, k = table.shape
     if cases < MIN_POOLED_CASES or k < 2:
         return [case_spread(row) for row in table]
@@ -252,15 +298,15 @@ def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio 
     earlier commands (CommandRatio): borrowed across the cases, as their launch variances
     are (run_spreads), since one case's two earlier commands say little and a run's
     dozens of cases much. Pooled apart on each side of a step in the cases' log V_i /
-    tau_i^2 over message size, where the BIC finds one (verdict.tests.parts): commands
+    tau_i^2 over message size, where the BIC finds one (verdict.tests.step_at): commands
     need not vary in proportion to launches at every size (on this host 11 times the
     launches' variance at 8 B ping-pong, 1.6 times from 4 KiB: docs/statistics.md). None
     where a side has fewer than MIN_HISTORY_DF degrees of freedom between commands."""
     x = np.log2(np.asarray(sizes, dtype=float) + 1)
     used = [i for i, h in enumerate(histories) if h is not None and h.means_var is not None
             and h.means_var > 0 and h.between_var > 0]
-    split = parts(np.log([histories[i].means_var / histories[i].between_var for i in used]),
-                  x[used])[1] if used else None
+    split = step_at(np.log([histories[i].means_var / histories[i].between_var for i in used]),
+                    x[used]) if used else None
     side = (x > split) if split is not None else np.zeros(x.size, dtype=bool)
     ratio = {s: _pooled([histories[i] for i in used if side[i] == s]) for s in set(side)}
     return [ratio[s] for s in side]

@@ -42,9 +42,8 @@ def case_history(store: Store, cases: list[Case], near: tuple[float, float] | No
         centre, bound = near
         groups = {k: g for k, g in groups.items()
                   if abs(float(np.mean(np.log(g))) - centre) <= bound}
-    medians = [float(np.median(c.latency_s)) for c in cases if c.valid_samples.size]
-    centre = float(np.mean(np.log(medians))) if level and medians else None
-    return history(list(groups.values()), centre)
+    medians = [float(np.median(c.latency_s)) for c in cases if level and c.valid_samples.size]
+    return history(list(groups.values()), float(np.mean(np.log(medians))) if medians else None)
 
 
 def histories(store: Store, groups: list[list[Case]]

@@ -179,12 +179,12 @@ def _trend(e: np.ndarray, x: np.ndarray | None,
     return min(fits, key=bic)
 
 
-def parts(e: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float | None]:
-    """Which side of a step in e over x each value lies on (0 below, 1 above) and the x
-    the step follows (None: one part), where the BIC prefers a step to a constant."""
-    _, _, _, part = _trend(np.asarray(e, dtype=float), x, line=False)
-    below = np.asarray(x, dtype=float)[part == 0]
-    return part, (float(below.max()) if part.any() else None)
+def step_at(e: np.ndarray, x: np.ndarray) -> float | None:
+    """The x after which e steps, where the BIC prefers a step between two constants to
+    one constant (the largest x below the step), else None."""
+    x = np.asarray(x, dtype=float)
+    part = _trend(np.asarray(e, dtype=float), x, line=False)[3]
+    return float(x[part == 0].max()) if part.any() else None
 
 
 def trigamma_inverse(x: float) -> float:
@@ -212,8 +212,9 @@ def moderated(var: np.ndarray, df: np.ndarray,
     never fixed: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of freedom (at most
     all of theirs together). Never below its own variance: a comparison noisier than the
     rest is not pulled below what it showed (a run's intervals, which take the trend,
-    keep their own only where it is beyond it: replication.run_spreads). No spread is unknown spread: it takes the prior's, and with no
-    prior to take it stays 0 and its claim is inconclusive. With fewer than MIN_MODERATED
+    keep their own only where it is beyond it: replication.run_spreads). No spread is
+    unknown spread: it takes the prior's, and with no prior to take it stays 0 and its
+    claim is inconclusive. With fewer than MIN_MODERATED
     known, each keeps its own. keep_own False: Smyth's posterior alone, for variances
     whose own estimates are too rough to floor anything (a case's few commands)."""
     var, df = np.asarray(var, dtype=float), np.asarray(df, dtype=float)
