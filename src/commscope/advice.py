@@ -118,8 +118,10 @@ def broad(case_id: int, summary: dict, effects: dict[int, tuple[int, int]]) -> A
     if k and abs(dev[k - 1]) >= math.log(SLOW_LAUNCH):
         way, sign = ("slower", 1) if dev[k - 1] > 0 else ("faster", -1)
         count, of = effects.get(k, (0, 0))
+        where = f", as it did at {sign * count} of the run's {of} sizes" \
+            if sign * count > 1 else ", at this size alone"
         cause = (f"launch {k} ran {units.ratio(math.exp(abs(dev[k - 1])), 1)}x {way} than "
-                 f"the others, as it did at {max(sign * count, 1)} of the run's {of} sizes")
+                 f"the others{where}")
     elif summary.get("ci_basis") == "one launch":
         cause = f"one launch of {summary['n']} samples"
     elif summary.get("command_basis") != "assumed" and \
