@@ -232,8 +232,11 @@ def _finish_all(store: Store, runs: list[Run]) -> None:
                             run.plan.settings().get("precision"))
         effects = launch_effects([s for _, s in found])
         for cases, summary in found:
-            advice += case_advice(cases, summary, resolution)
-            advice += filter(None, [broad(cases[0].id, summary, effects)])
+            mine = case_advice(cases, summary, resolution)
+            cause = broad(cases[0].id, summary, effects)
+            if cause:  # it names the launches that differed, which `wide` would repeat
+                mine = [a for a in mine if a.kind != "wide"] + [cause]
+            advice += mine
         store.add_warnings(run.run_id, advice)
         failed = [o for o in run.outcomes if o.status != "complete"]
         store.finish_run(run.run_id, run.status, failed[-1].message if failed else None)
