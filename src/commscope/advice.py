@@ -16,8 +16,8 @@ import numpy as np
 
 from . import units
 from .cases import Case
-from .stats import median_ci
 from .replication import UNUSUAL
+from .stats import median_ci
 from .summary import case_summary
 
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
