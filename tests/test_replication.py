@@ -246,3 +246,16 @@ def test_a_launch_slow_at_small_sizes_only_widens_only_their_intervals():
     assert min(s.var for s in spreads[:12]) > 0.1  # a third of the time in one launch
     quiet = rng.normal(0, 0.02, (24, 3)) + rng.normal(0, 0.02, 3)  # a common effect only
     assert launch_regimes(quiet, sizes) is None
+
+
+def test_launches_identical_to_the_last_bit_teach_no_ratio_and_nothing_overflows():
+    """A timer's quantised 8 B latency: every launch of a command has the same median, so
+    its launch variance is rounding (1e-32), and a ratio over it would reach 1e30: found
+    on the namespace cluster, where health then crashed summarising its cases."""
+    from commscope.replication import command_ratios
+    same = [[1e-6 * (1 + 1e-16), 1e-6, 1e-6 * (1 - 1e-16)], [1.3e-6] * 3]
+    pasts = [history(same) for _ in range(12)]
+    assert pasts[0].between_var < 1e-20 and pasts[0].means_var > 0.01
+    assert command_ratios(pasts, 2 ** np.arange(12)) == [None] * 12
+    iv = interval([Launch(1e-6, 1e-4), Launch(2e-6, 1e-4)], past=History(1e3, 20, 30, 1e3, 5, 6))
+    assert iv.command_cv is not None and iv.ci_high_s > iv.median_s

@@ -52,7 +52,8 @@ from statistics import NormalDist
 import numpy as np
 
 from .stats import median_ci, satterthwaite
-from .verdict.tests import COMMAND_TO_LAUNCH, MAX_DF, moderated_df, step_at, trend_prior
+from .verdict.tests import (COMMAND_TO_LAUNCH, MAX_DF, NO_SPREAD, moderated_df, step_at,
+                           trend_prior)
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
@@ -303,8 +304,10 @@ def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio 
     launches' variance at 8 B ping-pong, 1.6 times from 4 KiB: docs/statistics.md). None
     where a side has fewer than MIN_HISTORY_DF degrees of freedom between commands."""
     x = np.log2(np.asarray(sizes, dtype=float) + 1)
+    # a launch variance at the rounding of identical medians (a timer's quantised 8 B
+    # latency) is no spread: a ratio over it would be one of rounding errors
     used = [i for i, h in enumerate(histories) if h is not None and h.means_var is not None
-            and h.means_var > 0 and h.between_var > 0]
+            and h.means_var > NO_SPREAD and h.between_var > NO_SPREAD]
     split = step_at(np.log([histories[i].means_var / histories[i].between_var for i in used]),
                     x[used]) if used else None
     side = (x > split) if split is not None else np.zeros(x.size, dtype=bool)
@@ -369,8 +372,12 @@ class Interval:
         return max(self.median_s - self.ci_low_s, self.ci_high_s - self.median_s) / self.median_s
 
 
+MAX_LOG_VAR = 700.0  # exp() of more overflows a double: a CV beyond any measurement
+
+
 def _cv(log_var: float | None) -> float | None:
-    return None if log_var is None else math.sqrt(math.expm1(max(log_var, 0.0)))
+    return None if log_var is None else math.sqrt(math.expm1(min(max(log_var, 0.0),
+                                                                 MAX_LOG_VAR)))
 
 
 def command_term(s2: float, df: float, past: History | None) -> tuple[float, float, str]:
