@@ -259,3 +259,15 @@ def test_launches_identical_to_the_last_bit_teach_no_ratio_and_nothing_overflows
     assert command_ratios(pasts, 2 ** np.arange(12)) == [None] * 12
     iv = interval([Launch(1e-6, 1e-4), Launch(2e-6, 1e-4)], past=History(1e3, 20, 30, 1e3, 5, 6))
     assert iv.command_cv is not None and iv.ci_high_s > iv.median_s
+
+
+def test_a_regression_stored_in_the_file_does_not_widen_later_intervals():
+    """A 50x slower command among the earlier ones (a delay injected, then removed) is a
+    real change, not noise between commands: the history of the commands near this one's
+    median is what its interval takes (replication.history)."""
+    rng = np.random.default_rng(53)
+    quiet = [list(np.exp(rng.normal(0, 0.02, 3))) for _ in range(3)]
+    slowed = [list(50 * np.exp(rng.normal(0, 0.02, 3)))]
+    past = history(quiet + slowed, centre=0.0)
+    assert past.commands == 3 and past.command_var < 0.01
+    assert history(quiet + slowed).command_var > 1  # all commands: the change as noise

@@ -245,10 +245,13 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     tau^2 the pooled variance within the commands of two or more launches; sigma^2 the
     variance of the commands' means less their launches' share, tau^2 times the mean of
     1/n (at least 0), from MIN_HISTORY_DF + 1 commands or more. None below MIN_HISTORY_DF
-    degrees of freedom for tau^2. `centre`: this command's mean log median; where the
-    commands fall into two levels (regimes), the history is that of the commands of its
-    level alone, and says so (a machine in one of two states is described by the state
-    it is in, not by a variance spanning both)."""
+    degrees of freedom for tau^2. `centre`: this command's mean log median; the commands
+    whose mean lies LEVEL_GAP or more from it are another state of the machine (regimes:
+    the level this command did not fall in) or a real change (a regression stored in the
+    same file), not noise between commands, and are left out, saying so where the
+    commands fall into two levels: an interval describes the state its command was in,
+    and a results file that holds a 50x slowdown does not make every later interval
+    50x wide."""
     logs = [np.log(g) for g in groups if len(g)]
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
@@ -257,12 +260,14 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     tau2 = sum(float(np.sum((g - g.mean()) ** 2)) for g in several) / df
     means = np.array([g.mean() for g in logs])
     levels = regimes(means, tau2)
-    if levels is not None and centre is not None:
+    near = [g for g, m in zip(logs, means) if abs(m - centre) < LEVEL_GAP] \
+        if centre is not None else logs
+    if len(near) < len(logs):
+        kept = history([np.exp(g) for g in near])
+        if kept is None or levels is None:
+            return kept
         split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
-        mine = [g for g, m in zip(logs, means) if (m > split) == (centre > split)]
-        kept = history([np.exp(g) for g in mine])
-        if kept is not None:
-            return replace(kept, levels=levels, level="higher" if centre > split else "lower")
+        return replace(kept, levels=levels, level="higher" if centre > split else "lower")
     inverse_n = float(np.mean([1 / g.size for g in logs]))
     means_var = float(means.var(ddof=1)) if means.size >= 2 else None
     sigma2, command_df = None, len(logs) - 1
