@@ -23,9 +23,9 @@ one, about what was measured here for pingpong (bw's commands differed less). Wi
 that assumption the interval is t(df) s sqrt(1/K + 1) and its coverage exact, since the
 ratio is Student's t (Searle, Casella & McCulloch, "Variance Components", 1992, 3.5,
 for the one-way random-effects model); learned, the degrees of freedom are those of
-the delta method or Satterthwaite's. Where the history's commands fall into two levels
-(a machine that switches between states), the history is that of the level this
-command's launches fell in. The point estimate exp(mean) is the typical launch's
+the delta method or Satterthwaite's. The history keeps the commands within 1.5x of this
+command's median: one further away is another state of the machine (a level) or a real
+change stored in the same file, not noise between commands. The point estimate exp(mean) is the typical launch's
 median; tau^2 less a launch median's own error variance (at least 0) says which
 dominates.
 
@@ -90,6 +90,11 @@ def case_spread(logs: np.ndarray, pilot: int | None = None) -> Spread:
     `pilot` when the pilot chose how many to make, else of all."""
     first = logs[:pilot] if pilot and logs.size > pilot else logs
     return Spread(float(first.var(ddof=1)), first.size - 1)
+
+
+def log_size(sizes) -> np.ndarray:
+    """The covariate a variance follows across message sizes: log2(bytes + 1), 0 B too."""
+    return np.log2(np.asarray(sizes, dtype=float) + 1)
 
 
 def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
@@ -163,7 +168,7 @@ def _spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     residual = table - table.mean(axis=1, keepdims=True) - launch_effects
     df = (k - 1) * (cases - 1) / cases  # of one case's residual sum of squares
     own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
-    x = None if sizes is None else np.log2(np.asarray(sizes, dtype=float) + 1)
+    x = None if sizes is None else log_size(sizes)
     prior_var, prior_df, worth = trend_prior(own, np.full(cases, df), x)  # Smyth 2004
     if math.isinf(prior_df):
         moderated = prior_var
@@ -308,7 +313,7 @@ def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio 
     need not vary in proportion to launches at every size (on this host 11 times the
     launches' variance at 8 B ping-pong, 1.6 times from 4 KiB: docs/statistics.md). None
     where a side has fewer than MIN_HISTORY_DF degrees of freedom between commands."""
-    x = np.log2(np.asarray(sizes, dtype=float) + 1)
+    x = log_size(sizes)
     # a launch variance at the rounding of identical medians (a timer's quantised 8 B
     # latency) is no spread: a ratio over it would be one of rounding errors
     used = [i for i, h in enumerate(histories) if h is not None and h.means_var is not None
@@ -323,9 +328,9 @@ def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio 
 def _pooled(used: list[History]) -> CommandRatio | None:
     """CommandRatio over these cases' histories (two or more commands each)."""
     df_b = sum(h.commands - 1 for h in used)
-    launch = sum((h.commands - 1) * h.between_var for h in used)
-    if df_b < MIN_HISTORY_DF or launch <= 0:
+    if df_b < MIN_HISTORY_DF:
         return None
+    launch = sum((h.commands - 1) * h.between_var for h in used)  # > 0: above NO_SPREAD
     return CommandRatio(sum((h.commands - 1) * h.means_var for h in used) / launch,
                         sum((h.commands - 1) * h.between_var * h.inverse_n for h in used)
                         / launch, 2 / df_b + 2 / sum(h.df for h in used), df_b)

@@ -24,8 +24,8 @@ def case_history(store: Store, cases: list[Case], near: tuple[float, float] | No
     --info` labels). `near` (a log median, a bound): commands whose mean log median lies
     further than the bound from it are a real change, not noise between commands, and are
     left out, so a results file that holds a regression does not blind the comparisons
-    after it (docs/compare.md). `level`: where the commands fall into two levels, the
-    history of those of the level these cases' launches fell in (replication.history)."""
+    after it (docs/compare.md). `level`: the history of the commands within 1.5x of these
+    cases' median, the state of the machine they were measured in (replication.history)."""
     first = cases[0]
     mine = {c.run_id for c in cases}
     same = identity(first, mpi=True)
@@ -48,7 +48,7 @@ def case_history(store: Store, cases: list[Case], near: tuple[float, float] | No
 
 def histories(store: Store, groups: list[list[Case]]
               ) -> tuple[list[History | None], list[CommandRatio | None]]:
-    """Each group's (one case's launches') history, kept to its level, and how much
+    """Each group's (one case's launches') history, kept to its state, and how much
     commands differ on its hosts with its MPI, learned from the histories of every group
     there (replication.command_ratios)."""
     pasts = [case_history(store, found, level=True) for found in groups]
