@@ -6,7 +6,8 @@ and with a history of 6 earlier commands; then, by thirds of a run's sizes order
 their launches' spread, the coverage and the median half-width against an oracle's that
 knows every variance, for a smooth rise of the spread with size, a step at a protocol
 switch and a machine of two levels, at ratios of the variance between commands to that
-between launches of 0 to 2, with 2 earlier commands and without; then compare's
+between launches of 0 to 2, with 2 earlier commands and without; the same at pilots of 3,
+5 and 8 launches; then compare's
 false-alarm rate and power for a 10% shift at the default (auto). docs/statistics.md
 shows its output.
 
@@ -85,6 +86,27 @@ def thirds_table(n: int) -> None:
                       + f"  {half:>6.1%} {times:>8.2f}", flush=True)
 
 
+PILOTS = (3, 5, 8)
+
+
+def pilots_table(n: int) -> None:
+    """What more, shorter launches buy (launches.py: the pilot is as many launches as start
+    up in half of --max-time): the thirds' coverage and half-width at pilots of 3, 5 and 8,
+    on the smooth rise, without history (commands assumed to differ as launches do, as
+    they then do) and with 2 earlier commands where commands differ 0.3 as much."""
+    print(f"\n--launches auto's pilot of 3, 5 or 8 launches, smooth rise ({n} commands a row)")
+    print(f"{'pilot':>5} {'ratio':>5} {'history':>8}  {'quiet':>6} {'middle':>6} "
+          f"{'noisy':>6}  {'half':>6} {'x oracle':>8}")
+    label, taus, common, _ = SHAPES[0]
+    for ratio, commands in ((1.0, 0), (0.3, 2)):
+        for pilot in PILOTS:
+            d = Design(taus, common, command=np.sqrt(ratio), pilot=pilot)
+            cov, half, times = thirds(np.random.default_rng(5), d, ratio, n, commands)
+            print(f"{pilot:>5} {ratio:>5.1f} {commands or 'none':>8}  "
+                  + " ".join(f"{c:>6.1%}" for c in cov) + f"  {half:>6.1%} {times:>8.2f}",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=2000)
@@ -108,6 +130,7 @@ def main() -> None:
             print(f"{tau:>6.1%}  {label:<27} " + "   ".join(
                 f"{c:>8.1%} {h:>6.1%}" for c, h, _ in (one, own, run)))
     thirds_table(max(n // 20, 2))
+    pilots_table(max(n // 20, 2))
     pairs = n // 10
     print(f"\ncompare of two commands at --launches auto, {CASES} sizes each, commands "
           f"differing as launches do, threshold 5%, {pairs} pairs each")

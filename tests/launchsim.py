@@ -39,6 +39,7 @@ class Design:
     # A two-level machine: (factor, p): a command runs `factor` times as long with
     # probability p, at every case (the truth is then its level's median)
     levels: tuple[float, float] | None = None
+    pilot: int = PILOT  # --launches auto's first launches (launches.py chooses 3 to 8)
 
     def message_sizes(self) -> np.ndarray:
         return 2 ** np.arange(self.taus.size) if self.sizes is None else self.sizes
@@ -63,16 +64,16 @@ def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
             samples = shift * np.exp(a[i] + b + rng.normal(0, d.taus[i])
                                      + rng.normal(0, d.sigma, SAMPLES))
             medians[i].append(launch(samples))
-    first = PILOT if count == "auto" else count
+    first = d.pilot if count == "auto" else count
     for _ in range(first):
         launch_of(range(cases))
     table = np.log([[lc.median_s for lc in m] for m in medians])
     spreads = run_spreads(table, d.message_sizes()) if first >= 2 else [None] * cases
     if count == "auto":
         wanted = [launches_needed(s, d.precision, (past or [None] * cases)[i],
-                                  ratio[i] if ratio else None)
+                                  ratio[i] if ratio else None, d.pilot)
                   for i, s in enumerate(spreads)]
-        for k in range(PILOT + 1, max(wanted) + 1):
+        for k in range(d.pilot + 1, max(wanted) + 1):
             launch_of([i for i in range(cases) if wanted[i] >= k])
     return medians, spreads
 
@@ -100,7 +101,7 @@ def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
         past = [history(g, float(np.mean(np.log([lc.median_s for lc in m]))))
                 for g, m in zip(groups, medians)]
         ratio = command_ratios(past, d.message_sizes())
-    pilot = PILOT if count == "auto" else None
+    pilot = d.pilot if count == "auto" else None
     return [interval(m, pilot=pilot, given=s if pooled else None,
                      past=past[i] if past else None, ratio=ratio[i] if ratio else None)
             for i, (m, s) in enumerate(zip(medians, spreads))]
@@ -124,7 +125,7 @@ def sides(rng, d: Design, shift: float = 1.0, count: int | str = "auto") -> dict
     """One command's cases as compare's sides."""
     medians, spreads = command(rng, d, count, shift)
     return {str(i): Side({}, np.array([lc.median_s for lc in m]), [],
-                         PILOT if count == "auto" else None, s)
+                         d.pilot if count == "auto" else None, s)
             for i, (m, s) in enumerate(zip(medians, spreads))}
 
 

@@ -112,8 +112,9 @@ def test_coverage():
     # one line per tau and setting, then one per tau for compare
     assert len(lines_like(out, rf"{percent}  \S.*?(?:{percent}){{6}}")) == 5 * 6, out
     assert len(lines_like(out, rf"(?:{percent}){{5}}")) == 5, out
-    # by thirds: per shape, ratio and history, three coverages, the half-width, x oracle
-    assert len(lines_like(out, rf".*?(?:{percent}){{4}} +{NUMBER}")) == 3 * 5 * 2, out
+    # by thirds: per shape, ratio and history, three coverages, the half-width, x oracle;
+    # then the same per pilot (3, 5, 8) without and with history
+    assert len(lines_like(out, rf".*?(?:{percent}){{4}} +{NUMBER}")) == 3 * 5 * 2 + 3 * 2, out
 
 
 def test_fit_coverage(fake_mpi):

@@ -194,3 +194,14 @@ def test_a_launcher_that_fails_alone_is_quoted(fake_mpi, db):
     assert done.returncode == 1
     assert "MPI job exited with code 134: mpirun noticed that process rank 1 | exited on " \
            "signal 6 (Aborted)." in done.stderr
+
+
+def test_fit_without_runs_fits_each_kernel_s_latest_command(fake_mpi, db):
+    """`make demo` measures bw, then pingpong: a bare `fit` fits both, each from its latest
+    command, and not the older pingpong command before them."""
+    for kernel in ("pingpong", "bw", "pingpong"):
+        assert fake(fake_mpi, "run", kernel, "--sizes", "8,1KiB,64KiB", "--iters", "6",
+                    "--db", db).returncode == 0
+    done = commscope("fit", "--json", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert sorted(f["runs"] for f in json.loads(done.stdout)["fits"]) == [[2], [3]]

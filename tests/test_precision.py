@@ -191,3 +191,20 @@ def test_every_launch_of_the_first_round_gets_the_same_share(fake_mpi, db, launc
         "SELECT settings FROM launches ORDER BY number")]
     assert len(shares) >= 3 and shares[0] > 0.01, shares
     assert shares[:3] == [shares[0]] * 3, shares
+
+
+@pytest.mark.parametrize("start_s, pilot", [(0.02, 8), (0.4, 3)])
+def test_auto_makes_as_many_pilot_launches_as_start_up_in_half_the_budget(
+        fake_mpi, db, start_s, pilot):
+    """The first command here has no launch cost to go by and makes the pilot of 3; the
+    next makes as many as start up in half of --max-time, by the first's (launches.py)."""
+    from fakempi.inprocess import FakeLauncher
+    for _ in range(2):
+        done = commscope("run", "pingpong", "--sizes", "8,64", "--max-time", "1",
+                         "--mpi", fake_mpi, "--db", db, "--json",
+                         launcher=FakeLauncher(start_s=start_s))
+        assert done.returncode == 0, done.stderr
+    pilots = [json.loads(s)["pilot"] for (s,) in sqlite3.connect(db).execute(
+        "SELECT settings FROM runs ORDER BY id")]
+    assert pilots == [3, pilot]
+    assert all(c["launches"] >= pilot for c in json.loads(done.stdout)["cases"])

@@ -39,6 +39,7 @@ class Ingest:
         self.skips: list[dict] = []
         self.errors: list[dict] = []
         self.ended = False
+        self.sampling_s = 0.0  # what the cases spent sampling; the rest the launch cost
         self.last_record = time.monotonic()  # when the job last showed progress
 
     def feed(self, line: str) -> None:
@@ -66,6 +67,7 @@ class Ingest:
         elif kind == "case":
             key = self.case_key(rec) if self.case_key else None
             self.case_ids.append(self.store.add_case(self.launch_id, rec, key))
+            self.sampling_s += rec.get("sampling_s") or 0.0
             self.in_flight = None
             if self.on_case:
                 self.on_case(rec)

@@ -2,7 +2,7 @@
 default as many as its cases need, in turns across the plans of one command.
 
 A plan's launches form one run. With `launches = K` every case is measured in K
-launches. By default (auto) every case is measured in the PILOT launches first, each
+launches. By default (auto) every case is measured in the pilot's launches first, each
 with its cases in an order of its own; then each case is measured in as many more as
 its pilot's spread asks for to bring its interval within +-precision (Stein's
 two-stage count, replication.launches_needed), up to MAX_LAUNCHES, while the run has
@@ -13,8 +13,15 @@ median is within +-precision/2, or its share of the time left runs out (plan.Ste
 launch medians need only be precise enough that the launches' spread, not their
 own error, sets the interval. docs/statistics.md says what this gives.
 
-max_time is wall time of launches, their start-up included: auto plans it for
-PLANNED launches (the pilot's take 3/4 of it, the rest goes to the cases that ask for
+The pilot is as many launches as start up within half of max_time, by what the latest
+launches of the same thing cost here beyond their sampling (start-up, warm-up, ending;
+stored with each launch), from PILOT (3, also when nothing is stored yet) to MAX_PILOT:
+where a launch starts in 0.1 s, a 1 s budget makes 5. Slow machine states then fall
+inside the command, and a pilot of 5 has a t quantile of 2.78 where 3 have 4.30. The
+count is fixed before the first launch, so Stein's interval stays exact.
+
+max_time is wall time of launches, their start-up included: auto plans it for the
+pilot and one launch more (the pilot's share, the rest goes to the cases that ask for
 more). Every launch of the pilot (or of a fixed count) gets the same share, fixed
 before the first, so that no launch is left the minimum samples because an earlier one
 ran long (_step).
@@ -23,6 +30,8 @@ ran long (_step).
 from __future__ import annotations
 
 import dataclasses
+import json
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -41,7 +50,8 @@ from .results import histories, measured
 from .store import Store
 from .summary import launch_spreads
 
-PLANNED = 4  # auto: launches the budget is planned for; the pilot's PILOT come first
+MAX_PILOT = 8
+START_UP_SHARE = 0.5  # auto: the pilot's start-ups take at most this share of max_time
 LAUNCH_COST_S = 0.15  # a launch's own cost (MPI start-up, probes) until one is measured
 MIN_LAUNCH_COST_S = 0.02
 
@@ -54,7 +64,9 @@ class Run:
     run_id: int | None = None
     outcomes: list[Outcome] = field(default_factory=list)
     spent_s: float = 0.0
-    launch_cost_s: float = LAUNCH_COST_S  # the least a launch cost beyond its cases' shares
+    launch_cost_s: float = LAUNCH_COST_S  # the least a launch cost beyond its sampling
+    pilot: int = PILOT  # auto: the launches every case gets (_pilot)
+    key: str = ""  # what it launches, under which its launches' start-up costs are stored
     share_s: float | None = None  # each case's share in every launch of the first round
     needed: dict | None = None  # (mode, bytes) -> launches its pilot asks for
     todo: dict[str | None, list[int]] | None = None  # mode -> sizes of the next launch
@@ -79,7 +91,7 @@ def measure_runs(store: Store, mpi: Mpi, plans: list[Plan], command: list[str],
     bytes)` names a sweep's cases, and cases whose key is `stored` are not measured
     again. Stops at the first launch that does not complete."""
     owner.check_temp()
-    runs = [Run(p, i) for i, p in enumerate(plans)]
+    runs = [_planned(store, mpi, Run(p, i)) for i, p in enumerate(plans)]
     try:
         return _measure_runs(store, mpi, runs, command, sweep_id, progress, case_key, stored,
                              on_launch)
@@ -91,6 +103,21 @@ def measure_runs(store: Store, mpi: Mpi, plans: list[Plan], command: list[str],
                                   f"{message}; {len(store.cases(run.run_id))} finished "
                                   "cases kept")
         raise
+
+
+def _planned(store: Store, mpi: Mpi, run: Run) -> Run:
+    """The run with its key and, for auto, its pilot count and first guess of a launch's
+    cost, from the launches of the same thing stored here (the module's docstring)."""
+    p = run.plan
+    run.key = json.dumps([str(mpi.launcher), p.kernel.name, p.ranks, p.placement.as_dict()],
+                         sort_keys=True)
+    costs = store.start_ups(run.key)
+    if costs:
+        run.launch_cost_s = statistics.median(costs)
+        if not p.sampling.launches:
+            fit = int(START_UP_SHARE * p.sampling.max_time / run.launch_cost_s)
+            run.pilot = min(max(fit, PILOT), MAX_PILOT)
+    return run
 
 
 def _measure_runs(store, mpi, runs: list[Run], command, sweep_id, progress, case_key,
@@ -117,13 +144,13 @@ def _measure_runs(store, mpi, runs: list[Run], command, sweep_id, progress, case
 
 
 def _wants(store: Store, run: Run, number: int) -> bool:
-    """Whether the run takes launch `number`: every case the first PILOT launches, then the
+    """Whether the run takes launch `number`: every case the pilot's launches, then the
     cases whose pilot asks for this many (Stein's count, replication.launches_needed) while
     the run's time lasts."""
     s = run.plan.sampling
     if s.launches:
         return number <= s.launches
-    if number <= PILOT:
+    if number <= run.pilot:
         return True
     if number > MAX_LAUNCHES or run.spent_s + run.launch_cost_s >= s.max_time \
             or not s.adaptive or run.run_id is None:
@@ -147,7 +174,7 @@ def _needed(store: Store, run: Run) -> dict[tuple[str | None, int], int]:
         if spread is not None:  # with --each, a launch holds every side: the most any asks
             key = (cases[0].send_mode, cases[0].bytes)
             found[key] = max(found.get(key, 0), launches_needed(
-                spread, run.plan.sampling.precision, past, ratio))
+                spread, run.plan.sampling.precision, past, ratio, run.pilot))
     return found
 
 
@@ -155,7 +182,7 @@ def _todo(run: Run, number: int, case_key, stored) -> dict[str | None, list[int]
     """Mode -> sizes of the run's launch `number`: the plan's cases (or the pending ones),
     less those a resumed sweep already stored."""
     p = run.plan
-    wanted = run.todo if run.todo is not None and number > PILOT \
+    wanted = run.todo if run.todo is not None and number > run.pilot \
         else {m: list(p.sizes) for m in p.modes}
     if case_key:
         wanted = {m: [b for b in sizes if case_key(run.index, number, m, b) not in stored]
@@ -169,13 +196,16 @@ def _step(run: Run, number: int, cases: int) -> Step:
     what is left after the start-up of the launches planned, over those launches, over
     the cases. Launches are then alike (a later launch's median no noisier than the
     first's for want of time), at the cost of running past max_time when a launch starts
-    up slower than planned; the launches auto adds after them share what is left."""
+    up slower than planned, or than half the budget allows; the launches auto adds after
+    them share what is left."""
     s = run.plan.sampling
-    first_round = s.launches or PILOT
+    first_round = s.launches or run.pilot
     if number <= first_round and run.share_s is not None:
         return Step(number, run.share_s, s.precision / 2)
-    planned = max((s.launches or PLANNED) - run.launches, 1)
+    planned = max((s.launches or run.pilot + 1) - run.launches, 1)
     left = max(s.max_time - run.spent_s - planned * run.launch_cost_s, 0.0)
+    if number <= first_round:  # start-ups that take the budget leave the cases half of it
+        left = max(left, (1 - START_UP_SHARE) * s.max_time)
     share = left / (planned * cases)
     if number <= first_round:
         run.share_s = share
@@ -199,8 +229,9 @@ def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress
     stopping.check()
     p = run.plan
     if run.run_id is None:
+        pilot = {} if p.sampling.launches or not p.sampling.adaptive else {"pilot": run.pilot}
         run.run_id = store.begin_run(command, p.kernel.name, p.ranks, False,
-                                     {**p.settings(), "point": run.index}, sweep_id,
+                                     {**p.settings(), "point": run.index, **pilot}, sweep_id,
                                      kernel_facts=p.kernel.described,
                                      host_facts=_facts(store, mpi, p))
     sizes = sorted({b for bs in todo.values() for b in bs})
@@ -212,9 +243,10 @@ def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress
     outcome = measure(store, mpi, launch_plan, run.run_id, step, key, progress)
     took = time.monotonic() - started
     run.spent_s += took
-    # What the launch cost beyond its cases' shares (which they may not all have used).
-    run.launch_cost_s = min(run.launch_cost_s if run.launches else float("inf"),
-                            max(took - launch_plan.cases * step.case_time_s, MIN_LAUNCH_COST_S))
+    cost = max(took - outcome.ingest.sampling_s, MIN_LAUNCH_COST_S)
+    run.launch_cost_s = min(run.launch_cost_s if run.launches else float("inf"), cost)
+    if outcome.status == "complete" and p.sampling.adaptive:
+        store.set_start_up(outcome.launch_id, run.key, cost)
     run.outcomes.append(outcome)
     return outcome
 

@@ -198,16 +198,17 @@ def _unusual(own: np.ndarray, df: float, prior_var: np.ndarray, prior_df: float)
 
 
 def launches_needed(pilot: Spread, precision: float, past: History | None = None,
-                    ratio: CommandRatio | None = None) -> int:
+                    ratio: CommandRatio | None = None, first: int = PILOT) -> int:
     """Stein's launch count: the fewest launches that bring the interval within
-    +-precision of the median, from the pilot's spread s0^2 (of the first PILOT
-    launches) and the command term (command_term: learned, or s0^2 assumed):
+    +-precision of the median, from the pilot's spread s0^2 (of its `first` launches)
+    and the command term (command_term: learned, or s0^2 assumed):
     t^2 (s0^2 / K + sigma^2) <= log(1 + precision)^2. Where even MAX_LAUNCHES cannot,
-    the command term dominates and more launches of this command would not help: PILOT."""
-    for k in range(PILOT, MAX_LAUNCHES + 1):
+    the command term dominates and more launches of this command would not help: the
+    pilot's."""
+    for k in range(first, MAX_LAUNCHES + 1):
         if half_width(pilot.var, pilot.df, k, past, ratio)[0] <= math.log1p(precision):
             return k
-    return PILOT
+    return first
 
 
 @dataclass(frozen=True)

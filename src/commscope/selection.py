@@ -37,10 +37,11 @@ def parse(spec: str, store: Store, name: str) -> list[int]:
     return runs
 
 
-def runs(specs: list[str], store: Store, name: str = "RUN") -> list[int]:
+def runs(specs: list[str], store: Store, name: str = "RUN", each_kernel: bool = False
+         ) -> list[int]:
     """Every run the specs select, in order, each once; the latest command's runs when
-    none is given (store.latest_command_runs)."""
+    none is given (of each kernel: store.latest_command_runs)."""
     chosen: list[int] = []
     for spec in specs:
         chosen += [r for r in parse(spec, store, name) if r not in chosen]
-    return chosen or store.latest_command_runs()
+    return chosen or store.latest_command_runs(each_kernel)

@@ -544,6 +544,13 @@ class Store:
                 self._in_flight(launch_id, None)
         self._write(body)
 
+    def set_start_up(self, launch_id: int, key: str, seconds: float) -> None:
+        """What the launch cost beyond its cases' sampling (start-up, warm-up, ending), under
+        the key of what was launched: the pilot count of the next run of it reads it."""
+        self._write(lambda: self.db.execute(
+            "UPDATE launches SET settings = json_set(COALESCE(settings, '{}'), "
+            "'$.start_up_key', ?, '$.start_up_s', ?) WHERE id = ?", (key, seconds, launch_id)))
+
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
         def body():
             self.db.execute("UPDATE runs SET status = ?, finished_utc = ?, message = ? "
@@ -583,6 +590,13 @@ class Store:
         return [json.loads(r[0]) for r in self.db.execute(
             "SELECT host_facts FROM runs WHERE host_facts IS NOT NULL ORDER BY id DESC LIMIT ?",
             (count,))]
+
+    def start_ups(self, key: str, count: int = 10) -> list[float]:
+        """The start-up costs of the latest launches stored under this key, latest first."""
+        return [r[0] for r in self.db.execute(
+            "SELECT json_extract(settings, '$.start_up_s') FROM launches "
+            "WHERE json_extract(settings, '$.start_up_key') = ? ORDER BY id DESC LIMIT ?",
+            (key, count))]
 
     def run(self, run_id: int) -> sqlite3.Row:
         row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -675,25 +689,36 @@ class Store:
         """The sweep's name, plan path, plan text and hash, and when it was created."""
         return self.db.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
 
-    def latest_command_runs(self) -> list[int]:
+    def latest_command_runs(self, each_kernel: bool = False) -> list[int]:
         """The latest command's runs: the latest sweep's, or the consecutive runs of one command line.
 
         `commscope run --np 2,4` stores one run per process count with the same
         command line; an identical command repeated right after is pooled with it.
+        `each_kernel`: the latest command's runs of every kernel in the file.
         """
         runs = self.runs()
         if not runs:
             raise UserError(f"--db {self.path}: no runs stored; measure one first, e.g. "
                             "`commscope run pingpong`")
-        last = runs[-1]
-        if last["sweep_id"] is not None:
-            return self.sweep_runs(last["sweep_id"])
-        same = []
+        commands: list[list] = []  # latest first: a sweep's runs, or consecutive runs of one
+        sweeps = set()             # command line
         for r in reversed(runs):
-            if r["sweep_id"] is not None or r["command"] != last["command"]:
-                break
-            same.append(r["id"])
-        return sorted(same)
+            if r["sweep_id"] is not None:
+                if r["sweep_id"] not in sweeps:
+                    sweeps.add(r["sweep_id"])
+                    commands.append([s for s in runs if s["sweep_id"] == r["sweep_id"]])
+            elif commands and commands[-1][-1]["sweep_id"] is None \
+                    and commands[-1][-1]["command"] == r["command"]:
+                commands[-1].append(r)
+            else:
+                commands.append([r])
+        chosen, seen = [], set()
+        for command in commands[:None if each_kernel else 1]:
+            kernels = {r["kernel"] for r in command}
+            if not kernels <= seen:
+                chosen += [r["id"] for r in command]
+                seen |= kernels
+        return sorted(chosen)
 
     def sweep_runs(self, sweep_id: int) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT id FROM runs WHERE sweep_id = ? ORDER BY id",

@@ -66,7 +66,7 @@ def pilot(cases: list[Case]) -> int | None:
     (launches.py), None for a fixed count or cases of several runs."""
     if len({c.run_id for c in cases}) != 1 or cases[0].settings.get("launches") != "auto":
         return None
-    return PILOT
+    return cases[0].settings.get("pilot", PILOT)  # runs stored before it varied had 3
 
 
 def _summary(cases: list[Case], past: History | None, spread: Spread | None = None,

@@ -33,6 +33,7 @@ class FakeLauncher:
     exit_code: int = 0  # with `stderr`: the launcher's own failure
     stderr: list[str] = field(default_factory=list)
     case_s: float = 0.0  # wall seconds each case takes
+    start_s: float = 0.0  # wall seconds before the first record (MPI start-up)
     scale: float = 1.0  # the host's state: every time this many times longer
     spread: float = 0.02  # the samples' own spread within a launch
     on_case: Callable[[int], None] | None = None  # told each case written (the count)
@@ -84,6 +85,7 @@ class FakeJob:
     def _schedule(self, fake: FakeLauncher, made: list[dict], start: float) -> list:
         """(when, line) of each record rank 0 writes, up to where the job fails or hangs."""
         due, cases = [], 0
+        start += fake.start_s
         for rec in made:
             at = start + cases * fake.case_s
             if rec["type"] == "case_start" and cases == fake.fail_after:

@@ -20,8 +20,8 @@ def add_parser(sub, summary: str) -> None:
                                    "switches) to the per-size medians of stored runs, with "
                                    "bootstrap CIs; see docs/models.md.")
     p.add_argument("runs", nargs="*", metavar="RUNS",
-                   help=f"runs to fit: {selection.SYNTAX} (default: the latest command's "
-                        "runs: every run of the latest sweep, or of the latest `commscope run`)")
+                   help=f"runs to fit: {selection.SYNTAX} (default: of each kernel in the "
+                        "file, its latest command's runs: a sweep's, or a `commscope run`'s)")
     p.add_argument("--kernel", metavar="K", help="fit only this kernel's cases")
     p.add_argument("--max-segments", type=int, default=MAX_SEGMENTS, metavar="K",
                    help=f"most segments the BIC may choose (default {MAX_SEGMENTS})")
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.max_segments < 1:
         raise UserError(f"--max-segments {args.max_segments}: give at least 1")
     store = existing_store(args.db)
-    run_ids = selection.runs(args.runs, store)
+    run_ids = selection.runs(args.runs, store, each_kernel=True)
     found = fit_runs(store, run_ids, args.kernel, args.max_segments)
     # loggp's samples are whole iterations of its parts: its model is LogGP, not a line;
     # mbw_mr's, at several rank counts together, give the max-rate model besides its lines

@@ -25,7 +25,7 @@ WIDE = ("kernel", "mode", "size", "launches", "n", OVERLAP, "median us", "95% CI
 WHERE_GIVEN = (OVERLAP, RANK_MEAN, BUSBW, CEILING)
 LEGEND = ("median, 95% CI: us per operation (docs/statistics.md, 'The table'), of the "
           "launches' medians; MB/s: 10^6 B/s\n"
-          "of ceiling: of the copy ceiling measured beside it; flags: see the quality block; "
+          "of ceiling: of the copy ceiling measured beside it; flags: their lines below; "
           "--wide: how it was measured")
 WIDE_LEGEND = ("x/: the interval as a factor of the median (* a launch stopped by --max-time); "
                "spread: the larger part, launches' medians or a launch's own (CV)\n"
