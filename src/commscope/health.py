@@ -268,14 +268,16 @@ class Health:
                 and np.isfinite(c.values).any()}
 
 
-def _tests(values: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, ...]:
+def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA
+           ) -> tuple[np.ndarray, ...]:
     """values: launches x candidates of one kind, one family (log bandwidth ratios; NaN
     where a launch did not measure the candidate: missing, never typical). The verdict
     core's tests of each candidate's log time ratio (its variance moderated towards the
     family's, the prior's weight estimated): which are named (more than the threshold
     slower) and cleared (no more than that), their BH-adjusted p of being named, each
     interval as bandwidth ratios (FCR-adjusted where named), and the bandwidth ratio each
-    test names with 80% power."""
+    test names with 80% power. `alpha`: what each adjusted p is held to (the screen's
+    looks each spend a share of ALPHA)."""
     k = np.sum(np.isfinite(values), axis=0)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -287,9 +289,9 @@ def _tests(values: np.ndarray, threshold: Threshold) -> tuple[np.ndarray, ...]:
     low, high = np.zeros(k.size), np.full(k.size, np.inf)
     seen = np.full(k.size, np.nan)  # the lowest bandwidth ratio named with 80% power
     if tested.any():
-        f = family_tests(-mean[tested], se[tested], df[tested], threshold.log)
-        p[tested], named[tested] = f.over, f.over < ALPHA
-        cleared[tested] = (f.under < ALPHA) & ~named[tested]
+        f = family_tests(-mean[tested], se[tested], df[tested], threshold.log, alpha=alpha)
+        p[tested], named[tested] = f.over, f.over < alpha
+        cleared[tested] = (f.under < alpha) & ~named[tested]
         half = np.where(named[tested], f.fcr, f.plain)
         low[tested], high[tested] = np.exp(mean[tested] - half), np.exp(mean[tested] + half)
         seen[tested] = 1 / f.detectable

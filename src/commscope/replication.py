@@ -52,8 +52,8 @@ from statistics import NormalDist
 import numpy as np
 
 from .stats import median_ci, satterthwaite
-from .verdict.tests import (COMMAND_TO_LAUNCH, MAX_DF, NO_SPREAD, moderated_df, step_at,
-                           trend_prior)
+from .verdict.tests import (COMMAND_TO_LAUNCH, MAX_DF, NO_SPREAD, UNUSUAL, moderated_df,
+                           step_at, trend_prior, unusual_p)
 
 CONFIDENCE = 0.95
 Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
@@ -61,9 +61,6 @@ MIN_HISTORY_DF = 2  # fewer: a variance from the history says too little
 PILOT = 3  # --launches auto: launches every case gets, from which the rest are chosen
 MAX_LAUNCHES = 10  # and the most it gets
 MIN_POOLED_CASES = 3  # fewer cases in a run: each case's launches alone give its spread
-# A case's launches vary beyond its run's trend below this p-value (1% of cases on a run
-# whose cases vary alike): it keeps its own variance (run_spreads) and is flagged (advice).
-UNUSUAL = 0.01
 
 
 def t_quantile(df: float) -> float:
@@ -176,7 +173,7 @@ def _spreads(table: np.ndarray, sizes=None) -> list[Spread]:
         moderated = (prior_df * prior_var + df * own) / (prior_df + df)
     # no more degrees of freedom than the trend at the case's size is worth
     mod_df = moderated_df(prior_df, df, worth)
-    unusual = _unusual(own, df, prior_var, prior_df)
+    unusual = unusual_p(own, df, prior_var, prior_df)
     share = 1 - 1 / cases
     spreads = []
     for v, o, p, v_df in zip(moderated, own, unusual, mod_df):
@@ -184,17 +181,6 @@ def _spreads(table: np.ndarray, sizes=None) -> list[Spread]:
         spreads.append(Spread(common + share * var,
                               satterthwaite([(common, k - 1), (share * var, var_df)]), p))
     return spreads
-
-
-def _unusual(own: np.ndarray, df: float, prior_var: np.ndarray, prior_df: float) -> np.ndarray:
-    """Each case's p-value for "its launches vary no more than the run's trend at its
-    size": own / prior is F(df, d0) under it (Smyth 2004's prior as the run's variance;
-    chi2/df where d0 is infinite), so on a run whose cases vary alike 1% fall below 0.01."""
-    from scipy.special import chdtrc, fdtrc
-    ratio = own / prior_var
-    if math.isinf(prior_df):
-        return chdtrc(df, df * ratio)
-    return fdtrc(df, prior_df, ratio)
 
 
 def launches_needed(pilot: Spread, precision: float, past: History | None = None,

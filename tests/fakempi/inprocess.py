@@ -45,6 +45,10 @@ class FakeLauncher:
     launched: list[list[str]] = field(default_factory=list)
     # (n, factor): the command's n-th launch runs factor times as long (a slow machine state)
     slow_launch: tuple[int, float] | None = None
+    # The node-level kernels: `rate`'s nodes as places in this host order (a launch of some
+    # of them, in an order of its own), and each node's log factor in each launch
+    host_order: list[str] | None = None
+    node_noise: float = 0.0
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
         if self.slow_launch is not None:
@@ -55,7 +59,7 @@ class FakeLauncher:
         self.launched.append(how.argv)
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
                             self.spread, self.factor, self.seed, _hosts(placement, ranks),
-                            self.rate)
+                            self.rate, self.host_order, self.node_noise)
         return FakeJob(self, list(made), how.oversubscribed, records)
 
 

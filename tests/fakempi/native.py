@@ -121,11 +121,25 @@ def _opponent(node: int, nodes: int, k: int) -> int:
     return (2 * k - node) % (m - 1)
 
 
+def _partner(schedule: str, node: int, nodes: int, value: int) -> int:
+    """Whom `node` meets (nodes: no one), by native/kernels/pairs.c's schedules; random
+    draws its own matching from the seed (what is read back is the record's peers)."""
+    if schedule == "random":
+        order = np.random.default_rng(value).permutation(nodes)
+        at = int(np.nonzero(order == node)[0][0])
+        mate = at ^ 1
+        return int(order[mate]) if mate < nodes - nodes % 2 else nodes
+    if schedule == "adjacent":
+        return node ^ 1 if node ^ 1 < nodes else nodes
+    return _opponent(node, nodes, value - 1)
+
+
 def node_level(kernel: str, params: dict, value: str, nbytes: int, ranks: int, samples: int,
-               window: int, rng, rate) -> dict:
+               window: int, rng, rate, ids: list[int], shock: np.ndarray | None) -> dict:
     """pairs' and shift's fields (native/kernels/pairs.c, shift.c): each rank's phases and
-    peer, from `rate(x, y)`, node x's bandwidth to node y in bytes/s, each stream's time
-    drawn with the launch's own factor per pair and the samples' spread."""
+    peer, from `rate(x, y)`, node x's bandwidth to node y in bytes/s (x, y as `ids` names
+    the launch's nodes), each stream's time drawn with the launch's own factor per pair,
+    each node's (`shock`, by id) and the samples' spread."""
     ppn = int(params.get("ppn", 1))
     nodes = ranks // ppn
     phases = {p: np.zeros((ranks, samples)) for p in
@@ -134,16 +148,19 @@ def node_level(kernel: str, params: dict, value: str, nbytes: int, ranks: int, s
 
     def stream(x: int, y: int) -> np.ndarray:
         per_pair = math.exp(rng.normal(0, LAUNCH_CV))
-        return (ALPHA_S + window * nbytes / rate(x, y)) * per_pair \
+        if shock is not None:
+            per_pair *= math.exp(shock[ids[x]] + shock[ids[y]])
+        return (ALPHA_S + window * nbytes / rate(ids[x], ids[y])) * per_pair \
             * (1 + rng.exponential(0.02, samples))
 
     for x in range(nodes):
         if kernel == "pairs":
-            y = _opponent(x, nodes, int(value) - 1)
+            y = _partner(params.get("schedule", "tournament"), x, nodes, int(value))
             if y >= nodes or y < x:
                 continue
             there, back = stream(x, y), stream(y, x)
-            trip = 2 * (ALPHA_S + nbytes / rate(x, y)) * (1 + rng.exponential(0.02, samples))
+            trip = 2 * (ALPHA_S + nbytes / rate(ids[x], ids[y])) \
+                * (1 + rng.exponential(0.02, samples))
             for lr in range(ppn):
                 a, b = x * ppn + lr, y * ppn + lr
                 peers[a], peers[b] = b, a
@@ -165,12 +182,15 @@ def node_level(kernel: str, params: dict, value: str, nbytes: int, ranks: int, s
 
 def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
             scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0,
-            seed: int = 0, hosts: list[str] | None = None, rate=None):
+            seed: int = 0, hosts: list[str] | None = None, rate=None,
+            host_order: list[str] | None = None, node_noise: float = 0.0):
     """Every record one launch writes, in order; `described` is the real binary's
     --describe output (the fake prefix's copy when None). With --each, every case once per
     value, `factor(value, bytes)` times as slow (value None: the parameter not given).
     `hosts`: each rank's host; `rate(x, y)`: the node-level kernels' bandwidth from node x
-    to node y (node_level; default the latency model's)."""
+    to node y (node_level; default the latency model's), x and y the nodes' places in
+    `host_order` where given (a launch of some hosts, in an order of their own), else in
+    the launch; `node_noise`: each node's own log factor in each launch."""
     args = _args(argv)
     kinds = {k["name"]: k for k in (described or description())["kernels"]}
     k = kinds.get(args.get("kernel"))
@@ -185,6 +205,12 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
     name, _, values = args.get("each", "").partition("=")
     variants = [v or None for v in values.split(",")] if name else [None]
     count = 0
+    ppn = int(dict(p.split("=", 1) for p in args["param"]).get("ppn", 1))
+    ids = [host_order.index(h) for h in hosts[::ppn]] if host_order and hosts \
+        else list(range(world))
+    drawn_nodes = f"nodes {args.get('shuffle', 0)} {seed}".encode()
+    shock = np.random.default_rng(zlib.crc32(drawn_nodes)).normal(0, node_noise, max(ids) + 1) \
+        if node_noise else None
     for mode in modes:
         for nbytes in map(int, args["sizes"].split(",")):
             for value in variants:
@@ -202,7 +228,7 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
                         k["name"], dict(p.split("=", 1) for p in args["param"]), value,
                         nbytes, world, samples, window or 1,
                         np.random.default_rng(zlib.crc32(drawn.encode())),
-                        rate or (lambda x, y: BANDWIDTH_BPS / scale)))
+                        rate or (lambda x, y: BANDWIDTH_BPS / scale), ids, shock))
                 yield {**rec, **start}
                 count += 1
     yield {"type": "end", "cases": count}

@@ -18,7 +18,9 @@ from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
+from ..preflight import screen_hosts
 from ..views.health import as_json, junit, prometheus, render
+from ..views.screen import render as render_screen, screen_json
 from .common import (add_db, add_mpi, check_directory, print_json, say_oversubscribed,
                      write_atomic, writing_store)
 
@@ -31,6 +33,7 @@ LAUNCHES = 10
 # Samples per case: each pair is one case's ranks, and the launches are the replicates.
 SAMPLES = 3
 REACH_TIMEOUT_S = 120.0
+MIN_SCREEN = 3  # nodes: with two, a slow pair cannot be told from a slow node
 LAUNCHER_TAG = re.compile(r"\[[\w.-]+@[\w.-]+\]")
 
 
@@ -45,6 +48,11 @@ def add_parser(sub, summary: str) -> None:
                    help="pairs: a round-robin tournament, N/2 disjoint pairs at once; shift: "
                         "every node to the one d after it at once, d = 1..N-1, the fabric "
                         "under full load (default pairs)")
+    p.add_argument("--screen", action="store_true",
+                   help="judge nodes in rounds of random pairs, then the undecided with "
+                        "cleared nodes, until every node is named or cleared: rounds grow "
+                        "as log N, where the full matrix takes N-1 a launch; it judges "
+                        "nodes, not single links (docs/health.md)")
     p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
                    help="latency at the smallest, bandwidth at the largest (default "
                         "%(default)s)")
@@ -127,6 +135,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     check_directory("--prom", args.prom)
     mpi = find_mpi(args.mpi)
     spec, count = _nodes(args, mpi)
+    if args.screen:
+        return _screen(args, argv, mpi, spec, count, threshold)
     # The rounds of the tournament, native/kernels/pairs.c: N-1, or N when N is odd.
     name, values = ("round", count - 1 + count % 2) if args.pattern == "pairs" \
         else ("distance", count - 1)
@@ -158,3 +168,36 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         print(render(health, measured.run_id, args.db))
     return 1 if health.suspects else 0
+
+
+def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> int:
+    """health --screen (screen.py, preflight.py): refused where it cannot judge, before
+    anything is launched or stored."""
+    if args.pattern != "pairs" or args.launches != str(LAUNCHES):
+        given = "--pattern" if args.pattern != "pairs" else "--launches"
+        raise UserError(f"health --screen: {given} is for the full matrix; the screen picks "
+                        "its own pairs and rounds (leave it out, or drop --screen)")
+    if spec is None:
+        raise UserError("health --screen: name the nodes with --hosts or --hostfile (inside "
+                        "an allocation too: its later rounds launch some nodes in an order "
+                        "of their own)")
+    if count < MIN_SCREEN:
+        raise UserError(f"health --screen: {count} nodes; a screen needs {MIN_SCREEN} or more "
+                        "(a node is judged against the others), or drop --screen")
+    (plan,) = plans(catalog(mpi), mpi, kernel="pairs", np=str(count * args.ppn),
+                    sizes=args.sizes, window=args.window, params={"ppn": args.ppn},
+                    sampling=sampling(iters=SAMPLES, launches="1"), hosts=spec,
+                    launcher=args.launcher)
+    plan = dataclasses.replace(plan, verdict={"verb": "health", "threshold": f"{threshold:g}",
+                                              "screen": True})
+    names = [h.partition(":")[0] for h in spec.split(",")]
+    store = writing_store(args.db)  # checked before launching
+    _reach(mpi, plan)
+    found, run_id = screen_hosts(store, mpi, plan, names, args.ppn, ["commscope", *argv],
+                                 threshold)
+    say_oversubscribed(store, [run_id])
+    if args.json:
+        print_json("screen", {"run": run_id, **screen_json(found, names, plan)})
+    else:
+        print(render_screen(found, names, plan, run_id, args.db))
+    return 1 if found.named else 0

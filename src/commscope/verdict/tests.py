@@ -205,6 +205,21 @@ def trigamma_inverse(x: float) -> float:
     return y
 
 
+# A variance beyond its prior's below this p-value (1% of comparisons whose variances are
+# alike): a run's case keeps its own variance and is flagged (replication.run_spreads).
+UNUSUAL = 0.01
+
+
+def unusual_p(own: np.ndarray, df, prior_var, prior_df: float) -> np.ndarray:
+    """Each variance's p-value for "no larger than its prior's": own / prior is F(df, d0)
+    under it (chi2/df where d0 is infinite), so among variances alike 1% fall below 0.01."""
+    from scipy.special import chdtrc, fdtrc
+    ratio = np.asarray(own, dtype=float) / prior_var
+    if math.isinf(prior_df):
+        return chdtrc(df, df * ratio)
+    return fdtrc(df, prior_df, ratio)
+
+
 def moderated(var: np.ndarray, df: np.ndarray,
               keep_own: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Launch variances (each of its df; NaN or below NO_SPREAD: no spread seen) moderated

@@ -1,0 +1,243 @@
+"""The screen (`commscope health --screen`, docs/health.md): which nodes are bad, in a
+number of rounds that grows as log N where the full matrix takes N-1 a launch.
+
+A round is one random perfect matching of the nodes, every pair measured both ways at
+once (native pairs). Node effects are fitted over all rounds so far by least squares
+(the connected design: log b_xy = mu + a_x + a_y + e); a node's value in a launch is its
+pairs' mean log bandwidth there less mu and its partners' effects, each partner's without
+their measurements together (else a bad node's slowness, shared out to its partners,
+comes back to clear it). The launch is the unit: the verdict core tests each node on its
+launch values (health._tests: variances moderated, one family, BH).
+
+First stage: FIRST_LAUNCHES launches of one random round each, of every node (three
+rounds join the nodes; two leave even cycles whose effects cannot be told apart), then
+every node tested, one family of all N: named where "no more than the threshold slower"
+is rejected, cleared where "more than that" is, for good. Second stage: the nodes left
+unresolved each meet a cleared node, one round a launch of only those hosts (the host
+order the pairing, schedule adjacent), so that no round measures the healthy again; they
+are tested on these launches alone (fresh data: the first stage's choice of them does
+not bias it), their partners taken as typical (cleared for looking fast, their fitted
+effects are too high), one family of them, at looks after 2, 4, 8, ... of its launches
+and at its last. Each stage spends half of alpha, each look of the second an equal share
+(Bonferroni): on simulated screens a node at the threshold was named in 0-4% of them
+(bench/screen.py). It stops when every node is decided or the rounds reach
+BASE_ROUNDS + 2 log2 N.
+
+The screen judges nodes, not links: a node's value mixes its pairs, and a single slow
+link shows only as noise on two nodes. `--pattern pairs` or `shift` (the full matrix)
+finds links.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .health import _tests
+from .verdict import ALPHA, Threshold
+
+FIRST_LAUNCHES = 3  # launches of every node first: 3 random rounds join the nodes (2 leave even cycles whose effects cannot be told apart)
+FIRST_ROUNDS = 1  # random rounds in each of them
+# The rounds in all: at most BASE_ROUNDS + 2 log2 N (10 at 8 nodes, under half the 21 of
+# the full matrix at 3 launches; 24 at 1024), the cap of a node near the threshold
+BASE_ROUNDS = 4
+
+
+def max_rounds(nodes: int) -> int:
+    return BASE_ROUNDS + 2 * math.ceil(math.log2(nodes))
+
+
+@dataclass
+class Observations:
+    """Directed bandwidth measurements: each one's launch, source and destination node and
+    log bandwidth (bytes/s)."""
+    launch: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    source: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    dest: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    log_bw: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def add(self, other: "Observations") -> "Observations":
+        return Observations(*(np.concatenate([getattr(self, f), getattr(other, f)])
+                              for f in ("launch", "source", "dest", "log_bw")))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What one launch of the screen measures: `rounds` random matchings of all the
+    nodes (schedule random, seeds), or one round of the nodes in `order`, 2i with 2i+1
+    (schedule adjacent)."""
+    number: int
+    seeds: tuple[int, ...] = ()
+    order: tuple[int, ...] = ()
+
+    @property
+    def rounds(self) -> int:
+        return len(self.seeds) or 1
+
+
+def fit_nodes(n: int, obs: Observations) -> tuple[float, np.ndarray]:
+    """mu and each node's a_x over every round (NaN: never measured): the least-squares
+    fit of log b = mu + a_source + a_dest, the effects summing to 0 (scipy's LSQR on the
+    sparse design), then centred on the median node."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.linalg import lsqr
+
+    rows = obs.log_bw.size
+    counts = np.bincount(np.concatenate([obs.source, obs.dest]), minlength=n)
+    seen = counts > 0
+    at = np.arange(rows)
+    # row r: a_source + a_dest + mu; one more row: sum a = 0
+    design = csr_matrix((np.ones(3 * rows + n),
+                         (np.concatenate([at, at, at, np.full(n, rows)]),
+                          np.concatenate([obs.source, obs.dest, np.full(rows, n), np.arange(n)]))),
+                        shape=(rows + 1, n + 1))
+    solution = lsqr(design, np.append(obs.log_bw, 0.0), atol=1e-12, btol=1e-12)[0]
+    a, mu = solution[:n], float(solution[n])
+    centre = float(np.median(a[seen]))
+    return mu + 2 * centre, np.where(seen, a - centre, np.nan)
+
+
+def launch_values(n: int, launches: int, obs: Observations, mu: float,
+                  a: np.ndarray | None) -> np.ndarray:
+    """launches x N: each node's mean over its measurements in a launch (either end) of
+    its log bandwidth less mu and its partner's effect, the partner's effect without the
+    measurements the two made together (else a bad node's slowness, shared out to its
+    partners' effects, would come back to clear it); `a` None: partners taken as typical.
+    NaN where it was not measured."""
+    node = np.concatenate([obs.source, obs.dest])
+    other = np.concatenate([obs.dest, obs.source])
+    y = np.tile(obs.log_bw, 2)
+    if a is None:
+        return _by_launch(n, launches, obs, node, y - mu)
+    residual = y - mu - a[node] - a[other]
+    count = np.bincount(node, minlength=n)
+    # the partner's effect from its other measurements: its sum of (y - mu - a_its
+    # partner) less those with this node, over its count less theirs
+    pair = node.astype(np.int64) * n + other
+    together, index = np.unique(pair, return_inverse=True)
+    shared = np.bincount(index, residual + a[node], together.size)  # y - mu - a_node
+    shared_n = np.bincount(index, minlength=together.size)
+    mirror = np.searchsorted(together, other.astype(np.int64) * n + node)
+    own_sum = count[other] * a[other]  # sum over the partner's of (y - mu - a_its partner)
+    left = count[other] - shared_n[mirror]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        partner = np.where(left > 0, (own_sum - shared[mirror]) / left, a[other])
+    return _by_launch(n, launches, obs, node, y - mu - partner)
+
+
+def _by_launch(n: int, launches: int, obs: Observations, node: np.ndarray,
+               value: np.ndarray) -> np.ndarray:
+    at = (np.tile(obs.launch, 2) - 1) * n + node
+    total = np.bincount(at, value, launches * n)
+    hits = np.bincount(at, minlength=launches * n)
+    with np.errstate(invalid="ignore"):
+        return (total / np.where(hits, hits, np.nan)).reshape(launches, n)
+
+
+@dataclass
+class Screen:
+    nodes: int
+    threshold: float
+    obs: Observations = field(default_factory=Observations)
+    launches: list[Launch] = field(default_factory=list)
+    named: dict[int, int] = field(default_factory=dict)  # node -> the launch it was named
+    cleared: dict[int, int] = field(default_factory=dict)
+    second: list[int] = field(default_factory=list)  # the family the second stage tests
+    # node -> what its last test saw (a decided node's: the test that decided it): its
+    # bandwidth ratio to the typical node, interval, adjusted p of being named, launches
+    evidence: dict[int, dict] = field(default_factory=dict)
+    history: list[dict] = field(default_factory=list)  # each look: rounds, intervals
+
+    @property
+    def rounds(self) -> int:
+        return sum(launch.rounds for launch in self.launches)
+
+    @property
+    def unresolved(self) -> list[int]:
+        return [x for x in range(self.nodes) if x not in self.named and x not in self.cleared]
+
+
+def looks(nodes: int) -> list[int]:
+    """The second stage's looks: after 2, 4, 8, ... of its launches, and at its last."""
+    budget = max_rounds(nodes) - FIRST_LAUNCHES * FIRST_ROUNDS
+    at = [k for k in (2 ** i for i in range(1, 32)) if k < budget]
+    return at + [budget] if budget > 0 else []
+
+
+def next_launch(s: Screen, rng: np.random.Generator) -> Launch | None:
+    """The screen's next launch, or None when it is done: every node decided, or its
+    rounds spent."""
+    left = max_rounds(s.nodes) - s.rounds
+    number = len(s.launches) + 1
+    if left <= 0 or (number > FIRST_LAUNCHES and not s.unresolved):
+        return None
+    cleared = list(s.cleared)
+    if number <= FIRST_LAUNCHES or not cleared:
+        seeds = tuple(int(x) for x in rng.integers(1, 2 ** 31, min(FIRST_ROUNDS, left)))
+        return Launch(number, seeds=seeds)
+    # each unresolved node meets a cleared one; beyond the cleared, they meet each other
+    open_ = [int(x) for x in rng.permutation(s.unresolved)]
+    partners = [int(x) for x in rng.permutation(cleared)]
+    order: list[int] = []
+    while open_:
+        order.append(open_.pop())
+        if partners:
+            order.append(partners.pop())
+        elif open_:
+            order.append(open_.pop())
+    return Launch(number, order=tuple(order))
+
+
+def judge(s: Screen, alpha: float = ALPHA) -> None:
+    """The first stage, after its FIRST_LAUNCHES: every node tested on its launch values,
+    one family of all N (BH, health._tests), named or cleared for good. The second stage, at each of its
+    looks: the nodes the first left unresolved, tested on the launches since (fresh data,
+    so that the first stage's choice of them does not bias it), one family of those,
+    each look spending an equal share of alpha (Bonferroni over the looks)."""
+    launches = len(s.launches)
+    if launches < FIRST_LAUNCHES:
+        return
+    mu, a = fit_nodes(s.nodes, s.obs)
+    if launches == FIRST_LAUNCHES:  # each stage spends half of alpha: a node at the
+        family, level = list(range(s.nodes)), alpha / 2  # threshold was named in 7% of
+        values = launch_values(s.nodes, launches, s.obs, mu, a)  # simulated screens else
+    else:
+        plan = looks(s.nodes)
+        if launches - FIRST_LAUNCHES not in plan or not s.second:
+            return
+        family, level = s.second, alpha / 2 / len(plan)
+        # its partners were cleared for looking fast: their fitted effects are too high
+        # (the winner's curse), so they are taken as the typical node they were drawn from
+        values = launch_values(s.nodes, launches, s.obs, mu, None)[FIRST_LAUNCHES:, family]
+    named, cleared, p, low, high, _ = _tests(values, Threshold(s.threshold), level)
+    with np.errstate(all="ignore"):
+        ratio = np.exp(np.nanmean(values, axis=0))
+    for i, x in enumerate(family):
+        if x in s.named or x in s.cleared:
+            continue
+        s.evidence[x] = {"ratio": float(ratio[i]), "ci": (float(low[i]), float(high[i])),
+                         "p_value": float(p[i]), "launches": int(np.isfinite(values[:, i]).sum()),
+                         "stage": 1 if launches == FIRST_LAUNCHES else 2}
+        if named[i]:
+            s.named[x] = launches
+        elif cleared[i]:
+            s.cleared[x] = launches
+    if launches == FIRST_LAUNCHES:
+        s.second = s.unresolved
+    s.history.append({"launch": launches, "rounds": s.rounds, "family": len(family),
+                      "ci": {x: s.evidence[x]["ci"] for x in family}})
+
+
+def run_screen(nodes: int, measure: Callable[[Launch], Observations], threshold: float,
+               rng: np.random.Generator, alpha: float = ALPHA) -> Screen:
+    """The whole screen: launches chosen by next_launch, measured by `measure` (the real
+    launches, or a simulation), judged after each."""
+    s = Screen(nodes, threshold)
+    while (launch := next_launch(s, rng)) is not None:
+        s.launches.append(launch)
+        s.obs = s.obs.add(measure(launch))
+        judge(s, alpha)
+    return s

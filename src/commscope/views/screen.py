@@ -1,0 +1,70 @@
+"""`commscope health --screen` in the terminal and as JSON (urn:commscope:screen:1,
+docs/health.md)."""
+
+from __future__ import annotations
+
+from .. import units
+from ..health import ALPHA
+from ..plan import Plan
+from ..screen import Screen
+from ..sizes import format_bytes
+from .health import REMEDY
+from .tables import Table
+
+LINKS = ("the screen judges nodes, not single links: a slow link shows as noise on its two "
+         "nodes; `commscope health --pattern pairs` measures every pair")
+
+
+def _full_rounds(nodes: int) -> int:
+    """A launch of the full matrix (native pairs' tournament): N-1 rounds, N when N is odd."""
+    return nodes - 1 + nodes % 2
+
+
+def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
+    def named(x: int) -> dict:
+        e = s.evidence[x]
+        return {"kind": "node", "hosts": [names[x]], "metric": "bandwidth_MBps",
+                "bytes": plan.sizes[-1], "ratio": e["ratio"], "ci": list(e["ci"]),
+                "p_value": e["p_value"], "launches": e["launches"], "stage": e["stage"],
+                "named_after_launch": s.named[x], "remedy": REMEDY["node"]}
+    return {"pattern": "screen", "nodes": names, "threshold": s.threshold,
+            "bandwidth_bytes": plan.sizes[-1], "latency_bytes": plan.sizes[0],
+            "launches": len(s.launches), "rounds": s.rounds,
+            "full_matrix_rounds": _full_rounds(s.nodes), "pair_tests": int(s.obs.log_bw.size),
+            "suspects": [named(x) for x in sorted(s.named)],
+            "drain": [names[x] for x in sorted(s.named)],
+            "cleared": [names[x] for x in sorted(s.cleared)],
+            "unresolved": [names[x] for x in s.unresolved],
+            "looks": [{"launch": h["launch"], "rounds": h["rounds"],
+                       "ci": {names[x]: list(ci) for x, ci in h["ci"].items()}}
+                      for h in s.history],
+            "note": LINKS}
+
+
+def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
+    lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
+             f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
+             f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
+    if s.named:
+        lines.append("suspects (ratio: the node's bandwidth over the typical node's, over the "
+                     "launches that decided it):")
+        rows = [("node", names[x], units.ratio(e["ratio"]),
+                 f"{units.ratio(e['ci'][0])} to {units.ratio(e['ci'][1])}",
+                 units.p_value(e["p_value"]), str(e["launches"]))
+                for x in sorted(s.named) for e in [s.evidence[x]]]
+        lines.append(Table(("kind", "where", "ratio", "95% CI", "p (BH)", "launches"), rows,
+                           align="l", rule=True).text())
+        lines += [f"remedy for node {names[x]}: {REMEDY['node']}" for x in sorted(s.named)]
+    else:
+        lines.append(f"no suspect: no node is more than "
+                     f"{units.percent(s.threshold, decimals=None)} slower than the typical "
+                     f"node beyond doubt (BH-adjusted p < {ALPHA:g})")
+    lines.append(LINKS)
+    line = f"drain: {' '.join(names[x] for x in sorted(s.named)) or 'none named'}"
+    if s.unresolved:
+        line += (f"; {len(s.unresolved)} of {s.nodes} nodes unresolved after "
+                 f"{s.rounds} rounds ({' '.join(names[x] for x in s.unresolved)}): near the "
+                 "threshold; check them with the full matrix (--hosts of those and a few "
+                 "cleared ones)")
+    lines.append(line)
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""`commscope health --screen` (src/commscope/screen.py, preflight.py): its statistics on
+simulated screens of known truth (tests/screensim.py; bench/screen.py has the tables), and
+the whole command on the fake launcher, where each pair's rate is set exactly."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+
+import numpy as np
+import pytest
+
+from commscope.screen import FIRST_LAUNCHES, fit_nodes, max_rounds
+from conftest import commscope, one_line_error, validator
+from fakempi.inprocess import FakeLauncher
+from screensim import screen_of
+
+RATE = 5e7  # bytes/s of a pair
+HOSTS = [f"h{i}" for i in range(8)]
+
+
+def screen(fake_mpi, db, *args, rate=lambda x, y: RATE, hosts=HOSTS, noise=0.0):
+    done = commscope("health", "--screen", "--hosts", ",".join(hosts), "--mpi", fake_mpi,
+                     "--db", db, "--sizes", "8,256KiB", "--json", *args,
+                     launcher=FakeLauncher(rate=rate, host_order=hosts, node_noise=noise))
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_slow_node_is_named_in_under_half_the_rounds_of_the_full_matrix(fake_mpi, tmp_path):
+    code, result = screen(fake_mpi, tmp_path / "s.db",
+                          rate=lambda x, y: RATE * 0.5 if 3 in (x, y) else RATE)
+    assert code == 1 and result["drain"] == ["h3"]
+    (suspect,) = result["suspects"]
+    assert suspect["kind"] == "node" and suspect["ratio"] == pytest.approx(0.5, rel=0.1)
+    assert suspect["ci"][0] < suspect["ratio"] < suspect["ci"][1] < 0.8
+    assert sorted(result["cleared"] + result["unresolved"]) == sorted(set(HOSTS) - {"h3"})
+    # the full matrix at its default 10 launches: 70 rounds; at 3, 21
+    assert result["rounds"] <= max_rounds(8) == 10 < 21
+    validator("urn:commscope:screen:1").validate(result)
+
+
+def test_nothing_slow_names_nothing_and_clears_the_nodes(fake_mpi, tmp_path):
+    code, result = screen(fake_mpi, tmp_path / "s.db")
+    assert code == 0 and result["suspects"] == [] and result["drain"] == []
+    assert len(result["cleared"]) >= 6 and result["rounds"] <= 10
+    # the rounds after the first launches paired the undecided with cleared nodes only
+    rows = sqlite3.connect(tmp_path / "s.db").execute(
+        "SELECT number, json_extract(context, '$.hosts') FROM launches ORDER BY number")
+    launched = {number: json.loads(hosts) for number, hosts in rows}
+    assert all(len(h) == 8 for n, h in launched.items() if n <= FIRST_LAUNCHES)
+    assert all(len(h) < 8 for n, h in launched.items() if n > FIRST_LAUNCHES)
+
+
+def test_the_text_names_the_node_its_remedy_and_what_the_screen_cannot_see(fake_mpi, tmp_path):
+    done = commscope("health", "--screen", "--hosts", ",".join(HOSTS), "--mpi", fake_mpi,
+                     "--db", tmp_path / "s.db", "--sizes", "8,256KiB",
+                     launcher=FakeLauncher(rate=lambda x, y: RATE / 4 if 6 in (x, y) else RATE,
+                                           host_order=HOSTS))
+    assert done.returncode == 1, done.stderr
+    assert "screen of 8 nodes" in done.stdout and "(the full matrix: 7 a launch)" in done.stdout
+    assert "remedy for node h6: drain it" in done.stdout
+    assert "not single links" in done.stdout and done.stdout.rstrip().endswith("drain: h6")
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--hosts", "h0,h1"), "2 nodes; a screen needs 3 or more"),
+    (("--hosts", "h0,h1,h2", "--pattern", "shift"), "--pattern is for the full matrix"),
+    (("--hosts", "h0,h1,h2", "--launches", "3"), "--launches is for the full matrix"),
+    (("--hosts", "h0,h1,h2", "--threshold", "0"), "--threshold 0"),
+])
+def test_bad_input_is_one_line_and_nothing_stored(fake_mpi, tmp_path, args, words):
+    db = tmp_path / "s.db"
+    done = commscope("health", "--screen", *args, "--mpi", fake_mpi, "--db", db,
+                     launcher=FakeLauncher(host_order=HOSTS))
+    assert done.returncode == 2 and words in one_line_error(done)
+    assert not db.exists() or not sqlite3.connect(db).execute("SELECT * FROM runs").fetchall()
+
+
+def test_the_fit_recovers_node_effects_from_random_rounds():
+    """Three random rounds join 64 nodes (two leave even cycles that cannot be told
+    apart); least squares then recovers every node's effect to the noise."""
+    rng = np.random.default_rng(3)
+    truth = rng.normal(0, 0.1, 64)
+    from screensim import matching
+    from commscope.screen import Observations
+    pairs = np.concatenate([matching(64, rng) for _ in range(3)])
+    source = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    dest = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    obs = Observations(np.ones(source.size, int), source, dest,
+                       3.0 + truth[source] + truth[dest])
+    mu, a = fit_nodes(64, obs)
+    assert np.allclose(a - np.median(a), truth - np.median(truth), atol=1e-3)
+
+
+@pytest.mark.parametrize("nodes", [8, 64])
+def test_simulated_screens_name_a_slow_node_and_no_healthy_one(nodes):
+    """3% node-by-launch and 5% pair noise (screensim): a node at half the bandwidth is
+    named in every screen, and nothing in screens of healthy nodes, within the rounds."""
+    for seed in range(10):
+        slow = np.zeros(nodes)
+        slow[1] = math.log(0.5)
+        found = screen_of(slow, 0.2, seed)
+        assert set(found.named) == {1} and found.rounds <= max_rounds(nodes)
+        assert not screen_of(np.zeros(nodes), 0.2, 100 + seed).named
