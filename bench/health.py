@@ -8,14 +8,20 @@ shaped to 400 Mbit/s by tbf; per trial one of
   link  one random pair slowed, by an htb class and a u32 filter on the first host for the
         second's address: found when that pair is named as a link and no node is;
 then, for each --slowdowns factor, a random node at that fraction of the rate. Prints per
-scenario the trials found out of those run, the false suspects, and the check's wall time.
+scenario the trials found out of those run, the false suspects, the check's wall time and
+its rounds; --screen checks with `health --screen`.
+
+predict (needs root): a screen's and the full matrix's wall time at 64, 1024 and 4096
+nodes, from a launch's and a round's cost measured on the 8-host cluster and the rounds
+each takes (predict's docstring).
 
 scale: a synthetic --nodes matrix, the fake runner's records (tests/fakempi) of --launches
 launches streamed through ingest into a store, one node at a quarter of the rate; then
 the analysis (matrices and attribution) and the report, timed, with the peak memory.
 
 usage: python bench/health.py cluster [--mpi PREFIX ...] [--trials 10] [--scenarios none,node,link]
-                                     [--slowdowns 0.7,...]
+                                     [--slowdowns 0.7,...] [--screen]
+       python bench/health.py predict [--mpi PREFIX ...] [--trials 20]
        python bench/health.py scale [--nodes 1024] [--launches 3] [--smoke]
 """
 
@@ -39,11 +45,11 @@ RATE_BPS = 400e6
 SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
 
 
-def check(cluster, mpi: str, db: Path) -> tuple[dict, float]:
+def check(cluster, mpi: str, db: Path, extra: tuple[str, ...] = ()) -> tuple[dict, float]:
     started = time.monotonic()
     done = cluster.run(cluster.hosts[0], [sys.executable, "-m", "commscope.cli", "health",
                                           "--hosts", ",".join(cluster.hosts), "--mpi", mpi,
-                                          "--sizes", SIZES, "--db", str(db), "--json"],
+                                          "--sizes", SIZES, "--db", str(db), "--json", *extra],
                        env=cluster.mpi_env(), timeout=900)
     took = time.monotonic() - started
     if done.returncode not in (0, 1):
@@ -57,8 +63,9 @@ def named(result: dict) -> set[tuple]:
 
 
 def trial(cluster, mpi: str, db: Path, scenario: str, rng: random.Random,
-          factor: float) -> tuple[bool, int, float]:
-    """(found, false suspects, seconds) of one check with `scenario`'s fault in place."""
+          factor: float, extra: tuple[str, ...] = ()) -> tuple[bool, int, float, int]:
+    """(found, false suspects, seconds, rounds) of one check with `scenario`'s fault in
+    place (the full matrix's rounds: its launches' tournaments)."""
     for host in cluster.hosts:
         cluster.shape(host, RATE_BPS)  # tbf again: whatever the last trial put there goes
     want: set[tuple] = set()
@@ -70,9 +77,11 @@ def trial(cluster, mpi: str, db: Path, scenario: str, rng: random.Random,
         a, b = rng.sample(cluster.hosts, 2)
         cluster.shape_to(a, b, RATE_BPS * factor, RATE_BPS)
         want = {("link", tuple(sorted((a, b))), None)}
-    result, took = check(cluster, mpi, db)
+    result, took = check(cluster, mpi, db, extra)
     got = named(result)
-    return got == want, len(got - want), took
+    rounds = result.get("rounds") or result["launches"] * (len(result["nodes"]) - 1
+                                                           + len(result["nodes"]) % 2)
+    return got == want, len(got - want), took, rounds
 
 
 def cluster_bench(args) -> None:
@@ -83,7 +92,7 @@ def cluster_bench(args) -> None:
         cluster = up(8)
     except ClusterUnavailable as exc:
         raise SystemExit(f"cluster: {exc}")
-    rows = []
+    rows, extra = [], ("--screen",) if args.screen else ()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for mpi in args.mpi:
@@ -91,14 +100,65 @@ def cluster_bench(args) -> None:
                 plan = [(s, 1.0 if s == "none" else args.slow / RATE_BPS) for s in args.scenarios]
                 plan += [("node", f) for f in args.slowdowns]
                 for scenario, factor in plan:
-                    runs = [trial(cluster, mpi, db, scenario, rng, factor)
+                    runs = [trial(cluster, mpi, db, scenario, rng, factor, extra)
                             for _ in range(args.trials)]
                     rows.append((Path(mpi).name, scenario, factor, sum(r[0] for r in runs),
                                  len(runs), sum(r[1] for r in runs),
                                  statistics.median(r[2] for r in runs),
-                                 max(r[2] for r in runs)))
+                                 max(r[2] for r in runs), statistics.median(r[3] for r in runs),
+                                 max(r[3] for r in runs)))
                     print("%-8s %-5s at %.2f of the rate: found %d of %d, %d false suspects, "
-                          "median %.1f s (most %.1f s)" % rows[-1], flush=True)
+                          "median %.1f s (most %.1f s), rounds median %d (most %d)" % rows[-1],
+                          flush=True)
+    finally:
+        down(cluster)
+
+
+def predict(mpis: list[str], trials: int) -> None:
+    """The wall time of a screen and of the full matrix at 64, 1024 and 4096 nodes: a
+    launch's own cost L and a round's cost c measured on the 8-host cluster (a screen of
+    nothing slowed, a launch a round: L + c per round; the full matrix at 3 launches of 7
+    rounds: 3 L + 21 c), times the rounds each takes (the full matrix at its default of
+    10 launches of N-1; the screen the median of `trials` simulated screens, nothing
+    slowed and one node at 0.75). L is the 8-host figure: mpirun's start-up on N hosts
+    grows with N, so the screen's, a launch a round, is the lower bound."""
+    import numpy as np
+    from commscope.cluster import ClusterUnavailable, down, up
+    from screensim import screen_of
+
+    rounds = {}
+    for nodes in (8, 64, 1024, 4096):
+        for ratio in (1.0, 0.75):
+            effects = np.zeros(nodes)
+            effects[1] = np.log(ratio)
+            rounds[nodes, ratio] = float(np.median(
+                [screen_of(effects, 0.2, seed).rounds for seed in range(trials)]))
+    try:
+        cluster = up(8)
+    except ClusterUnavailable as exc:
+        raise SystemExit(f"cluster: {exc}")
+    try:
+        for host in cluster.hosts:
+            cluster.shape(host, RATE_BPS)
+        with tempfile.TemporaryDirectory() as tmp:
+            for mpi in mpis:
+                db = Path(tmp) / f"{Path(mpi).name}.db"
+                screens = [check(cluster, mpi, db, ("--screen",)) for _ in range(2)]
+                per_round = statistics.median(t / r["rounds"] for r, t in screens)
+                _, full = check(cluster, mpi, db, ("--launches", "3"))
+                c = max((full - 3 * per_round) / 18, 0.0)  # 3 L + 21 c, L = per_round - c
+                launch = per_round - c
+                print(f"{Path(mpi).name}: measured on 8 hosts a launch L = {launch:.2f} s, a "
+                      f"round c = {c:.2f} s (screens {per_round:.2f} s a round, the full "
+                      f"matrix at 3 launches {full:.1f} s)")
+                print(f"{'nodes':>6} {'full matrix (10 launches)':>26} "
+                      f"{'screen, none slow':>18} {'screen, one at 0.75':>20}")
+                for nodes in (8, 64, 1024, 4096):
+                    whole = 10 * (launch + (nodes - 1 + nodes % 2) * c)
+                    quiet, slow = (rounds[nodes, r] * (launch + c) for r in (1.0, 0.75))
+                    print(f"{nodes:>6} {whole / 60:>22.1f} min {quiet / 60:>14.1f} min "
+                          f"{slow / 60:>16.1f} min  (screen rounds {rounds[nodes, 1.0]:.0f}, "
+                          f"{rounds[nodes, 0.75]:.0f})", flush=True)
     finally:
         down(cluster)
 
@@ -181,6 +241,10 @@ def main() -> None:
     c.add_argument("--scenarios", type=lambda s: [x for x in s.split(",") if x],
                    default=["none", "node", "link"])
     c.add_argument("--seed", type=int, default=int(time.time()))
+    c.add_argument("--screen", action="store_true", help="check with health --screen")
+    w = sub.add_parser("predict")
+    w.add_argument("--mpi", action="append", default=None)
+    w.add_argument("--trials", type=int, default=20, help="simulated screens per node count")
     s = sub.add_parser("scale")
     s.add_argument("--nodes", type=int, default=1024)
     s.add_argument("--launches", type=int, default=3)
@@ -193,6 +257,8 @@ def main() -> None:
         args.mpi = args.mpi or [str(HERE.parent / ".venv")]
         print(f"seed {args.seed}")
         cluster_bench(args)
+    elif args.what == "predict":
+        predict(args.mpi or [str(HERE.parent / ".venv")], args.trials)
     elif args.what == "scale":
         if args.smoke:
             args.nodes = 6

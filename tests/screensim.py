@@ -27,11 +27,7 @@ def simulated(effects: np.ndarray, rng: np.random.Generator, node_launch: float 
 
     def measure(launch: Launch) -> Observations:
         shock = rng.normal(0, node_launch, nodes)
-        if launch.seeds:
-            pairs = np.concatenate([matching(nodes, rng) for _ in launch.seeds])
-        else:
-            order = np.array(launch.order)
-            pairs = order[: order.size - order.size % 2].reshape(-1, 2)
+        pairs = launch.pairs()
         source = np.concatenate([pairs[:, 0], pairs[:, 1]])
         dest = np.concatenate([pairs[:, 1], pairs[:, 0]])
         log_bw = 20 + effects[source] + effects[dest] + shock[source] + shock[dest] \

@@ -237,6 +237,16 @@ def test_tune(fake_mpi):
     assert "allreduce chosen at" in out and "highest upper bound" in out
 
 
+def test_screen_sim_and_scale():
+    out = bench("screen.py", "sim", "--smoke")
+    # one row per ratio: nodes, cap, ratio, screens, named, others, rounds, 90th percentile
+    rows = lines_like(out, rf" +8 +10 +{NUMBER} +2 +{NUMBER}% +{NUMBER}% +\d+ +\d+")
+    assert len(rows) == 5, out
+    out = bench("screen.py", "scale", "--smoke")
+    assert lines_like(out, rf"16 nodes, one at 0.8 of the rate: \d+ rounds, a launch each, .*"), out
+    assert lines_like(out, rf"analysis {NUMBER} s .* peak memory {NUMBER} MB \(target 1024 MB\)"), out
+
+
 def test_health_scale():
     out = bench("health.py", "scale", "--smoke")
     assert re.search(rf"analysis {NUMBER} s \(.*\), report {NUMBER} s \(.*; target 5 s\); "

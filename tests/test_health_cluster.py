@@ -78,3 +78,30 @@ def test_a_host_that_cannot_be_reached_is_named_and_nothing_is_kept(eight, mpi_p
     assert len(lines) == 1 and "host cscl-h9 cannot be reached" in lines[0], done.stderr
     assert not db.exists() or sqlite3.connect(db).execute(
         "SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+def screen(cluster, mpi_prefix, db):
+    done = cluster.run(cluster.hosts[0], [
+        sys.executable, "-m", "commscope.cli", "health", "--screen", "--hosts",
+        ",".join(cluster.hosts), "--mpi", str(mpi_prefix), "--sizes", "8,256KiB", "--db",
+        str(db), "--json"], env=cluster.mpi_env(), timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_screen_names_a_host_at_three_quarters_in_under_half_the_rounds(eight, mpi_prefix,
+                                                                           tmp_path):
+    """health --screen: nothing slowed names nothing; a random host at 0.75 of the rate is
+    named, alone, in at most 10 rounds (the full matrix at 3 launches: 21)."""
+    rng = random.Random(int(time.time()))
+    db = tmp_path / "screen.db"
+    for host in eight.hosts:
+        eight.shape(host, RATE_BPS)
+    quiet = screen(eight, mpi_prefix, db)
+    assert quiet["suspects"] == [] and quiet["rounds"] <= 10, quiet
+    bad = rng.choice(eight.hosts)
+    eight.shape(bad, RATE_BPS * 0.75)
+    found = screen(eight, mpi_prefix, db)
+    assert found["drain"] == [bad] and found["rounds"] <= 10, found
+    (suspect,) = found["suspects"]
+    assert suspect["ci"][0] < 0.75 / 0.98 and suspect["ci"][1] < 0.8, suspect

@@ -6,17 +6,15 @@
  *     --each round=1,...,R measures them all in one launch. The circle
  *     method: in round k+1 (M the nodes made even), node M-1 meets node k
  *     and node x meets node 2k-x mod M-1.
- *   random: a random perfect matching drawn from the round as its seed
- *     (the screen: health --screen); N odd: one node sits out.
  *   adjacent: node 2i meets node 2i+1, so the launcher's host order is the
- *     pairing (the screen's targeted rounds); N odd: the last sits out.
+ *     pairing (health --screen's rounds, each a random or chosen matching);
+ *     N odd: the last sits out.
  *
  * One iteration, per pair: a ping-pong of n bytes (phase round_trip), then W
  * messages of n bytes from the lower node to the higher and a 1-byte
  * acknowledgement, then the same the other way (bw's protocol, each way; the
  * sender's phase sent, the receiver's received). The record's "peers" gives
  * every rank's peer this round (-1: sitting out). */
-#include <stdint.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -28,14 +26,12 @@ enum { TAG_PING = 1, TAG_PONG, TAG_DATA, TAG_ACK };
 enum { PHASE_ROUND_TRIP, PHASE_SENT, PHASE_RECEIVED };
 
 static const char *const pairs_phases[] = {"round_trip", "sent", "received", NULL};
-enum schedule { TOURNAMENT, RANDOM, ADJACENT };
-static const char *const schedules[] = {"tournament", "random", "adjacent", NULL};
+enum schedule { TOURNAMENT, ADJACENT };
+static const char *const schedules[] = {"tournament", "adjacent", NULL};
 static const struct kparam pairs_params[] = {
-    {.name = "round", PARAM_COUNT, "1",
-     "tournament: the round, 1 to N-1 (N nodes; N odd: 1 to N); random: the seed"},
+    {.name = "round", PARAM_COUNT, "1", "the round, 1 to N-1 (N nodes; N odd: 1 to N)"},
     {.name = "schedule", PARAM_CHOICE, "tournament",
-     "who meets whom: a round of the tournament, a random matching, or 2i with 2i+1",
-     schedules, NULL},
+     "who meets whom: a round of the tournament, or node 2i with 2i+1", schedules, NULL},
     NODES_PPN_PARAM,
     {0},
 };
@@ -64,49 +60,12 @@ static int opponent(int node, int nodes, int k)
     return ((2 * k - node) % (m - 1) + (m - 1)) % (m - 1);
 }
 
-/* splitmix64 (Steele, Lea & Flood 2014): every rank draws the same sequence. */
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* Whom `node` meets in a random perfect matching drawn from `seed`: the nodes
- * shuffled (Fisher-Yates), then positions 2i and 2i+1 paired; `nodes` when it
- * sits out (N odd: the last position). */
-static int matched(int node, int nodes, uint64_t seed)
-{
-    int *order = xcalloc((size_t)nodes, sizeof *order), found = nodes;
-    for (int i = 0; i < nodes; i++)
-        order[i] = i;
-    for (int i = nodes - 1; i > 0; i--) {
-        int j = (int)(splitmix64(&seed) % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    for (int i = 0; i + 1 < nodes; i += 2) {
-        if (order[i] == node)
-            found = order[i + 1];
-        else if (order[i + 1] == node)
-            found = order[i];
-    }
-    free(order);
-    return found;
-}
-
 static int partner(const struct kcase *c, int node)
 {
     int nodes = nodes_count(c), round = atoi(kcase_param(c, "round"));
-    switch ((enum schedule)kcase_param_choice(c, "schedule")) {
-    case RANDOM:
-        return matched(node, nodes, (uint64_t)round);
-    case ADJACENT:
+    if (kcase_param_choice(c, "schedule") == ADJACENT)
         return (node ^ 1) < nodes ? node ^ 1 : nodes;
-    default:
-        return opponent(node, nodes, round - 1);
-    }
+    return opponent(node, nodes, round - 1);
 }
 
 static const char *pairs_unsupported(const struct kcase *c)

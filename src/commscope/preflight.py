@@ -1,6 +1,6 @@
 """`commscope health --screen`'s launches, in screen.py's design: each planned by
-screen.next_launch (random rounds of every node, then each unresolved node with a cleared
-one), measured as a launch of one stored run, read back from the store as directed log
+screen.next_launch (a random matching of every node, then each unresolved node with a
+cleared one), one round in the launch's host order, measured as a launch of one stored run, read back from the store as directed log
 bandwidths between the check's nodes, and judged after each (screen.run_screen)."""
 
 from __future__ import annotations
@@ -46,16 +46,11 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
 
 
 def _plan(base: Plan, launch: Launch, names: list[str], ppn: int) -> Plan:
-    """The launch's plan: every node, a round per seed (schedule random); or the nodes in
-    the launch's order, 2i with 2i+1 (schedule adjacent), one round."""
-    params = {k: v for k, v in base.params.items() if k != "round"}
-    if launch.seeds:
-        return dataclasses.replace(base, params={**params, "schedule": "random"},
-                                   each=("round", tuple(map(str, launch.seeds))))
+    """The launch's plan: its nodes in its order, 2i with 2i+1 (schedule adjacent)."""
     hosts = parse_hosts(",".join(f"{names[x]}:{ppn}" for x in launch.order), None)
     return dataclasses.replace(
-        base, ranks=len(launch.order) * ppn, params={**params, "schedule": "adjacent"},
-        each=("round", ("1",)), placement=dataclasses.replace(base.placement, hosts=hosts))
+        base, ranks=len(launch.order) * ppn, params={**base.params, "schedule": "adjacent"},
+        placement=dataclasses.replace(base.placement, hosts=hosts))
 
 
 def observations(store: Store, run_id: int, number: int, ppn: int, size: int,

@@ -122,13 +122,7 @@ def _opponent(node: int, nodes: int, k: int) -> int:
 
 
 def _partner(schedule: str, node: int, nodes: int, value: int) -> int:
-    """Whom `node` meets (nodes: no one), by native/kernels/pairs.c's schedules; random
-    draws its own matching from the seed (what is read back is the record's peers)."""
-    if schedule == "random":
-        order = np.random.default_rng(value).permutation(nodes)
-        at = int(np.nonzero(order == node)[0][0])
-        mate = at ^ 1
-        return int(order[mate]) if mate < nodes - nodes % 2 else nodes
+    """Whom `node` meets (nodes: no one), by native/kernels/pairs.c's schedules."""
     if schedule == "adjacent":
         return node ^ 1 if node ^ 1 < nodes else nodes
     return _opponent(node, nodes, value - 1)
@@ -155,7 +149,8 @@ def node_level(kernel: str, params: dict, value: str, nbytes: int, ranks: int, s
 
     for x in range(nodes):
         if kernel == "pairs":
-            y = _partner(params.get("schedule", "tournament"), x, nodes, int(value))
+            y = _partner(params.get("schedule", "tournament"), x, nodes,
+                         int(value or params.get("round", 1)))
             if y >= nodes or y < x:
                 continue
             there, back = stream(x, y), stream(y, x)

@@ -1,0 +1,169 @@
+"""`commscope health --screen` (src/commscope/screen.py): what it names and in how many
+rounds, on simulated screens of known truth, and what its analysis costs at scale.
+
+sim: N nodes, one at a bandwidth ratio r of the typical node (r 1.00: none; 0.80: at the
+threshold, where naming it is a false claim the design holds to 5%), 3% node-by-launch
+and 5% pair noise (tests/screensim.py), the default 20% threshold. Per row: the share of
+screens that named the slow node, that named any other node, and the rounds in all
+(median and 90th percentile; the cap is 4 + 2 log2 N, the full matrix N-1 a launch).
+
+scale: a screen of --nodes nodes (one at 0.8 of the rate, the threshold: undecided, it
+keeps the screen to its cap of rounds, the most analysis a screen does) measured by the fake
+runner's records (tests/fakempi) streamed through ingest into a store as `health
+--screen` stores them, a launch a round, the launches chosen by the screen itself; then,
+in a fresh process, the analysis of every launch (reading the pairs back, the fit and
+the tests) timed, with its peak memory. Targets: 10 s and 1 GiB at 4096 nodes.
+
+usage: python bench/screen.py sim [--nodes 8,64,1024] [--trials 200] [--smoke]
+       python bench/screen.py scale [--nodes 4096] [--ratio 0.8] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from screensim import screen_of  # noqa: E402
+
+from commscope.screen import max_rounds  # noqa: E402
+
+RATIOS = (1.0, 0.8, 0.75, 0.7, 0.5)
+SLOW = 1  # the slow node's index
+
+
+def sim(args) -> None:
+    print("simulated screens, 3% node-by-launch and 5% pair noise, threshold 20%: named "
+          "(the slow node), others (any other node named), rounds (median, 90th percentile)")
+    print(f"{'nodes':>6} {'cap':>4} {'ratio':>6} {'screens':>8} {'named':>7} {'others':>7} "
+          f"{'rounds':>7} {'p90':>5}")
+    for nodes in args.nodes:
+        trials = max(2, args.trials if nodes <= 64 else args.trials // 4)
+        for ratio in RATIOS:
+            named = others = 0
+            rounds = []
+            for seed in range(trials):
+                effects = np.zeros(nodes)
+                effects[SLOW] = math.log(ratio)
+                s = screen_of(effects, 0.2, seed)
+                named += SLOW in s.named and ratio < 1
+                others += bool(set(s.named) - {SLOW})
+                rounds.append(s.rounds)
+            print(f"{nodes:>6} {max_rounds(nodes):>4} {ratio:>6.2f} {trials:>8} "
+                  f"{named / trials:>7.1%} {others / trials:>7.1%} {np.median(rounds):>7.0f} "
+                  f"{np.percentile(rounds, 90):>5.0f}", flush=True)
+
+
+def scale(args) -> None:
+    """Made and stored through ingest (not timed), then analysed in a fresh process."""
+    from commscope.build import native_description
+    from commscope.ingest import Ingest
+    from commscope.mpi import find_mpi
+    from commscope.screen import Screen, judge, next_launch
+    from commscope.preflight import observations
+    from commscope.store import Store
+    from fakempi.native import records
+
+    nodes = args.nodes
+    hosts = [f"n{i}" for i in range(nodes)]
+    rate = lambda x, y: 5e9 * (args.ratio if SLOW in (x, y) else 1)  # noqa: E731
+    described = native_description(find_mpi(str(HERE.parent / ".venv")))
+    pairs = next(k for k in described["kernels"] if k["name"] == "pairs")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "screen.db"
+        store = Store(db)
+        started = time.monotonic()
+        run = store.begin_run(["commscope", "health", "--screen"], "pairs", nodes, False,
+                              {"params": {"ppn": "1", "schedule": "adjacent"}},
+                              kernel_facts=pairs)
+        s, rng = Screen(nodes, 0.2), np.random.default_rng(1)
+        while (launch := next_launch(s, rng)) is not None:
+            number = store.begin_launch(run, launch.number, False)
+            ingest = Ingest(store, run, number)
+            order = [hosts[x] for x in launch.order]
+            argv = ["--kernel", "pairs", "--sizes", "8,1048576", "--iters", "3", "--shuffle",
+                    str(launch.number), "--param", "ppn=1", "--param", "schedule=adjacent"]
+            for rec in records(argv, len(order), described=described, hosts=order, rate=rate,
+                               host_order=hosts, node_noise=0.03):
+                ingest.feed(json.dumps(rec) + "\n")
+            store.finish_launch(number, "complete")
+            s.launches.append(launch)
+            s.obs = s.obs.add(observations(store, run, launch.number, 1, 1048576, hosts))
+            judge(s)
+        store.finish_run(run, "complete")
+        store.close()
+        made = time.monotonic() - started
+        result = subprocess.run([sys.executable, str(Path(__file__)), "analyse", str(db),
+                                 str(nodes)], capture_output=True, text=True, check=True)
+    figures = json.loads(result.stdout)
+    print(f"{nodes} nodes, one at {args.ratio:g} of the rate: {s.rounds} rounds, a launch each, "
+          f"made and stored through ingest in {made:.1f} s (not part of the target); "
+          f"drained {figures['drain']} (the slow node: n{SLOW})")
+    print(f"analysis {figures['analysis_s']:.2f} s (every launch's pairs read back, fitted "
+          f"and tested as the screen does after each; target 10 s); peak memory "
+          f"{figures['peak_MB']:.0f} MB (target 1024 MB)")
+
+
+def analyse(db: str, nodes: int) -> None:
+    """In a fresh process, so that its peak memory is the analysis's own: the screen
+    replayed from the store, its launches in order, judged after each as the command
+    judges them."""
+    from commscope.preflight import observations
+    from commscope.screen import Launch, Screen, judge
+    from commscope.store import Store
+
+    store = Store(Path(db))
+    run = store.runs()[-1]["id"]
+    hosts = [f"n{i}" for i in range(nodes)]
+    started = time.perf_counter()
+    s = Screen(nodes, 0.2)
+    for row in store.launches(run):
+        s.launches.append(Launch(row["number"], ()))
+        s.obs = s.obs.add(observations(store, run, row["number"], 1, 1048576, hosts))
+        judge(s)
+    took = time.perf_counter() - started
+    print(json.dumps({"analysis_s": took, "drain": [hosts[x] for x in sorted(s.named)],
+                      "peak_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("sim")
+    s.add_argument("--nodes", type=lambda v: [int(x) for x in v.split(",")],
+                   default=[8, 64, 1024])
+    s.add_argument("--trials", type=int, default=200)
+    s.add_argument("--smoke", action="store_true")
+    c = sub.add_parser("scale")
+    c.add_argument("--nodes", type=int, default=4096)
+    c.add_argument("--ratio", type=float, default=0.8)
+    c.add_argument("--smoke", action="store_true")
+    a = sub.add_parser("analyse")
+    a.add_argument("db")
+    a.add_argument("nodes", type=int)
+    args = p.parse_args()
+    if args.what == "sim":
+        if args.smoke:
+            args.nodes, args.trials = [8], 2
+        sim(args)
+    elif args.what == "scale":
+        if args.smoke:
+            args.nodes = 16
+        scale(args)
+    else:
+        analyse(args.db, args.nodes)
+
+
+if __name__ == "__main__":
+    main()
