@@ -6,11 +6,17 @@ not exist is named in one line. bench/health.py runs each 10 times (docs/health.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
+import signal
 import sqlite3
+import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,11 +86,11 @@ def test_a_host_that_cannot_be_reached_is_named_and_nothing_is_kept(eight, mpi_p
         "SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
-def screen(cluster, mpi_prefix, db):
+def screen(cluster, mpi_prefix, db, *args):
     done = cluster.run(cluster.hosts[0], [
         sys.executable, "-m", "commscope.cli", "health", "--screen", "--hosts",
         ",".join(cluster.hosts), "--mpi", str(mpi_prefix), "--sizes", "8,256KiB", "--db",
-        str(db), "--json"], env=cluster.mpi_env(), timeout=600)
+        str(db), "--json", *args], env=cluster.mpi_env(), timeout=900)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
@@ -105,3 +111,55 @@ def test_the_screen_names_a_host_at_three_quarters_in_under_half_the_rounds(eigh
     assert found["drain"] == [bad] and found["rounds"] <= 10, found
     (suspect,) = found["suspects"]
     assert suspect["ci"][0] < 0.75 / 0.98 and suspect["ci"][1] < 0.8, suspect
+
+
+def _natives(host: str) -> list[int]:
+    """The native binary's processes in `host`'s namespace."""
+    found = []
+    for pid in subprocess.run(["ip", "netns", "pids", host], capture_output=True,
+                              text=True).stdout.split():
+        try:
+            if "commscope-native" in Path(f"/proc/{pid}/cmdline").read_text():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_the_screen_names_a_pair_that_cannot_talk_and_a_hung_host(eight, mpi_prefix, tmp_path):
+    """One random pair's route blackholed in one of them (neither the launching host) and
+    one other random host's ranks stopped (SIGSTOP as soon as they start): the screen
+    names `unreachable` for the pair and `hung` for the host, judges every other node,
+    and leaves nothing running."""
+    rng = random.Random(int(time.time()))
+    for host in eight.hosts:
+        eight.shape(host, RATE_BPS)
+    a, b, stuck = rng.sample(eight.hosts[1:], 3)
+    subprocess.run(["ip", "-n", a, "route", "add", "blackhole", f"{eight.addresses[b]}/32"],
+                   check=True)
+    done = threading.Event()
+
+    def stop_every_rank():
+        while not done.is_set():
+            for pid in _natives(stuck):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGSTOP)
+            time.sleep(0.05)
+
+    stopper = threading.Thread(target=stop_every_rank, daemon=True)
+    stopper.start()
+    try:
+        result = screen(eight, mpi_prefix, tmp_path / "screen.db", "--deadline", "10")
+    finally:
+        done.set()
+        stopper.join()
+        subprocess.run(["ip", "-n", a, "route", "del", "blackhole", f"{eight.addresses[b]}/32"])
+        left = [pid for host in eight.hosts for pid in _natives(host)]
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    kinds = sorted((s["kind"], sorted(s["hosts"])) for s in result["suspects"])
+    assert kinds == [("hung", [stuck]), ("unreachable", sorted([a, b]))], (a, b, stuck, result)
+    assert result["drain"] == [{"host": stuck, "reason": "hung"}]
+    assert sorted(result["cleared"] + result["unresolved"]) == sorted(set(eight.hosts) - {stuck})
+    assert left == [], "ranks left running after the screen"

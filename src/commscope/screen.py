@@ -64,6 +64,16 @@ class Observations:
                               for f in ("launch", "source", "dest", "log_bw")))
 
 
+class Faults(Exception):
+    """What a launch that did not complete was traced to (preflight.diagnose): each a dict
+    of kind ("unreachable": a pair that cannot talk, each side fine with another partner;
+    "hung": a node that answers no partner), nodes, and what was seen."""
+
+    def __init__(self, found: list[dict]):
+        super().__init__(", ".join(f"{f['kind']} {f['nodes']}" for f in found))
+        self.found = found
+
+
 @dataclass(frozen=True)
 class Launch:
     """One launch of the screen: one round, the nodes in `order` paired 2i with 2i+1 (the
@@ -76,28 +86,34 @@ class Launch:
         return order[: order.size - order.size % 2].reshape(-1, 2)
 
 
-def first_orders(n: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
+def first_orders(sets: list[list[int]], rng: np.random.Generator,
+                 dead: set[frozenset] = frozenset()) -> list[tuple[int, ...]]:
     """The first stage's FIRST_LAUNCHES random matchings, drawn again (up to TRIES times)
     until together they join every node into one graph with an odd cycle and no pair
     twice: on a bipartite graph a_x + a_y leaves c on one side and -c on the other
     undecided (3 random rounds of 8 nodes were bipartite in a namespace-cluster screen,
     and the fit gave the slow node 0.80 for 0.75)."""
+    nodes = sorted(set().union(*sets))
     for _ in range(TRIES):
-        orders = [tuple(int(x) for x in rng.permutation(n)) for _ in range(FIRST_LAUNCHES)]
+        orders = [tuple(int(x) for x in rng.permutation(nodes)) for nodes in sets]
         edges = np.concatenate([Launch(0, o).pairs() for o in orders])
-        if _joined(n, edges):
+        if _joined(nodes, edges, dead):
             return orders
     return orders
 
 
-def _joined(n: int, edges: np.ndarray) -> bool:
-    """Every node in one component, an odd cycle in it, and no pair met twice."""
-    if len({frozenset(e) for e in edges.tolist()}) < len(edges):
+def _joined(active: list[int], edges: np.ndarray, dead: set[frozenset]) -> bool:
+    """Every node in one component, an odd cycle in it, no pair met twice, none that
+    cannot talk."""
+    met = {frozenset(e) for e in edges.tolist()}
+    if len(met) < len(edges) or met & dead:
         return False
+    place = {x: i for i, x in enumerate(active)}
+    n = len(active)
     side = np.full(n, -1)
     side[0], stack, odd = 0, [0], False
     neighbours: list[list[int]] = [[] for _ in range(n)]
-    for x, y in edges.tolist():
+    for x, y in ((place[a], place[b]) for a, b in edges.tolist()):
         neighbours[x].append(y)
         neighbours[y].append(x)
     while stack:
@@ -184,14 +200,34 @@ class Screen:
     evidence: dict[int, dict] = field(default_factory=dict)
     history: list[dict] = field(default_factory=list)  # each look: rounds, intervals
     first: list[tuple[int, ...]] = field(default_factory=list)  # the first stage's orders
+    faults: list[dict] = field(default_factory=list)  # Faults' found, each with its launch
 
     @property
     def rounds(self) -> int:
         return len(self.launches)  # one round a launch
 
     @property
+    def hung(self) -> set[int]:
+        return {f["nodes"][0] for f in self.faults if f["kind"] == "hung"}
+
+    @property
+    def dead(self) -> set[frozenset]:
+        return {frozenset(f["nodes"]) for f in self.faults if f["kind"] == "unreachable"}
+
+    @property
+    def active(self) -> list[int]:
+        return [x for x in range(self.nodes) if x not in self.hung]
+
+    def launchable(self, number: int) -> list[int]:
+        """The active nodes launch `number` may hold: never both ends of a pair that
+        cannot talk (every launch's collectives would wait on it), the one left out
+        taking turns."""
+        out = {sorted(pair)[number % 2] for pair in self.dead}
+        return [x for x in self.active if x not in out]
+
+    @property
     def unresolved(self) -> list[int]:
-        return [x for x in range(self.nodes) if x not in self.named and x not in self.cleared]
+        return [x for x in self.active if x not in self.named and x not in self.cleared]
 
 
 def looks(nodes: int) -> list[int]:
@@ -209,39 +245,50 @@ def next_launch(s: Screen, rng: np.random.Generator) -> Launch | None:
         return None
     if number <= FIRST_LAUNCHES:
         if not s.first:
-            s.first = first_orders(s.nodes, rng)
+            s.first = first_orders([s.launchable(k) for k in range(1, FIRST_LAUNCHES + 1)],
+                                   rng, s.dead)
         return Launch(number, s.first[number - 1])
-    # each unresolved node meets a cleared one; beyond the cleared, they meet each other
-    open_ = [int(x) for x in rng.permutation(s.unresolved)]
-    partners = [int(x) for x in rng.permutation(list(s.cleared))]
+    for turn in (number, number + 1):  # the nodes this launch leaves out may be all of them
+        order = _targeted(s, set(s.launchable(turn)), rng)
+        if order:
+            return Launch(number, order)
+    return None
+
+
+def _targeted(s: Screen, here: set[int], rng: np.random.Generator) -> tuple[int, ...]:
+    """Each unresolved node meets a cleared one it can talk to; beyond the cleared, they
+    meet each other; one that can talk to none left sits the round out."""
+    open_ = [int(x) for x in rng.permutation([x for x in s.unresolved if x in here])]
+    partners = [int(x) for x in rng.permutation([x for x in s.cleared if x in here])]
     order: list[int] = []
     while open_:
-        order.append(open_.pop())
-        if partners:
-            order.append(partners.pop())
-        elif open_:
-            order.append(open_.pop())
-    return Launch(number, tuple(order))
+        x = open_.pop()
+        mate = next((p for p in partners + open_ if frozenset((x, p)) not in s.dead), None)
+        if mate is not None:
+            (partners if mate in partners else open_).remove(mate)
+            order += [x, mate]
+    return tuple(order)
 
 
 def judge(s: Screen, alpha: float = ALPHA) -> None:
-    """The first stage, after its FIRST_LAUNCHES: every node tested on its launch values,
-    one family of all N (BH, health._tests), named or cleared for good. The second stage, at each of its
-    looks: the nodes the first left unresolved, tested on the launches since (fresh data,
-    so that the first stage's choice of them does not bias it), one family of those,
-    each look spending an equal share of alpha (Bonferroni over the looks)."""
+    """The first stage, after its FIRST_LAUNCHES: every node that answers tested on its
+    launch values, one family of them (BH, health._tests), named or cleared for good. The
+    second stage, at each of its looks: the nodes the first left unresolved, tested on the
+    launches since (fresh data, so that the first stage's choice of them does not bias
+    it), one family of those, each look spending an equal share of alpha (Bonferroni over
+    the looks)."""
     launches = len(s.launches)
     if launches < FIRST_LAUNCHES:
         return
     mu, a = fit_nodes(s.nodes, s.obs)
     if launches == FIRST_LAUNCHES:  # each stage spends half of alpha: a node at the
-        family, level = list(range(s.nodes)), alpha / 2  # threshold was named in 7% of
-        values = launch_values(s.nodes, launches, s.obs, mu, a)  # simulated screens else
+        family, level = s.active, alpha / 2  # threshold was named in 7% of simulated
+        values = launch_values(s.nodes, launches, s.obs, mu, a)[:, family]  # screens else
     else:
         plan = looks(s.nodes)
         if launches - FIRST_LAUNCHES not in plan or not s.second:
             return
-        family, level = s.second, alpha / 2 / len(plan)
+        family, level = [x for x in s.second if x in s.active], alpha / 2 / len(plan)
         # its partners were cleared for looking fast: their fitted effects are too high
         # (the winner's curse), so they are taken as the typical node they were drawn from
         values = launch_values(s.nodes, launches, s.obs, mu, None)[FIRST_LAUNCHES:, family]
@@ -270,7 +317,13 @@ def run_screen(nodes: int, measure: Callable[[Launch], Observations], threshold:
     launches, or a simulation), judged after each."""
     s = Screen(nodes, threshold)
     while (launch := next_launch(s, rng)) is not None:
+        try:
+            found = measure(launch)
+        except Faults as faults:  # the round again, in a fresh launch without them
+            s.faults += [{**f, "launch": launch.number} for f in faults.found]
+            s.first = s.first if launch.number > FIRST_LAUNCHES else []
+            continue
         s.launches.append(launch)
-        s.obs = s.obs.add(measure(launch))
+        s.obs = s.obs.add(found)
         judge(s, alpha)
     return s

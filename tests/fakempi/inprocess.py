@@ -11,6 +11,7 @@ words on stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import time
@@ -49,6 +50,8 @@ class FakeLauncher:
     # of them, in an order of its own), and each node's log factor in each launch
     host_order: list[str] | None = None
     node_noise: float = 0.0
+    # A launch whose hosts (each rank's) make this true hangs after its context record
+    hangs_if: Callable[[list[str]], bool] | None = None
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
         if self.slow_launch is not None:
@@ -57,6 +60,12 @@ class FakeLauncher:
         how = launch(mpi, ranks, Path("commscope-native"), args + ["--output", str(records)],
                      placement)
         self.launched.append(how.argv)
+        hosts = _hosts(placement, ranks)
+        if self.hangs_if is not None and self.hangs_if(hosts or []):
+            return FakeJob(dataclasses.replace(self, hang_after=0), list(fake_records(
+                args, ranks, self.schema, native_description(mpi), self.scale, self.spread,
+                self.factor, self.seed, hosts, self.rate, self.host_order,
+                self.node_noise)), how.oversubscribed, records)
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
                             self.spread, self.factor, self.seed, _hosts(placement, ranks),
                             self.rate, self.host_order, self.node_noise)

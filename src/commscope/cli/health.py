@@ -53,6 +53,10 @@ def add_parser(sub, summary: str) -> None:
                         "cleared nodes, until every node is named or cleared: rounds grow "
                         "as log N, where the full matrix takes N-1 a launch; it judges "
                         "nodes, not single links (docs/health.md)")
+    p.add_argument("--deadline", type=float, metavar="SECONDS",
+                   help="with --screen: a round that shows no progress this long is traced "
+                        "to the pair or node behind it (default 5 times the slowest round "
+                        "so far, at least 10 s; 60 s before one has finished)")
     p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
                    help="latency at the smallest, bandwidth at the largest (default "
                         "%(default)s)")
@@ -135,6 +139,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     check_directory("--prom", args.prom)
     mpi = find_mpi(args.mpi)
     spec, count = _nodes(args, mpi)
+    if args.deadline is not None and not args.screen:
+        raise UserError("--deadline is for --screen; the full matrix waits by its cases' "
+                        "timeouts (drop --deadline, or add --screen)")
+    if args.deadline is not None and not args.deadline > 0:
+        raise UserError(f"--deadline {args.deadline:g}: give the seconds a round may show no "
+                        "progress, above 0")
     if args.screen:
         return _screen(args, argv, mpi, spec, count, threshold)
     # The rounds of the tournament, native/kernels/pairs.c: N-1, or N when N is odd.
@@ -191,13 +201,14 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
     plan = dataclasses.replace(plan, verdict={"verb": "health", "threshold": f"{threshold:g}",
                                               "screen": True})
     names = [h.partition(":")[0] for h in spec.split(",")]
+    # No start-up check: a node that cannot be started, or hangs, is traced by the
+    # screen's own launches and named (preflight.diagnose), and the rest judged
     store = writing_store(args.db)  # checked before launching
-    _reach(mpi, plan)
     found, run_id = screen_hosts(store, mpi, plan, names, args.ppn, ["commscope", *argv],
-                                 threshold)
+                                 threshold, args.deadline)
     say_oversubscribed(store, [run_id])
     if args.json:
         print_json("screen", {"run": run_id, **screen_json(found, names, plan)})
     else:
         print(render_screen(found, names, plan, run_id, args.db))
-    return 1 if found.named else 0
+    return 1 if found.named or found.faults else 0

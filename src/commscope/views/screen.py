@@ -11,6 +11,12 @@ from ..sizes import format_bytes
 from .health import REMEDY
 from .tables import Table
 
+FAULTS = {
+    "unreachable": "check the route and firewall between the two (ip route, ping between "
+                   "their addresses) and the link itself: each talks to other nodes",
+    "hung": "drain it: its rank answered no partner within the deadline (a hung process, a "
+            "dead NIC); check it (dmesg, its NIC's link) before it rejoins",
+}
 LINKS = ("the screen judges nodes, not single links: a slow link shows as noise on its two "
          "nodes; `commscope health --pattern pairs` measures every pair")
 
@@ -27,12 +33,20 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
                 "bytes": plan.sizes[-1], "ratio": e["ratio"], "ci": list(e["ci"]),
                 "p_value": e["p_value"], "launches": e["launches"], "stage": e["stage"],
                 "named_after_launch": s.named[x], "remedy": REMEDY["node"]}
+    def fault(f: dict) -> dict:
+        hosts = [names[x] for x in f["nodes"]]
+        out = {"kind": f["kind"], "hosts": hosts, "evidence": f["evidence"],
+               "named_after_launch": f["launch"], "remedy": FAULTS[f["kind"]]}
+        if f["kind"] == "unreachable":
+            out["direction"] = " -> ".join(hosts)
+        return out
     return {"pattern": "screen", "nodes": names, "threshold": s.threshold,
             "bandwidth_bytes": plan.sizes[-1], "latency_bytes": plan.sizes[0],
             "launches": len(s.launches), "rounds": s.rounds,
             "full_matrix_rounds": _full_rounds(s.nodes), "pair_tests": int(s.obs.log_bw.size),
-            "suspects": [named(x) for x in sorted(s.named)],
-            "drain": [names[x] for x in sorted(s.named)],
+            "suspects": [fault(f) for f in _ordered(s.faults)]
+            + [named(x) for x in sorted(s.named)],
+            "drain": drain(s, names),
             "cleared": [names[x] for x in sorted(s.cleared)],
             "unresolved": [names[x] for x in s.unresolved],
             "looks": [{"launch": h["launch"], "rounds": h["rounds"],
@@ -41,10 +55,25 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
             "note": LINKS}
 
 
+def _ordered(faults: list[dict]) -> list[dict]:
+    return sorted(faults, key=lambda f: list(FAULTS).index(f["kind"]))
+
+
+def drain(s: Screen, names: list[str]) -> list[dict]:
+    """Each node to drain once, with its reason: hung before slow."""
+    out = [{"host": names[x], "reason": "hung"} for x in sorted(s.hung)]
+    return out + [{"host": names[x], "reason": "slow"} for x in sorted(s.named)
+                  if x not in s.hung]
+
+
 def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
     lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
              f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
              f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
+    for f in _ordered(s.faults):
+        where = " -> ".join(names[x] for x in f["nodes"])
+        lines.append(f"{f['kind']}: {where} ({f['evidence']}; round {f['launch']}, measured "
+                     f"again without it); remedy: {FAULTS[f['kind']]}")
     if s.named:
         lines.append("suspects (ratio: the node's bandwidth over the typical node's, over the "
                      "launches that decided it):")
@@ -55,12 +84,13 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str
         lines.append(Table(("kind", "where", "ratio", "95% CI", "p (BH)", "launches"), rows,
                            align="l", rule=True).text())
         lines += [f"remedy for node {names[x]}: {REMEDY['node']}" for x in sorted(s.named)]
-    else:
+    elif not s.faults:
         lines.append(f"no suspect: no node is more than "
                      f"{units.percent(s.threshold, decimals=None)} slower than the typical "
                      f"node beyond doubt (BH-adjusted p < {ALPHA:g})")
     lines.append(LINKS)
-    line = f"drain: {' '.join(names[x] for x in sorted(s.named)) or 'none named'}"
+    line = "drain: " + (" ".join(f"{d['host']} ({d['reason']})" for d in drain(s, names))
+                        or "none named")
     if s.unresolved:
         line += (f"; {len(s.unresolved)} of {s.nodes} nodes unresolved after "
                  f"{s.rounds} rounds ({' '.join(names[x] for x in s.unresolved)}): near the "
