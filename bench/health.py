@@ -28,6 +28,7 @@ usage: python bench/health.py cluster [--mpi PREFIX ...] [--trials 10] [--scenar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import resource
@@ -43,6 +44,23 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 RATE_BPS = 400e6
 SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
+
+
+@contextlib.contextmanager
+def eight_hosts():
+    """The 8-host namespace cluster, every link shaped to RATE_BPS; down at the end."""
+    from commscope.cluster import ClusterUnavailable, down, up
+
+    try:
+        cluster = up(8)
+    except ClusterUnavailable as exc:
+        raise SystemExit(f"cluster: {exc}")
+    try:
+        for host in cluster.hosts:
+            cluster.shape(host, RATE_BPS)
+        yield cluster
+    finally:
+        down(cluster)
 
 
 def check(cluster, mpi: str, db: Path, extra: tuple[str, ...] = ()) -> tuple[dict, float]:
@@ -85,33 +103,24 @@ def trial(cluster, mpi: str, db: Path, scenario: str, rng: random.Random,
 
 
 def cluster_bench(args) -> None:
-    from commscope.cluster import ClusterUnavailable, down, up
-
     rng = random.Random(args.seed)
-    try:
-        cluster = up(8)
-    except ClusterUnavailable as exc:
-        raise SystemExit(f"cluster: {exc}")
     rows, extra = [], ("--screen",) if args.screen else ()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for mpi in args.mpi:
-                db = Path(tmp) / f"{Path(mpi).name}.db"
-                plan = [(s, 1.0 if s == "none" else args.slow / RATE_BPS) for s in args.scenarios]
-                plan += [("node", f) for f in args.slowdowns]
-                for scenario, factor in plan:
-                    runs = [trial(cluster, mpi, db, scenario, rng, factor, extra)
-                            for _ in range(args.trials)]
-                    rows.append((Path(mpi).name, scenario, factor, sum(r[0] for r in runs),
-                                 len(runs), sum(r[1] for r in runs),
-                                 statistics.median(r[2] for r in runs),
-                                 max(r[2] for r in runs), statistics.median(r[3] for r in runs),
-                                 max(r[3] for r in runs)))
-                    print("%-8s %-5s at %.2f of the rate: found %d of %d, %d false suspects, "
-                          "median %.1f s (most %.1f s), rounds median %d (most %d)" % rows[-1],
-                          flush=True)
-    finally:
-        down(cluster)
+    with eight_hosts() as cluster, tempfile.TemporaryDirectory() as tmp:
+        for mpi in args.mpi:
+            db = Path(tmp) / f"{Path(mpi).name}.db"
+            plan = [(s, 1.0 if s == "none" else args.slow / RATE_BPS) for s in args.scenarios]
+            plan += [("node", f) for f in args.slowdowns]
+            for scenario, factor in plan:
+                runs = [trial(cluster, mpi, db, scenario, rng, factor, extra)
+                        for _ in range(args.trials)]
+                rows.append((Path(mpi).name, scenario, factor, sum(r[0] for r in runs),
+                             len(runs), sum(r[1] for r in runs),
+                             statistics.median(r[2] for r in runs),
+                             max(r[2] for r in runs), statistics.median(r[3] for r in runs),
+                             max(r[3] for r in runs)))
+                print("%-8s %-5s at %.2f of the rate: found %d of %d, %d false suspects, "
+                      "median %.1f s (most %.1f s), rounds median %d (most %d)" % rows[-1],
+                      flush=True)
 
 
 def predict(mpis: list[str], trials: int) -> None:
@@ -123,7 +132,6 @@ def predict(mpis: list[str], trials: int) -> None:
     slowed and one node at 0.75). L is the 8-host figure: mpirun's start-up on N hosts
     grows with N, so the screen's, a launch a round, is the lower bound."""
     import numpy as np
-    from commscope.cluster import ClusterUnavailable, down, up
     from screensim import screen_of
 
     rounds = {}
@@ -133,34 +141,25 @@ def predict(mpis: list[str], trials: int) -> None:
             effects[1] = np.log(ratio)
             rounds[nodes, ratio] = float(np.median(
                 [screen_of(effects, 0.2, seed).rounds for seed in range(trials)]))
-    try:
-        cluster = up(8)
-    except ClusterUnavailable as exc:
-        raise SystemExit(f"cluster: {exc}")
-    try:
-        for host in cluster.hosts:
-            cluster.shape(host, RATE_BPS)
-        with tempfile.TemporaryDirectory() as tmp:
-            for mpi in mpis:
-                db = Path(tmp) / f"{Path(mpi).name}.db"
-                screens = [check(cluster, mpi, db, ("--screen",)) for _ in range(2)]
-                per_round = statistics.median(t / r["rounds"] for r, t in screens)
-                _, full = check(cluster, mpi, db, ("--launches", "3"))
-                c = max((full - 3 * per_round) / 18, 0.0)  # 3 L + 21 c, L = per_round - c
-                launch = per_round - c
-                print(f"{Path(mpi).name}: measured on 8 hosts a launch L = {launch:.2f} s, a "
-                      f"round c = {c:.2f} s (screens {per_round:.2f} s a round, the full "
-                      f"matrix at 3 launches {full:.1f} s)")
-                print(f"{'nodes':>6} {'full matrix (10 launches)':>26} "
-                      f"{'screen, none slow':>18} {'screen, one at 0.75':>20}")
-                for nodes in (8, 64, 1024, 4096):
-                    whole = 10 * (launch + (nodes - 1 + nodes % 2) * c)
-                    quiet, slow = (rounds[nodes, r] * (launch + c) for r in (1.0, 0.75))
-                    print(f"{nodes:>6} {whole / 60:>22.1f} min {quiet / 60:>14.1f} min "
-                          f"{slow / 60:>16.1f} min  (screen rounds {rounds[nodes, 1.0]:.0f}, "
-                          f"{rounds[nodes, 0.75]:.0f})", flush=True)
-    finally:
-        down(cluster)
+    with eight_hosts() as cluster, tempfile.TemporaryDirectory() as tmp:
+        for mpi in mpis:
+            db = Path(tmp) / f"{Path(mpi).name}.db"
+            screens = [check(cluster, mpi, db, ("--screen",)) for _ in range(2)]
+            per_round = statistics.median(t / r["rounds"] for r, t in screens)
+            _, full = check(cluster, mpi, db, ("--launches", "3"))
+            c = max((full - 3 * per_round) / 18, 0.0)  # 3 L + 21 c, L = per_round - c
+            launch = per_round - c
+            print(f"{Path(mpi).name}: measured on 8 hosts a launch L = {launch:.2f} s, a "
+                  f"round c = {c:.2f} s (screens {per_round:.2f} s a round, the full "
+                  f"matrix at 3 launches {full:.1f} s)")
+            print(f"{'nodes':>6} {'full matrix (10 launches)':>26} "
+                  f"{'screen, none slow':>18} {'screen, one at 0.75':>20}")
+            for nodes in (8, 64, 1024, 4096):
+                whole = 10 * (launch + (nodes - 1 + nodes % 2) * c)
+                quiet, slow = (rounds[nodes, r] * (launch + c) for r in (1.0, 0.75))
+                print(f"{nodes:>6} {whole / 60:>22.1f} min {quiet / 60:>14.1f} min "
+                      f"{slow / 60:>16.1f} min  (screen rounds {rounds[nodes, 1.0]:.0f}, "
+                      f"{rounds[nodes, 0.75]:.0f})", flush=True)
 
 
 def scale_bench(args) -> None:

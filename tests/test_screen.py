@@ -153,3 +153,37 @@ def test_a_node_that_answers_no_one_is_hung_drained_and_left_out(fake_mpi, tmp_p
     last_failed = max(i for i, (status, _) in enumerate(launched) if status != "complete")
     assert all("h4" not in hosts for _, hosts in launched[last_failed + 1:])
     assert all(status in ("complete", "failed") for status, _ in launched)
+
+
+def test_a_stored_screen_replays_to_what_it_printed(fake_mpi, tmp_path):
+    """The report's read (preflight.replay): the stored rounds and faults judged again
+    give the suspects, cleared nodes and looks the command printed."""
+    from commscope.preflight import replay
+    from commscope.store import Store
+    from commscope.views.screen import screen_json
+
+    db = tmp_path / "s.db"
+    code, printed = screen(fake_mpi, db, "--deadline", "0.5",
+                           rate=lambda x, y: RATE * 0.5 if 6 in (x, y) else RATE,
+                           hangs=lambda hosts: "h1" in hosts)
+    s, names, sizes = replay(Store(db), printed["run"])
+
+    class Sizes:  # what screen_json reads of the plan
+        pass
+    plan = Sizes()
+    plan.sizes = sizes
+    again = screen_json(s, names, plan)
+    for key in ("suspects", "drain", "cleared", "unresolved", "rounds", "looks"):
+        assert again[key] == printed[key], key
+
+
+def test_the_report_shows_the_screen_s_faults_suspects_and_intervals(fake_mpi, tmp_path):
+    db = tmp_path / "s.db"
+    screen(fake_mpi, db, "--deadline", "0.5", hangs=lambda hosts: "h1" in hosts,
+           rate=lambda x, y: RATE * 0.5 if 6 in (x, y) else RATE)
+    out = tmp_path / "r.html"
+    done = commscope("report", "-o", out, "--db", db)
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert "Node screen" in html and "hung: h1" in html and "drain: h1 (hung) h6 (slow)" in html
+    assert "each node&#x27;s interval by rounds run" in html or "interval by rounds run" in html

@@ -246,7 +246,7 @@ def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress
     cost = max(took - outcome.ingest.sampling_s, MIN_LAUNCH_COST_S)
     run.launch_cost_s = min(run.launch_cost_s if run.launches else float("inf"), cost)
     if outcome.status == "complete" and p.sampling.adaptive:
-        store.set_start_up(outcome.launch_id, run.key, cost)
+        store.note_launch(outcome.launch_id, start_up_key=run.key, start_up_s=cost)
     run.outcomes.append(outcome)
     return outcome
 

@@ -16,7 +16,7 @@ from .health import PHASES, _middle, node_names
 from .launcher.hosts import parse_hosts
 from .measure import measure
 from .plan import Plan, Step
-from .screen import Faults, Launch, Observations, Screen, run_screen
+from .screen import Faults, Launch, Observations, Screen, judge, run_screen
 from .store import Store
 
 
@@ -32,7 +32,7 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
     stored as one run; its id. A launch that does not finish within the deadline (no
     record for that long), or fails, is traced to its pair and node (diagnose), and the
     round runs again in a fresh launch without them."""
-    state = {"run": None, "stored": 0, "slowest": 0.0}
+    state: dict = {"run": None, "stored": 0, "slowest": 0.0, "ids": {}, "faults": []}
 
     def launched(order: tuple[int, ...]) -> int | None:
         """One launch of these nodes in this order: its stored number, None if it did
@@ -44,7 +44,8 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
                                                                        timeout=wait))
         if state["run"] is None:
             state["run"] = store.begin_run(command, "pairs", base.ranks, False,
-                                           {**base.settings(), "point": 0, "screen": True},
+                                           {**base.settings(), "point": 0, "screen": True,
+                                            "screen_nodes": names},
                                            kernel_facts=base.kernel.described)
         state["stored"] += 1
         started = time.monotonic()
@@ -53,16 +54,20 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
         if outcome.status != "complete":
             return None
         state["slowest"] = max(state["slowest"], time.monotonic() - started)
+        state["ids"][state["stored"]] = outcome.launch_id
         return state["stored"]
 
     def launch_of(launch: Launch) -> Observations:
         for attempt in range(2):
             stored = launched(launch.order)
-            if stored is not None:
+            if stored is not None:  # a round: what replay reads back
+                store.note_launch(state["ids"][stored], screen_round=launch.number)
                 return observations(store, state["run"], stored, ppn, base.sizes[-1], names,
                                     launch.number)
             found = diagnose(launched, list(launch.order), found_with(launch))
             if found:
+                state["faults"] += [{**f, "launch": launch.number} for f in found]
+                store.note_run(state["run"], screen_faults=state["faults"])
                 raise Faults(found)
         store.finish_run(state["run"], "failed", f"round {launch.number} failed twice")
         raise UserError(f"health --screen: round {launch.number} did not finish twice, and "
@@ -170,3 +175,23 @@ def observations(store: Store, run_id: int, number: int, ppn: int, size: int,
     source_a = np.concatenate(source)
     return Observations(np.full(source_a.size, label or number), source_a, np.concatenate(dest),
                         np.concatenate(log_bw))
+
+
+def replay(store: Store, run_id: int) -> tuple[Screen, list[str], list[int]]:
+    """A stored screen judged again as it was run, round by round (its faults from the
+    round they were found): the Screen, its nodes and sizes (the report's read)."""
+    settings = json.loads(store.run(run_id)["settings"])
+    names, sizes = settings["screen_nodes"], settings["sizes"]
+    ppn = int(settings["params"].get("ppn", 1))
+    faults = [{**f, "nodes": tuple(f["nodes"])} for f in settings.get("screen_faults", [])]
+    s = Screen(len(names), float(settings["verdict"]["threshold"]))
+    rounds = {json.loads(r["settings"] or "{}").get("screen_round"): r["number"]
+              for r in store.launches(run_id) if r["status"] == "complete"}
+    rounds.pop(None, None)  # the launches that traced a fault
+    for k, number in sorted(rounds.items()):
+        s.faults = [f for f in faults if f["launch"] <= k]
+        s.launches.append(Launch(k, ()))
+        s.obs = s.obs.add(observations(store, run_id, number, ppn, sizes[-1], names, k))
+        judge(s)
+    s.faults = faults
+    return s, names, sizes

@@ -544,12 +544,22 @@ class Store:
                 self._in_flight(launch_id, None)
         self._write(body)
 
-    def set_start_up(self, launch_id: int, key: str, seconds: float) -> None:
-        """What the launch cost beyond its cases' sampling (start-up, warm-up, ending), under
-        the key of what was launched: the pilot count of the next run of it reads it."""
+    def note_launch(self, launch_id: int, **values) -> None:
+        """Facts learnt of a launch once it ended, into its settings (JSON): its start-up
+        cost (launches.py), its round of a screen (preflight.py)."""
+        self._note("launches", launch_id, values)
+
+    def note_run(self, run_id: int, **values) -> None:
+        """Facts learnt of a run as it went, into its settings (JSON): a screen's nodes and
+        faults (preflight.py)."""
+        self._note("runs", run_id, values)
+
+    def _note(self, table: str, row_id: int, values: dict) -> None:
+        paths = ", ".join("?, json(?)" for _ in values)
+        args = [x for key, value in values.items() for x in (f"$.{key}", json.dumps(value))]
         self._write(lambda: self.db.execute(
-            "UPDATE launches SET settings = json_set(COALESCE(settings, '{}'), "
-            "'$.start_up_key', ?, '$.start_up_s', ?) WHERE id = ?", (key, seconds, launch_id)))
+            f"UPDATE {table} SET settings = json_set(COALESCE(settings, '{{}}'), {paths}) "
+            "WHERE id = ?", (*args, row_id)))
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
         def body():

@@ -9,13 +9,15 @@ docs/report.md for what each section shows.
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import datetime, timezone
 
 from ..kernels import MEANINGS
 from ..store import Store
 from . import (advection, ceiling, distributions, findings, guidelines, health, imported,
-               launches, message_models, provenance, ranks, scaling, size, tune)
+               launches, message_models, provenance, ranks, scaling, screen, size, tune)
 from ..health import PATTERNS as HEALTH, health_of
+from ..preflight import replay
 from ..results import measured, quality, summaries
 from .data import ReportData, load
 from .html import Section, contents, el, join, page
@@ -29,7 +31,10 @@ def build(store: Store, run_ids: list[int], chosen: str,
     data = load(store, run_ids, HEALTH)
     found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
     checks = [r.id for r in data.runs if r.row["kernel"] in HEALTH]
-    healths = {run_id: health_of(store, run_id) for run_id in checks}
+    screened = {r.id for r in data.runs if r.id in checks
+                and json.loads(r.row["settings"] or "{}").get("screen")}
+    screens = {run_id: replay(store, run_id) for run_id in checks if run_id in screened}
+    healths = {run_id: health_of(store, run_id) for run_id in checks if run_id not in screened}
     # the figures `results show` prints, computed as it computes them
     shown = measured(store, [r.id for r in data.runs if r.id not in checks])
     # each run's variance line as `results show` prints it, from that run's cases alone; a
@@ -40,7 +45,7 @@ def build(store: Store, run_ids: list[int], chosen: str,
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
         for kernel in kernels]
-    sections = [*filter(None, [health.render_runs(healths)]),
+    sections = [*filter(None, [health.render_runs(healths), screen.render_runs(screens)]),
                 *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",

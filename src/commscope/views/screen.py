@@ -66,10 +66,9 @@ def drain(s: Screen, names: list[str]) -> list[dict]:
                   if x not in s.hung]
 
 
-def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
-    lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
-             f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
-             f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
+def render_suspects(s: Screen, names: list[str]) -> list[str]:
+    """The faults (unreachable, hung), then the slow nodes' table and remedies."""
+    lines = []
     for f in _ordered(s.faults):
         where = " -> ".join(names[x] for x in f["nodes"])
         lines.append(f"{f['kind']}: {where} ({f['evidence']}; round {f['launch']}, measured "
@@ -84,7 +83,15 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str
         lines.append(Table(("kind", "where", "ratio", "95% CI", "p (BH)", "launches"), rows,
                            align="l", rule=True).text())
         lines += [f"remedy for node {names[x]}: {REMEDY['node']}" for x in sorted(s.named)]
-    elif not s.faults:
+    return lines
+
+
+def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
+    lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
+             f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
+             f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
+    lines += render_suspects(s, names)
+    if not s.named and not s.faults:
         lines.append(f"no suspect: no node is more than "
                      f"{units.percent(s.threshold, decimals=None)} slower than the typical "
                      f"node beyond doubt (BH-adjusted p < {ALPHA:g})")
