@@ -21,8 +21,11 @@ def matching(nodes: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def simulated(effects: np.ndarray, rng: np.random.Generator, node_launch: float = NODE_LAUNCH,
-              pair: float = PAIR):
-    """A `measure` for run_screen over nodes of these log effects."""
+              pair: float = PAIR, groups: np.ndarray | None = None,
+              uplink: dict[int, float] | None = None):
+    """A `measure` for run_screen over nodes of these log effects; `uplink`: a switch
+    group's log factor on every pair between it and another group (`groups`: each
+    node's)."""
     nodes = effects.size
 
     def measure(launch: Launch) -> Observations:
@@ -32,10 +35,15 @@ def simulated(effects: np.ndarray, rng: np.random.Generator, node_launch: float 
         dest = np.concatenate([pairs[:, 1], pairs[:, 0]])
         log_bw = 20 + effects[source] + effects[dest] + shock[source] + shock[dest] \
             + rng.normal(0, pair, source.size)
+        if uplink:
+            g, h = groups[source], groups[dest]
+            for group, factor in uplink.items():
+                log_bw += factor * ((g != h) & ((g == group) | (h == group)))
         return Observations(np.full(source.size, launch.number), source, dest, log_bw)
     return measure
 
 
-def screen_of(effects: np.ndarray, threshold: float, seed: int, **noise):
+def screen_of(effects: np.ndarray, threshold: float, seed: int, groups=None, **noise):
     rng = np.random.default_rng(seed)
-    return run_screen(effects.size, simulated(effects, rng, **noise), threshold, rng)
+    return run_screen(effects.size, simulated(effects, rng, groups=groups, **noise), threshold,
+                      rng, groups=groups)

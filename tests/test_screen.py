@@ -93,7 +93,7 @@ def test_the_fit_recovers_node_effects_from_random_rounds():
     dest = np.concatenate([pairs[:, 1], pairs[:, 0]])
     obs = Observations(np.ones(source.size, int), source, dest,
                        3.0 + truth[source] + truth[dest])
-    mu, a = fit_nodes(64, obs)
+    mu, a, _ = fit_nodes(64, obs)
     assert np.allclose(a - np.median(a), truth - np.median(truth), atol=1e-3)
 
 
@@ -187,3 +187,47 @@ def test_the_report_shows_the_screen_s_faults_suspects_and_intervals(fake_mpi, t
     html = out.read_text()
     assert "Node screen" in html and "hung: h1" in html and "drain: h1 (hung) h6 (slow)" in html
     assert "each node&#x27;s interval by rounds run" in html or "interval by rounds run" in html
+
+
+def test_a_slow_uplink_is_named_as_its_group_not_as_its_nodes(fake_mpi, tmp_path):
+    """--groups: two switches of 4 hosts, the pairs between them at 0.6 of those within:
+    the pair of groups is named, no node is, and nothing is drained."""
+    groups = tmp_path / "topology.conf"
+    groups.write_text("SwitchName=s1 Nodes=h[0-3]\nSwitchName=s2 Nodes=h[4-7]\n"
+                      "SwitchName=top Switches=s[1-2]\n")
+    code, result = screen(fake_mpi, tmp_path / "s.db", "--groups", groups,
+                          rate=lambda x, y: RATE * (0.6 if (x < 4) != (y < 4) else 1))
+    assert code == 1, result
+    (group,) = result["suspects"]
+    assert group["kind"] == "group" and group["groups"] == ["s1", "s2"]
+    assert group["ratio"] == pytest.approx(0.6, rel=0.05) and result["drain"] == []
+    validator("urn:commscope:screen:1").validate(result)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("s1: h0,h1\ns2: h1,h2\n", "h1 is in two groups (s1 and s2)"),
+    ("SwitchName=s1 Nodes=h[0-1],x9\n", "group s1 names x9, not among the hosts checked"),
+    ("just words\n", "line 1: give `SwitchName=NAME Nodes=HOSTLIST`"),
+    ("# nothing\n", "no group in it"),
+])
+def test_a_groups_file_that_does_not_fit_is_one_line(fake_mpi, tmp_path, text, words):
+    groups = tmp_path / "groups"
+    groups.write_text(text)
+    db = tmp_path / "s.db"
+    done = commscope("health", "--screen", "--hosts", ",".join(HOSTS), "--groups", groups,
+                     "--mpi", fake_mpi, "--db", db, launcher=FakeLauncher(host_order=HOSTS))
+    assert done.returncode == 2 and words in one_line_error(done)
+    assert not db.exists() or not sqlite3.connect(db).execute("SELECT * FROM runs").fetchall()
+
+
+def test_simulated_uplinks_are_named_as_groups():
+    """Two switches of 16 with the pairs between them at 0.62: the pair of groups named in
+    every screen and no node; four of 8, nothing slow: nothing named."""
+    two = np.repeat([0, 1], 16)
+    four = np.repeat([0, 1, 2, 3], 8)
+    from commscope.screen import group_suspects
+    for seed in range(5):
+        found = screen_of(np.zeros(32), 0.2, seed, groups=two, uplink={0: math.log(0.62)})
+        assert [g["groups"] for g in group_suspects(found)] == [(0, 1)] and not found.named
+        quiet = screen_of(np.zeros(32), 0.2, 50 + seed, groups=four)
+        assert not group_suspects(quiet) and not quiet.named

@@ -27,6 +27,7 @@ MIN_DEADLINE_S = 10.0
 
 def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
                  command: list[str], threshold: float, deadline: float | None = None,
+                 groups: np.ndarray | None = None, group_names: list[str] = (),
                  seed: int | None = None, progress=None) -> tuple[Screen, int]:
     """The screen of these nodes (base: the pairs plan over all of them, in this order),
     stored as one run; its id. A launch that does not finish within the deadline (no
@@ -45,7 +46,10 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
         if state["run"] is None:
             state["run"] = store.begin_run(command, "pairs", base.ranks, False,
                                            {**base.settings(), "point": 0, "screen": True,
-                                            "screen_nodes": names},
+                                            "screen_nodes": names,
+                                            "screen_groups": None if groups is None else
+                                            {"names": list(group_names),
+                                             "of": groups.tolist()}},
                                            kernel_facts=base.kernel.described)
         state["stored"] += 1
         started = time.monotonic()
@@ -80,7 +84,8 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
         return list(launch.order) + [x for x in range(len(names)) if x not in launch.order]
 
     try:
-        found = run_screen(len(names), launch_of, threshold, np.random.default_rng(seed))
+        found = run_screen(len(names), launch_of, threshold, np.random.default_rng(seed),
+                           groups=groups, group_names=group_names)
     except BaseException:
         if state["run"] is not None:
             store.end_running(state["run"], "interrupted", "the screen stopped")
@@ -184,7 +189,10 @@ def replay(store: Store, run_id: int) -> tuple[Screen, list[str], list[int]]:
     names, sizes = settings["screen_nodes"], settings["sizes"]
     ppn = int(settings["params"].get("ppn", 1))
     faults = [{**f, "nodes": tuple(f["nodes"])} for f in settings.get("screen_faults", [])]
-    s = Screen(len(names), float(settings["verdict"]["threshold"]))
+    grouped = settings.get("screen_groups")
+    s = Screen(len(names), float(settings["verdict"]["threshold"]),
+               groups=None if not grouped else np.array(grouped["of"]),
+               group_names=grouped["names"] if grouped else [])
     rounds = {json.loads(r["settings"] or "{}").get("screen_round"): r["number"]
               for r in store.launches(run_id) if r["status"] == "complete"}
     rounds.pop(None, None)  # the launches that traced a fault

@@ -30,6 +30,7 @@ finds links.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -87,7 +88,8 @@ class Launch:
 
 
 def first_orders(sets: list[list[int]], rng: np.random.Generator,
-                 dead: set[frozenset] = frozenset()) -> list[tuple[int, ...]]:
+                 dead: set[frozenset] = frozenset(),
+                 groups: np.ndarray | None = None) -> list[tuple[int, ...]]:
     """The first stage's FIRST_LAUNCHES random matchings, drawn again (up to TRIES times)
     until together they join every node into one graph with an odd cycle and no pair
     twice: on a bipartite graph a_x + a_y leaves c on one side and -c on the other
@@ -96,10 +98,27 @@ def first_orders(sets: list[list[int]], rng: np.random.Generator,
     nodes = sorted(set().union(*sets))
     for _ in range(TRIES):
         orders = [tuple(int(x) for x in rng.permutation(nodes)) for nodes in sets]
+        if groups is not None:  # the first round within the switch groups: what tells
+            orders[0] = _within(sets[0], groups, rng)  # the nodes' effects from uplinks
         edges = np.concatenate([Launch(0, o).pairs() for o in orders])
         if _joined(nodes, edges, dead):
             return orders
     return orders
+
+
+def _within(nodes: list[int], groups: np.ndarray, rng: np.random.Generator
+            ) -> tuple[int, ...]:
+    """A matching of each switch group's nodes among themselves (one of an odd group, and
+    the nodes of none, matched at random after)."""
+    order, left = [], []
+    for g in np.unique(groups[nodes]):
+        members = [int(x) for x in rng.permutation([x for x in nodes if groups[x] == g])]
+        if g < 0:
+            left += members
+            continue
+        order += members[: len(members) - len(members) % 2]
+        left += members[len(members) - len(members) % 2:]
+    return tuple(order + [int(x) for x in rng.permutation(left)])
 
 
 def _joined(active: list[int], edges: np.ndarray, dead: set[frozenset]) -> bool:
@@ -127,10 +146,14 @@ def _joined(active: list[int], edges: np.ndarray, dead: set[frozenset]) -> bool:
     return odd and bool((side >= 0).all())
 
 
-def fit_nodes(n: int, obs: Observations) -> tuple[float, np.ndarray]:
-    """mu and each node's a_x over every round (NaN: never measured): the least-squares
-    fit of log b = mu + a_source + a_dest, the effects summing to 0 (scipy's LSQR on the
-    sparse design), then centred on the median node."""
+def fit_nodes(n: int, obs: Observations, groups: np.ndarray | None = None
+              ) -> tuple[float, np.ndarray, dict[tuple[int, int], float]]:
+    """mu, each node's a_x (NaN: never measured) and, with `groups` (each node's switch
+    group, -1: none), each pair of groups' v_GH, the log ratio of a pair across them to
+    what its nodes predict: the least-squares fit of log b = mu + a_source + a_dest
+    (+ v_GH across groups G and H), the node effects summing to 0 (scipy's LSQR on the
+    sparse design), then centred on the median node. Pairs within a group tell the
+    nodes' effects from the uplinks'."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.linalg import lsqr
 
@@ -138,15 +161,64 @@ def fit_nodes(n: int, obs: Observations) -> tuple[float, np.ndarray]:
     counts = np.bincount(np.concatenate([obs.source, obs.dest]), minlength=n)
     seen = counts > 0
     at = np.arange(rows)
-    # row r: a_source + a_dest + mu; one more row: sum a = 0
-    design = csr_matrix((np.ones(3 * rows + n),
-                         (np.concatenate([at, at, at, np.full(n, rows)]),
-                          np.concatenate([obs.source, obs.dest, np.full(rows, n), np.arange(n)]))),
-                        shape=(rows + 1, n + 1))
+    links = _group_links(obs, groups)
+    across = [(r, n + 1 + k) for k, (_, where) in enumerate(links) for r in where]
+    # row r: a_source + a_dest + mu (+ v_GH); one more row: sum a = 0
+    row_of = np.concatenate([at, at, at, np.full(n, rows), [r for r, _ in across]])
+    col_of = np.concatenate([obs.source, obs.dest, np.full(rows, n), np.arange(n),
+                             [c for _, c in across]])
+    design = csr_matrix((np.ones(row_of.size), (row_of.astype(int), col_of.astype(int))),
+                        shape=(rows + 1, n + 1 + len(links)))
     solution = lsqr(design, np.append(obs.log_bw, 0.0), atol=1e-12, btol=1e-12)[0]
     a, mu = solution[:n], float(solution[n])
     centre = float(np.median(a[seen]))
-    return mu + 2 * centre, np.where(seen, a - centre, np.nan)
+    v = {key: float(solution[n + 1 + k]) for k, (key, _) in enumerate(links)}
+    return mu + 2 * centre, np.where(seen, a - centre, np.nan), v
+
+
+def _group_links(obs: Observations, groups: np.ndarray | None) -> list:
+    """((G, H), the rows measured across them) for each pair of groups with a row across
+    it and a row within one of them (else v_GH cannot be told from the nodes' effects)."""
+    if groups is None:
+        return []
+    g, h = groups[obs.source], groups[obs.dest]
+    inside = {int(x) for x in g[(g == h) & (g >= 0)]}
+    cross = (g != h) & (g >= 0) & (h >= 0)
+    keys = np.minimum(g, h) * (int(groups.max()) + 1) + np.maximum(g, h)
+    out = []
+    for key in np.unique(keys[cross]):
+        pair = divmod(int(key), int(groups.max()) + 1)
+        if inside & set(pair):
+            out.append((pair, np.nonzero(cross & (keys == key))[0]))
+    return out
+
+
+def without_links(obs: Observations, groups: np.ndarray | None,
+                  v: dict[tuple[int, int], float]) -> Observations:
+    """The measurements with each pair across groups less its groups' v_GH: what the
+    nodes' effects alone predict, for the nodes' values."""
+    if not v:
+        return obs
+    g, h = groups[obs.source], groups[obs.dest]
+    less = np.array([v.get((min(x, y), max(x, y)), 0.0) if x != y else 0.0
+                     for x, y in zip(g.tolist(), h.tolist())])
+    return dataclasses.replace(obs, log_bw=obs.log_bw - less)
+
+
+def link_values(launches: int, obs: Observations, groups: np.ndarray, mu: float,
+                a: np.ndarray, keys: list[tuple[int, int]]) -> np.ndarray:
+    """launches x links: each pair of groups' mean, over its measurements across them in
+    a launch, of the log bandwidth less mu and both nodes' effects (v_GH there)."""
+    g, h = groups[obs.source], groups[obs.dest]
+    out = np.full((launches, len(keys)), np.nan)
+    residual = obs.log_bw - mu - a[obs.source] - a[obs.dest]
+    for k, (x, y) in enumerate(keys):
+        rows = ((g == x) & (h == y)) | ((g == y) & (h == x))
+        for launch in range(1, launches + 1):
+            here = rows & (obs.launch == launch)
+            if here.any():
+                out[launch - 1, k] = float(residual[here].mean())
+    return out
 
 
 def launch_values(n: int, launches: int, obs: Observations, mu: float,
@@ -201,6 +273,11 @@ class Screen:
     history: list[dict] = field(default_factory=list)  # each look: rounds, intervals
     first: list[tuple[int, ...]] = field(default_factory=list)  # the first stage's orders
     faults: list[dict] = field(default_factory=list)  # Faults' found, each with its launch
+    groups: np.ndarray | None = None  # each node's switch group (-1: none), from --groups
+    group_names: list[str] = field(default_factory=list)
+    # (G, H) -> what the test of v_GH saw: ratio, ci, p_value, launches; and those named
+    links: dict[tuple[int, int], dict] = field(default_factory=dict)
+    slow_links: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def rounds(self) -> int:
@@ -246,7 +323,7 @@ def next_launch(s: Screen, rng: np.random.Generator) -> Launch | None:
     if number <= FIRST_LAUNCHES:
         if not s.first:
             s.first = first_orders([s.launchable(k) for k in range(1, FIRST_LAUNCHES + 1)],
-                                   rng, s.dead)
+                                   rng, s.dead, s.groups)
         return Launch(number, s.first[number - 1])
     for turn in (number, number + 1):  # the nodes this launch leaves out may be all of them
         order = _targeted(s, set(s.launchable(turn)), rng)
@@ -280,10 +357,19 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
     launches = len(s.launches)
     if launches < FIRST_LAUNCHES:
         return
-    mu, a = fit_nodes(s.nodes, s.obs)
+    obs = s.obs
+    if s.groups is not None:
+        mu, a, v = fit_nodes(s.nodes, s.obs, s.groups)
+        if launches == FIRST_LAUNCHES and v:
+            _judge_links(s, launches, mu, a, sorted(v), alpha)
+        # the nodes judged beyond the named links alone: each group term fitted where
+        # none is slow only added noise (a node named in 30% of simulated screens of 4
+        # groups of 8 with nothing slow)
+        obs = without_links(s.obs, s.groups, {k: v[k] for k in s.slow_links if k in v})
+    mu, a, _ = fit_nodes(s.nodes, obs)
     if launches == FIRST_LAUNCHES:  # each stage spends half of alpha: a node at the
         family, level = s.active, alpha / 2  # threshold was named in 7% of simulated
-        values = launch_values(s.nodes, launches, s.obs, mu, a)[:, family]  # screens else
+        values = launch_values(s.nodes, launches, obs, mu, a)[:, family]  # screens else
     else:
         plan = looks(s.nodes)
         if launches - FIRST_LAUNCHES not in plan or not s.second:
@@ -291,7 +377,7 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
         family, level = [x for x in s.second if x in s.active], alpha / 2 / len(plan)
         # its partners were cleared for looking fast: their fitted effects are too high
         # (the winner's curse), so they are taken as the typical node they were drawn from
-        values = launch_values(s.nodes, launches, s.obs, mu, None)[FIRST_LAUNCHES:, family]
+        values = launch_values(s.nodes, launches, obs, mu, None)[FIRST_LAUNCHES:, family]
     named, cleared, p, low, high, _ = _tests(values, Threshold(s.threshold), level)
     with np.errstate(all="ignore"):
         ratio = np.exp(np.nanmean(values, axis=0))
@@ -311,11 +397,40 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
                       "ci": {x: s.evidence[x]["ci"] for x in family}})
 
 
+def _judge_links(s: Screen, launches: int, mu: float, a: np.ndarray,
+                 keys: list[tuple[int, int]], alpha: float) -> None:
+    """The pairs of switch groups, once, on the first stage's launches: one family of
+    them (BH), each named where its pairs across are more than the threshold slower than
+    their nodes predict, beyond doubt."""
+    values = link_values(launches, s.obs, s.groups, mu, a, keys)
+    named, _, p, low, high, _ = _tests(values, Threshold(s.threshold), alpha)
+    with np.errstate(all="ignore"):
+        ratio = np.exp(np.nanmean(values, axis=0))
+    for i, key in enumerate(keys):
+        s.links[key] = {"ratio": float(ratio[i]), "ci": (float(low[i]), float(high[i])),
+                        "p_value": float(p[i]), "launches": int(np.isfinite(values[:, i]).sum())}
+        if named[i]:
+            s.slow_links.append(key)
+
+
+def group_suspects(s: Screen) -> list[dict]:
+    """The named pairs of groups as the groups behind them: a group in every named pair,
+    two or more of them, is that group's uplink; else each named pair."""
+    named = sorted(s.slow_links)
+    for g in {x for key in named for x in key}:
+        if len(named) >= 2 and all(g in key for key in named):
+            ratio = float(np.exp(np.mean([np.log(s.links[k]["ratio"]) for k in named])))
+            return [{"groups": (g,), "links": named, "ratio": ratio}]
+    return [{"groups": key, "links": [key], "ratio": s.links[key]["ratio"]}
+            for key in sorted(named)]
+
+
 def run_screen(nodes: int, measure: Callable[[Launch], Observations], threshold: float,
-               rng: np.random.Generator, alpha: float = ALPHA) -> Screen:
+               rng: np.random.Generator, alpha: float = ALPHA,
+               groups: np.ndarray | None = None, group_names: list[str] = ()) -> Screen:
     """The whole screen: launches chosen by next_launch, measured by `measure` (the real
-    launches, or a simulation), judged after each."""
-    s = Screen(nodes, threshold)
+    launches, or a simulation), judged after each; `groups`: each node's switch group."""
+    s = Screen(nodes, threshold, groups=groups, group_names=list(group_names))
     while (launch := next_launch(s, rng)) is not None:
         try:
             found = measure(launch)

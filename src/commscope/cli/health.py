@@ -19,6 +19,7 @@ from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
 from ..preflight import screen_hosts
+from ..topology import read_groups
 from ..views.health import as_json, junit, prometheus, render
 from ..views.screen import render as render_screen, screen_json
 from .common import (add_db, add_mpi, check_directory, print_json, say_oversubscribed,
@@ -53,6 +54,10 @@ def add_parser(sub, summary: str) -> None:
                         "cleared nodes, until every node is named or cleared: rounds grow "
                         "as log N, where the full matrix takes N-1 a launch; it judges "
                         "nodes, not single links (docs/health.md)")
+    p.add_argument("--groups", metavar="FILE",
+                   help="with --screen: the nodes under each leaf switch, Slurm's "
+                        "topology.conf or `NAME: host,host` lines; a group whose pairs with "
+                        "another are slow beyond its nodes is named as a group")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="with --screen: a round that shows no progress this long is traced "
                         "to the pair or node behind it (default 5 times the slowest round "
@@ -142,6 +147,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.deadline is not None and not args.screen:
         raise UserError("--deadline is for --screen; the full matrix waits by its cases' "
                         "timeouts (drop --deadline, or add --screen)")
+    if args.groups is not None and not args.screen:
+        raise UserError("--groups is for --screen; the full matrix shows slow distances "
+                        "with --pattern shift (drop --groups, or add --screen)")
     if args.deadline is not None and not args.deadline > 0:
         raise UserError(f"--deadline {args.deadline:g}: give the seconds a round may show no "
                         "progress, above 0")
@@ -201,14 +209,15 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
     plan = dataclasses.replace(plan, verdict={"verb": "health", "threshold": f"{threshold:g}",
                                               "screen": True})
     names = [h.partition(":")[0] for h in spec.split(",")]
+    group_names, groups = read_groups(args.groups, names) if args.groups else ([], None)
     # No start-up check: a node that cannot be started, or hangs, is traced by the
     # screen's own launches and named (preflight.diagnose), and the rest judged
     store = writing_store(args.db)  # checked before launching
     found, run_id = screen_hosts(store, mpi, plan, names, args.ppn, ["commscope", *argv],
-                                 threshold, args.deadline)
+                                 threshold, args.deadline, groups, group_names)
     say_oversubscribed(store, [run_id])
     if args.json:
         print_json("screen", {"run": run_id, **screen_json(found, names, plan)})
     else:
         print(render_screen(found, names, plan, run_id, args.db))
-    return 1 if found.named or found.faults else 0
+    return 1 if found.named or found.faults or found.slow_links else 0

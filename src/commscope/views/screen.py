@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import units
 from ..health import ALPHA
 from ..plan import Plan
-from ..screen import Screen
+from ..screen import Screen, group_suspects
 from ..sizes import format_bytes
 from .health import REMEDY
 from .tables import Table
@@ -16,6 +16,8 @@ FAULTS = {
                    "their addresses) and the link itself: each talks to other nodes",
     "hung": "drain it: its rank answered no partner within the deadline (a hung process, a "
             "dead NIC); check it (dmesg, its NIC's link) before it rejoins",
+    "group": "check the switch's uplink (its ports, cables, routing and counters): its "
+             "nodes are fine with each other, slow with the others",
 }
 LINKS = ("the screen judges nodes, not single links: a slow link shows as noise on its two "
          "nodes; `commscope health --pattern pairs` measures every pair")
@@ -44,7 +46,7 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
             "bandwidth_bytes": plan.sizes[-1], "latency_bytes": plan.sizes[0],
             "launches": len(s.launches), "rounds": s.rounds,
             "full_matrix_rounds": _full_rounds(s.nodes), "pair_tests": int(s.obs.log_bw.size),
-            "suspects": [fault(f) for f in _ordered(s.faults)]
+            "suspects": [fault(f) for f in _ordered(s.faults)] + groups_found(s, names)
             + [named(x) for x in sorted(s.named)],
             "drain": drain(s, names),
             "cleared": [names[x] for x in sorted(s.cleared)],
@@ -53,6 +55,24 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
                        "ci": {names[x]: list(ci) for x, ci in h["ci"].items()}}
                       for h in s.history],
             "note": LINKS}
+
+
+def groups_found(s: Screen, names: list[str]) -> list[dict]:
+    """The slow switch groups (screen.group_suspects) as suspects of kind group."""
+    out = []
+    for g in group_suspects(s):
+        members = [names[x] for x in range(s.nodes) if s.groups[x] in g["groups"]]
+        which = [s.group_names[x] for x in g["groups"]]
+        what = (f"group {which[0]}: {sum(s.groups == g['groups'][0])} nodes, uplink "
+                f"{units.ratio(g['ratio'])} of the pairs within" if len(which) == 1 else
+                f"groups {which[0]} and {which[1]}: pairs between them "
+                f"{units.ratio(g['ratio'])} of the pairs within")
+        link = s.links[g["links"][0]]
+        out.append({"kind": "group", "hosts": members, "groups": which, "what": what,
+                    "ratio": g["ratio"], "ci": list(link["ci"]) if len(g["links"]) == 1
+                    else None, "p_value": max(s.links[k]["p_value"] for k in g["links"]),
+                    "remedy": FAULTS["group"]})
+    return out
 
 
 def _ordered(faults: list[dict]) -> list[dict]:
@@ -73,6 +93,7 @@ def render_suspects(s: Screen, names: list[str]) -> list[str]:
         where = " -> ".join(names[x] for x in f["nodes"])
         lines.append(f"{f['kind']}: {where} ({f['evidence']}; round {f['launch']}, measured "
                      f"again without it); remedy: {FAULTS[f['kind']]}")
+    lines += [f"{g['what']}; remedy: {g['remedy']}" for g in groups_found(s, names)]
     if s.named:
         lines.append("suspects (ratio: the node's bandwidth over the typical node's, over the "
                      "launches that decided it):")
@@ -91,7 +112,7 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str
              f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
              f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
     lines += render_suspects(s, names)
-    if not s.named and not s.faults:
+    if not s.named and not s.faults and not s.slow_links:
         lines.append(f"no suspect: no node is more than "
                      f"{units.percent(s.threshold, decimals=None)} slower than the typical "
                      f"node beyond doubt (BH-adjusted p < {ALPHA:g})")

@@ -1,0 +1,87 @@
+"""Switch groups for `health --screen --groups FILE` (docs/health.md): the nodes under each
+leaf switch, from Slurm's topology.conf (`SwitchName=s1 Nodes=h[0-3],h7`; the lines of
+upper switches, with `Switches=` and no `Nodes=`, are left out) or from lines
+`group: host,host`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .errors import UserError
+
+BRACKET = re.compile(r"^(?P<head>[^\[\]]*)\[(?P<body>[^\[\]]+)\](?P<tail>[^\[\]]*)$")
+
+
+def hostlist(text: str, where: str) -> list[str]:
+    """A Slurm host list, `h[0-3,5],n01` (ranges keep their zero padding)."""
+    names, depth, word = [], 0, ""
+    for ch in text.strip() + ",":
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            names += _expand(word.strip(), where) if word.strip() else []
+            word = ""
+        else:
+            word += ch
+    return names
+
+
+def _expand(word: str, where: str) -> list[str]:
+    found = BRACKET.match(word)
+    if "[" not in word and "]" not in word:
+        return [word]
+    if not found:
+        raise UserError(f"{where}: {word!r} is not a host list (h[0-3,5] or names)")
+    out = []
+    for part in found["body"].split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            raise UserError(f"{where}: {word!r}: {part!r} is not a number or range")
+        for i in range(int(low), int(high or low) + 1):
+            out.append(f"{found['head']}{i:0{len(low)}d}{found['tail']}")
+    return out
+
+
+def read_groups(path: str, hosts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The groups' names and each host's group (-1: in none). One line naming the file
+    and what to fix, exit 2: a file that cannot be read or holds no group, a host not
+    among `hosts`, a host in two groups."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise UserError(f"--groups {path}: cannot be read ({exc.strerror})")
+    groups: dict[str, list[str]] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        where = f"--groups {path}, line {number}"
+        if not line:
+            continue
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if "SwitchName" in fields:
+            if "Nodes" in fields:
+                groups[fields["SwitchName"]] = hostlist(fields["Nodes"], where)
+        elif ":" in line:
+            name, _, members = line.partition(":")
+            groups[name.strip()] = hostlist(members, where)
+        else:
+            raise UserError(f"{where}: give `SwitchName=NAME Nodes=HOSTLIST` or "
+                            "`NAME: host,host`")
+    if not groups:
+        raise UserError(f"--groups {path}: no group in it; give `SwitchName=NAME "
+                        "Nodes=HOSTLIST` or `NAME: host,host` lines")
+    place = {h: i for i, h in enumerate(hosts)}
+    of = np.full(len(hosts), -1)
+    for g, (name, members) in enumerate(groups.items()):
+        unknown = [h for h in members if h not in place]
+        if unknown:
+            raise UserError(f"--groups {path}: group {name} names {', '.join(unknown[:3])}, "
+                            "not among the hosts checked; fix the file or --hosts")
+        for h in members:
+            if of[place[h]] >= 0:
+                raise UserError(f"--groups {path}: {h} is in two groups "
+                                f"({list(groups)[of[place[h]]]} and {name}); a node hangs "
+                                "under one leaf switch")
+            of[place[h]] = g
+    return list(groups), of
