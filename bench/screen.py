@@ -65,6 +65,32 @@ def sim(args) -> None:
                   f"{np.percentile(rounds, 90):>5.0f}", flush=True)
 
 
+# (label, each node's group, a group's uplink log factor, the groups a screen should name)
+GROUPED = (("2 switches of 16, between them 0.62", np.repeat([0, 1], 16), {0: math.log(0.62)},
+            (0, 1)),
+           ("4 switches of 8, one uplink 0.62", np.repeat([0, 1, 2, 3], 8),
+            {2: math.log(0.62)}, (2,)),
+           ("4 switches of 8, nothing slow", np.repeat([0, 1, 2, 3], 8), {}, None))
+
+
+def grouped(trials: int) -> None:
+    """--groups: the share of screens naming the slow groups as they should (one uplink
+    as that group), any group, and any node."""
+    from commscope.screen import group_suspects
+    print(f"\nswitch groups (--groups), 32 nodes, {trials} screens a row: as it should "
+          "(the pair of switches, or the one switch's uplink), any group, any node")
+    for label, groups, uplink, want in GROUPED:
+        right = anything = nodes = 0
+        for seed in range(trials):
+            s = screen_of(np.zeros(groups.size), 0.2, seed, groups=groups, uplink=uplink)
+            found = [g["groups"] for g in group_suspects(s)]
+            right += want is not None and found == [want]
+            anything += bool(found)
+            nodes += bool(s.named)
+        print(f"{label:<36} {right / trials:>7.1%} {anything / trials:>7.1%} "
+              f"{nodes / trials:>7.1%}", flush=True)
+
+
 def scale(args) -> None:
     """Made and stored through ingest (not timed), then analysed in a fresh process."""
     from commscope.build import native_description
@@ -157,6 +183,7 @@ def main() -> None:
         if args.smoke:
             args.nodes, args.trials = [8], 2
         sim(args)
+        grouped(max(2, args.trials // 4))
     elif args.what == "scale":
         if args.smoke:
             args.nodes = 16

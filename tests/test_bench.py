@@ -242,6 +242,7 @@ def test_screen_sim_and_scale():
     # one row per ratio: nodes, cap, ratio, screens, named, others, rounds, 90th percentile
     rows = lines_like(out, rf" +8 +10 +{NUMBER} +2 +{NUMBER}% +{NUMBER}% +\d+ +\d+")
     assert len(rows) == 5, out
+    assert len(lines_like(out, rf"\d switches of .* +{NUMBER}% +{NUMBER}% +{NUMBER}%")) == 3
     out = bench("screen.py", "scale", "--smoke")
     assert lines_like(out, rf"16 nodes, one at 0.8 of the rate: \d+ rounds, a launch each, .*"), out
     assert lines_like(out, rf"analysis {NUMBER} s .* peak memory {NUMBER} MB \(target 1024 MB\)"), out

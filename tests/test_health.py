@@ -38,6 +38,8 @@ def test_nothing_slow_names_nothing_and_the_json_is_the_contract(fake_mpi, tmp_p
     code, result = health(fake_mpi, tmp_path / "h.db", "--pattern", pattern)
     assert code == 0 and result["suspects"] == [] and result["drain"] == []
     assert result["nodes"] == HOSTS and result["pattern"] == pattern
+    assert result["rounds"] == result["launches"] * 7  # 8 nodes: 7 rounds or distances
+    assert result["pair_tests"] == result["launches"] * 8 * 7
     for which in ("bandwidth_MBps", "latency_s"):
         m = result["matrix"][which]
         assert len(m) == 8 and all(len(row) == 8 for row in m)

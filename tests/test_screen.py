@@ -231,3 +231,22 @@ def test_simulated_uplinks_are_named_as_groups():
         assert [g["groups"] for g in group_suspects(found)] == [(0, 1)] and not found.named
         quiet = screen_of(np.zeros(32), 0.2, 50 + seed, groups=four)
         assert not group_suspects(quiet) and not quiet.named
+
+
+def test_a_round_s_records_grow_as_n_not_n_squared():
+    """What rank 0 writes of one round, at 128 and 256 fake ranks (a rank each node): each
+    rank's samples, phases and peer, twice the bytes for twice the nodes; the store and
+    the fit then hold one round at a time."""
+    from commscope.build import native_description
+    from commscope.mpi import find_mpi
+    from conftest import EMBEDDED
+    from fakempi.native import records
+
+    described = native_description(find_mpi(str(EMBEDDED)))
+    size = {}
+    for n in (128, 256):
+        argv = ["--kernel", "pairs", "--sizes", "1048576", "--iters", "3", "--param", "ppn=1",
+                "--param", "schedule=adjacent"]
+        case = next(r for r in records(argv, n, described=described) if r["type"] == "case")
+        size[n] = len(json.dumps(case))
+    assert 1.8 < size[256] / size[128] < 2.2, size

@@ -99,7 +99,10 @@ def _matrix(values: np.ndarray, scale: float = 1.0) -> list[list[float | None]]:
 
 def as_json(h: Health) -> dict:
     m = h.matrices
-    out = {"nodes": m.nodes, "pattern": m.pattern, "launches": m.launches,
+    rounds = m.launches * (m.bandwidth.shape[1] - 1 + m.bandwidth.shape[1] % 2 if
+                           m.pattern == "pairs" else m.bandwidth.shape[1] - 1)
+    out = {"nodes": m.nodes, "pattern": m.pattern, "launches": m.launches, "rounds": rounds,
+           "pair_tests": int(np.isfinite(m.bandwidth).sum()),
            "threshold": h.threshold, "bandwidth_bytes": m.bandwidth_bytes,
            "latency_bytes": m.latency_bytes,
            "matrix": {"bandwidth_MBps": _matrix(m.median("bandwidth"), 1e-6),
