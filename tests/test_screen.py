@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 
 import numpy as np
@@ -250,3 +251,20 @@ def test_a_round_s_records_grow_as_n_not_n_squared():
         case = next(r for r in records(argv, n, described=described) if r["type"] == "case")
         size[n] = len(json.dumps(case))
     assert 1.8 < size[256] / size[128] < 2.2, size
+
+
+def test_inside_an_allocation_the_groups_come_from_slurm(fake_mpi, tmp_path, monkeypatch):
+    """Without --groups, inside an allocation, `scontrol show topology` gives the leaf
+    switches (its upper switches and other jobs' nodes left out)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    scontrol = bin_dir / "scontrol"
+    scontrol.write_text("#!/bin/sh\necho 'SwitchName=s1 Level=0 LinkSpeed=1 Nodes=h[0-3],x1'\n"
+                        "echo 'SwitchName=s2 Level=0 LinkSpeed=1 Nodes=h[4-7]'\n"
+                        "echo 'SwitchName=top Level=1 LinkSpeed=1 Switches=s[1-2]'\n")
+    scontrol.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    code, result = screen(fake_mpi, tmp_path / "s.db",
+                          rate=lambda x, y: RATE * (0.6 if (x < 4) != (y < 4) else 1))
+    assert [(s["kind"], s["groups"]) for s in result["suspects"]] == [("group", ["s1", "s2"])]

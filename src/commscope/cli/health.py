@@ -19,7 +19,7 @@ from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
 from ..preflight import screen_hosts
-from ..topology import read_groups
+from ..topology import read_groups, slurm_groups
 from ..views.health import as_json, junit, prometheus, render
 from ..views.screen import render as render_screen, screen_json
 from .common import (add_db, add_mpi, check_directory, print_json, say_oversubscribed,
@@ -56,7 +56,8 @@ def add_parser(sub, summary: str) -> None:
                         "nodes, not single links (docs/health.md)")
     p.add_argument("--groups", metavar="FILE",
                    help="with --screen: the nodes under each leaf switch, Slurm's "
-                        "topology.conf or `NAME: host,host` lines; a group whose pairs with "
+                        "topology.conf or `NAME: host,host` lines (inside an allocation, "
+                        "default: `scontrol show topology`); a group whose pairs with "
                         "another are slow beyond its nodes is named as a group")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="with --screen: a round that shows no progress this long is traced "
@@ -209,7 +210,8 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
     plan = dataclasses.replace(plan, verdict={"verb": "health", "threshold": f"{threshold:g}",
                                               "screen": True})
     names = [h.partition(":")[0] for h in spec.split(",")]
-    group_names, groups = read_groups(args.groups, names) if args.groups else ([], None)
+    group_names, groups = read_groups(args.groups, names) if args.groups else \
+        slurm_groups(names) or ([], None)
     # No start-up check: a node that cannot be started, or hangs, is traced by the
     # screen's own launches and named (preflight.diagnose), and the rest judged
     store = writing_store(args.db)  # checked before launching
