@@ -245,7 +245,8 @@ def test_screen_sim_and_scale():
     assert len(lines_like(out, rf"\d switches of .* +{NUMBER}% +{NUMBER}% +{NUMBER}%")) == 3
     out = bench("screen.py", "scale", "--smoke")
     assert lines_like(out, rf"16 nodes, one at 0.8 of the rate: \d+ rounds, a launch each, .*"), out
-    assert lines_like(out, rf"analysis {NUMBER} s .* peak memory {NUMBER} MB \(target 1024 MB\)"), out
+    assert lines_like(out, rf"analysis {NUMBER} s .* peak memory {NUMBER} MB "
+                           rf"\(target 1024 MB\)"), out
 
 
 def test_health_scale():

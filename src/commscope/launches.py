@@ -7,11 +7,11 @@ with its cases in an order of its own; then each case is measured in as many mor
 its pilot's spread asks for to bring its interval within +-precision (Stein's
 two-stage count, replication.launches_needed), up to MAX_LAUNCHES, while the run has
 time left of its max_time seconds; none more where the variation between commands
-dominates, which more launches of one command cannot narrow. The count is chosen from the pilot alone, so the
-interval stays exact (replication.py). Within a launch a case samples until its
-median is within +-precision/2, or its share of the time left runs out (plan.Step):
-launch medians need only be precise enough that the launches' spread, not their
-own error, sets the interval. docs/statistics.md says what this gives.
+dominates, which more launches of one command cannot narrow. The count is chosen from
+the pilot alone, so the interval stays exact (replication.py). Within a launch a case
+samples until its median is within +-precision/2, or its share of the time left runs
+out (plan.Step): launch medians need only be precise enough that the launches' spread,
+not their own error, sets the interval. docs/statistics.md says what this gives.
 
 The pilot is as many launches as start up within half of max_time, by what the latest
 launches of the same thing cost here beyond their sampling (start-up, warm-up, ending;

@@ -1,7 +1,9 @@
 """`commscope health --screen`'s launches, in screen.py's design: each planned by
 screen.next_launch (a random matching of every node, then each unresolved node with a
-cleared one), one round in the launch's host order, measured as a launch of one stored run, read back from the store as directed log
-bandwidths between the check's nodes, and judged after each (screen.run_screen)."""
+cleared one), one round in the launch's host order, measured as a launch of one stored
+run, read back from the store as directed log bandwidths between the check's nodes, and
+judged after each (screen.run_screen); a launch that does not finish traced to the node
+or pair behind it (diagnose)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,9 @@ import numpy as np
 from .health import _tests
 from .verdict import ALPHA, Threshold
 
-FIRST_LAUNCHES = 3  # launches of every node first: 3 random rounds join the nodes (2 leave even cycles whose effects cannot be told apart)
+# Launches of every node first: 3 random rounds join the nodes (2 leave even cycles whose
+# effects cannot be told apart)
+FIRST_LAUNCHES = 3
 TRIES = 100  # draws of the first stage's matchings before one that does not join is kept
 # The rounds in all: at most BASE_ROUNDS + 2 log2 N (10 at 8 nodes, under half the 21 of
 # the full matrix at 3 launches; 24 at 1024), the cap of a node near the threshold
