@@ -65,7 +65,7 @@ class Run:
     outcomes: list[Outcome] = field(default_factory=list)
     spent_s: float = 0.0
     launch_cost_s: float = LAUNCH_COST_S  # the least a launch cost beyond its sampling
-    pilot: int = PILOT  # auto: the launches every case gets (_pilot)
+    pilot: int = PILOT  # auto: the launches every case gets (_planned)
     key: str = ""  # what it launches, under which its launches' start-up costs are stored
     share_s: float | None = None  # each case's share in every launch of the first round
     needed: dict | None = None  # (mode, bytes) -> launches its pilot asks for

@@ -168,8 +168,8 @@ def observations(store: Store, run_id: int, number: int, ppn: int, size: int,
     local = node_names(json.loads(row["context"]), ppn)
     index = np.array([names.index(h) for h in local])
     source, dest, log_bw = [], [], []
-    for nbytes, window, launch, peers, phases in store.case_phases(run_id, (size,)):
-        if launch != number or not nbytes:
+    for nbytes, window, _, peers, phases in store.case_phases(run_id, (size,), number):
+        if not nbytes:
             continue
         times = _middle(phases[PHASES["pairs"]["bandwidth"]]).reshape(-1, ppn).max(axis=1)
         peer = np.array(json.loads(peers), dtype=np.int64).reshape(-1, ppn)[:, 0]

@@ -627,18 +627,21 @@ class Store:
             "cases.ranks FROM cases JOIN runs ON runs.id = cases.run_id "
             "WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))}
 
-    def case_phases(self, run_id: int, sizes: tuple[int, ...]):
+    def case_phases(self, run_id: int, sizes: tuple[int, ...], launch: int | None = None):
         """(bytes, window, launch number, peers as JSON text, {phase: [rank][sample]}) of
-        each case of these sizes, and nothing else of it: the health matrices' read. The
-        peers stay text, the same for every case of a round, so that the reader parses
+        each case of these sizes (of launch number `launch` alone, where given), and
+        nothing else of it: the health matrices' read, and a screen's after each round.
+        The peers stay text, the same for every case of a round, so that the reader parses
         each once (the record's whole JSON, 6138 times, was a third of a 1024-node read)."""
+        only = "" if launch is None else " AND launches.number = ?"
         for row in self.db.execute(
                 "SELECT cases.bytes, cases.window, cases.ranks, cases.n, cases.phase_samples, "
                 "json_extract(cases.extra, '$.peers') AS peers, "
                 "json_extract(cases.extra, '$.phase_names') AS names, launches.number "
                 "FROM cases LEFT JOIN launches ON launches.id = cases.launch_id "
                 "WHERE cases.run_id = ? AND cases.bytes IN "
-                f"({','.join('?' * len(sizes))})", (run_id, *sizes)):
+                f"({','.join('?' * len(sizes))}){only}",
+                (run_id, *sizes, *([] if launch is None else [launch]))):
             names = _run_json(row["names"])
             times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
                 len(names), row["ranks"], row["n"])

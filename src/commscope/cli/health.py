@@ -209,7 +209,7 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
                     launcher=args.launcher)
     plan = dataclasses.replace(plan, verdict={"verb": "health", "threshold": f"{threshold:g}",
                                               "screen": True})
-    names = [h.partition(":")[0] for h in spec.split(",")]
+    names = list(plan.placement.hosts.names)
     group_names, groups = read_groups(args.groups, names) if args.groups else \
         slurm_groups(names) or ([], None)
     # No start-up check: a node that cannot be started, or hangs, is traced by the

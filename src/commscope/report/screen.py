@@ -5,7 +5,7 @@ named or cleared (docs/health.md, "The screen")."""
 from __future__ import annotations
 
 from ..screen import Screen
-from ..views.screen import drain, render_suspects
+from ..views.screen import drain_line, render_suspects
 from . import figures
 from .html import Section, el, figure, section
 
@@ -39,10 +39,7 @@ def _intervals(s: Screen, names: list[str]) -> bytes:
 def _run(run_id: int, s: Screen, names: list[str]) -> list:
     looks = ", ".join(f"after {h['rounds']} rounds {h['family']} tested" for h in s.history)
     body = [el("h3", f"Run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds"),
-            el("pre", "\n".join(render_suspects(s, names)
-                                + ["drain: " + (" ".join(f"{d['host']} ({d['reason']})"
-                                                         for d in drain(s, names))
-                                                or "none named")])),
+            el("pre", "\n".join(render_suspects(s, names) + [drain_line(s, names)])),
             el("p", f"Looks: {looks or 'none (fewer than 3 rounds finished)'}.")]
     if s.history:
         body.append(figure(_intervals(s, names), "each node's interval by rounds run",

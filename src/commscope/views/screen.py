@@ -107,6 +107,12 @@ def render_suspects(s: Screen, names: list[str]) -> list[str]:
     return lines
 
 
+def drain_line(s: Screen, names: list[str]) -> str:
+    """`drain: h1 (hung) h6 (slow)`, or `drain: none named`."""
+    return "drain: " + (" ".join(f"{d['host']} ({d['reason']})" for d in drain(s, names))
+                        or "none named")
+
+
 def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
     lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
              f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
@@ -117,8 +123,7 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str
                      f"{units.percent(s.threshold, decimals=None)} slower than the typical "
                      f"node beyond doubt (BH-adjusted p < {ALPHA:g})")
     lines.append(LINKS)
-    line = "drain: " + (" ".join(f"{d['host']} ({d['reason']})" for d in drain(s, names))
-                        or "none named")
+    line = drain_line(s, names)
     if s.unresolved:
         line += (f"; {len(s.unresolved)} of {s.nodes} nodes unresolved after "
                  f"{s.rounds} rounds ({' '.join(names[x] for x in s.unresolved)}): near the "
