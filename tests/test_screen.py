@@ -190,18 +190,28 @@ def test_the_report_shows_the_screen_s_faults_suspects_and_intervals(fake_mpi, t
     assert "each node&#x27;s interval by rounds run" in html or "interval by rounds run" in html
 
 
-def test_a_slow_uplink_is_named_as_its_group_not_as_its_nodes(fake_mpi, tmp_path):
+def _stored_groups(db) -> dict:
+    (settings,) = sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()
+    return json.loads(settings)["screen_groups"]
+
+
+def test_groups_are_read_stored_and_never_named_as_their_nodes(fake_mpi, tmp_path):
     """--groups: two switches of 4 hosts, the pairs between them at 0.6 of those within:
-    the pair of groups is named, no node is, and nothing is drained."""
+    the groups are stored with the run, no node is named or drained, and a group named is
+    that pair of switches. Whether it is named is not asserted: with 2 groups of 4, the
+    one pair of groups has 2 launch values (the first round is within the groups), and
+    was named in about 2 of 3 screens here; the power is shown on simulated screens
+    (test_simulated_uplinks_are_named_as_groups, bench/screen.py)."""
     groups = tmp_path / "topology.conf"
     groups.write_text("SwitchName=s1 Nodes=h[0-3]\nSwitchName=s2 Nodes=h[4-7]\n"
                       "SwitchName=top Switches=s[1-2]\n")
-    code, result = screen(fake_mpi, tmp_path / "s.db", "--groups", groups,
+    db = tmp_path / "s.db"
+    code, result = screen(fake_mpi, db, "--groups", groups,
                           rate=lambda x, y: RATE * (0.6 if (x < 4) != (y < 4) else 1))
-    assert code == 1, result
-    (group,) = result["suspects"]
-    assert group["kind"] == "group" and group["groups"] == ["s1", "s2"]
-    assert group["ratio"] == pytest.approx(0.6, rel=0.05) and result["drain"] == []
+    assert _stored_groups(db) == {"names": ["s1", "s2"], "of": [0, 0, 0, 0, 1, 1, 1, 1]}
+    assert all(s["kind"] == "group" and s["groups"] == ["s1", "s2"]
+               for s in result["suspects"]) and result["drain"] == []
+    assert code == (1 if result["suspects"] else 0)
     validator("urn:commscope:screen:1").validate(result)
 
 
@@ -265,6 +275,6 @@ def test_inside_an_allocation_the_groups_come_from_slurm(fake_mpi, tmp_path, mon
     scontrol.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("SLURM_JOB_ID", "42")
-    code, result = screen(fake_mpi, tmp_path / "s.db",
-                          rate=lambda x, y: RATE * (0.6 if (x < 4) != (y < 4) else 1))
-    assert [(s["kind"], s["groups"]) for s in result["suspects"]] == [("group", ["s1", "s2"])]
+    db = tmp_path / "s.db"
+    screen(fake_mpi, db)
+    assert _stored_groups(db) == {"names": ["s1", "s2"], "of": [0, 0, 0, 0, 1, 1, 1, 1]}
