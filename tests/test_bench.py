@@ -239,8 +239,9 @@ def test_tune(fake_mpi):
 
 def test_screen_sim_and_scale():
     out = bench("screen.py", "sim", "--smoke")
-    # one row per ratio: nodes, cap, ratio, screens, named, others, rounds, 90th percentile
-    rows = lines_like(out, rf" +8 +10 +{NUMBER} +2 +{NUMBER}% +{NUMBER}% +\d+ +\d+")
+    # one row per ratio: nodes, cap, ratio, screens, named, named within 16 rounds, others,
+    # rounds, 90th percentile
+    rows = lines_like(out, rf" +8 +10 +{NUMBER} +2 +{NUMBER}% +{NUMBER}% +{NUMBER}% +\d+ +\d+")
     assert len(rows) == 5, out
     assert len(lines_like(out, rf"\d switches of .* +{NUMBER}% +{NUMBER}% +{NUMBER}%")) == 3
     out = bench("screen.py", "scale", "--smoke")

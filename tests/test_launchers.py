@@ -96,6 +96,11 @@ def test_srun_translation():
                      version_text="Configure options: --with-pmix=/usr")
     assert args == ["--ntasks", "2", "--nodes", "1", "--nodelist", "a", "--ntasks-per-node", "2",
                     "--distribution", "block:cyclic"]
+    # no --map-by: the ranks in --hosts' order, not Slurm's (a screen's pairs are its order)
+    p = Placement(hosts=parse_hosts("c:2,a:1,b:2"), launcher="srun")
+    args, _ = srun("mpich", p, 4, False, environ={"SLURM_MPI_TYPE": "pmi2"})
+    assert args == ["--ntasks", "4", "--nodes", "3", "--distribution", "arbitrary",
+                    "--nodelist", "c,c,a,b"]
     for family, site, says in (("mpich", "pmix", "with --mpi=pmi2 only"),
                                ("openmpi", "pmi2", "with --mpi=pmix only")):
         with pytest.raises(UserError, match=f"SLURM_MPI_TYPE={site}: this .* starts under srun "

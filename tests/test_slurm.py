@@ -73,6 +73,18 @@ def test_a_run_through_srun_across_two_hosts(slurm, mpi_prefix, tmp_path):
                                  else "pmi2")
 
 
+def test_srun_places_the_ranks_in_the_order_of_hosts(slurm, mpi_prefix, tmp_path):
+    """--hosts in reverse: rank 0 on the second host (srun's arbitrary distribution), as
+    mpirun and hydra place them; a screen's pairs are its host order."""
+    db = tmp_path / "results.db"
+    first, second = slurm.cluster.hosts
+    done = in_allocation(slurm, *RUN, "run", "pingpong", "--np", "2", "--hosts",
+                         f"{second},{first}", *QUICK, "--mpi", mpi_prefix, "--db", db)
+    assert done.returncode == 0, done.stderr
+    ((settings, context, _),) = stored_runs(db)
+    assert settings["launcher"] == "srun" and context["hosts"] == [second, first]
+
+
 def test_health_inside_an_allocation_checks_its_nodes_through_srun(slurm, mpi_prefix, tmp_path):
     """`commscope health` without --hosts: the allocation's nodes, one task each by srun."""
     db = tmp_path / "results.db"

@@ -1,7 +1,8 @@
 """The verdict core (commscope.verdict) on estimates of known truth: the threshold in its
 one unit, the tests at the threshold, the words, moderation with an estimated prior, no
-spread as unknown spread, the false-coverage-rate interval of what is named, and the one
-JUnit writer. The rates over many simulated commands are bench/verdicts.py's."""
+spread as unknown spread, the false-coverage-rate interval of what is named, the one
+JUnit writer, and the screen's two-stage tests (Pocock's looks, the combination, the
+empirical null). The rates over many simulated commands are bench/verdicts.py's."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import pytest
 from commscope.errors import UserError
 from commscope.verdict import (INCONCLUSIVE, UNDETERMINED, Estimate, Threshold, Words, claims,
                                decide, junit, moderate, paired, parse_threshold, unpaired)
+from commscope.stats import benjamini_hochberg
+from commscope.verdict.tests import Stage, empirical_null, sequential_level, staged_tests
 
 WORDS = Words("violated", "holds")
 FIVE = Threshold(0.05)
@@ -102,3 +105,61 @@ def test_junit_skips_what_is_undecided_and_fails_only_the_failing_word():
     assert kinds == {"a": ["failure"], "b": ["system-out"], "c": ["skipped"],
                      "d": ["skipped"]}
     assert (root.get("failures"), root.get("skipped")) == ("1", "2")
+
+
+@pytest.mark.parametrize("looks, constant", [(2, 2.178), (5, 2.413)])
+def test_the_sequential_level_is_pocock_s(looks, constant):
+    """Equally spaced looks at a two-sided 5% (one-sided 2.5%): Pocock's constant boundary
+    (Biometrika 64, 1977, table 1; Jennison and Turnbull 2000, table 2.1)."""
+    from scipy.special import ndtr
+    level = sequential_level(tuple(float(k) for k in range(1, looks + 1)), 0.025)
+    assert level == pytest.approx(float(ndtr(-constant)), rel=0.02)
+    assert 0.025 / looks < level < 0.025  # above Bonferroni's, below one look's
+
+
+def test_a_second_stage_chosen_by_the_first_keeps_its_level():
+    """20000 hypotheses at the bound: the first stage's estimate, a second stage drawn only
+    where the first was neither clear nor damning (as the screen chooses), each tested
+    alone by the combination: passes in at most alpha of them; and where every one goes
+    on, in alpha of them (the combination is exact); as one family, BH over them."""
+    from scipy.special import ndtr
+    rng = np.random.default_rng(7)
+    bound, n = math.log(1.25), 20000
+    first = Stage(bound + rng.normal(0, 0.1, n), np.full(n, 0.1), np.full(n, 1e6))
+    chosen = np.abs(first.d - bound) < 0.15
+    second = Stage(bound + rng.normal(0, 0.05, n), np.full(n, 0.05), np.full(n, 1e6))
+    at = np.full(n, bound)
+    raw = ndtr(-(math.sqrt(0.3) * first.z(at) + math.sqrt(0.7) * second.z(at)))
+    assert 0.045 < np.mean(raw < 0.05) < 0.055  # exact where every one goes on
+    assert np.mean((raw < 0.05) & chosen) <= 0.05
+    both = staged_tests(first, second, 0.3, bound)  # the family at once: BH, intervals
+    assert np.allclose(both.over, benjamini_hochberg(raw))
+    assert np.all(both.low <= both.centre) and np.all(both.centre <= both.high)
+
+
+def test_estimates_that_share_errors_are_widened_to_their_spread():
+    """Means that vary 1.5 times what their standard errors say (one of 40 far off) are
+    widened to their spread; means that vary as said are left alone."""
+    rng = np.random.default_rng(3)
+    se, df = np.full(40, 0.02), np.full(40, 100.0)
+    wide = rng.normal(0, 0.03, 40)
+    wide[0] = -0.5
+    widened, fewer = empirical_null(wide, se, df)
+    assert np.all(widened > 1.2 * se) and np.all(fewer < df)
+    kept, same = empirical_null(rng.normal(0, 0.015, 40), se, df)
+    assert np.array_equal(kept, se) and np.array_equal(same, df)
+
+
+def test_what_is_named_never_has_the_threshold_inside_its_interval():
+    """200 families of 20 near the bound (5%): each named one's interval lies wholly beyond
+    it, on the side its test named (its end there is the bound the test passed)."""
+    rng = np.random.default_rng(11)
+    named = 0
+    for _ in range(200):
+        found = [estimate(math.exp(FIVE.log + rng.normal(0.02, 0.02)), 0.03)
+                 for _ in range(20)]
+        for d in decide(found, FIVE.log):
+            if d.outcome == "over":
+                named += 1
+                assert d.interval[0] > math.exp(FIVE.log), d
+    assert named > 50  # the check saw named ones

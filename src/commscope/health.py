@@ -29,7 +29,8 @@ from typing import Iterable, NamedTuple
 import numpy as np
 
 from .verdict import ALPHA, DEFAULTS, Threshold, parse_threshold
-from .verdict.tests import NO_SPREAD, family_tests, moderated
+from .verdict.tests import (NO_SPREAD, Stage, empirical_null, family_tests, moderated,
+                             staged_tests)
 
 DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"]).fraction
 PATTERNS = ("pairs", "shift")
@@ -268,8 +269,25 @@ class Health:
                 and np.isfinite(c.values).any()}
 
 
-def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA
-           ) -> tuple[np.ndarray, ...]:
+class Tested(NamedTuple):
+    """_tests' outcome per candidate: named, cleared, the adjusted p of being named, the
+    interval as bandwidth ratios, the ratio named with 80% power (NaN: not estimated),
+    the values' own estimates (a later stage's `earlier`), the bandwidth ratio at the
+    interval's middle and the launches that measured each."""
+    named: np.ndarray
+    cleared: np.ndarray
+    p: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    seen: np.ndarray
+    stage: Stage
+    ratio: np.ndarray
+    launches: np.ndarray
+
+
+def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA,
+           earlier: tuple[Stage, float] | None = None,
+           prior: tuple[float, float] | None = None, shared: bool = False) -> Tested:
     """values: launches x candidates of one kind, one family (log bandwidth ratios; NaN
     where a launch did not measure the candidate: missing, never typical). The verdict
     core's tests of each candidate's log time ratio (its variance moderated towards the
@@ -277,25 +295,44 @@ def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA
     slower) and cleared (no more than that), their BH-adjusted p of being named, each
     interval as bandwidth ratios (FCR-adjusted where named), and the bandwidth ratio each
     test names with 80% power. `alpha`: what each adjusted p is held to (the screen's
-    looks each spend a share of ALPHA)."""
+    looks each spend a share of ALPHA). `earlier`: the same candidates' estimates from a
+    first stage and its weight, combined with these (staged_tests; a second stage on fresh
+    values of candidates the first left open). `prior`: the variance (s0^2, d0) the
+    candidates' are moderated towards, measured apart (else the one they share). `shared`:
+    the candidates' values share errors (the screen's fitted partners): their standard
+    errors are widened to the spread of their means (empirical_null)."""
     k = np.sum(np.isfinite(values), axis=0)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         mean = np.nanmean(values, axis=0)
-        var, df = moderated(np.nanvar(values, axis=0, ddof=1), np.maximum(k - 1, 0))
+        var, df = moderated(np.nanvar(values, axis=0, ddof=1), np.maximum(k - 1, 0),
+                            given=prior)
     se = np.sqrt(var / np.maximum(k, 1))
     tested = (k > 1) & (df > 0) & (se ** 2 > NO_SPREAD)
+    if shared and tested.any():
+        se[tested], df[tested] = empirical_null(mean[tested], se[tested], df[tested])
     p, named, cleared = np.ones(k.size), np.zeros(k.size, bool), np.zeros(k.size, bool)
     low, high = np.zeros(k.size), np.full(k.size, np.inf)
     seen = np.full(k.size, np.nan)  # the lowest bandwidth ratio named with 80% power
-    if tested.any():
+    stage = Stage(-mean, np.where(tested, se, np.nan), df)
+    ratio = np.exp(mean)
+    if tested.any() and earlier is not None:
+        first, weight = earlier
+        f = staged_tests(Stage(first.d[tested], first.se[tested], first.df[tested]),
+                         Stage(-mean[tested], se[tested], df[tested]), weight,
+                         threshold.log, alpha)
+        p[tested], named[tested] = f.over, f.over < alpha
+        cleared[tested] = (f.under < alpha) & ~named[tested]
+        low[tested], high[tested] = np.exp(-f.high), np.exp(-f.low)
+        ratio[tested] = np.exp(-f.centre)
+    elif tested.any():
         f = family_tests(-mean[tested], se[tested], df[tested], threshold.log, alpha=alpha)
         p[tested], named[tested] = f.over, f.over < alpha
         cleared[tested] = (f.under < alpha) & ~named[tested]
         half = np.where(named[tested], f.fcr, f.plain)
         low[tested], high[tested] = np.exp(mean[tested] - half), np.exp(mean[tested] + half)
         seen[tested] = 1 / f.detectable
-    return named, cleared, p, low, high, seen
+    return Tested(named, cleared, p, low, high, seen, stage, ratio, k)
 
 
 def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
@@ -340,7 +377,7 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
                          ("link", e[:, xs, ys])):
         if not values.size:
             continue
-        hit, clear, q, low, high, seen = _tests(values, limit)  # each kind its own family
+        hit, clear, q, low, high, seen = _tests(values, limit)[:6]  # each kind its own family
         if kind == "node" and np.isfinite(seen).any():
             health.detectable = float(np.nanmedian(seen))
         if kind == "link":

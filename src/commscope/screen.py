@@ -12,16 +12,20 @@ launch values (health._tests: variances moderated, one family, BH).
 First stage: FIRST_LAUNCHES launches of one random round each, of every node (three
 rounds join the nodes; two leave even cycles whose effects cannot be told apart), then
 every node tested, one family of all N: named where "no more than the threshold slower"
-is rejected, cleared where "more than that" is, for good. Second stage: the nodes left
-unresolved each meet a cleared node, one round a launch of only those hosts (the host
-order the pairing, schedule adjacent), so that no round measures the healthy again; they
-are tested on these launches alone (fresh data: the first stage's choice of them does
-not bias it), their partners taken as typical (cleared for looking fast, their fitted
-effects are too high), one family of them, at looks after 2, 4, 8, ... of its launches
-and at its last. Each stage spends half of alpha, each look of the second an equal share
-(Bonferroni): on simulated screens a node at the threshold was named in 0-4% of them
-(bench/screen.py). It stops when every node is decided or the rounds reach
-BASE_ROUNDS + 2 log2 N.
+is rejected, cleared where "more than that" is, for good (the standard errors widened to
+the spread of the nodes' means: their values share errors through the fitted partners).
+
+Second stage: the nodes left unresolved each meet a cleared node, one round a launch of
+only those hosts and a few pairs of cleared nodes (the host order the pairing, schedule
+adjacent), so that no round is spent on the healthy alone; their partners are taken as
+typical (cleared for looking fast, their fitted effects are too high). At looks after 2,
+3, 5, 8, ... of its launches and at its last, each node not yet cleared is tested on its
+first-stage estimate and its values since, combined (an adaptive design:
+verdict.staged_tests), their variance moderated towards the spread of the cleared pairs
+in the same launches, one family of them. Each stage spends half of alpha, the second's
+looks under one Pocock boundary (verdict.sequential_level): on simulated screens a node
+at the threshold was named in at most 5% of them (bench/screen.py). It stops when every
+node is decided or the rounds reach BASE_ROUNDS + 2 log2 N.
 
 The screen judges nodes, not links: a node's value mixes its pairs, and a single slow
 link shows only as noise on two nodes. `--pattern pairs` or `shift` (the full matrix)
@@ -39,6 +43,7 @@ import numpy as np
 
 from .health import _tests
 from .verdict import ALPHA, Threshold
+from .verdict.tests import Stage, sequential_level
 
 # Launches of every node first: 3 random rounds join the nodes (2 leave even cycles whose
 # effects cannot be told apart)
@@ -47,6 +52,11 @@ TRIES = 100  # draws of the first stage's matchings before one that does not joi
 # The rounds in all: at most BASE_ROUNDS + 2 log2 N (10 at 8 nodes, under half the 21 of
 # the full matrix at 3 launches; 24 at 1024), the cap of a node near the threshold
 BASE_ROUNDS = 4
+# of alpha, the first stage's; the second's looks spend the rest (200 simulated screens of
+# 1024 nodes named a node at 0.75 within 16 rounds in 98% at a quarter, 97% at a half,
+# 93.5% at three quarters)
+FIRST_SHARE = 0.5
+REFERENCE_PAIRS = 2  # pairs of cleared nodes in each targeted round, at the least
 
 
 def max_rounds(nodes: int) -> int:
@@ -269,6 +279,7 @@ class Screen:
     named: dict[int, int] = field(default_factory=dict)  # node -> the launch it was named
     cleared: dict[int, int] = field(default_factory=dict)
     second: list[int] = field(default_factory=list)  # the family the second stage tests
+    first_stage: dict[int, tuple] = field(default_factory=dict)  # node -> its d, se, df
     # node -> what its last test saw (a decided node's: the test that decided it): its
     # bandwidth ratio to the typical node, interval, adjusted p of being named, launches
     evidence: dict[int, dict] = field(default_factory=dict)
@@ -310,9 +321,14 @@ class Screen:
 
 
 def looks(nodes: int) -> list[int]:
-    """The second stage's looks: after 2, 4, 8, ... of its launches, and at its last."""
+    """The second stage's looks: after 2, 3, 5, 8, 13, ... of its launches (Fibonacci's:
+    each about 1.6 times the last) and at its last. Under one Pocock boundary a look costs
+    little; at 1024 nodes one falls at round 16."""
     budget = max_rounds(nodes) - FIRST_LAUNCHES
-    at = [k for k in (2 ** i for i in range(1, 32)) if k < budget]
+    at, (k, after) = [], (2, 3)
+    while k < budget:
+        at.append(k)
+        k, after = after, k + after
     return at + [budget] if budget > 0 else []
 
 
@@ -336,7 +352,10 @@ def next_launch(s: Screen, rng: np.random.Generator) -> Launch | None:
 
 def _targeted(s: Screen, here: set[int], rng: np.random.Generator) -> tuple[int, ...]:
     """Each unresolved node meets a cleared one it can talk to; beyond the cleared, they
-    meet each other; one that can talk to none left sits the round out."""
+    meet each other; one that can talk to none left sits the round out. Then as many
+    pairs of cleared nodes (at least REFERENCE_PAIRS), whose spread is what a typical
+    node's value varies by in these launches (judge's prior): the round holds more nodes,
+    never more rounds."""
     open_ = [int(x) for x in rng.permutation([x for x in s.unresolved if x in here])]
     partners = [int(x) for x in rng.permutation([x for x in s.cleared if x in here])]
     order: list[int] = []
@@ -346,16 +365,43 @@ def _targeted(s: Screen, here: set[int], rng: np.random.Generator) -> tuple[int,
         if mate is not None:
             (partners if mate in partners else open_).remove(mate)
             order += [x, mate]
+    if not order:
+        return ()
+    for _ in range(max(REFERENCE_PAIRS, len(order) // 2)):
+        x = partners.pop() if partners else None
+        mate = next((p for p in partners if frozenset((x, p)) not in s.dead), None)
+        if mate is None:
+            break
+        partners.remove(mate)
+        order += [x, mate]
     return tuple(order)
+
+
+def reference(s: Screen, obs: Observations, mu: float) -> tuple[float, float] | None:
+    """The variance of a typical node's value in the second stage's launches, and its
+    degrees of freedom: the spread of the pairs of cleared nodes there (each pair one
+    value, its mean log bandwidth less mu: what a node's value is, its partner taken as
+    typical). Both ends vary, so it is above a single node's: the tests it moderates
+    err on the side of naming less. None with fewer than two such pairs."""
+    cleared = np.zeros(s.nodes, bool)
+    cleared[list(s.cleared)] = True
+    rows = (obs.launch > FIRST_LAUNCHES) & cleared[obs.source] & cleared[obs.dest]
+    if not rows.any():
+        return None
+    key = (obs.launch[rows].astype(np.int64) * s.nodes + np.minimum(
+        obs.source[rows], obs.dest[rows])) * s.nodes + np.maximum(obs.source[rows], obs.dest[rows])
+    _, pair = np.unique(key, return_inverse=True)
+    values = np.bincount(pair, obs.log_bw[rows] - mu) / np.bincount(pair)
+    return (float(np.var(values, ddof=1)), float(values.size - 1)) if values.size > 1 else None
 
 
 def judge(s: Screen, alpha: float = ALPHA) -> None:
     """The first stage, after its FIRST_LAUNCHES: every node that answers tested on its
     launch values, one family of them (BH, health._tests), named or cleared for good. The
-    second stage, at each of its looks: the nodes the first left unresolved, tested on the
-    launches since (fresh data, so that the first stage's choice of them does not bias
-    it), one family of those, each look spending an equal share of alpha (Bonferroni over
-    the looks)."""
+    second stage, at each of its looks: the nodes the first left unresolved and no look
+    has cleared, one family, each tested on its first-stage estimate and its launch values
+    since, combined (staged_tests), the looks held together to the rest of alpha (a
+    Pocock boundary)."""
     launches = len(s.launches)
     if launches < FIRST_LAUNCHES:
         return
@@ -364,30 +410,46 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
         mu, a, v = fit_nodes(s.nodes, s.obs, s.groups)
         if launches == FIRST_LAUNCHES and v:
             _judge_links(s, launches, mu, a, sorted(v), alpha)
-        # the nodes judged beyond the named links alone: each group term fitted where
-        # none is slow only added noise (a node named in 30% of simulated screens of 4
-        # groups of 8 with nothing slow)
-        obs = without_links(s.obs, s.groups, {k: v[k] for k in s.slow_links if k in v})
+        # the nodes judged beyond the named links alone, and every link of a group named
+        # as its uplink (one of its links not named, its nodes paired across it looked
+        # slow: a node of that group named in 3% of simulated screens of 4 groups of 8);
+        # each group term fitted where none is slow only added noise (a node named in 30%
+        # of those screens with nothing slow)
+        uplinks = {g["groups"][0] for g in group_suspects(s) if len(g["groups"]) == 1}
+        obs = without_links(s.obs, s.groups, {k: v[k] for k in v
+                                              if k in s.slow_links or uplinks & set(k)})
     mu, a, _ = fit_nodes(s.nodes, obs)
-    if launches == FIRST_LAUNCHES:  # each stage spends half of alpha: a node at the
-        family, level = s.active, alpha / 2  # threshold was named in 7% of simulated
-        values = launch_values(s.nodes, launches, obs, mu, a)[:, family]  # screens else
+    limit = Threshold(s.threshold)
+    if launches == FIRST_LAUNCHES:
+        family = s.active
+        tested = _tests(launch_values(s.nodes, launches, obs, mu, a)[:, family], limit,
+                        alpha * FIRST_SHARE, shared=True)
+        d, se, df = tested.stage.d, tested.stage.se, tested.stage.df
+        s.first_stage = {x: (d[i], se[i], df[i]) for i, x in enumerate(family)}
+        before = np.zeros(len(family))  # launches of an earlier stage the tests used
     else:
         plan = looks(s.nodes)
         if launches - FIRST_LAUNCHES not in plan or not s.second:
             return
-        family, level = [x for x in s.second if x in s.active], alpha / 2 / len(plan)
+        family = [x for x in s.second if x in s.active and x not in s.cleared]
         # its partners were cleared for looking fast: their fitted effects are too high
         # (the winner's curse), so they are taken as the typical node they were drawn from
         values = launch_values(s.nodes, launches, obs, mu, None)[FIRST_LAUNCHES:, family]
-    named, cleared, p, low, high, _ = _tests(values, Threshold(s.threshold), level)
-    with np.errstate(all="ignore"):
-        ratio = np.exp(np.nanmean(values, axis=0))
+        # the first stage's evidence joins these fresh values (an adaptive design,
+        # staged_tests), weighted by launches as this look planned them
+        first = Stage(*np.array([s.first_stage.get(x, (np.nan,) * 3) for x in family]).T)
+        level = sequential_level(tuple(FIRST_LAUNCHES + k for k in plan),
+                                 alpha * (1 - FIRST_SHARE))
+        tested = _tests(values, limit, level, earlier=(first, FIRST_LAUNCHES / launches),
+                        prior=reference(s, obs, mu))
+        before = np.where(np.isfinite(first.se), FIRST_LAUNCHES, 0)
+    named, cleared, p, low, high = tested[:5]
     for i, x in enumerate(family):
         if x in s.named or x in s.cleared:
             continue
-        s.evidence[x] = {"ratio": float(ratio[i]), "ci": (float(low[i]), float(high[i])),
-                         "p_value": float(p[i]), "launches": int(np.isfinite(values[:, i]).sum()),
+        s.evidence[x] = {"ratio": float(tested.ratio[i]),
+                         "ci": (float(low[i]), float(high[i])), "p_value": float(p[i]),
+                         "launches": int(tested.launches[i] + before[i]),
                          "stage": 1 if launches == FIRST_LAUNCHES else 2}
         if named[i]:
             s.named[x] = launches
@@ -405,7 +467,7 @@ def _judge_links(s: Screen, launches: int, mu: float, a: np.ndarray,
     them (BH), each named where its pairs across are more than the threshold slower than
     their nodes predict, beyond doubt."""
     values = link_values(launches, s.obs, s.groups, mu, a, keys)
-    named, _, p, low, high, _ = _tests(values, Threshold(s.threshold), alpha)
+    named, _, p, low, high = _tests(values, Threshold(s.threshold), alpha)[:5]
     with np.errstate(all="ignore"):
         ratio = np.exp(np.nanmean(values, axis=0))
     for i, key in enumerate(keys):

@@ -90,10 +90,17 @@ def mpiexec(placement: Placement, ranks: int, oversubscribed: bool) -> tuple[lis
 
 def srun(family: str, placement: Placement, ranks: int, oversubscribed: bool,
          environ=os.environ, version_text: str = "") -> tuple[list[str], dict]:
-    """srun inside an allocation: nodes from --hosts (else Slurm's), ranks per node from the slots."""
+    """srun inside an allocation: nodes from --hosts (else Slurm's), ranks per node from the
+    slots, in --hosts' order."""
     args = ["--ntasks", str(ranks)]
-    if placement.hosts:
-        used = ranks_per_host(placement, ranks)  # only these: srun gives every listed node a rank
+    used = ranks_per_host(placement, ranks)  # only these: srun gives every listed node a rank
+    if placement.hosts and not placement.map_by:
+        # the ranks in the order --hosts gives, as mpirun and hydra place them (a screen's
+        # pairs are its host order): a node a rank, in order (srun's distribution
+        # "arbitrary"); a plain node list is taken in Slurm's own order
+        args += ["--nodes", str(len(used)), "--distribution", "arbitrary", "--nodelist",
+                 ",".join(name for name, n in used.items() for _ in range(n))]
+    elif placement.hosts:
         args += ["--nodes", str(len(used)), "--nodelist", ",".join(used),
                  "--ntasks-per-node", str(placement.hosts.slots[0])]
     elif placement.ppn:

@@ -13,12 +13,16 @@ of one family are then decided together (`decide`):
   within the bound by `under`, else undetermined);
 
 each adjusted by Benjamini-Hochberg over the family. What `over` names carries a
-false-coverage-rate interval (Benjamini & Yekutieli, JASA 100, 2005: R named of m, each
-interval at level 1 - R alpha / m), every other claim its plain 1 - alpha interval.
+false-coverage-rate interval (Benjamini & Yekutieli, JASA 100, 2005: R named of m), each
+end at the one-sided level 1 - R alpha / m the test named it at, so that its end on the
+threshold's side is the bound the test passed and the interval never holds the threshold
+(at 1 - R alpha / 2m, a node named 0.755 read 0.710-0.804 against a threshold of 0.8);
+every other claim its plain 1 - alpha interval.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -220,8 +224,8 @@ def unusual_p(own: np.ndarray, df, prior_var, prior_df: float) -> np.ndarray:
     return fdtrc(df, prior_df, ratio)
 
 
-def moderated(var: np.ndarray, df: np.ndarray,
-              keep_own: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def moderated(var: np.ndarray, df: np.ndarray, keep_own: bool = True,
+              given: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Launch variances (each of its df; NaN or below NO_SPREAD: no spread seen) moderated
     towards the prior all of them share, the prior's weight d0 estimated (Smyth 2004),
     never fixed: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of freedom (at most
@@ -231,10 +235,15 @@ def moderated(var: np.ndarray, df: np.ndarray,
     unknown spread: it takes the prior's, and with no prior to take it stays 0 and its
     claim is inconclusive. With fewer than MIN_MODERATED
     known, each keeps its own. keep_own False: Smyth's posterior alone, for variances
-    whose own estimates are too rough to floor anything (a case's few commands)."""
+    whose own estimates are too rough to floor anything (a case's few commands). `given`:
+    a prior (s0^2, d0) measured apart, instead of the one these variances share."""
     var, df = np.asarray(var, dtype=float), np.asarray(df, dtype=float)
     own = np.where(np.nan_to_num(var) > NO_SPREAD, np.nan_to_num(var), 0.0)
     known = (df > 0) & (own > 0)
+    if given is not None:
+        s0, d0 = given
+        out = (d0 * s0 + df * own) / (d0 + df)
+        return np.where(df > 0, np.fmax(out, own), s0), df + d0
     if known.sum() < MIN_MODERATED:
         return own, df
     s0, d0 = prior(own[known], df[known])
@@ -281,9 +290,129 @@ def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
     return Family(over, benjamini_hochberg(under),
                   benjamini_hochberg(2 * _t(df, -np.abs(d) / se)),
                   _quantile(df, 1 - alpha / 2) * se,
-                  _quantile(df, 1 - named * alpha / (2 * m)) * se,
+                  _quantile(df, 1 - named * alpha / m) * se,
                   np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se),
                   bound + _quantile(df, 1 - named * alpha / m) * se)
+
+
+MAD_EFFICIENCY = 0.37  # of the median absolute deviation as a normal scale, against the SD
+
+
+def empirical_null(d: np.ndarray, se: np.ndarray, df: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Standard errors and degrees of freedom widened to the spread the family's estimates
+    show among themselves, where it is wider (Efron's empirical null, JASA 99, 2004): the
+    estimates of a design whose members share their errors (a node's partners' fitted
+    effects carry its own noise back to it) vary more than each one's own variance says.
+    Most members are typical, so the scale is robust: 1.4826 times the median absolute
+    deviation, worth MAD_EFFICIENCY of the members' degrees of freedom."""
+    if d.size < MIN_MODERATED:
+        return se, df
+    scale = 1.4826 * float(np.median(np.abs(d - np.median(d))))
+    typical = math.sqrt(float(np.mean(se ** 2)))
+    if scale <= typical:
+        return se, df
+    return se * scale / typical, np.minimum(df, max(MAD_EFFICIENCY * (d.size - 1), 1.0))
+
+
+@functools.lru_cache(maxsize=64)
+def sequential_level(information: tuple[float, ...], alpha: float = ALPHA) -> float:
+    """The one-sided level each look of a group-sequential test is held to, the same at
+    every look (Pocock's boundary, Biometrika 64, 1977): looks at these amounts of
+    information (launches), each look's statistic a sum's at that count over its standard
+    deviation, so that under the hypothesis the chance of passing at any look is alpha.
+    Bonferroni's alpha / looks is below it: the looks see mostly the same data."""
+    from scipy.special import ndtr, ndtri
+    info = np.asarray(information, dtype=float)
+    if info.size == 1:
+        return alpha
+    # P(S_j > c sqrt(I_j) at some look j), S a Brownian motion in information: the
+    # density of the paths not yet past, carried look to look on a grid (Armitage,
+    # McPherson and Rowe, J. R. Stat. Soc. A 132, 1969)
+    grid = np.linspace(-10, 6, 800) * math.sqrt(info[-1])
+    step = grid[1] - grid[0]
+    start = np.exp(-0.5 * grid ** 2 / info[0]) / math.sqrt(2 * math.pi * info[0])
+    moves = [np.exp(-0.5 * np.subtract.outer(grid, grid) ** 2 / (now - before))
+             * step / math.sqrt(2 * math.pi * (now - before))
+             for before, now in zip(info[:-1], info[1:])]
+
+    def crossed(c: float) -> float:
+        density = np.where(grid <= c * math.sqrt(info[0]), start, 0.0)
+        for move, now in zip(moves, info[1:]):
+            density = np.where(grid <= c * math.sqrt(now), move @ density, 0.0)
+        return 1 - float(density.sum() * step)
+
+    lo, hi = ndtri(1 - alpha), ndtri(1 - alpha / info.size)
+    for _ in range(40):  # the boundary c with P(any look past c) = alpha
+        c = (lo + hi) / 2
+        lo, hi = (c, hi) if crossed(c) > alpha else (lo, c)
+    return float(ndtr(-hi))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage's estimates of a family's members: log time ratios, their standard errors
+    and degrees of freedom (se NaN: not estimated there)."""
+    d: np.ndarray
+    se: np.ndarray
+    df: np.ndarray
+
+    def z(self, b: np.ndarray) -> np.ndarray:
+        """The one-sided evidence that d > b, as a standard normal quantile (0 where not
+        estimated: no evidence either way)."""
+        from scipy.special import ndtri
+        with np.errstate(all="ignore"):
+            z = -ndtri(_t(self.df, -(self.d - b) / self.se))
+        return np.where(np.isfinite(self.se) & (self.se > 0), z, 0.0)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A two-stage family's tests: BH-adjusted p of `over` and `under`, the interval of d
+    (FCR level where named), and the d both stages together put at the middle."""
+    over: np.ndarray
+    under: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    centre: np.ndarray
+
+
+def staged_tests(first: Stage, second: Stage, weight: float, bound: float,
+                 alpha: float = ALPHA) -> Staged:
+    """The family's hypotheses on two stages' data, the second fresh and its members chosen
+    after the first (an adaptive design): each stage's one-sided evidence combined by the
+    weighted inverse normal, Z = sqrt(w) z1 + sqrt(1 - w) z2 (Lehmacher and Wassmer,
+    Biometrics 55, 1999), with w fixed before the second stage began, is standard normal
+    under the hypothesis whatever the first stage chose; then BH over the family, as
+    family_tests. The interval is every d the combined test does not reject at its level."""
+    from scipy.special import ndtr, ndtri
+
+    def z(b):
+        return math.sqrt(weight) * first.z(b) + math.sqrt(1 - weight) * second.z(b)
+
+    m = second.d.size
+    at = np.full(m, bound)
+    over, under = benjamini_hochberg(ndtr(-z(at))), benjamini_hochberg(ndtr(z(at)))
+    named = max(int(np.sum(over < alpha)), 1)
+    level = np.where(over < alpha, 1 - named * alpha / m, 1 - alpha / 2)
+    q = ndtri(level)
+    return Staged(over, under, _solve(z, (first, second), q), _solve(z, (first, second), -q),
+                  _solve(z, (first, second), np.zeros(m)))
+
+
+def _solve(z, stages: tuple[Stage, ...], target: np.ndarray) -> np.ndarray:
+    """The b where z(b), decreasing in b, equals target (bisection over every member at
+    once); -inf or inf where it does not reach it within a thousand standard errors."""
+    reach = max(1e3 * np.nanmax(np.append(s.se, 1e-12)) + np.nanmax(np.append(np.abs(s.d), 0))
+                for s in stages)
+    lo, hi = np.full(target.size, -reach), np.full(target.size, reach)
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        above = z(mid) > target
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    out = (lo + hi) / 2
+    return np.where(z(np.full(target.size, -reach)) < target, -np.inf,
+                    np.where(z(np.full(target.size, reach)) > target, np.inf, out))
 
 
 @dataclass(frozen=True)
