@@ -42,6 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+from commscope.health import tournament_rounds  # noqa: E402
+
 RATE_BPS = 400e6
 SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
 
@@ -92,9 +94,7 @@ def trial(cluster, mpi: str, db: Path, scenario: str, rng: random.Random,
         want = {("link", tuple(sorted((a, b))), None)}
     result, took = check(cluster, mpi, db, extra)
     got = named(result)
-    rounds = result.get("rounds") or result["launches"] * (len(result["nodes"]) - 1
-                                                           + len(result["nodes"]) % 2)
-    return got == want, len(got - want), took, rounds
+    return got == want, len(got - want), took, result["rounds"]
 
 
 def cluster_bench(args) -> None:
@@ -150,7 +150,7 @@ def predict(mpis: list[str], trials: int) -> None:
             print(f"{'nodes':>6} {'full matrix (10 launches)':>26} "
                   f"{'screen, none slow':>18} {'screen, one at 0.75':>20}")
             for nodes in (8, 64, 1024, 4096):
-                whole = 10 * (launch + (nodes - 1 + nodes % 2) * c)
+                whole = 10 * (launch + tournament_rounds(nodes) * c)
                 quiet, slow = (rounds[nodes, r] * (launch + c) for r in (1.0, 0.75))
                 print(f"{nodes:>6} {whole / 60:>22.1f} min {quiet / 60:>14.1f} min "
                       f"{slow / 60:>16.1f} min  (screen rounds {rounds[nodes, 1.0]:.0f}, "
@@ -168,7 +168,7 @@ def scale_bench(args) -> None:
     from fakempi.native import records
 
     nodes, slow = args.nodes, args.nodes // 3
-    rounds = nodes - 1 + nodes % 2
+    rounds = tournament_rounds(nodes)
     rate = lambda x, y: 5e9 / (4 if slow in (x, y) else 1)  # noqa: E731
     described = native_description(find_mpi(str(HERE.parent / ".venv")))
     hosts = [f"n{i}" for i in range(nodes)]

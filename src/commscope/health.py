@@ -34,6 +34,12 @@ from .verdict.tests import (NO_SPREAD, Stage, empirical_null, family_tests, mode
 
 DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"]).fraction
 PATTERNS = ("pairs", "shift")
+
+
+def tournament_rounds(nodes: int) -> int:
+    """The rounds of one launch of the full matrix's pairs (native/kernels/pairs.c's
+    tournament): N-1, N when N is odd (one node sits out each round)."""
+    return nodes - 1 + nodes % 2
 SWEEPS = 20  # median polish converges in a few; a cap for a matrix that will not
 TOLERANCE = 1e-3  # in log bandwidth: 0.1%, inside any launch's noise
 

@@ -64,7 +64,7 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
         return state["stored"]
 
     def launch_of(launch: Launch) -> Observations:
-        for attempt in range(2):
+        for _ in range(2):
             stored = launched(launch.order)
             if stored is not None:  # a round: what replay reads back
                 store.note_launch(state["ids"][stored], screen_round=launch.number)

@@ -368,7 +368,9 @@ def _targeted(s: Screen, here: set[int], rng: np.random.Generator) -> tuple[int,
     if not order:
         return ()
     for _ in range(max(REFERENCE_PAIRS, len(order) // 2)):
-        x = partners.pop() if partners else None
+        if len(partners) < 2:
+            break
+        x = partners.pop()
         mate = next((p for p in partners if frozenset((x, p)) not in s.dead), None)
         if mate is None:
             break

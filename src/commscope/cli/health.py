@@ -10,7 +10,7 @@ import re
 
 from ..verdict import DEFAULTS, parse_threshold
 from ..errors import UserError
-from ..health import PATTERNS, health_of
+from ..health import PATTERNS, health_of, tournament_rounds
 from ..kernels import catalog
 from ..launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
 from ..launcher.job import context_of
@@ -156,8 +156,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                         "progress, above 0")
     if args.screen:
         return _screen(args, argv, mpi, spec, count, threshold)
-    # The rounds of the tournament, native/kernels/pairs.c: N-1, or N when N is odd.
-    name, values = ("round", count - 1 + count % 2) if args.pattern == "pairs" \
+    name, values = ("round", tournament_rounds(count)) if args.pattern == "pairs" \
         else ("distance", count - 1)
     (plan,) = plans(catalog(mpi), mpi, kernel=args.pattern, np=str(count * args.ppn),
                     sizes=args.sizes, window=args.window, params={"ppn": args.ppn},

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .. import units
-from ..health import ALPHA, Candidate, Health
+from ..health import ALPHA, Candidate, Health, tournament_rounds
 from ..sizes import format_bytes
 from ..verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, junit as junit_xml
 from .prometheus import exposition
@@ -99,8 +99,8 @@ def _matrix(values: np.ndarray, scale: float = 1.0) -> list[list[float | None]]:
 
 def as_json(h: Health) -> dict:
     m = h.matrices
-    rounds = m.launches * (m.bandwidth.shape[1] - 1 + m.bandwidth.shape[1] % 2 if
-                           m.pattern == "pairs" else m.bandwidth.shape[1] - 1)
+    n = m.bandwidth.shape[1]
+    rounds = m.launches * (tournament_rounds(n) if m.pattern == "pairs" else n - 1)
     out = {"nodes": m.nodes, "pattern": m.pattern, "launches": m.launches, "rounds": rounds,
            "pair_tests": int(np.isfinite(m.bandwidth).sum()),
            "threshold": h.threshold, "bandwidth_bytes": m.bandwidth_bytes,

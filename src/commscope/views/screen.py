@@ -4,7 +4,7 @@ docs/health.md)."""
 from __future__ import annotations
 
 from .. import units
-from ..health import ALPHA
+from ..health import ALPHA, tournament_rounds
 from ..plan import Plan
 from ..screen import Screen, group_suspects
 from ..sizes import format_bytes
@@ -21,11 +21,6 @@ FAULTS = {
 }
 LINKS = ("the screen judges nodes, not single links: a slow link shows as noise on its two "
          "nodes; `commscope health --pattern pairs` measures every pair")
-
-
-def _full_rounds(nodes: int) -> int:
-    """A launch of the full matrix (native pairs' tournament): N-1 rounds, N when N is odd."""
-    return nodes - 1 + nodes % 2
 
 
 def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
@@ -45,7 +40,7 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
     return {"pattern": "screen", "nodes": names, "threshold": s.threshold,
             "bandwidth_bytes": plan.sizes[-1], "latency_bytes": plan.sizes[0],
             "launches": len(s.launches), "rounds": s.rounds,
-            "full_matrix_rounds": _full_rounds(s.nodes), "pair_tests": int(s.obs.log_bw.size),
+            "full_matrix_rounds": tournament_rounds(s.nodes), "pair_tests": int(s.obs.log_bw.size),
             "suspects": [fault(f) for f in _ordered(s.faults)] + groups_found(s, names)
             + [named(x) for x in sorted(s.named)],
             "drain": drain(s, names),
@@ -115,7 +110,7 @@ def drain_line(s: Screen, names: list[str]) -> str:
 
 def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
     lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
-             f"{len(s.launches)} launches (the full matrix: {_full_rounds(s.nodes)} a launch), "
+             f"{len(s.launches)} launches (the full matrix: {tournament_rounds(s.nodes)} a launch), "
              f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
     lines += render_suspects(s, names)
     if not s.named and not s.faults and not s.slow_links:
