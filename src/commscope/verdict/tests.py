@@ -287,12 +287,12 @@ def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
     if equivalence:
         under = np.maximum(under, _t(df, -(d + bound) / se))
     m, named = d.size, max(int(np.sum(over < alpha)), 1)
+    fcr = _quantile(df, 1 - named * alpha / m) * se  # where named, d less it is the cut's
     return Family(over, benjamini_hochberg(under),
                   benjamini_hochberg(2 * _t(df, -np.abs(d) / se)),
-                  _quantile(df, 1 - alpha / 2) * se,
-                  _quantile(df, 1 - named * alpha / m) * se,
+                  _quantile(df, 1 - alpha / 2) * se, fcr,
                   np.exp(bound + (_quantile(df, 1 - alpha / m) + _quantile(df, POWER)) * se),
-                  bound + _quantile(df, 1 - named * alpha / m) * se)
+                  bound + fcr)
 
 
 MAD_EFFICIENCY = 0.37  # of the median absolute deviation as a normal scale, against the SD
