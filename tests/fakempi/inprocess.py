@@ -61,15 +61,12 @@ class FakeLauncher:
                      placement)
         self.launched.append(how.argv)
         hosts = _hosts(placement, ranks)
-        if self.hangs_if is not None and self.hangs_if(hosts or []):
-            return FakeJob(dataclasses.replace(self, hang_after=0), list(fake_records(
-                args, ranks, self.schema, native_description(mpi), self.scale, self.spread,
-                self.factor, self.seed, hosts, self.rate, self.host_order,
-                self.node_noise)), how.oversubscribed, records)
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
-                            self.spread, self.factor, self.seed, _hosts(placement, ranks),
-                            self.rate, self.host_order, self.node_noise)
-        return FakeJob(self, list(made), how.oversubscribed, records)
+                            self.spread, self.factor, self.seed, hosts, self.rate,
+                            self.host_order, self.node_noise)
+        hangs = self.hangs_if is not None and self.hangs_if(hosts or [])
+        return FakeJob(dataclasses.replace(self, hang_after=0) if hangs else self, list(made),
+                       how.oversubscribed, records)
 
 
 def _hosts(placement, ranks: int) -> list[str] | None:
