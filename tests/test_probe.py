@@ -53,12 +53,43 @@ def test_switches_are_located_within_one_percent(seed, shape):
     protocols, at = CURVES[shape]
     measure, made = launches(curve(protocols), 0.02, 0.5, seed)
     found = probe.probe(measure, probe.ladder())
-    located = [(b.lo, b.hi) for b in found.switches]
-    assert len(located) == len(at), located
+    located = [(b.lo, b.hi) for b in found.switches if b.located]
+    assert len(located) == len(found.switches) == len(at), found.switches
     for (lo, hi), true in zip(located, at):
         assert lo < true <= hi  # the switch lies in the reported interval
         assert hi - lo <= max(0.01 * hi, probe.MIN_WIDTH)
-    assert len(made) <= 1 + 3  # the coarse round and ~8x narrower a round
+    assert len(made) <= 1 + 3  # the coarse round, ~8x narrower a round, and a check
+
+
+def test_launches_in_the_states_measured_here_locate_the_switch():
+    """Open MPI's shared memory, 12000 B eager limit, as 20 launches here on 2026-11-27
+    ran: in a third the eager path rose on its line (11,776 B in 1.7 us), in most it ran
+    2-3.5x slower near the limit through the launch (11,871 B in 4.2-4.8 us) and still
+    stepped to the rendezvous, and in a few it varied 3-9x from size to size, above the
+    rendezvous as often as below. 200 probes with the limit looked for: the switch is
+    located within 1% in all but 2 (the search before this one: 24 of 200)."""
+    eager_limit = probe.Setting("btl_sm_eager_limit", 12_000)
+    missed = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+
+        def measure(sizes):
+            state = rng.choice(3, p=[0.3, 0.6, 0.1])
+            slower = rng.uniform(2.0, 3.5)
+            t = {}
+            for n in sizes:
+                if n < 11930:
+                    t[n] = 0.2 * US + n / 12e9
+                    if n > 6144:
+                        t[n] *= (1.0, slower, rng.uniform(3, 9))[state]
+                else:
+                    t[n] = 2.4 * US + n / 3e9 if n < 32700 else 5 * US + n / 10e9
+                t[n] *= float(np.exp(rng.normal(0, 0.02)))
+            return t
+        found = probe.probe(measure, probe.ladder(), lambda: [eager_limit])
+        at = [b for b in found.switches if probe.named_by(b, [eager_limit])]
+        missed += not (len(at) == 1 and at[0].located and at[0].lo < 11930 <= at[0].hi)
+    assert missed <= 2
 
 
 def test_noise_alone_has_no_switch():
@@ -93,7 +124,7 @@ def test_a_launch_in_another_state_does_not_drop_the_switch(state):
         return {n: t(n) for n in sizes}
     found = probe.probe(measure, [0, 1024, 2048, 3072, 4096, 6144])
     (switch,) = found.switches
-    assert switch.lo < 2600 <= switch.hi and switch.done
+    assert switch.lo < 2600 <= switch.hi and switch.located
 
 
 def _lookup(calls, sizes):

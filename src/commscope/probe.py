@@ -11,8 +11,9 @@ The probe measures a coarse ladder of sizes (two a factor of 2: 2^k and 3 * 2^(k
 finds each pair of neighbours between which the time steps off the line of the sizes
 below (a jump, `jumps`), and then measures POINTS sizes evenly spaced inside each such
 bracket, with its ends again, in one launch per round (`split`), until the bracket is
-within RESOLUTION of its upper end or MIN_WIDTH bytes and the jump was seen in SEEN
-launches. The library's limits, read after the coarse round, are then looked for in
+within RESOLUTION of its upper end or MIN_WIDTH bytes, a later launch has shown the
+jump inside it again, and SEEN launches after the coarse one have shown it. The
+library's limits, read after the coarse round, are then looked for in
 their own windows where no switch was located at them. A switch is reported as the
 first size of the later protocol (`bytes`) with the sizes it is known to lie between.
 
@@ -43,15 +44,16 @@ SIDE = 3  # sizes on each side of a step whose line explains it
 MISFITS = 1  # points a round may leave on the wrong side of its split (split)
 SEEN = 2  # launches after the coarse one that must show a switch, however narrow
 MAX_ROUNDS = 8  # a bracket that noise keeps from shrinking is given up after this many
-# Launches in a row whose bracket ends show no step before a bracket is dropped as noise:
-# one that shows the ends step and its inside not splitting is evidence against the
-# switch at once.
+# Launches in the usual state that go against a bracket before it is dropped as noise
+# (each sends a narrowed one back to the bracket it came from): a coarse one whose ends
+# step and whose inside does not split is dropped at once.
 MAX_MISSES = 2
-# A launch whose time at a bracket's lower end is this many times the fastest seen there
-# found the machine in another state, and says nothing of the switch. This VM at times
-# runs a launch's whole shared-memory path 2-4x slower (Open MPI, 12000 B eager limit:
-# 64 B in 0.53-0.57 us against 0.18-0.27 us, 11,880 B in 5.2-5.5 us against 1.0-1.8 us;
-# 3 launches of 12, and in runs), where the rendezvous then costs about the same.
+# A launch whose time at a bracket's lower end is this many times the fastest measured
+# at that size found the machine in another state (split). This VM at times runs a
+# launch's whole shared-memory path 2-4x slower (Open MPI, 12000 B eager limit: 64 B in
+# 0.53-0.57 us against 0.18-0.27 us), mostly still stepping at the switch (on 2026-11-27,
+# 8 launches in a row: 11,871 B in 4.2-4.8 us, against 1.35-1.7 us in others, then
+# 6.6-8.0 us at 11,936 B), and in a few launches varies 3-9x from one size to the next.
 OTHER_STATE = 2.0
 # Open MPI counts its own header in an eager limit ("including header": ompi_info),
 # MPICH's thresholds count the payload alone: a setting names a switch measured up to
@@ -97,12 +99,19 @@ class Bracket:
     slope_above: float  # each round draws through its ends (split)
     rounds: int = 0
     confirmed: bool = True  # the jump was seen again in the last round
-    misses: int = 0  # launches in a row in which the ends did not step
-    fastest_lo_s: float = math.inf  # the fastest time at lo in any launch so far
+    misses: int = 0  # launches in the usual state that went against it (split)
+    fastest_lo_s: float = math.inf  # the fastest time measured at lo itself so far
+    seen: int = 0  # rounds that showed the jump and split the bracket
+    checked: bool = False  # a launch after the one that located it showed it again
+    parent: Bracket | None = None  # the bracket this one was narrowed from
 
     @property
     def done(self) -> bool:
         return self.hi - self.lo <= max(RESOLUTION * self.hi, MIN_WIDTH)
+
+    @property
+    def located(self) -> bool:
+        return self.done and self.checked
 
     def interior(self) -> list[int]:
         """Up to POINTS sizes evenly inside (lo, hi)."""
@@ -192,24 +201,23 @@ def split(bracket: Bracket, measured: dict[int, float]) -> Bracket:
     inside. Lines of the two sides' slopes are drawn through this launch's ends; each
     inside point takes the side it is nearer on the log scale, and the new ends are the
     neighbours where a split leaves the fewest points on the wrong side (ties: the
-    narrower bracket's lower end is the higher). The jump is seen again when at most
-    MISFITS points are on the wrong side of the split (noise labels the points at
-    random, and a real switch, many noise widths high, labels them in two runs) and
-    the two sides' points, each side's carried along its line to the first upper size,
-    step the same way as before by more than JUMP."""
+    narrower bracket's lower end is the higher). The jump is seen again when the ends
+    step by more than JUMP, at most MISFITS points are on the wrong side of the split
+    (noise labels the points at random, and a real switch, many noise widths high,
+    labels them in two runs) and the two sides' points, each side's carried along its
+    line to the first upper size, step by more than JUMP. Either way: in a launch whose
+    eager path ran slower than the rendezvous the step falls, and it still lies where
+    the protocol changes.
+    A launch in another state (OTHER_STATE) must split with no misfit; one that does
+    not says nothing. One in the usual state is evidence against this bracket: a
+    narrowed one goes back to the bracket it was narrowed from (one launch's noise can
+    narrow to the wrong side), a coarse one counts a miss, or, where its ends stepped,
+    is dropped at once."""
     lo, hi = bracket.lo, bracket.hi
     t_lo, t_hi = measured[lo], measured[hi]
-    if t_lo > OTHER_STATE * bracket.fastest_lo_s:
-        return replace(bracket, rounds=bracket.rounds + 1)  # the machine in another state
-    bracket = replace(bracket, fastest_lo_s=min(t_lo, bracket.fastest_lo_s))
     lower = lambda n: t_lo + bracket.slope_below * (n - lo)  # noqa: E731
     upper = lambda n: max(t_hi - bracket.slope_above * (hi - n), 1e-12)  # noqa: E731
-    ends = t_hi - lower(hi)
-    if abs(math.log(t_hi / lower(hi))) <= math.log1p(JUMP) or ends * bracket.jump_s < 0:
-        # this launch does not show the switch at all: no evidence on where it lies
-        misses = bracket.misses + 1
-        return replace(bracket, rounds=bracket.rounds + 1, misses=misses,
-                       confirmed=misses < MAX_MISSES)
+    stepped = abs(math.log(t_hi / lower(hi))) > math.log1p(JUMP)
     inside = sorted(n for n in measured if lo < n < hi)
     on_upper = [abs(math.log(measured[n] / upper(n))) < abs(math.log(measured[n] / lower(n)))
                 for n in inside]
@@ -222,13 +230,24 @@ def split(bracket: Bracket, measured: dict[int, float]) -> Bracket:
     first = points[j + 1]
     before = _carried(points[:j + 1], measured, first, bracket.slope_below)
     after = _carried(points[j + 1:], measured, first, bracket.slope_above)
-    jump = after - before
-    if (wrong[j] > MISFITS or abs(math.log(after / before)) <= math.log1p(JUMP)
-            or jump * bracket.jump_s < 0):
-        return replace(bracket, jump_s=jump, rounds=bracket.rounds + 1, confirmed=False)
-    return replace(bracket, lo=points[j], hi=first, jump_s=jump, rounds=bracket.rounds + 1,
-                   misses=0, fastest_lo_s=min(measured[points[j]], bracket.fastest_lo_s
-                                              + bracket.slope_below * (points[j] - lo)))
+    rounds = bracket.rounds + 1
+    other_state = t_lo > OTHER_STATE * bracket.fastest_lo_s
+    if stepped and wrong[j] <= (0 if other_state else MISFITS) \
+            and abs(math.log(after / before)) > math.log1p(JUMP):
+        seen = replace(bracket, jump_s=after - before, rounds=rounds, seen=bracket.seen + 1,
+                       fastest_lo_s=min(t_lo, bracket.fastest_lo_s))
+        if bracket.done:  # a second launch shows the switch in the bracket located
+            return replace(seen, checked=True)
+        return replace(seen, lo=points[j], hi=first, parent=bracket,
+                       fastest_lo_s=seen.fastest_lo_s if j == 0 else measured[points[j]])
+    if other_state:
+        return replace(bracket, rounds=rounds)
+    misses = bracket.misses + 1
+    if bracket.parent is not None:
+        return replace(bracket.parent, rounds=rounds, misses=misses,
+                       confirmed=misses < MAX_MISSES)
+    return replace(bracket, rounds=rounds, misses=misses, fastest_lo_s=min(
+        t_lo, bracket.fastest_lo_s), confirmed=not stepped and misses < MAX_MISSES)
 
 
 def _carried(sizes: list[int], measured: dict[int, float], to: int, slope: float) -> float:
@@ -269,10 +288,11 @@ def probe(measure: Measure, coarse: list[int],
                 named_by(b, [limit]) for b in windows + [b for b in brackets if b.confirmed]):
             line_ = next(r for r in reversed(lines) if r.from_bytes <= limit.bytes)
             windows.append(Bracket(limit.last_before, limit.bytes, line_, line_, 0.0,
-                                   line_.slope_s_per_byte, line_.slope_s_per_byte,
-                                   fastest_lo_s=line_.alpha_s + line_.slope_s_per_byte
-                                   * limit.last_before))
-    brackets = sorted(brackets + _bisect(measure, windows, result.rounds), key=lambda b: b.lo)
+                                   line_.slope_s_per_byte, line_.slope_s_per_byte))
+    # a window no launch showed a step in is a limit with no switch measured at it
+    windows = [b if b.seen else replace(b, confirmed=False)
+               for b in _bisect(measure, windows, result.rounds)]
+    brackets = sorted(brackets + windows, key=lambda b: b.lo)
     switches = [b for b in brackets if b.confirmed]
     # the coarse sizes' lines between the switches located, for each switch's two sides
     result.regimes = regimes(sizes, times, [b.lo for b in switches])
@@ -284,11 +304,11 @@ def probe(measure: Measure, coarse: list[int],
 
 def _bisect(measure: Measure, brackets: list[Bracket], rounds: list[list[int]]
             ) -> list[Bracket]:
-    """Rounds of one launch each until every bracket is located, seen SEEN times (a
-    narrow one too) or given up; each round's sizes are appended to `rounds`."""
+    """Rounds of one launch each until every bracket is located and checked, seen SEEN
+    times (a narrow one too) or given up; each round's sizes are appended to `rounds`."""
     while True:
         open_ = [b for b in brackets if b.confirmed and b.rounds < MAX_ROUNDS
-                 and (not b.done or b.rounds < SEEN)]
+                 and not (b.located and b.seen >= SEEN)]
         if not open_:
             return brackets
         wanted = sorted({n for b in open_ for n in (b.lo, *b.interior(), b.hi)})

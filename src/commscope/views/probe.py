@@ -17,7 +17,7 @@ def _regime(r: Regime | None) -> dict | None:
 
 def _switch(b: Bracket, mode, applies: list[Setting]) -> dict:
     return {"mode": mode, "bytes": b.hi, "interval": [b.lo + 1, b.hi], "last_before": b.lo,
-            "located": b.done, "rounds": b.rounds, "jump_s": b.jump_s,
+            "located": b.located, "rounds": b.rounds, "jump_s": b.jump_s,
             "below": _regime(b.below), "above": _regime(b.above),
             "settings": [s.name for s in named_by(b, applies)]}
 
