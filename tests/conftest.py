@@ -4,7 +4,8 @@
 Tiers (pyproject.toml declares the marks): `mpi` launches real MPI jobs, `cluster`
 builds a namespace cluster, `slurm` runs a real Slurm; `pytest -m "not mpi"` is the
 fast tier. A test that asks for `mpi_prefix` is marked `mpi` here, and one that asks for
-`virtual_cluster` is marked `cluster` too, so a test cannot launch MPI unmarked.
+`virtual_cluster` or `racks_cluster` is marked `cluster` too, so a test cannot launch MPI
+unmarked.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
-        if "virtual_cluster" in fixtures or item.get_closest_marker("slurm"):
+        if {"virtual_cluster", "racks_cluster"} & set(fixtures) or item.get_closest_marker("slurm"):
             item.add_marker(pytest.mark.cluster)
         if "mpi_prefix" in fixtures or item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.mpi)

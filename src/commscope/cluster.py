@@ -1,4 +1,4 @@
-"""A virtual cluster on this machine: network namespaces as hosts on one bridge.
+"""A virtual cluster on this machine: network namespaces as hosts on one bridge, or racks.
 
 The test suite's rig (tests/cluster adds its fixture), and where `commscope study` runs
 its many-rank studies as root (docs/cluster.md).
@@ -18,6 +18,14 @@ on a real cluster's first node. `Cluster.shape` limits a host's link with a
 token bucket (tbf) on both ends of its veth. Asked to (CPUS), a host runs in a
 CPU set, its own or the first host's, which no launcher can move it out of
 (`_make_cpusets`).
+
+With racks (`up(n, racks=R)`), the hosts are dealt to R bridges in order, rack r
+with the subnet 10.251.r.0/24 (rack 0 keeps a one-rack cluster's addresses), and
+a router namespace `cscl-rt` joins them: a veth leg on each rack's bridge, with
+the rack's address .254, forwarding between its legs. Each host routes the other
+racks' subnets through its rack's router address, and nothing else. The trunk is
+the router: `Cluster.shape_trunk` puts a tbf on every leg, so all flows into a rack
+from the others share one bucket, as they share the uplink of a real rack switch.
 
 Needs root. An exclusive lock (flock) is held while a cluster is up: a
 cluster found at `up` without a live owner is stale (its run was killed) and
@@ -41,9 +49,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-PREFIX = "cscl"  # namespaces cscl-h0.., links cscl-br and cscl-v0..
-SUBNET = ipaddress.ip_network("10.251.0.0/24")  # RFC 1918, far from the usual 10.0/16 and 10.1/16
-BRIDGE = f"{PREFIX}-br"
+PREFIX = "cscl"  # namespaces cscl-h0.. and cscl-rt, links cscl-br.., cscl-v0.. and cscl-r0..
+# RFC 1918, far from the usual 10.0/16 and 10.1/16: rack 0's subnet (a one-rack cluster's);
+# rack r has the r-th /24 after it, all inside 10.251.0.0/16 (_subnet)
+SUBNET = ipaddress.ip_network("10.251.0.0/24")
+BRIDGE = f"{PREFIX}-br"  # rack 0's bridge; rack r's is cscl-brR
+ROUTER = f"{PREFIX}-rt"  # the namespace joining the racks: the trunk
+ROUTER_HOST = 254  # the router's address in each rack's subnet, 10.251.r.254
 STATE = Path("/run/commscope-cluster")  # the lock, the agent and the hosts' CPU sets
 NETNS_ETC = Path("/etc/netns")
 # In a command's environment, where each host runs: "own", host k on CPU k mod the CPUs,
@@ -99,26 +111,30 @@ def _sbin_on_path() -> None:
         os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]))
 
 
-def unavailable() -> str | None:
-    """Why a cluster cannot be made here, or None."""
+def unavailable(racks: int = 1) -> str | None:
+    """Why a cluster (of `racks` racks) cannot be made here, or None."""
     _sbin_on_path()
     if os.geteuid() != 0:
         return "the virtual cluster needs root (network namespaces, tc)"
     for tool in ("ip", "tc", "unshare", "hostname", "taskset", "nproc"):
         if not shutil.which(tool):
             return f"the virtual cluster needs `{tool}`, which is not on PATH"
+    subnets = [_subnet(r) for r in range(racks)]
+
+    def taken(network: str) -> ipaddress.IPv4Network | None:
+        net = ipaddress.ip_network(network, strict=False)
+        return next((s for s in subnets if s.overlaps(net)), None)
+
     for item in json.loads(_ip("-j", "addr").stdout or "[]"):
         if item.get("ifname", "").startswith(PREFIX):
             continue
         for a in item.get("addr_info", []):
-            if a.get("family") != "inet":
-                continue
-            if ipaddress.ip_network(f"{a['local']}/{a['prefixlen']}", strict=False).overlaps(SUBNET):
-                return f"{SUBNET} is already used here ({item['ifname']} has {a['local']})"
+            if a.get("family") == "inet" and (subnet := taken(f"{a['local']}/{a['prefixlen']}")):
+                return f"{subnet} is already used here ({item['ifname']} has {a['local']})"
     for route in json.loads(_ip("-j", "-4", "route").stdout or "[]"):
         dst = route.get("dst")
-        if dst and dst != "default" and ipaddress.ip_network(dst, strict=False).overlaps(SUBNET):
-            return f"{SUBNET} is already routed here (route to {dst})"
+        if dst and dst != "default" and (subnet := taken(dst)):
+            return f"{subnet} is already routed here (route to {dst})"
     return None
 
 
@@ -127,6 +143,7 @@ class Cluster:
     hosts: list[str]
     addresses: dict[str, str]
     agent: Path
+    racks: list[list[str]]  # the hosts of each rack, in order; one rack: all of them
     _lock: object = field(repr=False, default=None)
 
     def run(self, host: str, argv: list[str], env: dict | None = None, timeout: float = 600,
@@ -154,11 +171,17 @@ class Cluster:
 
     def mpi_env(self, base: dict | None = None) -> dict[str, str]:
         """Environment that makes mpirun (PRRTE) and hydra start ranks through the agent,
-        and keeps Open MPI's daemons and TCP transport on the cluster subnet."""
+        and keeps Open MPI's daemons and TCP transport on the cluster's subnets."""
         env = dict(os.environ if base is None else base)
+        # Both take a comma-separated list of CIDR networks: every rack's, so that no
+        # other interface qualifies. Open MPI's TCP BTL connects addresses on different
+        # networks as well (its "weighted" reachability ranks two private addresses
+        # 50 apart and 80 together, 0 only across address families), so ranks in two
+        # racks connect through the router without a setting.
+        subnets = ",".join(map(str, self.subnets))
         env.update(PRTE_MCA_plm_ssh_agent=str(self.agent),  # PRRTE 3 names its rsh launcher ssh
-                   PRTE_MCA_oob_tcp_if_include=str(SUBNET),
-                   OMPI_MCA_btl_tcp_if_include=str(SUBNET),
+                   PRTE_MCA_oob_tcp_if_include=subnets,
+                   OMPI_MCA_btl_tcp_if_include=subnets,
                    HYDRA_LAUNCHER="ssh", HYDRA_LAUNCHER_EXEC=str(self.agent),
                    # MPICH's default UCX netmod takes two ranks for one node when the
                    # machine's boot id matches, which it does in every namespace: it then
@@ -190,10 +213,7 @@ class Cluster:
         tbf counts each packet's length at the qdisc, the Ethernet frame without
         FCS (no preamble or gap on a veth).
         """
-        if burst_bytes is None:
-            burst_bytes = max(64 * 1024, int(rate_bps / 8 * 0.0025))
-        spec = ["root", "tbf", "rate", f"{int(rate_bps)}bit", "burst", str(int(burst_bytes)),
-                "latency", f"{latency_s * 1000:g}ms"]
+        spec = _tbf(rate_bps, burst_bytes, latency_s)
         subprocess.run(["tc", "-netns", host, "qdisc", "replace", "dev", "eth0", *spec], check=True)
         subprocess.run(["tc", "qdisc", "replace", "dev", self.link(host), *spec], check=True)
 
@@ -205,7 +225,7 @@ class Cluster:
         def tc(*args: str) -> None:
             subprocess.run(["tc", "-netns", host, *args], check=True)
 
-        burst = str(max(64 * 1024, int(max(rate_bps, others_bps) / 8 * 0.0025)))
+        burst = str(_burst(max(rate_bps, others_bps)))
         # r2q: each class's quantum (rate / r2q bytes) within the 1.5 KB to 200 KB htb wants
         r2q = str(max(10, int(max(rate_bps, others_bps) / 8 / 100_000)))
         tc("qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10",
@@ -215,6 +235,47 @@ class Cluster:
                "rate", f"{int(rate)}bit", "ceil", f"{int(rate)}bit", "burst", burst)
         tc("filter", "replace", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
            "u32", "match", "ip", "dst", f"{self.addresses[dest]}/32", "flowid", "1:20")
+
+    @property
+    def subnets(self) -> list[ipaddress.IPv4Network]:
+        """Each rack's subnet, rack 0's first."""
+        return [_subnet(r) for r in range(len(self.racks))]
+
+    def rack(self, host: str) -> int:
+        """The rack `host` is in: its index in `racks`."""
+        for r, rack in enumerate(self.racks):
+            if host in rack:
+                return r
+        raise ValueError(f"{host} is not a host of this cluster ({', '.join(self.hosts)})")
+
+    def shape_trunk(self, rate_bps: float, burst_bytes: int | None = None,
+                    latency_s: float = 0.1) -> None:
+        """Limit the trunk to rate_bps (bits/s) each way: tbf on every leg of the router,
+        what it sends into each rack, with `shape`'s bucket. All flows into a rack from
+        the others then share one bucket, however many hosts send; flows within a rack
+        never reach the router and are left as they were.
+
+        Unlike a host's link, the bucket is not in the sender, whose TCP it cannot hold
+        back: the sender is paced by the acknowledgements of what left the queue, and
+        loses packets once more than latency_s of the rate waits in it, as behind a
+        real switch's port.
+        """
+        if len(self.racks) < 2:
+            raise ValueError("a cluster of one rack has no trunk: make it with up(n, racks=2)")
+        spec = _tbf(rate_bps, burst_bytes, latency_s)
+        for r in range(len(self.racks)):
+            subprocess.run(["tc", "-netns", ROUTER, "qdisc", "replace", "dev", _port(r), *spec],
+                           check=True)
+
+    def trunk_sent(self, rack: int) -> tuple[int, int]:
+        """Bytes and packets the router has sent into `rack` from the other racks, shaped
+        or not: the proof that traffic crossed the trunk. The leg's own counters, which
+        count a TCP segmentation-offload burst as one packet with one set of headers
+        (tbf's count, as `sent` reads it, is of the frames on the wire)."""
+        out = subprocess.run(["ip", "-n", ROUTER, "-j", "-s", "link", "show", _port(rack)],
+                             capture_output=True, text=True, check=True).stdout
+        tx = json.loads(out)[0]["stats64"]["tx"]
+        return tx["bytes"], tx["packets"]
 
     def link(self, host: str) -> str:
         """The bridge's end of `host`'s link, in this (the root) namespace."""
@@ -237,6 +298,53 @@ class Cluster:
 
 def _veth(k: int) -> str:
     return f"{PREFIX}-v{k}"
+
+
+def _subnet(rack: int) -> ipaddress.IPv4Network:
+    """Rack r's subnet: the r-th /24 after SUBNET, 10.251.r.0/24."""
+    return ipaddress.ip_network((int(SUBNET.network_address) + rack * SUBNET.num_addresses,
+                                 SUBNET.prefixlen))
+
+
+def _gateway(rack: int) -> str:
+    """The router's address in rack r."""
+    return str(_subnet(rack).network_address + ROUTER_HOST)
+
+
+def _bridge(rack: int) -> str:
+    return BRIDGE if rack == 0 else f"{BRIDGE}{rack}"
+
+
+def _leg(rack: int) -> str:
+    """The bridge's end of the router's leg into rack r, in the root namespace."""
+    return f"{PREFIX}-r{rack}"
+
+
+def _port(rack: int) -> str:
+    """The router's end of its leg into rack r, in the router's namespace."""
+    return f"rack{rack}"
+
+
+def _burst(rate_bps: float) -> int:
+    """A token bucket's default size: 2.5 ms at the rate, at least 64 KiB; a smaller
+    bucket left 800 Mbit/s links at 75% when the 2 cores were late to refill it."""
+    return max(64 * 1024, int(rate_bps / 8 * 0.0025))
+
+
+def _tbf(rate_bps: float, burst_bytes: int | None, latency_s: float) -> list[str]:
+    """tc's words for a root tbf at rate_bps, with a bucket of burst_bytes (default
+    `_burst`) and a queue of latency_s at the rate."""
+    burst = _burst(rate_bps) if burst_bytes is None else burst_bytes
+    return ["root", "tbf", "rate", f"{int(rate_bps)}bit", "burst", str(int(burst)),
+            "latency", f"{latency_s * 1000:g}ms"]
+
+
+def _layout(n: int, racks: int) -> list[list[str]]:
+    """n hosts dealt to racks in order, as evenly as they go (the first racks take one
+    more): 6 in 2 racks are h0-h2 and h3-h5, 5 are h0-h2 and h3-h4."""
+    per, extra = divmod(n, racks)
+    starts = [r * per + min(r, extra) for r in range(racks + 1)]
+    return [[_host(k) for k in range(starts[r], starts[r + 1])] for r in range(racks)]
 
 
 def _host(k: int) -> str:
@@ -263,25 +371,34 @@ def _lock():
             time.sleep(0.5)
 
 
-def up(n: int = 2) -> Cluster:
-    """Make n hosts (n >= 2) on one bridge; whatever a killed run left is removed first."""
+def up(n: int = 2, racks: int = 1) -> Cluster:
+    """Make n hosts (n >= 2) on one bridge, or dealt in order to `racks` bridges joined by
+    a router; whatever a killed run left is removed first."""
     if n < 2:
         raise ValueError("a cluster has at least 2 hosts")
-    reason = unavailable()
+    if not 1 <= racks <= n:
+        raise ValueError(f"racks={racks}: from 1 to the {n} hosts, each rack has one at least")
+    if -(-n // racks) >= ROUTER_HOST:  # .1 to .253: .254 is the router's
+        raise ValueError(f"at most {ROUTER_HOST - 1} hosts in a rack: ask for more racks")
+    reason = unavailable(racks)
     if reason:
         raise ClusterUnavailable(reason)
     lock = _lock()
     _remove()  # we hold the lock: anything of ours still here is stale
     cluster = None
     try:
-        hosts = [_host(k) for k in range(n)]
-        addresses = {h: str(SUBNET.network_address + k + 1) for k, h in enumerate(hosts)}
-        _make(hosts, addresses)
+        layout = _layout(n, racks)
+        hosts = [h for rack in layout for h in rack]
+        addresses = {h: str(_subnet(r).network_address + k + 1)
+                     for r, rack in enumerate(layout) for k, h in enumerate(rack)}
+        _make(layout, addresses)
+        if racks > 1:
+            _make_router(racks)
         _make_cpusets(hosts)
         agent = STATE / "agent"
         agent.write_text(AGENT)
         agent.chmod(0o755)
-        cluster = Cluster(hosts, addresses, agent, lock)
+        cluster = Cluster(hosts, addresses, agent, layout, lock)
         atexit.register(down, cluster)
         return cluster
     except subprocess.CalledProcessError as exc:  # e.g. root without CAP_NET_ADMIN in a container
@@ -293,35 +410,71 @@ def up(n: int = 2) -> Cluster:
 
 
 @contextlib.contextmanager
-def shaped(n: int, rate_bps: float):
-    """n hosts up, every link shaped to rate_bps (tbf), and down at the end: the benches'
-    cluster; ClusterUnavailable where this machine cannot make one."""
-    cluster = up(n)
+def shaped(n: int, rate_bps: float | None, racks: int = 1, trunk_bps: float | None = None):
+    """n hosts up in `racks` racks, every host's link shaped to rate_bps (tbf; None: not
+    shaped) and the trunk between racks to trunk_bps (None: not shaped), and down at the
+    end: the benches' cluster; ClusterUnavailable where this machine cannot make one."""
+    cluster = up(n, racks)
     try:
-        for host in cluster.hosts:
-            cluster.shape(host, rate_bps)
+        if rate_bps is not None:
+            for host in cluster.hosts:
+                cluster.shape(host, rate_bps)
+        if trunk_bps is not None:
+            cluster.shape_trunk(trunk_bps)
         yield cluster
     finally:
         down(cluster)
 
 
-def _make(hosts: list[str], addresses: dict[str, str]) -> None:
-    _ip("link", "add", BRIDGE, "type", "bridge")
-    _no_ipv6(None, BRIDGE)
-    _ip("link", "set", BRIDGE, "up")
-    for k, host in enumerate(hosts):
-        _ip("netns", "add", host)
-        _ip("link", "add", _veth(k), "type", "veth", "peer", "name", "eth0", "netns", host)
-        _no_ipv6(None, _veth(k))
-        _ip("link", "set", _veth(k), "master", BRIDGE, "up")
-        _no_ipv6(host, "all")
-        _ip("-n", host, "addr", "add", f"{addresses[host]}/{SUBNET.prefixlen}", "dev", "eth0")
-        _ip("-n", host, "link", "set", "lo", "up")
-        _ip("-n", host, "link", "set", "eth0", "up")
-        etc = NETNS_ETC / host
-        etc.mkdir(parents=True, exist_ok=True)
-        (etc / "hosts").write_text("127.0.0.1 localhost\n" + "".join(
-            f"{a} {h}\n" for h, a in addresses.items()))
+def _make(racks: list[list[str]], addresses: dict[str, str]) -> None:
+    """Each rack's bridge and hosts; a host's only routes are its rack's subnet and, through
+    the router, the other racks'."""
+    k = 0
+    for r, rack in enumerate(racks):
+        _ip("link", "add", _bridge(r), "type", "bridge")
+        _no_ipv6(None, _bridge(r))
+        _ip("link", "set", _bridge(r), "up")
+        for host in rack:
+            _make_host(host, _veth(k), _bridge(r), addresses)
+            for other in range(len(racks)):
+                if other != r:
+                    _ip("-n", host, "route", "add", str(_subnet(other)), "via", _gateway(r))
+            k += 1
+
+
+def _make_host(host: str, veth: str, bridge: str, addresses: dict[str, str]) -> None:
+    _ip("netns", "add", host)
+    _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", host)
+    _no_ipv6(None, veth)
+    _ip("link", "set", veth, "master", bridge, "up")
+    _no_ipv6(host, "all")
+    _ip("-n", host, "addr", "add", f"{addresses[host]}/{SUBNET.prefixlen}", "dev", "eth0")
+    _ip("-n", host, "link", "set", "lo", "up")
+    _ip("-n", host, "link", "set", "eth0", "up")
+    etc = NETNS_ETC / host
+    etc.mkdir(parents=True, exist_ok=True)
+    (etc / "hosts").write_text("127.0.0.1 localhost\n" + "".join(
+        f"{a} {h}\n" for h, a in addresses.items()))
+
+
+def _make_router(racks: int) -> None:
+    """The router namespace: a leg on each rack's bridge with the rack's router address,
+    forwarding between them. It sends no ICMP redirects, which would tell a host to
+    reach a peer around the router, and so around the trunk's shaper (the kernel sends
+    one for a packet that leaves by the leg it came in on, when `all` or that leg's
+    send_redirects is on; both are on by default)."""
+    _ip("netns", "add", ROUTER)
+    for r in range(racks):
+        _ip("link", "add", _leg(r), "type", "veth", "peer", "name", _port(r), "netns", ROUTER)
+        _no_ipv6(None, _leg(r))
+        _ip("link", "set", _leg(r), "master", _bridge(r), "up")
+        _ip("-n", ROUTER, "addr", "add", f"{_gateway(r)}/{SUBNET.prefixlen}", "dev", _port(r))
+        _ip("-n", ROUTER, "link", "set", _port(r), "up")
+    _ip("-n", ROUTER, "link", "set", "lo", "up")
+    _no_ipv6(ROUTER, "all")
+    _sysctl(ROUTER, "net/ipv4/ip_forward", "1")
+    for conf in ("all", "default", *map(_port, range(racks))):
+        _sysctl(ROUTER, f"net/ipv4/conf/{conf}/send_redirects", "0")
 
 
 def _make_cpusets(hosts: list[str]) -> None:
@@ -345,13 +498,20 @@ def _make_cpusets(hosts: list[str]) -> None:
 
 def _no_ipv6(host: str | None, iface: str) -> None:
     """IPv6 off: no link-local addresses, so no traffic the subnet rules do not cover."""
-    path = f"/proc/sys/net/ipv6/conf/{iface}/disable_ipv6"
+    key = f"net/ipv6/conf/{iface}/disable_ipv6"
     if host is None:
-        if os.path.exists(path):
-            Path(path).write_text("1")
+        if os.path.exists(f"/proc/sys/{key}"):
+            Path(f"/proc/sys/{key}").write_text("1")
     else:
-        subprocess.run(["ip", "netns", "exec", host, "sh", "-c", f"echo 1 > {path}"],
-                       capture_output=True, check=False)
+        _sysctl(host, key, "1", check=False)  # a kernel without IPv6 has none to turn off
+
+
+def _sysctl(namespace: str, key: str, value: str, check: bool = True) -> None:
+    """Set /proc/sys/KEY in a namespace: /proc/sys/net shows the network namespace of the
+    process that opens it, so it is written from inside."""
+    subprocess.run(["ip", "netns", "exec", namespace, "sh", "-c",
+                    f"echo {value} > /proc/sys/{key}"], capture_output=True, text=True,
+                   check=check)
 
 
 def down(cluster: Cluster | None = None) -> list[str]:

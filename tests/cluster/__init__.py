@@ -1,5 +1,6 @@
 """The test suite's virtual cluster: commscope.cluster (network namespaces as hosts on
-one bridge; see its docstring), and the fixture that gives a test two hosts."""
+one bridge, or on racks joined by a router; see its docstring), and the fixtures that
+give a test two hosts, or two racks of two."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ from contextlib import contextmanager
 import pytest
 
 from commscope.cluster import (  # noqa: F401  (the names the tests use)
-    BRIDGE, CPUS, NETNS_ETC, PREFIX, SUBNET, Cluster, ClusterUnavailable, down, unavailable,
-    up)
+    BRIDGE, CPUS, NETNS_ETC, PREFIX, ROUTER, SUBNET, Cluster, ClusterUnavailable, down,
+    unavailable, up)
 
 
 @contextmanager
-def cluster_of(n: int):
-    """n hosts (the test skipped where unavailable), removed whatever the outcome."""
+def cluster_of(n: int, racks: int = 1):
+    """n hosts in `racks` racks (the test skipped where unavailable), removed whatever the
+    outcome."""
     try:
-        made = up(n)
+        made = up(n, racks)
     except ClusterUnavailable as exc:
         pytest.skip(str(exc))
     try:
@@ -29,4 +31,12 @@ def cluster_of(n: int):
 def virtual_cluster():
     """Two hosts for one test."""
     with cluster_of(2) as made:
+        yield made
+
+
+@pytest.fixture
+def racks_cluster():
+    """Two racks of two hosts for one test: cscl-h0 and h1 in rack 0, h2 and h3 in rack 1,
+    the trunk between them not shaped."""
+    with cluster_of(4, racks=2) as made:
         yield made
