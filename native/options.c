@@ -21,7 +21,9 @@ enum opt_type {
     OPT_PARAM,
     OPT_PATH,
     OPT_SYNC,
-    OPT_EACH
+    OPT_EACH,
+    OPT_LATE,
+    OPT_LATE_WAIT
 };
 
 /* Shown in --help after the option name. */
@@ -30,6 +32,7 @@ static const char *const type_labels[] = {
     [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FRACTION] = "F", [OPT_FLAG] = "",
     [OPT_PARAM] = "KEY=VALUE", [OPT_PATH] = "PATH",
     [OPT_SYNC] = "barrier|window", [OPT_EACH] = "KEY=V1,V2",
+    [OPT_LATE] = "RANK:S1,S2", [OPT_LATE_WAIT] = "sleep|spin",
 };
 
 struct option_spec {
@@ -89,6 +92,15 @@ static const struct option_spec specs[] = {
     {"each", OPT_EACH, NULL, false, 0,
      "every case once per value of this kernel parameter, in the cases' "
      "order (an empty value: the parameter not given)", FIELD(each)},
+    {"late", OPT_LATE, NULL, false, 0,
+     "with --sync window: samples cycle through punctual and each delay (in "
+     "seconds); in a late one RANK (or random: a rank drawn per sample) waits "
+     "the delay before its call", FIELD(late)},
+    {"late-wait", OPT_LATE_WAIT, "sleep", false, 0,
+     "how the late rank waits: sleeping, or busy-waiting", FIELD(late)},
+    {"late-placebo", OPT_FLAG, NULL, false, 0,
+     "the late rank waits after its call instead, where it must cost nothing",
+     FIELD(late.placebo)},
     {"output", OPT_PATH, NULL, false, 0,
      "rank 0 writes records to this file instead of stdout", FIELD(output)},
     {"info", OPT_FLAG, NULL, false, 0,
@@ -241,6 +253,39 @@ static bool parse_each(const char *text, struct each *out, char *error, size_t l
     return true;
 }
 
+/* RANK:S1,S2,... or random:S1,... : delays in seconds, each positive and
+ * finite, and a rank of digits (checked against the ranks after MPI_Init). */
+static bool parse_late(const char *text, struct late *late, char *error, size_t len)
+{
+    const char *colon = strchr(text, ':');
+    unsigned long long rank;
+    if (!colon)
+        return bad(error, len, "--late: '%s' is not RANK:S1,S2,... or random:S1,...", text);
+    if ((size_t)(colon - text) == 6 && strncmp(text, "random", 6) == 0)
+        late->rank = LATE_RANDOM;
+    else if (parse_digits(text, (size_t)(colon - text), INT_MAX, &rank))
+        late->rank = (int)rank;
+    else
+        return bad(error, len, "--late: '%.*s' is not a rank or random",
+                   (int)(colon - text), text);
+    free(late->delays_s);
+    late->n = count_items(colon + 1);
+    late->delays_s = calloc(late->n, sizeof *late->delays_s);
+    if (!late->delays_s)
+        return bad(error, len, "--late: cannot allocate %zu delays", late->n);
+    const char *item = colon + 1;
+    for (size_t i = 0; i < late->n; i++) {
+        char *end;
+        late->delays_s[i] = strtod(item, &end);
+        if (end == item || (*end && *end != ',') || !isfinite(late->delays_s[i]) ||
+            late->delays_s[i] <= 0)
+            return bad(error, len, "--late: '%s' has a delay that is not a positive "
+                       "number of seconds", text);
+        item = end + 1;
+    }
+    return true;
+}
+
 static bool parse_value(const struct option_spec *o, const char *text,
                         struct config *cfg, char *error, size_t len)
 {
@@ -289,6 +334,13 @@ static bool parse_value(const struct option_spec *o, const char *text,
         return true;
     case OPT_EACH:
         return parse_each(text, field, error, len);
+    case OPT_LATE:
+        return parse_late(text, field, error, len);
+    case OPT_LATE_WAIT:
+        if (strcmp(text, "sleep") != 0 && strcmp(text, "spin") != 0)
+            return bad(error, len, "--late-wait: '%s' is not sleep or spin", text);
+        ((struct late *)field)->spin = strcmp(text, "spin") == 0;
+        return true;
     case OPT_SYNC:
         *(const struct sync_method **)field = sync_find(text);
         if (!*(const struct sync_method **)field)
@@ -406,6 +458,11 @@ static bool check_config(const struct config *cfg, bool modes_given,
                        "buffer in set-up, so they cannot rotate; drop --cold-cache",
                        given->key, given->value);
     }
+    if (cfg->late.n && cfg->sync != &sync_window)
+        return bad(error, len, "--late: the punctual ranks start at an agreed time only "
+                   "with --sync window");
+    if (cfg->late.placebo && !cfg->late.n)
+        return bad(error, len, "--late-placebo: give --late too");
     return check_each(cfg, error, len) && check_algorithm(cfg, error, len);
 }
 
@@ -501,6 +558,12 @@ void options_print_help(FILE *f)
     }
 }
 
+double late_delay(const struct late *late, int sample)
+{
+    size_t slot = late->n ? (size_t)sample % (late->n + 1) : 0;
+    return slot ? late->delays_s[slot - 1] : 0.0;
+}
+
 void options_free(const struct config *cfg)
 {
     free(cfg->modes.v);
@@ -510,4 +573,5 @@ void options_free(const struct config *cfg)
     free(cfg->params.v);
     free((char *)cfg->each.key);
     free(cfg->each.values);
+    free(cfg->late.delays_s);
 }

@@ -39,6 +39,23 @@ struct each {
     size_t n;
 };
 
+/* --late RANK:D1,D2,... or random:D1,D2,... (docs/under-load.md): with --sync
+ * window, samples cycle through punctual and each delay; in a late sample the
+ * late rank (a fixed one, or one drawn per sample) waits the delay before its
+ * call, or with --late-placebo after it. n 0: not given. */
+struct late {
+    int rank;         /* LATE_RANDOM: drawn per sample */
+    double *delays_s; /* [n] */
+    size_t n;
+    bool spin;    /* --late-wait spin: busy-wait; else sleep */
+    bool placebo; /* the wait after the call, where it must cost nothing */
+};
+#define LATE_RANDOM (-1)
+/* The delay of sample i: samples cycle through punctual (0) and each delay in
+ * turn, so a case's late and punctual samples share its launch, its minutes
+ * and its drift. */
+double late_delay(const struct late *late, int sample);
+
 struct config {
     const struct kernel *kernel;
     struct mode_list modes; /* "standard" for kernels without modes */
@@ -58,6 +75,7 @@ struct config {
     const char *output; /* rank 0's records file; NULL: stdout */
     struct param_list params;
     struct each each;
+    struct late late;
 };
 
 enum options_result { OPTIONS_OK, OPTIONS_HELP, OPTIONS_BAD };

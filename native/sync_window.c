@@ -2,8 +2,10 @@
  * starting at t0, sample j starts at t0 + j * window on rank 0's clock,
  * which each rank finds on its own clock by adding its offset. The rank
  * busy-waits until then, makes one call and records its end minus the
- * agreed start. A rank already past the start marks the sample late. */
+ * agreed start. A rank already past the start marks the sample late.
+ * With --late, one rank waits a delay first in some samples (late_*). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -11,6 +13,7 @@
 #include "clocksync.h"
 #include "jsonl.h"
 #include "kernel.h"
+#include "options.h"
 #include "sync.h"
 #include "timer.h"
 
@@ -24,12 +27,46 @@
 #define ROUND_S 1e-3
 #define ROUND_LEAD_BARRIERS 4.0
 #define IDLE_NAP_S 1e-3
+/* --late: a late sample's window holds its delay, and this much more for the
+ * sleep's overshoot (80-100 us here, a scheduler tick on a busy host), so the
+ * next sample still starts on time. */
+#define LATE_SLACK_S 1e-3
 
 /* The method's own state, from window_begin to window_end. */
 struct window {
     double window_s;
     struct clock_sync clocks; /* the ranks taking part only */
+    /* --late, on rank 0, [n]: how late the sample's late rank entered its
+     * call after the agreed start, or with --late-placebo how long it waited
+     * after it: the delay as it was, measured (0: a punctual sample). */
+    double *waited_s;
 };
+
+/* The late rank of a sample: the one given, or drawn from the sample's
+ * index by a hash every rank computes alike (splitmix64), without a
+ * message between them. */
+static int late_rank(const struct late *late, int sample, int ranks)
+{
+    if (late->rank != LATE_RANDOM)
+        return late->rank;
+    uint64_t z = (uint64_t)sample + 0x9e3779b97f4a7c15u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return (int)((z ^ (z >> 31)) % (uint64_t)ranks);
+}
+
+/* Sleeping gives the late rank's core to others, as a rank held up by I/O
+ * or the OS would; the time it overshoots is measured, not assumed. */
+static void late_wait(const struct late *late, double seconds)
+{
+    double until = MPI_Wtime() + seconds;
+    if (!late->spin)
+        nanosleep(&(struct timespec){.tv_sec = (time_t)seconds,
+                                     .tv_nsec = (long)(fmod(seconds, 1.0) * 1e9)},
+                  NULL);
+    while (MPI_Wtime() < until)
+        ;
+}
 
 /* Window rounds and clock synchronisation involve only the ranks taking
  * part, and happen before setup: from then on a kernel may keep a receive
@@ -50,8 +87,16 @@ static double window_plan(struct sampling *s, MPI_Comm case_comm,
                           double t_iter)
 {
     struct window *w = s->method;
+    const struct late *late = &s->c->cfg->late;
+    double longest = 0;
+    for (size_t i = 0; i < late->n; i++)
+        longest = fmax(longest, late->delays_s[i]);
+    if (late->n && late->rank >= s->c->ranks)
+        die("--late: rank %d is not one of the case's %d ranks", late->rank, s->c->ranks);
+    /* a late sample's call ends its delay after a punctual one's */
     if (s->c->rank == 0)
-        w->window_s = fmax(WINDOW_FACTOR * t_iter, WINDOW_MIN_S);
+        w->window_s = fmax(WINDOW_FACTOR * t_iter, WINDOW_MIN_S) +
+                      (late->n ? longest + LATE_SLACK_S : 0);
     CHECK_MPI(MPI_Bcast(&w->window_s, 1, MPI_DOUBLE, 0, case_comm));
     s->batch = 1;
     return w->window_s;
@@ -71,13 +116,24 @@ static double round_start(const struct sampling *s, double offset)
            worst_rtt;
 }
 
+static void *grown(void *p, int n, size_t size)
+{
+    void *more = realloc(p, (size_t)n * size);
+    if (!more)
+        die("cannot allocate %d sample flags", n);
+    return more;
+}
+
 static void window_take(struct sampling *s, int from, int to)
 {
     struct kcase *c = s->c;
-    const struct window *w = s->method;
+    struct window *w = s->method;
+    const struct late *skew = &c->cfg->late;
     unsigned char *late = xcalloc((size_t)(to - from), 1);
+    double *waited = xcalloc((size_t)(to - from), sizeof *waited);
     double offset = w->clocks.offset_s[c->rank];
-    int per_round = (int)fmax(ceil(ROUND_S / w->window_s), 1.0);
+    int per_round = (int)fmax(ceil(ROUND_S / w->window_s), 1.0), ranks;
+    CHECK_MPI(MPI_Comm_size(s->comm, &ranks));
     double t0 = 0;
     for (int i = from; i < to; i++) {
         if ((i - from) % per_round == 0)
@@ -87,20 +143,34 @@ static void window_take(struct sampling *s, int from, int to)
         late[i - from] = now > start;
         while (now < start)
             now = MPI_Wtime();
+        double delay = skew->n && c->rank == late_rank(skew, i, ranks)
+                           ? late_delay(skew, i) : 0;
+        if (delay > 0 && !skew->placebo) {
+            late_wait(skew, delay);
+            waited[i - from] = MPI_Wtime() - start;
+        }
         sampling_phases_start(s, start);
         s->kernel->run_once(c);
         sampling_store(s, i, MPI_Wtime() - start, 1.0);
+        if (delay > 0 && skew->placebo) {
+            double end = MPI_Wtime();
+            late_wait(skew, delay);
+            waited[i - from] = MPI_Wtime() - end;
+        }
         sampling_next_iteration(s);
     }
     if (c->rank == 0) {
-        unsigned char *grown = realloc(s->late, (size_t)to);
-        if (!grown)
-            die("cannot allocate %d late flags", to);
-        s->late = grown;
+        s->late = grown(s->late, to, 1);
+        if (skew->n)
+            w->waited_s = grown(w->waited_s, to, sizeof *w->waited_s);
     }
     CHECK_MPI(MPI_Reduce(late, c->rank == 0 ? s->late + from : NULL,
                          to - from, MPI_UNSIGNED_CHAR, MPI_MAX, 0, s->comm));
+    if (skew->n)
+        CHECK_MPI(MPI_Reduce(waited, c->rank == 0 ? w->waited_s + from : NULL,
+                             to - from, MPI_DOUBLE, MPI_MAX, 0, s->comm));
     free(late);
+    free(waited);
 }
 
 /* Ranks the kernel does not use wait for the others to finish without
@@ -137,6 +207,23 @@ static void window_report(const struct sampling *s, struct jsonl *j)
     jsonl_close(j, ']');
     jsonl_nums(j, "clock_offsets_s", w->clocks.offset_s, w->clocks.ranks);
     jsonl_nums(j, "clock_rtt_s", w->clocks.rtt_s, w->clocks.ranks);
+    const struct late *late = &s->c->cfg->late;
+    if (!late->n)
+        return;
+    jsonl_open(j, "late", '{');
+    if (late->rank == LATE_RANDOM)
+        jsonl_str(j, "rank", "random");
+    else
+        jsonl_int(j, "rank", late->rank);
+    jsonl_nums(j, "delays_s", late->delays_s, (int)late->n);
+    jsonl_str(j, "wait", late->spin ? "spin" : "sleep");
+    jsonl_bool(j, "placebo", late->placebo);
+    jsonl_open(j, "ranks", '[');
+    for (int i = 0; i < s->n; i++)
+        jsonl_int(j, NULL, late_delay(late, i) > 0 ? late_rank(late, i, w->clocks.ranks) : -1);
+    jsonl_close(j, ']');
+    jsonl_nums(j, "waited_s", w->waited_s, s->n);
+    jsonl_close(j, '}');
 }
 
 static void window_end(struct sampling *s)
@@ -144,6 +231,7 @@ static void window_end(struct sampling *s)
     struct window *w = s->method;
     free(s->late);
     s->late = NULL;
+    free(w->waited_s);
     if (s->comm != MPI_COMM_NULL) {
         clock_sync_free(&w->clocks);
         CHECK_MPI(MPI_Comm_free(&s->comm));

@@ -154,16 +154,17 @@ static double *gather(const struct kcase *c, const double *mine, int n)
 }
 
 /* The rank, among the first `ranks`, whose median of its n samples at all
- * ([rank][n]) is the largest; late samples (window starts, late[i] set) left
- * out. */
-static int slowest_rank(const double *all, int ranks, int n, const unsigned char *late)
+ * ([rank][n]) is the largest; late samples (window starts, late[i] set) and
+ * those a --late rank was made late in left out. */
+static int slowest_rank(const double *all, int ranks, int n, const unsigned char *late,
+                        const struct late *skew)
 {
     double *mine = xcalloc((size_t)n + 1, sizeof *mine), worst = -1;
     int slowest = 0;
     for (int rank = 0; rank < ranks; rank++) {
         int kept = 0;
         for (int i = 0; i < n; i++)
-            if (!late || !late[i])
+            if ((!late || !late[i]) && late_delay(skew, i) == 0)
                 mine[kept++] = all[(size_t)rank * n + i];
         double median = kept ? median_in_place(mine, kept) : 0;
         if (median > worst) {
@@ -198,7 +199,8 @@ static void gather_and_record(const struct sampling *s, struct case_record *r)
         int compared = k->timed_by == TIMED_BY_MAX ? c->ranks : 1;
         double *per_sample = xcalloc((size_t)n, sizeof *per_sample);
         r->slowest_rank = compared > 1 && kernel_sample_kind(k) == SAMPLE_CALL
-                              ? slowest_rank(all, compared, n, s->late) : -1;
+                              ? slowest_rank(all, compared, n, s->late, &c->cfg->late)
+                              : -1;
         int first = r->slowest_rank >= 0 ? r->slowest_rank : 0;
         for (int i = 0; i < n; i++) {
             per_sample[i] = all[(size_t)first * n + i];

@@ -146,6 +146,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
                **{k: s[k] for k in PLACEMENT_WHERE_USED if k in s}, sync=s.get("sync", "barrier"))
     if s.get("cold_cache"):  # a run of warm buffers stays as it was before the option
         out["cold_cache"] = True
+    if s.get("late"):  # punctual samples between a late rank's: measured beside its waits
+        out["late"] = s["late"]
     if s.get("library"):  # the library's own settings (a rules file's): another algorithm
         out["library"] = s["library"]
     if case.sample == "call":  # a batched collective (stored before) measured something else

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Callable
 
-from . import names
+from . import names, skew
 from .provenance import with_pairs
 from .store import Store
 
@@ -65,6 +65,8 @@ class Ingest:
             self.in_flight = rec
             self.store.set_in_flight(self.launch_id, rec)
         elif kind == "case":
+            if "late" in rec:  # --late: the punctual samples are the case's (skew.split)
+                rec = skew.split(rec)
             key = self.case_key(rec) if self.case_key else None
             self.case_ids.append(self.store.add_case(self.launch_id, rec, key))
             self.sampling_s += rec.get("sampling_s") or 0.0

@@ -172,6 +172,71 @@ def sampling(*, iters: int | None = None, min_time: float | None = None,
                     parse_launches(launches, names("launches")))
 
 
+# --late: samples per delay and launch when --iters does not say (each cycle is one
+# punctual sample and one of each delay), and launches when --launches is auto: the
+# sensitivity's interval is over launches, and 5 give a t interval of 4 df.
+LATE_CYCLES = 20
+LATE_LAUNCHES = 5
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+@dataclass(frozen=True)
+class Late:
+    """--late RANK:DELAYS (or random:DELAYS): in a late sample, `rank` (None: one drawn per
+    sample) waits each delay before its call (`placebo`: after it), by `wait`."""
+    rank: int | None
+    delays_s: tuple[float, ...]
+    wait: str = "sleep"
+    placebo: bool = False
+
+    def native_args(self) -> list[str]:
+        spec = f"{'random' if self.rank is None else self.rank}:" + ",".join(
+            repr(d) for d in self.delays_s)
+        return ["--late", spec, "--late-wait", self.wait] + (
+            ["--late-placebo"] if self.placebo else [])
+
+    def settings(self) -> dict:
+        return {"rank": "random" if self.rank is None else self.rank,
+                "delays_s": list(self.delays_s), "wait": self.wait, "placebo": self.placebo}
+
+
+def parse_late(spec: str, wait: str = "sleep", placebo: bool = False,
+               names: Names = FLAGS) -> Late:
+    """RANK:D1,D2 or random:D1,D2, each delay a positive time with a unit (0.1ms, 1ms, 10ms;
+    bare: seconds)."""
+    name = names("late")
+    rank, colon, delays = str(spec).partition(":")
+    rank = rank.strip()
+    if not colon or not (rank == "random" or rank.isdigit()):
+        raise UserError(f"{name} {spec}: write RANK:DELAY[,DELAY...] (e.g. 1:0.1ms,1ms,10ms) "
+                        "or random:DELAY[,...]")
+    found = []
+    for item in (d.strip() for d in delays.split(",")):
+        m = re.fullmatch(r"(-?[0-9.]+(?:e-?\d+)?)\s*(s|ms|us)?", item)
+        value = float(m.group(1)) * TIME_UNITS[m.group(2) or "s"] if m and _finite(
+            m.group(1)) else None
+        if value is None or value <= 0:
+            raise UserError(f"{name} {spec}: '{item}' is not a positive delay; give one "
+                            "with a unit, such as 0.1ms, 1ms or 10ms")
+        found.append(value)
+    if wait not in ("sleep", "spin"):
+        raise UserError(f"{names('late_wait')} {wait}: choose sleep or spin")
+    return Late(None if rank == "random" else int(rank), tuple(found), wait, placebo)
+
+
+def check_late(late: Late, k: Kernel, ranks: int, sync: str, names: Names) -> None:
+    if k.family != "collective":
+        raise UserError(f"{names('late')}: {k.name} is not a collective; a late rank is "
+                        "measured on collectives (barrier, bcast, allreduce, ...)")
+    if late.rank is not None and late.rank >= ranks:
+        raise UserError(f"{names('late')} {late.rank}:...: rank {late.rank} is not one of "
+                        f"the {ranks} ranks ({names('np')} {ranks}: 0 to {ranks - 1})")
+    if sync != "window":
+        raise UserError(f"{names('late')}: the punctual ranks start at an agreed time only "
+                        f"with {names.bare('sync')[0]} window (the default with "
+                        f"{names.bare('late')[0]})")
+
+
 @dataclass(frozen=True)
 class Plan:
     kernel: Kernel
@@ -194,6 +259,7 @@ class Plan:
     # How a verdict verb judges this run (its threshold, catalogue, ...): stored with it so
     # that `--runs` and the report judge as the command did (docs/statistics.md).
     verdict: dict = field(default_factory=dict)
+    late: Late | None = None  # --late: a rank made late in some samples (skew.py)
 
     @property
     def cases(self) -> int:
@@ -216,6 +282,8 @@ class Plan:
             args.append("--validate")
         if self.cold_cache:
             args.append("--cold-cache")
+        if self.late:
+            args += self.late.native_args()
         return args
 
     def settings(self) -> dict:
@@ -225,7 +293,8 @@ class Plan:
                 "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache,
                 **({"each": {self.each[0]: list(self.each[1])}} if self.each else {}),
                 **({"info": self.info} if self.info else {}),
-                **({"verdict": self.verdict} if self.verdict else {})}
+                **({"verdict": self.verdict} if self.verdict else {}),
+                **({"late": self.late.settings()} if self.late else {})}
 
 
 def parse_ranks(spec, name: str = "--np") -> list[int]:
@@ -254,7 +323,8 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
           validate: bool = False, sampling: Sampling = Sampling(), map_by: str | None = None,
           bind_to: str | None = None, transport: str = "auto", hosts: str | None = None,
           hostfile: str | None = None, ppn: int | None = None, launcher: str = "auto",
-          app: bool = False, cold_cache: bool = False, names: Names = FLAGS) -> list[Plan]:
+          app: bool = False, cold_cache: bool = False, late: Late | None = None,
+          names: Names = FLAGS) -> list[Plan]:
     """One plan per process count, every one checked before anything is launched.
 
     np and sizes take a spec ("2:8", "0:4MiB") or a list; modes a spec ("all",
@@ -302,9 +372,12 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
                 s % unit == 0 for unit, _ in size_units(k, chosen))] or these_sizes
         check_sizes(k, these_sizes, chosen, names)
         check_placement(mpi, ranks, placement)
-        check_window_sync(sync, placement, ranks, names)
+        if late:  # a late sample's window holds its delay: punctual ranks wait it out
+            check_late(late, k, ranks, sync, names)
+        else:
+            check_window_sync(sync, placement, ranks, names)
         plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
-                    placement, sampling, cold_cache)
+                    placement, sampling, cold_cache, late=late)
         check_memory(catalog, plan, names)
         found.append(plan)
     return found

@@ -8,7 +8,7 @@ import numpy as np
 import json
 import os
 
-from . import names
+from . import names, skew
 from .advice import block, options, variance_line
 from .cases import Case, grouped, identity
 from .replication import CommandRatio, History, command_ratios, history
@@ -76,6 +76,13 @@ def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
     return [(found, {**combined_summary(found, past, spread, ratio),
                      "flags": flags.get(found[0].id, [])})
             for found, spread, past, ratio in zip(groups, launch_spreads(groups), pasts, ratios)]
+
+
+def skews(store: Store, run_ids: list[int]) -> list[tuple[dict, list[skew.Skew]]]:
+    """Each --late case of the runs: its summary (the punctual samples') and its delays'
+    skew figures (skew.skews)."""
+    return [(summary, skew.skews(cases, store.rank_samples))
+            for cases, summary in measured(store, run_ids) if "late" in cases[0].extra]
 
 
 def summaries(store: Store, run_ids: list[int]) -> list[dict]:

@@ -31,7 +31,7 @@ def _args(argv: list[str]) -> dict:
     i = 0
     while i < len(argv):
         name = argv[i][2:]
-        if name in ("validate", "info", "describe", "cold-cache"):
+        if name in ("validate", "info", "describe", "cold-cache", "late-placebo"):
             out[name] = True
             i += 1
             continue
@@ -175,6 +175,58 @@ def node_level(kernel: str, params: dict, value: str, nbytes: int, ranks: int, s
             "rank_samples_s": per_rank.tolist(), "samples_s": per_rank.max(axis=0).tolist()}
 
 
+# --late: the fake's known truth, each punctual rank's propagated delay P_i. A rooted
+# one-to-all (bcast, scatter: root 0, a binomial tree) delays the late rank's subtree, a
+# rooted all-to-one (reduce, gather) the ranks on its path to the root, anything else every
+# rank; the placebo nothing. A sleep overshoots by OVERSHOOT_S.
+OVERSHOOT_S = 60e-6
+
+
+def _below(rank: int, late: int) -> bool:
+    """rank is late or under it in the binomial tree from root 0 (parent: the lowest set
+    bit cleared)."""
+    while rank > late:
+        rank &= rank - 1
+    return rank == late
+
+
+def propagated(kernel: str, rank: int, late: int, placebo: bool) -> float:
+    if placebo:
+        return 0.0
+    if kernel in ("bcast", "scatter", "scatterv"):
+        return float(_below(rank, late))
+    if kernel in ("reduce", "gather", "gatherv"):
+        return float(_below(late, rank))
+    return 1.0
+
+
+def late_samples(rec: dict, args: dict, rng) -> dict:
+    """The record's --late block, its late samples' exits moved by the truth (P_i times the
+    wait) with the case's own noise."""
+    spec = args["late"]
+    who, _, delays = spec.partition(":")
+    delays = [float(d) for d in delays.split(",")]
+    exits = np.asarray(rec["rank_samples_s"])
+    ranks, n = exits.shape
+    placebo = bool(args.get("late-placebo"))
+    late_of, waited = [], []
+    for i in range(n):
+        slot = i % (len(delays) + 1)
+        rank = (int(who) if who != "random" else int(rng.integers(ranks))) if slot else -1
+        wait = delays[slot - 1] + OVERSHOOT_S * rng.exponential() if slot else 0.0
+        for r in range(ranks):
+            if slot and r != rank:
+                exits[r, i] += propagated(rec["kernel"], r, rank, placebo) * wait
+            elif slot and not placebo:
+                exits[r, i] += wait
+        late_of.append(rank)
+        waited.append(wait)
+    return {"rank_samples_s": exits.tolist(), "samples_s": exits.max(axis=0).tolist(),
+            "late": {"rank": who if who == "random" else int(who), "delays_s": delays,
+                     "wait": args.get("late-wait", "sleep"), "placebo": placebo,
+                     "ranks": late_of, "waited_s": waited}}
+
+
 def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
             scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0,
             seed: int = 0, hosts: list[str] | None = None, rate=None,
@@ -217,6 +269,10 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
                            args.get("sync", "barrier"), int(args.get("shuffle", 0)),
                            bool(args.get("cold-cache")), scale * factor(value, nbytes),
                            spread, value or "", seed)
+                if "late" in args:
+                    drawn = f"late {k['name']} {nbytes} {args.get('shuffle', 0)} {seed}"
+                    rec.update(late_samples(rec, args, np.random.default_rng(
+                        zlib.crc32(drawn.encode()))))
                 if k["family"] == "health":
                     drawn = f"{k['name']} {nbytes} {value} {args.get('shuffle', 0)} {seed}"
                     rec.update(node_level(

@@ -14,10 +14,11 @@ import numpy as np
 from .. import names, recovery, schemas, stopping
 from ..advice import KINDS, remedy
 from ..errors import UserError
-from ..results import measured, quality
+from ..results import measured, quality, skews
 from ..sizes import format_bytes
 from ..store import Store
 from ..views.run import rank_times, render, render_phases, render_ranks
+from ..views.skew import render_skews
 
 
 def add_wide(p) -> None:
@@ -171,6 +172,9 @@ def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False)
             print(render_ranks([cases[0] for cases, _ in found], per_rank))
         if not table and len(summaries[0].get("phase_median_s", {})) > 1:
             print(render_phases(summaries))
+        late = skews(store, [run.run_id])
+        if late:
+            print(render_skews(run.plan.kernel.name, run.plan.ranks, late))
     for outcome in run.outcomes:
         for skip in outcome.ingest.skips:
             print(f"commscope: skipped {skip['kernel']} {skip.get('send_mode') or ''} "

@@ -6,15 +6,16 @@ import argparse
 import dataclasses
 import re
 
-from .. import units
+from .. import skew, units
 from ..errors import UserError
 from ..kernels import Catalog, catalog
 from ..launcher import BIND_TO, MAP_BY, TRANSPORTS
 from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES, plans,
-                    sampling)
+from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES,
+                    LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
 from ..progress import Progress
+from ..results import skews
 from ..views.export import FIGURES, VARIED
 from .common import (add_db, add_mpi, add_wide, kernel_list, print_json, show_runs,
                      writing_store)
@@ -79,10 +80,23 @@ def add_parser(sub, summary: str) -> None:
                         "export --format csv`, kept in its JSON")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
-    p.add_argument("--sync", default="barrier", metavar="barrier|window|EPOCH",
-                   help="start of each sample: a barrier, or agreed times on offset-corrected "
-                        "clocks (late starts marked invalid); for rma, the access epoch "
-                        "(fence, lock, lock_all_flush, pscw), with samples started by a barrier")
+    p.add_argument("--sync", metavar="barrier|window|EPOCH",
+                   help="start of each sample: a barrier (the default), or agreed times on "
+                        "offset-corrected clocks (late starts marked invalid; the default "
+                        "with --late); for rma, the access epoch (fence, lock, "
+                        "lock_all_flush, pscw), with samples started by a barrier")
+    p.add_argument("--late", metavar="RANK:DELAYS",
+                   help="a collective with one rank late: RANK:0.1ms,1ms,10ms (or random:"
+                        "DELAYS, a rank drawn per sample) waits each delay before its call in "
+                        "samples interleaved with punctual ones; shows each punctual rank's "
+                        "propagated delay and the skew sensitivity S (docs/under-load.md). "
+                        f"--iters counts cycles (default {LATE_CYCLES})")
+    p.add_argument("--late-wait", choices=("sleep", "spin"), default="sleep",
+                   help="how the late rank waits: sleeping (its core free) or busy-waiting "
+                        "(default %(default)s)")
+    p.add_argument("--late-placebo", action="store_true",
+                   help="the late rank waits after its call instead, where it must cost "
+                        "nothing: a check of the method")
     p.add_argument("--map-by", choices=MAP_BY, help="rank mapping, translated for the launcher")
     p.add_argument("--bind-to", choices=BIND_TO, help="rank binding, translated for the launcher")
     p.add_argument("--transport", choices=TRANSPORTS, default="auto",
@@ -126,18 +140,36 @@ def kernel_params(args: argparse.Namespace, known: Catalog) -> dict[str, str]:
 def plans_from(args: argparse.Namespace, mpi):
     """One plan per process count, every one checked before anything is launched."""
     known = catalog(mpi)
+    late, iters, launches = _late(args)
     found = plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
                   modes=args.modes, window=args.window, params=kernel_params(args, known),
-                  sync=args.sync, validate=args.validate, cold_cache=args.cold_cache,
-                  sampling=sampling(iters=args.iters, min_time=args.min_time,
-                                    precision=None if args.iters or args.min_time
+                  sync=args.sync or ("window" if late else "barrier"), validate=args.validate,
+                  cold_cache=args.cold_cache,
+                  sampling=sampling(iters=iters, min_time=args.min_time,
+                                    precision=None if iters or args.min_time
                                     else args.precision,
                                     max_time=args.max_time, timeout=args.timeout,
-                                    launches=args.launches),
+                                    launches=launches),
                   map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
-                  **host_args(args))
+                  late=late, **host_args(args))
     info = labels(args.info, known)
     return [dataclasses.replace(p, info=info) for p in found]
+
+
+def _late(args: argparse.Namespace):
+    """--late as a plan's Late, with the samples (cycles of a punctual sample and one of each
+    delay) and launches it takes; without it, --iters and --launches as given."""
+    if not args.late:
+        if args.late_placebo or args.late_wait != "sleep":
+            raise UserError(f"{'--late-placebo' if args.late_placebo else '--late-wait'}: "
+                            "give --late RANK:DELAYS too")
+        return None, args.iters, args.launches
+    if args.min_time:
+        raise UserError("--min-time: with --late, give --iters (cycles of a punctual sample "
+                        "and one of each delay)")
+    late = parse_late(args.late, args.late_wait, args.late_placebo)
+    launches = LATE_LAUNCHES if args.launches == "auto" else args.launches
+    return late, (args.iters or LATE_CYCLES) * (len(late.delays_s) + 1), launches
 
 
 def labels(items: list[str], known: Catalog) -> dict[str, str]:
@@ -166,7 +198,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
     progress.close()
     everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
-    if args.json:
+    if args.json and planned[0].late:
+        print_json("skew", {"cases": everything, "skew": [
+            row for summary, found in skews(store, [r.run_id for r in runs if r.run_id])
+            for row in skew.as_json(summary, found)]})
+    elif args.json:
         # what was measured, also when a later launch failed
         print_json("cases", {"cases": everything})
     return code

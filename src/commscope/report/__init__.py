@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from ..kernels import MEANINGS
 from ..store import Store
 from . import (advection, ceiling, distributions, findings, guidelines, health, imported,
-               launches, message_models, provenance, ranks, scaling, screen, size, tune)
+               launches, message_models, provenance, ranks, scaling, screen, size, skew, tune)
 from ..health import PATTERNS as HEALTH, health_of
 from ..preflight import replay
 from ..results import measured, quality, summaries
@@ -69,5 +69,5 @@ def _kernel(kernel: str, data: ReportData, found) -> Section:
     parts = [size.render(data, found), launches.render(data), distributions.render(data),
              ranks.render(data), scaling.render(data, found), advection.render(data),
              ceiling.render(data), message_models.render(data), imported.render(data),
-             guidelines.render(data), tune.render(data)]
+             guidelines.render(data), tune.render(data), skew.render(data)]
     return Section(f"kernel-{kernel}", title, join(()), tuple(p.within(kernel) for p in parts if p))

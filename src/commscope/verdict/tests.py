@@ -102,6 +102,19 @@ def unpaired(a: np.ndarray, b: np.ndarray, launch: tuple[float, float] | None = 
                     command_df)
 
 
+def mean_interval(values, alpha: float = ALPHA) -> tuple[float, tuple[float, float] | None]:
+    """The mean of one figure measured once per launch (not a ratio: a skew sensitivity,
+    which can be 0 or below) and its two-sided 1 - alpha t interval over the launches;
+    None with fewer than 2 launches, or none of their spread."""
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean())
+    if v.size < 2 or v.var(ddof=1) <= NO_SPREAD:
+        return mean, None
+    half = float(_quantile(np.array(v.size - 1.0), 1 - alpha / 2)) * math.sqrt(
+        v.var(ddof=1) / v.size)
+    return mean, (mean - half, mean + half)
+
+
 def prior(var: np.ndarray, df: np.ndarray) -> tuple[float, float]:
     """The scaled inverse chi-square distribution that variances `var` (each of its `df`)
     are drawn from, by moments of log var (G. K. Smyth, Stat. Appl. Genet. Mol. Biol.

@@ -1,0 +1,60 @@
+"""A late rank's cost (`run --late`, skew.py) in the terminal and the report: per size and
+delay, the skew sensitivity S with its interval over launches, and each punctual rank's
+propagated delay P_i."""
+
+from __future__ import annotations
+
+from .. import units
+from ..sizes import format_bytes
+from ..skew import Skew
+from .tables import Table
+
+MAX_RANK_COLUMNS = 16  # beyond this many ranks, the most delayed one stands for them
+# A delay under this many times the call's own time on time is partly absorbed by the call
+# itself: S = 1 - (t on time - t after the last arrival) / d for a call that waits for all.
+OWN_TIME_FACTOR = 20
+LEGEND = ("S: the mean over punctual ranks of P = (exit with the delay - exit on time) / "
+          "delay, the delay as waited; 0: absorbed, 1: everyone waits it, above 1: it grows "
+          "(docs/under-load.md)")
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    return "-" if ci is None else f"{ci[0]:.3f} to {ci[1]:.3f}"
+
+
+def table(kernel: str, ranks: int, found: list[tuple[int, list[Skew]]],
+          own_s: dict[int, float | None]) -> Table:
+    """found: (size, its delays' Skews) per case of one run; own_s: each size's call time
+    with every rank on time (the case's median), which marks the delays near it."""
+    first = found[0][1][0]
+    who = "a rank drawn per sample" if first.late_rank == "random" else f"rank {first.late_rank}"
+    how = "waits after its call (placebo)" if first.placebo else "is late"
+    per_rank = ranks <= MAX_RANK_COLUMNS
+    header = ("size", "delay ms", "waited ms", "S", "95% CI", "most delayed", "samples") + (
+        tuple(f"P{r}" for r in range(ranks)) if per_rank else ())
+    rows, near = [], []
+    for nbytes, skews in found:
+        own = own_s.get(nbytes)
+        for s in skews:
+            rank, p = s.most
+            mark = "*" if own and s.waited_s < OWN_TIME_FACTOR * own else ""
+            if mark:
+                near.append(f"{format_bytes(nbytes)} takes {units.us(own)} us on time")
+            rows.append((format_bytes(nbytes), units.ms(s.delay_s), units.ms(s.waited_s),
+                         f"{s.sensitivity:.3f}{mark}", _ci(s.sensitivity_ci),
+                         f"rank {rank}: {p:.3f}", s.samples)
+                        + (tuple(f"{s.propagated[r]:.3f}" if r in s.propagated else "late"
+                                 for r in range(ranks)) if per_rank else ()))
+    footer = LEGEND + ("" if not near else
+                       f"\n* a delay under {OWN_TIME_FACTOR}x the call's own time on time "
+                       f"({'; '.join(dict.fromkeys(near))}): the call absorbs part of it, "
+                       "so S reads below what a longer delay shows")
+    return Table(header, rows, align="ll", rule=True, footer=footer,
+                 title=f"skew: {kernel} on {ranks} ranks, {who} {how}, "
+                       f"{first.launches} launches")
+
+
+def render_skews(kernel: str, ranks: int, found: list[tuple[dict, list[Skew]]]) -> str:
+    """found: each case's summary and its delays' Skews (results.skews)."""
+    return table(kernel, ranks, [(s["bytes"], f) for s, f in found],
+                 {s["bytes"]: s["median_s"] for s, _ in found}).text()
