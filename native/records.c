@@ -142,6 +142,7 @@ static void how_sampled(struct jsonl *j, const struct case_record *r)
     jsonl_str(j, "sample", r->sample);
     if (r->slowest_rank >= 0)
         jsonl_int(j, "slowest_rank", r->slowest_rank);
+    jsonl_num(j, "case_s", r->case_s);
     if (r->adaptive) {
         jsonl_num(j, "precision_target", r->precision_target);
         jsonl_num(j, "max_time_s", r->max_time_s);

@@ -70,6 +70,7 @@ struct case_record {
     const char *sync;
     const char *sample; /* what one sample is: sample_kind_names (kernel.h) */
     int slowest_rank;   /* whose samples samples_s are (a collective's); -1: none */
+    double case_s; /* rank 0's seconds from the kernel's set-up to the record */
     /* --precision only (adaptive) */
     bool adaptive;
     double precision_target, max_time_s, sampling_s;

@@ -262,6 +262,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         if (strcmp(k->phases[p], k->sample_phase) == 0)
             s.sample_phase = p;
     s.sync->begin(&s, comm);
+    double began = MPI_Wtime();
     if (s.active)
         k->setup(&c);
     uint64_t warmup = 0;
@@ -310,6 +311,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     struct ceiling ceiling = ceiling_measure(&c); /* after the samples: none is touched */
     r.copy_s = ceiling.copy_s;
     r.copy_ranks = ceiling.ranks;
+    r.case_s = MPI_Wtime() - began;
     gather_and_record(&s, &r);
     if (s.active)
         k->teardown(&c);

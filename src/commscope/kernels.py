@@ -352,6 +352,11 @@ MEANINGS = {
     # sample is the slowest rank's whole iteration, a send buffer and one receive buffer.
     "pairs": Meaning(_per_call, None, _two_buffers),
     "shift": Meaning(_per_call, None, _two_buffers),
+    # `commscope congestion`'s canaries (congestion.py reads them): a sample is canary 0's
+    # iteration; an aggressor holds 4 messages of aggressor_bytes in flight per stream, and
+    # its group's first rank receives from each of the others (incast).
+    "congestion": Meaning(_per_call, None, lambda n, w, r, p: 2 * n + 4 * r * int(
+        p.get("aggressor_bytes", 1 << 20))),
     # A size is the vector's bytes: n 64-bit integers, given as --param n=N (default 10^6).
     "vector_sum": Meaning(_per_call, None, lambda n, w, r, p: 2 * n, length=("n", 8, 1_000_000)),
     # memory: the field follows from tile, not from bytes; _halo_tile bounds it.

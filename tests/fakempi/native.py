@@ -227,6 +227,23 @@ def late_samples(rec: dict, args: dict, rng) -> dict:
                      "ranks": late_of, "waited_s": waited}}
 
 
+# congestion: each aggressor group slows the canary by this share (its known truth: a
+# CIF of 1 + CIF_PER_GROUP x groups), and delivers AGGRESSOR_BPS whether or not a canary
+# runs beside it.
+CIF_PER_GROUP, AGGRESSOR_BPS = 0.5, 10e6
+
+
+def congestion_case(rec: dict, params: dict, world: int, rng) -> dict:
+    groups = (world - 2) // int(params.get("group", 2))
+    active = params.get("aggressor", "none") != "none"
+    slower = 1 + CIF_PER_GROUP * groups if active and params.get("canary") != "idle" else 1
+    samples = np.asarray(rec["samples_s"]) * slower
+    case_s = 0.5 * float(np.exp(rng.normal(0, 0.01)))
+    return {"samples_s": samples.tolist(), "rank_samples_s": [samples.tolist()] * 2,
+            "aggressor_Bps": AGGRESSOR_BPS * groups * case_s / 0.5 if active else 0.0,
+            "aggressor_ranks": world - 2}
+
+
 def records(argv: list[str], world: int, schema: int = 1, described: dict | None = None,
             scale: float = 1.0, spread: float = 0.02, factor=lambda variant, nbytes: 1.0,
             seed: int = 0, hosts: list[str] | None = None, rate=None,
@@ -273,7 +290,13 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
                     drawn = f"late {k['name']} {nbytes} {args.get('shuffle', 0)} {seed}"
                     rec.update(late_samples(rec, args, np.random.default_rng(
                         zlib.crc32(drawn.encode()))))
-                if k["family"] == "health":
+                if k["name"] == "congestion":
+                    drawn = f"congestion {nbytes} {value} {args.get('shuffle', 0)} {seed}"
+                    params = dict(p.split("=", 1) for p in args["param"])
+                    rec.update(congestion_case(rec, {**params, name: value}, world,
+                                               np.random.default_rng(zlib.crc32(
+                                                   drawn.encode()))))
+                elif k["family"] == "health":
                     drawn = f"{k['name']} {nbytes} {value} {args.get('shuffle', 0)} {seed}"
                     rec.update(node_level(
                         k["name"], dict(p.split("=", 1) for p in args["param"]), value,

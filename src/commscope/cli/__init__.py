@@ -23,6 +23,7 @@ VERBS = {
     "compare": ("compare", "which cases got faster or slower between runs"),
     "check": ("check", "judge the MPI library by its own performance guidelines"),
     "health": ("health", "find the bad node or link: every pair of nodes, a drain list"),
+    "congestion": ("congestion", "what aggressor traffic costs canaries on a shared path"),
     "tune": ("tune", "choose each collective's algorithm by measuring the library's own; "
                      "write its rules file"),
     "fit": ("fit", "fit latency and bandwidth models to stored runs"),

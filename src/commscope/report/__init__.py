@@ -14,8 +14,9 @@ from datetime import datetime, timezone
 
 from ..kernels import MEANINGS
 from ..store import Store
-from . import (advection, ceiling, distributions, findings, guidelines, health, imported,
-               launches, message_models, provenance, ranks, scaling, screen, size, skew, tune)
+from . import (advection, ceiling, congestion, distributions, findings, guidelines, health,
+               imported, launches, message_models, provenance, ranks, scaling, screen, size,
+               skew, tune)
 from ..health import PATTERNS as HEALTH, health_of
 from ..preflight import replay
 from ..results import measured, quality, summaries
@@ -31,21 +32,25 @@ def build(store: Store, run_ids: list[int], chosen: str,
     data = load(store, run_ids, HEALTH)
     found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
     checks = [r.id for r in data.runs if r.row["kernel"] in HEALTH]
+    loads = [r.id for r in data.runs if r.row["kernel"] == "congestion"]
     screened = {r.id for r in data.runs if r.id in checks
                 and json.loads(r.row["settings"] or "{}").get("screen")}
     screens = {run_id: replay(store, run_id) for run_id in checks if run_id in screened}
     healths = {run_id: health_of(store, run_id) for run_id in checks if run_id not in screened}
     # the figures `results show` prints, computed as it computes them
-    shown = measured(store, [r.id for r in data.runs if r.id not in checks])
+    shown = measured(store, [r.id for r in data.runs if r.id not in checks + loads])
     # each run's variance line as `results show` prints it, from that run's cases alone; a
     # health check's matrix, never loaded whole, has none (health prints no such block)
-    of_run = {r.id: summaries(store, [r.id]) for r in data.runs if r.id not in checks}
+    of_run = {r.id: summaries(store, [r.id]) for r in data.runs if r.id not in checks + loads}
     data = dataclasses.replace(data, quality=quality(store, [r.id for r in data.runs], of_run))
-    kernels = dict.fromkeys(r.row["kernel"] for r in data.runs if r.id not in checks)
+    kernels = dict.fromkeys(r.row["kernel"] for r in data.runs
+                            if r.id not in checks and r.id not in loads)
     groups = [_kernel(kernel, dataclasses.replace(
         data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
         for kernel in kernels]
-    sections = [*filter(None, [health.render_runs(healths), screen.render_runs(screens)]),
+    sections = [*filter(None, [health.render_runs(healths), screen.render_runs(screens),
+                               congestion.render(store, [r.row for r in data.runs
+                                                         if r.id in loads])]),
                 *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",

@@ -1,0 +1,63 @@
+"""`commscope congestion` in the terminal, in JSON and in the report: each canary's
+congestion impact factor for the median and the p99 with its interval, its verdict, and
+the aggressors' load beside them (congestion.py)."""
+
+from __future__ import annotations
+
+from .. import units
+from ..congestion import NO_BOTTLENECK, Judged, Layout
+from ..sizes import format_bytes
+from .tables import Table
+
+LEGEND = ("CIF: the canary's time beside the aggressors over its time alone (a bandwidth "
+          "canary's: its bandwidth alone over beside them), each launch one replicate; "
+          f"{NO_BOTTLENECK}: the interval holds 1 and the aggressors ran at their own rate "
+          "(docs/under-load.md)")
+
+
+def table(found: Judged, title: str) -> Table:
+    rows = [(f"{c.kind} {format_bytes(c.bytes)}", units.ratio(c.median.ratio),
+             c.median.interval_text(), units.ratio(c.p99.ratio), c.p99.interval_text(),
+             c.verdict) for c in found.canaries]
+    return Table(("canary", "CIF median", "95% CI", "CIF p99", "95% CI", "verdict"), rows,
+                 align="l", rule=True, title=title, footer=load_line(found) + "\n" + LEGEND)
+
+
+def load_line(found: Judged) -> str:
+    held = found.load
+    return (f"aggressors: {units.rate(units.mb_per_s(found.alone_Bps), 1)} MB/s delivered "
+            f"alone, {units.rate(units.mb_per_s(found.beside_Bps), 1)} MB/s beside the "
+            f"canaries: alone over beside {units.ratio(held.ratio)} ({held.interval_text()}), "
+            f"{held.word}")
+
+
+def _title(where: Layout, args) -> str:
+    placebo = ", placebo: their traffic kept among " + ", ".join(where.near + where.far) \
+        if args.placebo else ""
+    return (f"congestion: canaries {where.canaries[0]} -> {where.canaries[1]}, "
+            f"{args.aggressors} {args.aggressor} aggressor group(s) of {args.group}"
+            f"{placebo}")
+
+
+def render(found: Judged, where: Layout, args, run_ids: list[int], db: str) -> str:
+    head = f"runs {', '.join(map(str, run_ids))} in {db}, {found.launches} launches"
+    return head + "\n" + table(found, _title(where, args)).text()
+
+
+def as_json(found: Judged, where: Layout, args) -> dict:
+    held = found.load
+    load = {"alone_Bps": found.alone_Bps, "beside_Bps": found.beside_Bps, "ratio": held.ratio,
+            "ci": list(held.interval) if held.interval else None, "verdict": held.word}
+    return {"aggressor": args.aggressor, "aggressors": args.aggressors, "group": args.group,
+            "placebo": args.placebo, "hosts": where.spec,
+            "canary_hosts": list(where.canaries), "launches": found.launches,
+            "load": load,
+            "canaries": [{"canary": c.kind, "bytes": c.bytes,
+                          "cif_median": c.median.ratio,
+                          "cif_median_ci": list(c.median.interval) if c.median.interval
+                          else None,
+                          "cif_p99": c.p99.ratio,
+                          "cif_p99_ci": list(c.p99.interval) if c.p99.interval else None,
+                          "p_value": c.median.p, "load": load,
+                          "verdict": c.verdict, "launches": c.launches}
+                         for c in found.canaries]}
