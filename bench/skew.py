@@ -47,7 +47,7 @@ def trial(truth, launches: int, rng, bad_share: float):
     for k in range(launches):
         rec = skew.split(launch(truth, rng, rng.random() < bad_share))
         rows[k] = np.asarray(rec["rank_samples_s"])
-        stored.append(SimpleNamespace(id=k, extra={"late": rec["late"], "invalid": []}))
+        stored.append(SimpleNamespace(id=k, launch=k, extra={"late": rec["late"], "invalid": []}))
     (found,) = skew.skews(stored, rows.__getitem__)
     return found
 

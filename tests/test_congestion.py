@@ -79,7 +79,7 @@ def test_the_canaries_and_their_sides_are_recorded(fake_mpi, tmp_path):
 
 @pytest.mark.parametrize("args, named", [
     (["--hosts", "a,b,c"], "the canaries take 2"),
-    (["--hosts", "a,b,c,d", "--placebo"], "the placebo keeps both on the near side"),
+    (["--hosts", "a,b,c,d", "--placebo"], "2 on the near side (the placebo keeps both"),
     (["--hosts", HOSTS, "--canary-hosts", "a,a"], "two different hosts"),
     (["--hosts", HOSTS, "--canary-hosts", "a,x"], "two different hosts"),
     (["--hosts", HOSTS, "--aggressors-near", "a"], "a would hold a canary and an aggressor"),

@@ -16,10 +16,12 @@ from fakempi.inprocess import FakeLauncher
 from commscope import skew
 from commscope.verdict.tests import mean_interval
 
+HOSTS = "a:2,b:2"  # 4 ranks, 2 a host: --sync window's ranks each need a core
+
 
 def late_run(fake_mpi, db, *args):
-    done = commscope("run", *args, "--np", "4", "--json", "--mpi", fake_mpi, "--db", db,
-                     launcher=FakeLauncher())
+    done = commscope("run", *args, "--np", "4", "--hosts", HOSTS, "--json", "--mpi", fake_mpi,
+                     "--db", db, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     validator("urn:commscope:skew:1").validate(found)
@@ -82,13 +84,16 @@ def test_the_interval_over_launches():
     (["bcast", "--late", "1:0"], "'0' is not a positive delay"),
     (["bcast", "--late", "one:1ms"], "write RANK:DELAY"),
     (["pingpong", "--late", "1:1ms"], "pingpong is not a collective"),
+    (["iallreduce", "--late", "1:1ms"], "measure its blocking form (allreduce)"),
     (["bcast", "--late", "1:1ms", "--sync", "barrier"], "only with --sync window"),
     (["bcast", "--late", "1:1ms", "--min-time", "1"], "give --iters"),
     (["bcast", "--late-placebo"], "give --late RANK:DELAYS too"),
+    (["bcast", "--late", "1:1ms", "--hosts", "a:4"], "4 ranks on a host of"),
 ])
 def test_bad_late_input_is_one_line_and_nothing_is_stored(fake_mpi, tmp_path, args, named):
     db = tmp_path / "r.db"
-    done = commscope("run", *args, "--np", "4", "--mpi", fake_mpi, "--db", db,
+    hosts = [] if "--hosts" in args else ["--hosts", HOSTS]
+    done = commscope("run", *args, "--np", "4", *hosts, "--mpi", fake_mpi, "--db", db,
                      launcher=FakeLauncher())
     assert done.returncode == 2 and named in one_line_error(done)
     assert not db.exists() or not sqlite3.connect(db).execute(
@@ -116,16 +121,21 @@ def test_a_wait_after_the_call_costs_nothing(mpi_prefix, db):
         assert abs(s["sensitivity"]) <= 0.05, s
 
 
-@pytest.mark.mpi
-def test_a_late_interior_rank_of_a_binomial_bcast_delays_its_subtree_alone(db):
-    """Open MPI's binomial tree from root 0 on 4 ranks hangs rank 3 under rank 1 (its
-    bmtree): a late rank 1 delays rank 3 by the whole delay and ranks 0 and 2 not at all
-    (measured here: 0.998, -0.000, -0.001 at 10 ms). 4 ranks share the 2 cores here;
-    MPICH's throttled progress then moves its exits by milliseconds, which only Open MPI's
-    yielding ranks stay well clear of."""
-    done = commscope("run", "bcast", "--np", "4", "--sizes", "64", "--algorithm", "binomial",
-                     "--late", "1:10ms", "--json", "--db", db)
+def test_tune_late_chooses_the_algorithm_that_absorbs_a_late_rank(fake_mpi, tmp_path):
+    """The fake's truth: under the default's binomial tree a late rank 2 delays rank 3
+    (S 1/3), under basic_linear nobody (the root sends to each rank itself), under the
+    others as the default. basic_linear is chosen at every point, and nothing else."""
+    done = commscope("tune", "bcast", "--late", "2:1ms", "--sizes", "8,4KiB", "--hosts", HOSTS,
+                     "--json", "--mpi", fake_mpi, "--db", tmp_path / "r.db",
+                     launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
-    (s,) = json.loads(done.stdout)["skew"]
-    assert s["propagated"]["3"] >= 0.95 and abs(s["propagated"]["0"]) <= 0.05 \
-        and abs(s["propagated"]["2"]) <= 0.05, s
+    found = json.loads(done.stdout)
+    validator("urn:commscope:tune-late:1").validate(found)
+    assert [(p["bytes"], p["delay_s"]) for p in found["points"]] == [(8, 1e-3), (4096, 1e-3)]
+    for p in found["points"]:
+        assert p["default"] == pytest.approx(1 / 3, abs=0.01)
+        assert [a["algorithm"] for a in p["algorithms"] if a["chosen"]] == ["basic_linear"]
+    refused = commscope("tune", "bcast", "--late", "2:1ms", "-o", tmp_path / "x.rules", "--hosts",
+                        HOSTS,
+                        "--mpi", fake_mpi, "--db", tmp_path / "r.db", launcher=FakeLauncher())
+    assert refused.returncode == 2 and "writes no rules file" in one_line_error(refused)

@@ -6,9 +6,10 @@
  * bytes; bw: canary 0 streams a window of n-byte messages to canary 1, which
  * acknowledges; allreduce: n bytes over the canaries), and the sample is
  * canary 0's. The other ranks are aggressors, in groups of --param group
- * (member m of group j is rank canaries + m * groups + j): from set-up to teardown each keeps its pattern's messages in flight (bw:
- * each even rank of a group streams to the next; incast: every rank of a
- * group to its first; alltoall; bcast from its first), DEPTH of them, each
+ * (member m of group j is rank canaries + m * groups + j): from set-up to
+ * teardown each keeps its pattern's messages in flight (bw: each even rank
+ * of a group streams to the next; incast: every rank of a group to its
+ * first; alltoall; bcast from its first), DEPTH of them, each
  * of aggressor_bytes. An aggressor's iteration only tests its requests and
  * reposts those done: the messages move in MPI's progress while it waits in
  * the loop's barriers. --param aggressor none leaves them idle: the isolated

@@ -228,6 +228,9 @@ def check_late(late: Late, k: Kernel, ranks: int, sync: str, names: Names) -> No
     if k.family != "collective":
         raise UserError(f"{names('late')}: {k.name} is not a collective; a late rank is "
                         "measured on collectives (barrier, bcast, allreduce, ...)")
+    if k.phases:  # its phases are started together by a barrier, which would absorb it
+        raise UserError(f"{names('late')}: {k.name} times its phases apart, each after a "
+                        f"barrier; measure its blocking form ({k.name[1:]})")
     if late.rank is not None and late.rank >= ranks:
         raise UserError(f"{names('late')} {late.rank}:...: rank {late.rank} is not one of "
                         f"the {ranks} ranks ({names('np')} {ranks}: 0 to {ranks - 1})")
@@ -372,10 +375,9 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
                 s % unit == 0 for unit, _ in size_units(k, chosen))] or these_sizes
         check_sizes(k, these_sizes, chosen, names)
         check_placement(mpi, ranks, placement)
-        if late:  # a late sample's window holds its delay: punctual ranks wait it out
+        if late:
             check_late(late, k, ranks, sync, names)
-        else:
-            check_window_sync(sync, placement, ranks, names)
+        check_window_sync(sync, placement, ranks, names)
         plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
                     placement, sampling, cold_cache, late=late)
         check_memory(catalog, plan, names)

@@ -85,6 +85,31 @@ def skews(store: Store, run_ids: list[int]) -> list[tuple[dict, list[skew.Skew]]
             for cases, summary in measured(store, run_ids) if "late" in cases[0].extra]
 
 
+def absorbing_points(store: Store, run_ids: list[int]) -> list[dict]:
+    """`tune --late`'s points: per collective, np, size and delay, the default's S and
+    each algorithm's against it (skew.absorbing), JSON-ready."""
+    groups: dict[tuple, dict] = {}
+    for summary, found in skews(store, run_ids):
+        algorithm = summary["params"].get("algorithm")
+        for s in found:
+            key = (summary["kernel"], summary["ranks"], summary["bytes"], s.delay_s)
+            groups.setdefault(key, {})[algorithm] = s
+    points = []
+    for (kernel, ranks, nbytes, delay), by in sorted(groups.items()):
+        if None not in by:
+            continue
+        default = by.pop(None)
+        points.append({"kernel": kernel, "ranks": ranks, "bytes": nbytes, "delay_s": delay,
+                       "late_rank": default.late_rank, "default": default.sensitivity,
+                       "default_ci": list(default.sensitivity_ci or []) or None,
+                       "algorithms": [{"algorithm": a.algorithm, "sensitivity": a.sensitivity,
+                                       "sensitivity_ci": list(a.sensitivity_ci or []) or None,
+                                       "less": a.less, "less_ci": list(a.less_ci or []) or None,
+                                       "chosen": a.chosen}
+                                      for a in skew.absorbing(default, by)]})
+    return points
+
+
 def summaries(store: Store, run_ids: list[int]) -> list[dict]:
     return [s for _, s in measured(store, run_ids)]
 

@@ -17,7 +17,8 @@ STYLE.md), by the verdict core's `mean_interval`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -62,10 +63,13 @@ class Skew:
     propagated_ci: dict[int, tuple[float, float] | None]
     launches: int
     samples: int  # late samples of this delay kept, over the launches
+    per_launch: dict[int, float]  # launch number -> that launch's S
 
     @property
-    def most(self) -> tuple[int, float]:
-        """The punctual rank that waited most, and its P."""
+    def most(self) -> tuple[int | None, float]:
+        """The punctual rank that waited most, and its P (None: no launch measured one)."""
+        if not self.propagated:
+            return None, math.nan
         rank = max(self.propagated, key=self.propagated.get)
         return rank, self.propagated[rank]
 
@@ -76,6 +80,8 @@ def of_launch(punctual: np.ndarray, invalid: list[int], late: dict, delay: float
     `punctual` is the case's ranks x samples exits with everyone on time."""
     keep = np.ones(punctual.shape[1], bool)
     keep[invalid] = False
+    if not keep.any():  # every punctual sample started late: no exit on time to measure from
+        return {}, math.nan, 0
     on_time = np.median(punctual[:, keep], axis=1)
     chosen = [k for k, d in enumerate(late["delay_s"]) if d == delay]
     exits = np.asarray(late["exit_s"], dtype=float)[chosen]
@@ -96,29 +102,66 @@ def skews(cases, rank_samples) -> list[Skew]:
     late = cases[0].extra["late"]
     found = []
     for delay in late["delays_s"]:
-        per_launch = [of_launch(rank_samples(c.id), c.extra.get("invalid", []),
-                                c.extra["late"], delay) for c in cases]
-        ranks = sorted(set.intersection(*(set(p) for p, _, _ in per_launch)))
-        p = {r: [launch[r] for launch, _, _ in per_launch] for r in ranks}
-        s = [float(np.mean([launch[r] for r in ranks])) for launch, _, _ in per_launch]
-        mean, ci = mean_interval(s)
-        found.append(Skew(delay, float(np.median([w for _, w, _ in per_launch])),
-                          late["rank"], late["placebo"], mean, ci,
+        # a launch whose late samples of this delay all started late has none to give
+        measured = [(c, *of_launch(rank_samples(c.id), c.extra.get("invalid", []),
+                                   c.extra["late"], delay)) for c in cases]
+        measured = [m for m in measured if m[1]]
+        ranks = sorted(set.intersection(*(set(m[1]) for m in measured))) if measured else []
+        p = {r: [m[1][r] for m in measured] for r in ranks}
+        s = {m[0].launch: float(np.mean([m[1][r] for r in ranks])) for m in measured
+             if ranks}
+        mean, ci = mean_interval(list(s.values())) if s else (math.nan, None)
+        found.append(Skew(delay, float(np.median([m[2] for m in measured])) if measured
+                          else math.nan, late["rank"], late["placebo"], mean, ci,
                           {r: mean_interval(v)[0] for r, v in p.items()},
                           {r: mean_interval(v)[1] for r, v in p.items()},
-                          len(cases), sum(k for _, _, k in per_launch)))
+                          len(measured), sum(m[3] for m in measured), s))
     return found
+
+
+@dataclass(frozen=True)
+class Absorbs:
+    """One algorithm against the library's default at one point and delay (`tune
+    --late`): its S, and the default's S less its own, paired by launch."""
+    algorithm: str
+    sensitivity: float
+    sensitivity_ci: tuple[float, float] | None
+    less: float  # the default's S less this one's: above 0, it absorbs more
+    less_ci: tuple[float, float] | None
+    chosen: bool = False
+
+
+def absorbing(default: Skew, others: dict[str, Skew]) -> list[Absorbs]:
+    """Each algorithm's S beside the default's; chosen: of those whose S is below the
+    default's beyond doubt (the paired difference's interval above 0, each at 1 -
+    0.05 / m for the m algorithms compared: Bonferroni), the lowest."""
+    m = max(len(others), 1)
+    found = []
+    for name, s in others.items():
+        common = sorted(set(default.per_launch) & set(s.per_launch))
+        less, ci = mean_interval([default.per_launch[k] - s.per_launch[k] for k in common],
+                                 alpha=0.05 / m) if common else (math.nan, None)
+        found.append(Absorbs(name, s.sensitivity, s.sensitivity_ci, less, ci))
+    sure = [a for a in found if a.less_ci is not None and a.less_ci[0] > 0
+            and not math.isnan(a.sensitivity)]
+    best = min(sure, key=lambda a: a.sensitivity, default=None)
+    return [replace(a, chosen=a is best) for a in found]
 
 
 def as_json(case_summary: dict, found: list[Skew]) -> list[dict]:
     """A skew case per delay (schema skew): the case it belongs to, then its figures."""
     head = {k: case_summary[k] for k in ("kernel", "bytes", "ranks")}
     return [{**head, "params": case_summary.get("params", {}), "late_rank": s.late_rank,
-             "delay_s": s.delay_s, "waited_s": s.waited_s, "placebo": s.placebo,
-             "sensitivity": s.sensitivity,
+             "delay_s": s.delay_s, "waited_s": _number(s.waited_s), "placebo": s.placebo,
+             "sensitivity": _number(s.sensitivity),
              "sensitivity_ci": list(s.sensitivity_ci) if s.sensitivity_ci else None,
              "propagated": {str(r): v for r, v in s.propagated.items()},
              "propagated_ci": {str(r): list(ci) if ci else None
                                for r, ci in s.propagated_ci.items()},
              "most_delayed_rank": s.most[0], "launches": s.launches, "samples": s.samples}
             for s in found]
+
+
+def _number(x: float) -> float | None:
+    """JSON has no NaN: a figure not measured is null."""
+    return None if math.isnan(x) else x

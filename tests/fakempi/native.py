@@ -190,9 +190,10 @@ def _below(rank: int, late: int) -> bool:
     return rank == late
 
 
-def propagated(kernel: str, rank: int, late: int, placebo: bool) -> float:
-    if placebo:
-        return 0.0
+def propagated(kernel: str, rank: int, late: int, placebo: bool,
+               algorithm: str | None = None) -> float:
+    if placebo or algorithm == "basic_linear" and kernel == "bcast":
+        return 0.0  # the root sends to each rank itself: a late one delays no other
     if kernel in ("bcast", "scatter", "scatterv"):
         return float(_below(rank, late))
     if kernel in ("reduce", "gather", "gatherv"):
@@ -200,7 +201,7 @@ def propagated(kernel: str, rank: int, late: int, placebo: bool) -> float:
     return 1.0
 
 
-def late_samples(rec: dict, args: dict, rng) -> dict:
+def late_samples(rec: dict, args: dict, rng, algorithm: str | None = None) -> dict:
     """The record's --late block, its late samples' exits moved by the truth (P_i times the
     wait) with the case's own noise."""
     spec = args["late"]
@@ -216,7 +217,7 @@ def late_samples(rec: dict, args: dict, rng) -> dict:
         wait = delays[slot - 1] + OVERSHOOT_S * rng.exponential() if slot else 0.0
         for r in range(ranks):
             if slot and r != rank:
-                exits[r, i] += propagated(rec["kernel"], r, rank, placebo) * wait
+                exits[r, i] += propagated(rec["kernel"], r, rank, placebo, algorithm) * wait
             elif slot and not placebo:
                 exits[r, i] += wait
         late_of.append(rank)
@@ -287,9 +288,9 @@ def records(argv: list[str], world: int, schema: int = 1, described: dict | None
                            bool(args.get("cold-cache")), scale * factor(value, nbytes),
                            spread, value or "", seed)
                 if "late" in args:
-                    drawn = f"late {k['name']} {nbytes} {args.get('shuffle', 0)} {seed}"
+                    drawn = f"late {k['name']} {nbytes} {value} {args.get('shuffle', 0)} {seed}"
                     rec.update(late_samples(rec, args, np.random.default_rng(
-                        zlib.crc32(drawn.encode()))))
+                        zlib.crc32(drawn.encode())), value if name == "algorithm" else None))
                 if k["name"] == "congestion":
                     drawn = f"congestion {nbytes} {value} {args.get('shuffle', 0)} {seed}"
                     params = dict(p.split("=", 1) for p in args["param"])

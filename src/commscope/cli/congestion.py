@@ -109,10 +109,10 @@ def roles(args) -> congestion.Layout:
         raise UserError(f"congestion: {sorted(both)[0]} would hold a canary and an aggressor, "
                         "or both sides of the aggressors; give each host one role")
     if not near or not far or (args.placebo and len(near) < 2):
+        need = "2 on the near side (the placebo keeps both sides there)" if args.placebo \
+            else "1 on each side"
         raise UserError(f"congestion: {len(hosts)} hosts; the canaries take 2 and the "
-                        f"aggressors at least {2 if args.placebo else 1} on each side"
-                        f"{' (the placebo keeps both on the near side)' if args.placebo else ''}"
-                        ": give more in --hosts")
+                        f"aggressors at least {need}: give more in --hosts")
     if args.aggressors < 1 or args.group < 2:
         raise UserError(f"--aggressors {args.aggressors} --group {args.group}: give at least "
                         "1 group of at least 2 ranks")

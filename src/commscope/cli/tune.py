@@ -16,17 +16,21 @@ from ..errors import UserError
 from ..kernels import catalog
 from ..launches import measure_runs
 from ..mpi import find_mpi
-from ..plan import AUTO_LAUNCHES, parse_launches, parse_ranks, plans, sampling
+from ..plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launches, parse_ranks,
+                    plans, sampling)
 from ..progress import Progress
 from ..rules import mpich, openmpi
 from ..tune import VARY, can_name, choose, points, ranges, verify
 from ..verdict import DEFAULTS, parse_threshold
+from ..results import absorbing_points
+from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
 from .common import (add_db, add_mpi, check_directory, exit_code, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 from .hosts import add_host_flags, host_args
 
 DEFAULT_SIZES = "8,64,512,4KiB,32KiB,256KiB,1MiB"
+LATE_SIZES = "8,4KiB,256KiB"  # --late: each size's samples wait out every delay
 # Seconds of sampling each case gets per launch: a plan (one collective at one np, every
 # algorithm at every size) may spend this times its cases times its launches.
 CASE_S = 0.2
@@ -63,6 +67,11 @@ def add_parser(sub, summary: str) -> None:
                    help="the least gain worth a rule: an algorithm is chosen only where it "
                         "is faster than the default by more, beyond doubt; --verify fails a "
                         "size where the rules are slower by more (default %(default)s)")
+    p.add_argument("--late", metavar="RANK:DELAYS",
+                   help="choose instead the algorithm that absorbs a late rank best: each "
+                        "algorithm with RANK late by each delay (run --late), the lowest skew "
+                        "sensitivity below the default's beyond doubt; prints the choice, "
+                        "writes no rules (docs/under-load.md)")
     p.add_argument("--json", action="store_true", help="every point (or check) as JSON")
     p.add_argument("--junit", metavar="FILE",
                    help="--verify: also write JUnit XML, a testcase per size, rules slower "
@@ -125,6 +134,31 @@ def _output(args, family: str) -> Path:
     return Path(args.output or f"tune-{family}{FORMATS[family].SUFFIX}").resolve()
 
 
+def _tune_late(args, argv, mpi, known) -> int:
+    """tune --late: every algorithm of each collective beside the default, in the same
+    launches, with a rank late (skew.py); per point and delay the one that absorbs it
+    best beyond doubt (skew.absorbing)."""
+    late = parse_late(args.late)
+    args.np, args.sizes = args.np or "4", args.sizes or LATE_SIZES
+    made = []
+    for np_ in parse_ranks(args.np):
+        for name in args.collectives:
+            (plan,) = plans(known, mpi, kernel=name, np=str(np_), sizes=args.sizes,
+                            sync="window", late=late, **host_args(args),
+                            sampling=sampling(iters=LATE_CYCLES * (len(late.delays_s) + 1),
+                                              launches=args.launches))
+            made.append(dataclasses.replace(plan, each=(VARY, (None, *known.kernel(
+                name).params[VARY].choices))))
+    store = writing_store(args.db)  # checked before launching
+    run_ids = _measure(store, mpi, made, argv)
+    found = absorbing_points(store, run_ids)
+    if args.json:
+        print_json("tune-late", {"runs": run_ids, "mpi": mpi.label, "points": found})
+    else:
+        print(render_absorbing(found, run_ids, args.db))
+    return 0
+
+
 def _tune(args, argv, mpi, known) -> int:
     if not args.collectives:
         raise UserError("tune: name the collectives to tune, e.g. `commscope tune allreduce "
@@ -133,6 +167,11 @@ def _tune(args, argv, mpi, known) -> int:
         raise UserError("tune: --junit is for --verify, whose checks pass or fail; drop it")
     for name in args.collectives:
         _algorithm(known, name, mpi.label)
+    if args.late:
+        if args.output:
+            raise UserError("tune --late: it prints the choice and writes no rules file; "
+                            "drop -o")
+        return _tune_late(args, argv, mpi, known)
     path = _output(args, mpi.family)
     min_gain = parse_threshold(args.min_gain, "--min-gain")
     args.np = args.np or "4"
@@ -170,6 +209,8 @@ def _tune(args, argv, mpi, known) -> int:
 
 
 def _verify(args, argv, mpi, known) -> int:
+    if args.late:
+        raise UserError("tune --verify: --late is for choosing; drop one of them")
     path = Path(args.verify).resolve()
     if not path.is_file():
         raise UserError(f"--verify {args.verify}: no such file")

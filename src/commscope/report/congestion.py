@@ -32,9 +32,10 @@ def render(store, rows) -> Section | None:
     for command, run_ids in found.items():
         settings = json.loads(store.run(run_ids[0])["settings"])
         pattern = next(v for v in settings["each"]["aggressor"] if v != "none")
-        judged = judge(store, run_ids, pattern, Threshold(float(settings["verdict"]["threshold"])))
-        title = (f"runs {', '.join(map(str, run_ids))}: {settings['verdict']['aggressors']} "
-                 f"{pattern} aggressor group(s){', placebo' if settings['verdict']['placebo'] else ''}")
+        verdict = settings["verdict"]
+        judged = judge(store, run_ids, pattern, Threshold(float(verdict["threshold"])))
+        title = (f"runs {', '.join(map(str, run_ids))}: {verdict['aggressors']} {pattern} "
+                 f"aggressor group(s){', placebo' if verdict['placebo'] else ''}")
         body += [el("p", el("code", " ".join(json.loads(command)))),
                  html_table(table(judged, title))]
     return section("congestion", "Congestion", *body)

@@ -42,7 +42,7 @@ def table(kernel: str, ranks: int, found: list[tuple[int, list[Skew]]],
                 near.append(f"{format_bytes(nbytes)} takes {units.us(own)} us on time")
             rows.append((format_bytes(nbytes), units.ms(s.delay_s), units.ms(s.waited_s),
                          f"{s.sensitivity:.3f}{mark}", _ci(s.sensitivity_ci),
-                         f"rank {rank}: {p:.3f}", s.samples)
+                         "-" if rank is None else f"rank {rank}: {p:.3f}", s.samples)
                         + (tuple(f"{s.propagated[r]:.3f}" if r in s.propagated else "late"
                                  for r in range(ranks)) if per_rank else ()))
     footer = LEGEND + ("" if not near else
@@ -58,3 +58,24 @@ def render_skews(kernel: str, ranks: int, found: list[tuple[dict, list[Skew]]]) 
     """found: each case's summary and its delays' Skews (results.skews)."""
     return table(kernel, ranks, [(s["bytes"], f) for s, f in found],
                  {s["bytes"]: s["median_s"] for s, _ in found}).text()
+
+
+def render_absorbing(points: list[dict], run_ids: list[int], db: str) -> str:
+    """tune --late: per point and delay the default's S, the algorithm that absorbs the
+    late rank best beyond doubt (or none), and its S."""
+    rows = []
+    for p in points:
+        chosen = next((a for a in p["algorithms"] if a["chosen"]), None)
+        lowest = min(p["algorithms"], key=lambda a: a["sensitivity"], default=None)
+        shown = chosen or lowest
+        rows.append((p["kernel"], p["ranks"], format_bytes(p["bytes"]), units.ms(p["delay_s"]),
+                     f"{p['default']:.3f}", shown["algorithm"] if shown else "-",
+                     f"{shown['sensitivity']:.3f}" if shown else "-",
+                     _ci(tuple(shown["less_ci"])) if shown and shown["less_ci"] else "-",
+                     chosen["algorithm"] if chosen else "default"))
+    return Table(("kernel", "np", "size", "delay ms", "default S", "lowest S", "its S",
+                  "default - its (95%)", "choice"), rows, align="l", rule=True,
+                 title=f"tune --late: runs {', '.join(map(str, run_ids))} in {db}",
+                 footer="choice: the algorithm with the lowest S among those below the "
+                        "default's beyond doubt (the launch-paired difference's interval "
+                        "above 0, Bonferroni over the algorithms); default: none is").text()
