@@ -78,18 +78,19 @@ def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
             for found, spread, past, ratio in zip(groups, launch_spreads(groups), pasts, ratios)]
 
 
-def skews(store: Store, run_ids: list[int]) -> list[tuple[dict, list[skew.Skew]]]:
-    """Each --late case of the runs: its summary (the punctual samples') and its delays'
-    skew figures (skew.skews)."""
+def skews(store: Store, found: list[tuple[list[Case], dict]]
+          ) -> list[tuple[dict, list[skew.Skew]]]:
+    """Each --late case of `found` (measured's): its summary (the punctual samples') and
+    its delays' skew figures (skew.skews)."""
     return [(summary, skew.skews(cases, store.rank_samples))
-            for cases, summary in measured(store, run_ids) if "late" in cases[0].extra]
+            for cases, summary in found if "late" in cases[0].extra]
 
 
 def absorbing_points(store: Store, run_ids: list[int]) -> list[dict]:
     """`tune --late`'s points: per collective, np, size and delay, the default's S and
     each algorithm's against it (skew.absorbing), JSON-ready."""
     groups: dict[tuple, dict] = {}
-    for summary, found in skews(store, run_ids):
+    for summary, found in skews(store, measured(store, run_ids)):
         algorithm = summary["params"].get("algorithm")
         for s in found:
             key = (summary["kernel"], summary["ranks"], summary["bytes"], s.delay_s)

@@ -107,14 +107,13 @@ def skews(cases, rank_samples) -> list[Skew]:
                                    c.extra["late"], delay)) for c in cases]
         measured = [m for m in measured if m[1]]
         ranks = sorted(set.intersection(*(set(m[1]) for m in measured))) if measured else []
-        p = {r: [m[1][r] for m in measured] for r in ranks}
+        p = {r: mean_interval([m[1][r] for m in measured]) for r in ranks}
         s = {m[0].launch: float(np.mean([m[1][r] for r in ranks])) for m in measured
              if ranks}
         mean, ci = mean_interval(list(s.values())) if s else (math.nan, None)
         found.append(Skew(delay, float(np.median([m[2] for m in measured])) if measured
                           else math.nan, late["rank"], late["placebo"], mean, ci,
-                          {r: mean_interval(v)[0] for r, v in p.items()},
-                          {r: mean_interval(v)[1] for r, v in p.items()},
+                          {r: v[0] for r, v in p.items()}, {r: v[1] for r, v in p.items()},
                           len(measured), sum(m[3] for m in measured), s))
     return found
 

@@ -172,7 +172,7 @@ def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False)
             print(render_ranks([cases[0] for cases, _ in found], per_rank))
         if not table and len(summaries[0].get("phase_median_s", {})) > 1:
             print(render_phases(summaries))
-        late = skews(store, [run.run_id])
+        late = skews(store, found)
         if late:
             print(render_skews(run.plan.kernel.name, run.plan.ranks, late))
     for outcome in run.outcomes:

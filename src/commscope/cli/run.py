@@ -15,7 +15,7 @@ from ..mpi import find_mpi
 from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES,
                     LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
 from ..progress import Progress
-from ..results import skews
+from ..results import measured, skews
 from ..views.export import FIGURES, VARIED
 from .common import (add_db, add_mpi, add_wide, kernel_list, print_json, show_runs,
                      writing_store)
@@ -200,7 +200,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
     if args.json and planned[0].late:
         print_json("skew", {"cases": everything, "skew": [
-            row for summary, found in skews(store, [r.run_id for r in runs if r.run_id])
+            row for summary, found in skews(store, measured(store, [r.run_id for r in runs
+                                                                     if r.run_id]))
             for row in skew.as_json(summary, found)]})
     elif args.json:
         # what was measured, also when a later launch failed
