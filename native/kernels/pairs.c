@@ -9,6 +9,10 @@
  *   adjacent: node 2i meets node 2i+1, so the launcher's host order is the
  *     pairing (health --screen's rounds, each a random or chosen matching);
  *     N odd: the last sits out.
+ * --param touch all: before the first sample, one byte each way with the same
+ * local rank of every other node, so that a launch finishes only if every
+ * pair of its nodes can talk (the screen's rounds meet a few pairs, and its
+ * tracing of a launch that hangs assumes that any two nodes in it talked).
  *
  * One iteration, per pair: a ping-pong of n bytes (phase round_trip), then W
  * messages of n bytes from the lower node to the higher and a 1-byte
@@ -22,16 +26,21 @@
 #include "nodes.h"
 #include "sampling.h"
 
-enum { TAG_PING = 1, TAG_PONG, TAG_DATA, TAG_ACK };
+enum { TAG_PING = 1, TAG_PONG, TAG_DATA, TAG_ACK, TAG_TOUCH };
 enum { PHASE_ROUND_TRIP, PHASE_SENT, PHASE_RECEIVED };
 
 static const char *const pairs_phases[] = {"round_trip", "sent", "received", NULL};
 enum schedule { TOURNAMENT, ADJACENT };
 static const char *const schedules[] = {"tournament", "adjacent", NULL};
+enum touch { TOUCH_NONE, TOUCH_ALL };
+static const char *const touches[] = {"none", "all", NULL};
 static const struct kparam pairs_params[] = {
     {.name = "round", PARAM_COUNT, "1", "the round, 1 to N-1 (N nodes; N odd: 1 to N)"},
     {.name = "schedule", PARAM_CHOICE, "tournament",
      "who meets whom: a round of the tournament, or node 2i with 2i+1", schedules, NULL},
+    {.name = "touch", PARAM_CHOICE, "none",
+     "before the first sample, a byte each way with every other node (all), or not",
+     touches, NULL},
     NODES_PPN_PARAM,
     {0},
 };
@@ -79,8 +88,28 @@ static const char *pairs_unsupported(const struct kcase *c)
                : NULL;
 }
 
+/* A byte each way with local rank l of every other node: O(N) requests, freed here. */
+static void touch_every_node(struct kcase *c)
+{
+    int nodes = nodes_count(c), node = c->rank / nodes_ppn(c), n = 0;
+    MPI_Request *reqs = xcalloc(2 * (size_t)nodes, sizeof *reqs);
+    unsigned char out = 1, *in = xcalloc((size_t)nodes, 1);
+    for (int other = 0; other < nodes; other++) {
+        if (other == node)
+            continue;
+        int peer = nodes_rank(c, other);
+        CHECK_MPI(MPI_Irecv(&in[other], 1, MPI_BYTE, peer, TAG_TOUCH, c->comm, &reqs[n++]));
+        CHECK_MPI(MPI_Isend(&out, 1, MPI_BYTE, peer, TAG_TOUCH, c->comm, &reqs[n++]));
+    }
+    CHECK_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+    free(in);
+    free(reqs);
+}
+
 static void pairs_setup(struct kcase *c)
 {
+    if (kcase_param_choice(c, "touch") == TOUCH_ALL)
+        touch_every_node(c);
     struct pairs *s = xcalloc(1, sizeof *s);
     int nodes = nodes_count(c), node = c->rank / nodes_ppn(c);
     int other = partner(c, node);

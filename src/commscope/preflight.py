@@ -151,10 +151,13 @@ def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
 
 
 def _plan(base: Plan, order: tuple[int, ...], names: list[str], ppn: int) -> Plan:
-    """A launch of these nodes in this order, 2i with 2i+1 (schedule adjacent)."""
+    """A launch of these nodes in this order, 2i with 2i+1 (schedule adjacent), every
+    pair of them touched first (touch all), so that a pair that cannot talk stops every
+    launch that holds it, paired or not: what diagnose traces."""
     hosts = parse_hosts(",".join(f"{names[x]}:{ppn}" for x in order), None)
     return dataclasses.replace(
-        base, ranks=len(order) * ppn, params={**base.params, "schedule": "adjacent"},
+        base, ranks=len(order) * ppn, params={**base.params, "schedule": "adjacent",
+                                                   "touch": "all"},
         placement=dataclasses.replace(base.placement, hosts=hosts))
 
 
