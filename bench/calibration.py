@@ -33,6 +33,7 @@ import itertools
 import json
 import math
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -47,6 +48,7 @@ from commscope.replication import regimes
 
 HERE = Path(__file__).resolve().parent
 BEFORE = "b63b3ae"  # main before issue 37's interval: its estimator, replayed
+BEFORE_SCHEMA = 8  # the results schema BEFORE reads
 # Prints each case of a run as that checkout's results.measured gives it (argv: db, run).
 REPLAY = ("import json, sys; from commscope.store import Store; "
           "from commscope.results import measured; "
@@ -84,9 +86,20 @@ def before_checkout(tmp: Path) -> Path | None:
     return where / "src"
 
 
+def as_before(db: Path) -> Path:
+    """A copy of the store labelled with BEFORE's schema, for its code to read: the later
+    schemas only add tables."""
+    copy = db.with_name(f"{db.stem}-before.db")
+    copy.unlink(missing_ok=True)
+    with sqlite3.connect(db) as source, sqlite3.connect(copy) as target:
+        source.backup(target)  # with what its write-ahead log holds
+        target.execute(f"PRAGMA user_version = {BEFORE_SCHEMA}")
+    return copy
+
+
 def replay(src: Path, db: Path, run: int) -> list[dict]:
     """The run's cases as the estimator of `src` computes them from the store as it is."""
-    done = subprocess.run([sys.executable, "-c", REPLAY, str(db), str(run)],
+    done = subprocess.run([sys.executable, "-c", REPLAY, str(as_before(db)), str(run)],
                           capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(src)})
     if done.returncode:
@@ -167,7 +180,8 @@ def main() -> None:
                     for code, where in ((exits, None), (before_exits, src)):
                         if code is before_exits and src is None:
                             continue
-                        done = cli("compare", str(i), str(i + 1), "--db", str(db), src=where)
+                        read = db if where is None else as_before(db)
+                        done = cli("compare", str(i), str(i + 1), "--db", str(read), src=where)
                         if done.returncode not in (0, 1):
                             sys.exit(f"calibration: compare failed: {done.stderr.strip()}")
                         code[kernel].append(done.returncode)

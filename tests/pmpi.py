@@ -28,7 +28,7 @@ def preloadable(mpi_prefix: Path, where: Path, name: str, wrappers: str) -> str:
     for LD_PRELOAD."""
     source, obj, lib = where / f"{name}.c", where / f"{name}.o", where / f"lib{name}.so"
     source.write_text(HEADER + wrappers)
-    subprocess.run([str(mpi_prefix / "bin" / "mpicc"), "-O2", "-fPIC", "-c", str(source),
-                    "-o", str(obj)], check=True)
+    subprocess.run([str(mpi_prefix / "bin" / "mpicc"), "-O2", "-fPIC", "-D_GNU_SOURCE", "-c",
+                    str(source), "-o", str(obj)], check=True)
     subprocess.run(["gcc", "-shared", "-Wl,-z,lazy", "-o", str(lib), str(obj)], check=True)
     return str(lib)

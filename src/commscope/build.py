@@ -23,6 +23,7 @@ BINARY = "commscope-native"
 DESCRIPTION = "describe.json"
 CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE")
 PROBES = "probes"  # native/probes/FEATURE.c: links where the MPI has FEATURE (native/mpi_features.h)
+PROFILE = "profile"  # native/profile/: the profiling library (profiles/library.py), not the binary
 # Features to build without although the MPI has them, e.g. "partitioned": to see what a
 # user of an MPI without them gets (docs/native.md, "MPI-4 features").
 WITHOUT = "COMMSCOPE_NATIVE_WITHOUT"
@@ -71,7 +72,7 @@ def _source_hash(src: Path, files: tuple[tuple[str, int, int], ...]) -> str:
 def native_binary(mpi: Mpi) -> Path:
     """Path of an up-to-date native binary for this MPI, compiling it if needed."""
     src = native_sources_dir()
-    files = _sources(src)
+    files = [f for f in _sources(src) if f.parent.name != PROFILE]
     source_hash = _source_hash(src, tuple((str(f), (st := f.stat()).st_size, st.st_mtime_ns)
                                           for f in files))
     without = left_out()
@@ -133,3 +134,33 @@ def _describe(binary: Path, out: Path) -> None:
 def native_description(mpi: Mpi) -> dict:
     """What the native binary says its kernels are (commscope-native --describe)."""
     return json.loads((native_binary(mpi).parent / DESCRIPTION).read_text())
+
+
+PROFILE_LIBRARY = "libcommscope-profile.so"
+
+
+def profile_library(mpi: Mpi) -> Path:
+    """The profiling library (native/profile/, `commscope profile`) for this MPI, built
+    with its mpicc as a shared object to preload into a program, rebuilt when its
+    sources change."""
+    src = native_sources_dir() / PROFILE
+    files = _sources(src)
+    source_hash = _digest(__version__.encode(), *(f.read_bytes() for f in files))
+    out_dir = _cache_root() / _digest(str(mpi.mpicc.resolve()).encode(),
+                                      mpi.version_text.encode()) / PROFILE
+    library, stamp = out_dir / PROFILE_LIBRARY, out_dir / "build.json"
+    if library.is_file() and stamp.is_file() and \
+            json.loads(stamp.read_text()).get("source_hash") == source_hash:
+        return library
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f"{PROFILE_LIBRARY}.{os.getpid()}.tmp"
+    cmd = [str(mpi.mpicc), *CFLAGS, "-shared", "-fPIC", f"-I{src}",
+           *(str(f) for f in files if f.suffix == ".c"), "-o", str(tmp)]
+    done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BuildError(f"building the profiling library with {mpi.mpicc} failed:\n"
+                         f"{done.stderr}")
+    os.replace(tmp, library)
+    stamp.write_text(json.dumps({"source_hash": source_hash, "command": cmd}))
+    return library

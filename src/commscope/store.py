@@ -26,7 +26,7 @@ from . import names, owner, stopping
 from .cases import Case
 from .errors import UserError
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -150,6 +150,22 @@ ALTER TABLE sweeps ADD COLUMN owner TEXT;
 -- little-endian float64 [phase][rank][sample] of a kernel with phases, the phases in the
 -- order extra's phase_names gives; before schema 8 they were JSON in extra (phase_samples_s)
 ALTER TABLE cases ADD COLUMN phase_samples BLOB;
+""",
+    9: """
+-- an MPI program's communication per rank (commscope profile, or an mpisee or mpiP file
+-- imported; src/commscope/profiles): its run's kernel is 'profile'
+CREATE TABLE profile_rows (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    rank INTEGER NOT NULL,
+    call TEXT NOT NULL,          -- MPI_Allreduce, MPI_Isend, ...
+    comm_size INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,      -- the power-of-two bucket
+    peer TEXT,                   -- point-to-point: 'local' or 'remote'
+    count INTEGER NOT NULL,
+    time_s REAL NOT NULL,
+    bytes_sum INTEGER            -- the calls' sizes added up, where the profiler says
+);
+CREATE INDEX profile_rows_by_run ON profile_rows(run_id);
 """,
 }
 
@@ -520,6 +536,18 @@ class Store:
             self._insert_case(launch, rec, rec["samples_s"],
                               {k: v for k, v in rec.items() if k not in CASE_COLUMNS}, None)
         return run_id
+
+    def add_profile_rows(self, run_id: int, rows) -> None:
+        """A profile's rows (profiles.Row, each of a rank), in one transaction."""
+        self._write(lambda: self.db.executemany(
+            "INSERT INTO profile_rows (run_id, rank, call, comm_size, bytes, peer, count, "
+            "time_s, bytes_sum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(run_id, r.rank, r.call, r.comm_size, r.bytes, r.peer, r.count, r.time_s,
+              r.bytes_sum) for r in rows]))
+
+    def profile_rows(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM profile_rows WHERE run_id = ? ORDER BY rank, "
+                               "call, comm_size, bytes, peer", (run_id,)).fetchall()
 
     def add_skip(self, run_id: int, rec: dict) -> None:
         self._write(lambda: self.db.execute(

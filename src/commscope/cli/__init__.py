@@ -27,9 +27,12 @@ VERBS = {
     "tune": ("tune", "choose each collective's algorithm by measuring the library's own; "
                      "write its rules file"),
     "fit": ("fit", "fit latency and bandwidth models to stored runs"),
-    "predict": ("predict", "predict ring and collective times from a fitted run"),
+    "predict": ("predict", "predict ring and collective times from a fitted run, or a "
+                           "profiled program's communication"),
+    "profile": ("profile", "run an MPI program under a profiler: its calls, sizes and time"),
     "report": ("report", "write an HTML report with plots of stored runs"),
-    "import": ("imports", "store OSU, IMB or nccl-tests output as runs"),
+    "import": ("imports", "store OSU, IMB or nccl-tests output, or an mpisee or mpiP "
+                          "profile, as runs"),
     "probe": ("probe", "find where the MPI changes protocol"),
 }
 

@@ -29,9 +29,19 @@ def add_parser(sub, summary: str) -> None:
                                    "point-to-point run (or LogGP from a loggp run), and "
                                    "mbw_mr from the max-rate model of mbw_mr runs, against "
                                    "measured runs; see docs/models.md.")
-    p.add_argument("kernel", choices=list(ALGORITHMS), metavar="KERNEL",
+    p.add_argument("kernel", nargs="?", choices=list(ALGORITHMS), metavar="KERNEL",
                    help=f"what to predict: {', '.join(ALGORITHMS)}")
-    p.add_argument("--from", dest="source", required=True, metavar="RUNS",
+    p.add_argument("--profile", metavar="RUN",
+                   help="instead: price a profiled program's calls (commscope profile, or an "
+                        "imported mpisee or mpiP profile) on this cluster's measurements: "
+                        "dominance, efficiency and what-ifs (docs/profile.md)")
+    p.add_argument("--on", action="append", metavar="RUNS|FILE",
+                   help="with --profile: the measurements to price on, runs of --db or "
+                        "another results file (default every measured run of --db); each "
+                        "further --on is a what-if")
+    p.add_argument("--scale-bandwidth", type=float, metavar="X",
+                   help="with --profile: a what-if with every bandwidth times X")
+    p.add_argument("--from", dest="source", metavar="RUNS",
                    help="the run(s) whose fit gives t(m), e.g. a pingping or pingpong run, "
                         "or a loggp run (LogGP's o_s + (m-1) G + L + o_r): "
                         f"{selection.SYNTAX}")
@@ -108,6 +118,15 @@ def grid(args: argparse.Namespace, measured: list[Case]) -> list[tuple[int, int]
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.profile is not None:
+        from .predict_profile import run as run_profile
+        return run_profile(args)
+    if args.on or args.scale_bandwidth is not None:
+        raise UserError("predict: --on and --scale-bandwidth price a profile; give --profile "
+                        "RUN")
+    if not args.kernel or not args.source:
+        raise UserError("predict: give KERNEL and --from RUNS (a fitted run), or --profile "
+                        "RUN (a profiled program)")
     if args.gamma < 0:
         raise UserError(f"--gamma {args.gamma}: give a time per byte >= 0")
     store = existing_store(args.db)

@@ -1,6 +1,8 @@
 """Other tools' output read into neutral records: OSU Micro-Benchmarks (osu.py),
 Intel MPI Benchmarks (imb.py) and nccl-tests (nccl.py). Pure: text in, records out;
 imported.py says what the figures are in commscope's terms, the store keeps them.
+The profilers' files (mpisee's SQLite, mpiP's report) are read into a profile
+(profiles/mpisee.py, profiles/mpip.py) instead: a program's calls, not a benchmark's.
 
 A figure keeps the token its tool printed, so a round trip is exact to print
 precision. A line inside a table that does not parse is an error naming the file
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
+from ..profiles import Profile
 
 
 @dataclass(frozen=True)
@@ -55,16 +58,23 @@ def row(path: Path, number: int, names: list[str], tokens: list[str],
         raise bad(path, number, f"not a row of numbers: {' '.join(tokens)!r}") from None
 
 
-def parse(path: Path) -> list[ImportedRun]:
-    """Every run in one file, in file order; the tool is told by the text."""
+def parse(path: Path) -> list[ImportedRun] | list[Profile]:
+    """Every run in one file, in file order, or the one profile it holds; the tool is told
+    by the file: SQLite's header for mpisee, a banner for the text tools."""
+    from ..profiles import mpip, mpisee
     from . import imb, nccl, osu  # each knows its own banner
     try:
+        if mpisee.is_sqlite(path):
+            return [mpisee.read(path)]
         text = path.read_text(encoding="utf-8", errors="strict")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read ({exc}); give a text file of OSU, IMB or "
-                        "nccl-tests output") from None
+        raise UserError(f"{path}: cannot read ({exc}); give a text file of OSU, IMB, "
+                        "nccl-tests or mpiP output, or an mpisee profile") from None
+    if mpip.recognizes(text):
+        return [mpip.parse(path, text)]
     for reader in (osu, imb, nccl):
         if reader.recognizes(text):
             return reader.parse(path, text)
-    raise UserError(f"{path}: no OSU banner ('# OSU MPI ...'), IMB benchmark block or "
-                    "nccl-tests table found; expected OSU, IMB or nccl-tests output")
+    raise UserError(f"{path}: no OSU banner ('# OSU MPI ...'), IMB benchmark block, "
+                    "nccl-tests table or mpiP banner ('@ mpiP') found; expected OSU, IMB, "
+                    "nccl-tests or mpiP output, or an mpisee profile")

@@ -22,13 +22,16 @@ def measured_latency(case: Case) -> tuple[float, tuple[float, float] | None]:
     stored before that also timed its result check in the sample, and kept the call as
     the phase `call`, slowest rank per sample, which the models describe.
     """
+    ordered = np.sort(call_latency(case))
+    return float(np.median(ordered)), median_ci(ordered, presorted=True)
+
+
+def call_latency(case: Case) -> np.ndarray:
+    """The case's latencies of the MPI call alone (measured_latency's)."""
     phases = case.extra.get("phase_samples_s") or {}
     if "call" in phases:
-        latency = np.max(np.asarray(phases["call"]), axis=0)
-    else:
-        latency = case.latency_s
-    ordered = np.sort(latency)
-    return float(np.median(ordered)), median_ci(ordered, presorted=True)
+        return np.max(np.asarray(phases["call"]), axis=0)
+    return case.latency_s
 
 
 def predictions(kernel_name: str, t: MessageTime, grid: list[tuple[int, int]],

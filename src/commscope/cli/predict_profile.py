@@ -1,0 +1,92 @@
+"""`commscope predict --profile RUN`: a profiled program's communication priced on this
+cluster's measurements (profiles/price.py), with what-ifs; the predict verb's second
+form (cli/predict.py)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from .. import selection
+from ..errors import UserError
+from ..models.groups import load_cases
+from ..profiles import stored
+from ..profiles.price import Lines, Priced, Prices, commands, price
+from ..store import Store
+from ..views.profile import predict_json, render_prediction
+from .common import existing_store, print_json
+
+
+def prices_of(store: Store, spec: str | None) -> Prices:
+    """The measured cases of --on: another results file, runs of this one, or (None)
+    every measured run of this one."""
+    if spec and (spec.endswith(".db") or Path(spec).is_file()):
+        other = existing_store(spec)
+        ids = [r["id"] for r in other.runs() if r["kernel"] != stored.KERNEL]
+        return Prices(_measured(load_cases(other, ids)), f"{spec}")
+    ids = selection.parse(spec, store, "--on") if spec else \
+        [r["id"] for r in store.runs() if r["kernel"] != stored.KERNEL]
+    label = f"runs {spec} of {store.path}" if spec else f"{store.path}"
+    return Prices(_measured(load_cases(store, ids)), label)
+
+
+def _measured(cases):
+    return [c for c in cases if not c.imported]
+
+
+def scaled(priced: list[Priced], lines: Lines, factor: float) -> list[Priced]:
+    """Every priced row with the bandwidth of its Hockney line times `factor`: its cost
+    times the model's ratio at the row's size, alpha kept."""
+    out = []
+    for p in priced:
+        if p.cost_s is None or p.need is None or p.source.startswith("with"):
+            out.append(p)
+            continue
+        ratio = lines.ratio(p.need, factor)
+        if ratio is None:
+            out.append(dataclasses.replace(p, cost_s=None, cost_ci_s=None,
+                                           why_not="no ping-pong fit to scale"))
+            continue
+        ci = None if p.cost_ci_s is None else (p.cost_ci_s[0] * ratio, p.cost_ci_s[1] * ratio)
+        out.append(dataclasses.replace(p, cost_s=p.cost_s * ratio, cost_ci_s=ci))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.kernel or args.source:
+        raise UserError("predict --profile: give the profile alone (no KERNEL, no --from); "
+                        "the profile says which calls to price")
+    if args.scale_bandwidth is not None and args.scale_bandwidth <= 0:
+        raise UserError(f"--scale-bandwidth {args.scale_bandwidth}: give a factor > 0, "
+                        "e.g. 2 for twice the bandwidth")
+    store = existing_store(args.db)
+    run_id = selection.parse(args.profile, store, "--profile")
+    if len(run_id) != 1:
+        raise UserError(f"--profile {args.profile}: give one profile run")
+    profile = stored.load(store, run_id[0])
+    hosts = stored.hosts_of(store, run_id[0])
+    sources = args.on or [None]
+    base = prices_of(store, sources[0])
+    lines = Lines(base)
+    priced = price(profile, base, hosts, lines)
+    if all(p.cost_s is None for p in priced):
+        todo = commands([p.need for p in priced if p.need is not None], hosts)
+        remedy = (f"; measure them: `{'; '.join(todo)}`, or profile the program again with "
+                  "--measure" if todo else "; none of its calls is one commscope measures")
+        raise UserError(f"predict --profile {run_id[0]}: no row of the profile can be priced "
+                        f"from {base.label}{remedy}")
+    what_ifs = []
+    for spec in sources[1:]:
+        other = prices_of(store, spec)
+        what_ifs.append((f"on {other.label}", price(profile, other, hosts, Lines(other))))
+    if args.scale_bandwidth is not None:
+        what_ifs.append((f"bandwidth x{args.scale_bandwidth:g}",
+                         scaled(priced, lines, args.scale_bandwidth)))
+    if args.json:
+        print_json("predict-profile", predict_json(run_id[0], profile, base.label, priced,
+                                                   what_ifs, hosts))
+    else:
+        print(render_prediction(run_id[0], profile, base.label, priced, what_ifs, hosts))
+    return 0
+

@@ -1,0 +1,37 @@
+"""`commscope profile ... --measure`: the benchmark cases a profile needs to be priced
+(profiles/price.py: its calls at their sizes, process counts and spread), measured as
+runs of --db and nothing else, so that `predict --profile RUN` prices it next."""
+
+from __future__ import annotations
+
+from ..kernels import catalog
+from ..launches import measure_runs
+from ..plan import plans, sampling
+from ..profiles import Profile
+from ..profiles.price import need_of, spread
+from .common import show_runs
+
+
+def measure_profile(store, mpi, run_id: int, profile: Profile, hosts, db: str,
+                    as_json: bool) -> int:
+    several = spread(hosts)
+    needs = {n for n in (need_of(r, several) for r in profile.summed()) if n is not None}
+    groups: dict[tuple, set[int]] = {}
+    for n in needs:
+        groups.setdefault((n.kernel, n.mode, n.ranks, n.hosts(hosts)), set()).add(n.bytes)
+    known = catalog(mpi)
+    planned = [p for (kernel, mode, ranks, where), sizes in sorted(
+                   groups.items(), key=lambda kv: str(kv[0]))
+               for p in plans(known, mpi, kernel=kernel, np=str(ranks),
+                              sizes=",".join(map(str, sorted(sizes))), modes=mode,
+                              hosts=where, sampling=sampling())]
+    if not as_json:
+        print(f"measuring what profile {run_id} needs: "
+              + "; ".join(f"{p.kernel.name} on {p.ranks} ranks at "
+                          f"{len(p.sizes)} size{'s' * (len(p.sizes) > 1)}" for p in planned))
+    runs = measure_runs(store, mpi, planned, ["commscope", "profile", "--measure",
+                                              f"profile:{run_id}"])
+    if not as_json:
+        show_runs(store, runs, db, False)
+        print(f"next: commscope predict --profile {run_id} --db {db}")
+    return 0

@@ -1,0 +1,332 @@
+"""A profile priced on this cluster (`commscope predict --profile`, docs/profile.md): each
+row's predicted time is its calls x the cost of one call, from the stored measurements
+of the same call, size, process count and spread (one host or several), else from the
+Hockney line fitted to the stored ping-pongs and, for a collective, the algorithm models
+(models/collectives.py), saying which.
+
+A point-to-point message is priced at its one-way time (ping-pong's half round trip):
+MPI_Send and MPI_Recv each, so that a ping-pong's send and receive add up to its round
+trip; MPI_Sendrecv at ping-ping's time (both ways at once). A nonblocking send whose
+receives are in the profile (an MPI_Irecv row of the same size and peer) is priced with
+them: the profiling library charges an exchange's wait to its receives."""
+
+from __future__ import annotations
+
+import math
+import socket
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import t as t_dist
+
+from ..cases import Case
+from ..models.predict import call_latency
+from . import Profile, Row
+
+SEND_MODES = {"MPI_Send": "standard", "MPI_Ssend": "synchronous", "MPI_Rsend": "ready",
+              "MPI_Bsend": "buffered", "MPI_Recv": "standard", "MPI_Isend": "standard",
+              "MPI_Issend": "synchronous", "MPI_Irsend": "ready", "MPI_Ibsend": "buffered",
+              "MPI_Irecv": "standard"}
+NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"}
+EXCHANGES = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
+COLLECTIVES = {f"MPI_{name.capitalize()}": name for name in (
+    "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
+    "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
+    "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce", "iallreduce",
+    "iallgather", "ialltoall")}
+REDUCTIONS = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
+              "ireduce", "iallreduce"}
+ELEMENT = 4  # bytes: the reduction kernels' default dtype, int, whose multiple a size must be
+MAX_GAP = 4  # interpolate between measured sizes at most this far apart (log-log)
+LOW_EFFICIENCY = 0.8  # an efficiency whose interval lies below this: time not explained
+
+
+@dataclass(frozen=True)
+class Need:
+    """The measurement that prices a row: a kernel at one size, ranks and spread."""
+    kernel: str
+    mode: str | None
+    ranks: int
+    several_hosts: bool
+    bytes: int
+
+    def hosts(self, hosts) -> str | None:
+        """--hosts for it, from the profile's hosts in rank order: two different hosts for a
+        message between hosts, the profile's own layout (its first ranks) for a collective
+        across hosts, else the host of rank 0 (None: this one, or unknown)."""
+        known = [h for h in hosts if h]
+        if not known:
+            return "HOST1,HOST2" if self.several_hosts else None
+        if self.several_hosts and self.ranks == 2:
+            return ",".join(list(dict.fromkeys(known))[:2])
+        if self.several_hosts:
+            first = known[: self.ranks]
+            return ",".join(f"{h}:{first.count(h)}" for h in dict.fromkeys(first))
+        return None if known[0] == socket.gethostname() else f"{known[0]}:{self.ranks}"
+
+
+def commands(needs, hosts) -> list[str]:
+    """The fewest `commscope run` commands that measure these needs: one per kernel, mode,
+    ranks and hosts, its sizes listed."""
+    groups: dict[tuple, set[int]] = {}
+    for n in needs:
+        groups.setdefault((n.kernel, n.mode, n.ranks, n.hosts(hosts)), set()).add(n.bytes)
+    return [f"commscope run {kernel} --np {ranks} --sizes {','.join(map(str, sorted(sizes)))}"
+            + (f" --modes {mode}" if mode else "") + (f" --hosts {where}" if where else "")
+            for (kernel, mode, ranks, where), sizes in groups.items()]
+
+
+@dataclass(frozen=True)
+class Priced:
+    row: Row  # summed over ranks
+    need: Need | None  # None: no commscope kernel measures this call
+    cost_s: float | None  # one call
+    cost_ci_s: tuple[float, float] | None
+    source: str  # "measured", "interpolated", "hockney", "model:<algorithm>", "with MPI_Irecv"
+    evidence: str  # which runs and sizes
+    why_not: str | None = None  # unpriced: why
+
+    @property
+    def predicted_s(self) -> float | None:
+        return None if self.cost_s is None else self.row.count * self.cost_s
+
+    @property
+    def predicted_ci_s(self) -> tuple[float, float] | None:
+        ci = self.cost_ci_s
+        return None if ci is None else (self.row.count * ci[0], self.row.count * ci[1])
+
+    @property
+    def efficiency(self) -> float | None:
+        """Predicted over profiled: well below 1, the program loses time the network does
+        not explain (waits for late ranks, imbalance)."""
+        if self.predicted_s is None or self.source.startswith("with") or not self.row.time_s:
+            return None
+        return self.predicted_s / self.row.time_s
+
+    @property
+    def efficiency_ci(self) -> tuple[float, float] | None:
+        ci = self.predicted_ci_s
+        if ci is None or self.efficiency is None:
+            return None
+        return ci[0] / self.row.time_s, ci[1] / self.row.time_s
+
+    @property
+    def unexplained(self) -> bool:
+        ci = self.efficiency_ci
+        return bool(ci is not None and ci[1] < LOW_EFFICIENCY)
+
+
+def spread(hosts) -> bool:
+    """Several hosts among these (else one, or unknown)."""
+    return len({h for h in hosts if h}) > 1
+
+
+def need_of(row: Row, several_hosts: bool) -> Need | None:
+    size = int(round(row.mean_bytes))
+    if row.call in SEND_MODES:
+        return Need("pingpong", SEND_MODES[row.call], 2, row.peer == "remote", size)
+    if row.call in EXCHANGES:
+        return Need("pingping", "standard", 2, row.peer == "remote", size)
+    if row.call in COLLECTIVES and row.comm_size >= 2:
+        kernel = COLLECTIVES[row.call]
+        if kernel.endswith("barrier"):
+            size = 0
+        elif kernel in REDUCTIONS:
+            size = max(ELEMENT, ELEMENT * round(size / ELEMENT))
+        return Need(kernel, None, row.comm_size, several_hosts, size)
+    return None
+
+
+class Prices:
+    """The stored cases that price rows, by what they measured."""
+
+    def __init__(self, cases: list[Case], label: str):
+        self.label = label  # where they came from: "runs 3-7 of x.db"
+        self.by_need: dict[tuple, list[Case]] = {}
+        for c in sorted(cases, key=lambda c: c.run_id):
+            if c.valid_samples.size == 0:
+                continue
+            key = (c.kernel, c.send_mode if c.kernel in ("pingpong", "pingping") else None,
+                   c.ranks, spread(c.hosts))
+            self.by_need.setdefault(key, []).append(c)
+
+    def cases_for(self, need: Need) -> list[Case]:
+        return self.by_need.get((need.kernel, need.mode, need.ranks, need.several_hosts), [])
+
+    def measured(self, need: Need) -> tuple[float, tuple[float, float] | None, str, str] | None:
+        """One call's cost at this size: (mean, 95% CI, source, evidence), from the newest
+        run at the size, else between the nearest sizes either side."""
+        cases = self.cases_for(need)
+        at = [c for c in cases if c.bytes == need.bytes]
+        if at:
+            mean, ci, run_id = _mean_cost(at)
+            return mean, ci, "measured", f"run {run_id}"
+        below = [c for c in cases if c.bytes < need.bytes]
+        above = [c for c in cases if c.bytes > need.bytes]
+        if not below or not above:
+            return None
+        lo = max(below, key=lambda c: (c.bytes, c.run_id))
+        hi = min(above, key=lambda c: (c.bytes, -c.run_id))
+        if hi.bytes > MAX_GAP * max(lo.bytes, 1):
+            return None
+        m_lo, ci_lo, _ = _mean_cost([c for c in cases if c.bytes == lo.bytes])
+        m_hi, ci_hi, _ = _mean_cost([c for c in cases if c.bytes == hi.bytes])
+        w = _weight(lo.bytes, hi.bytes, need.bytes)
+        median = _between(m_lo, m_hi, w)
+        ci = None if ci_lo is None or ci_hi is None else (
+            _between(ci_lo[0], ci_hi[0], w), _between(ci_lo[1], ci_hi[1], w))
+        return median, ci, "interpolated", (f"runs {lo.run_id}, {hi.run_id} at {lo.bytes} and "
+                                            f"{hi.bytes} B")
+
+
+def _mean_cost(cases: list[Case]) -> tuple[float, tuple[float, float] | None, int]:
+    """The mean time of one call in the newest run of these cases, and its 95% interval
+    over that run's launches (the unit of replication, docs/statistics.md); with one
+    launch, over its samples. The mean, not the median: a program pays every call."""
+    newest = max(c.run_id for c in cases)
+    launches = [call_latency(c) for c in cases if c.run_id == newest]
+    means = np.array([x.mean() for x in launches])
+    if means.size >= 2:
+        half = t_dist.ppf(0.975, means.size - 1) * means.std(ddof=1) / math.sqrt(means.size)
+    else:
+        x = launches[0]
+        half = 1.96 * x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else math.nan
+    mean, half = float(means.mean()), float(half)
+    return mean, None if not math.isfinite(half) else (max(mean - half, 0.0), mean + half), \
+        newest
+
+
+def _weight(a: int, b: int, x: int) -> float:
+    """Where x lies between sizes a and b, in log size (a = 0: linear)."""
+    if a <= 0:
+        return x / b
+    return math.log(x / a) / math.log(b / a)
+
+
+def _between(y0: float, y1: float, w: float) -> float:
+    if y0 > 0 and y1 > 0:
+        return float(np.exp(np.log(y0) + w * (np.log(y1) - np.log(y0))))
+    return y0 + w * (y1 - y0)
+
+
+def price(profile: Profile, prices: Prices, hosts, model=None) -> list[Priced]:
+    """Every summed row of the profile, priced or said why not; `model(need)` is the
+    fallback: (cost, ci, source, evidence) or None."""
+    several = spread(hosts)
+    out = [_priced(row, need_of(row, several), prices, model) for row in profile.summed()]
+    receives = {(p.row.comm_size, p.row.bytes, p.row.peer) for p in out
+                if p.row.call == "MPI_Irecv" and p.cost_s is not None}
+    return [Priced(p.row, p.need, 0.0, (0.0, 0.0), "with MPI_Irecv",
+                   "its exchange's wait is charged to the receives")
+            if p.row.call in NONBLOCKING_SENDS and
+            (p.row.comm_size, p.row.bytes, p.row.peer) in receives else p for p in out]
+
+
+def _priced(row: Row, need: Need | None, prices: Prices, model) -> Priced:
+    if need is None:
+        return Priced(row, None, None, None, "", "", _no_kernel(row))
+    found = prices.measured(need) or (model(need) if model else None)
+    if found is None:
+        return Priced(row, need, None, None, "", "",
+                      f"nothing in {prices.label} measures {need.kernel} at {need.bytes} B "
+                      f"on {need.ranks} ranks"
+                      f"{' across hosts' if need.several_hosts else ' on one host'}")
+    return Priced(row, need, *found)
+
+
+def _no_kernel(row: Row) -> str:
+    if row.call.startswith(("MPI_Wait", "MPI_Test")):
+        return (f"{row.call} of requests the profile did not start (persistent or "
+                "generalized requests): no size to price")
+    if row.comm_size < 2 and row.call in COLLECTIVES:
+        return "a collective on one rank: no communication"
+    return f"no commscope kernel measures {row.call} alone"
+
+
+def total(priced: list[Priced]) -> tuple[float, tuple[float, float] | None]:
+    """The predicted time of the priced rows, its interval the rows' half-widths added in
+    quadrature (independent measurements)."""
+    done = [p for p in priced if p.predicted_s is not None]
+    value = sum(p.predicted_s for p in done)
+    if any(p.predicted_ci_s is None for p in done):
+        return value, None
+    low = math.sqrt(sum((p.predicted_s - p.predicted_ci_s[0]) ** 2 for p in done))
+    high = math.sqrt(sum((p.predicted_ci_s[1] - p.predicted_s) ** 2 for p in done))
+    return value, (value - low, value + high)
+
+
+class Lines:
+    """The fallback: a message's time t(m) from the segmented Hockney fit of the stored
+    ping-pongs of the same spread (models/groups.py, bootstrap CIs of the single line),
+    and a collective's from the algorithm models on t(m), the fastest of them (the
+    library is taken to choose well)."""
+
+    def __init__(self, prices: Prices):
+        self.prices = prices
+        self.fits: dict[tuple, object] = {}
+
+    def _fit(self, mode: str, several: bool):
+        key = (mode, several)
+        if key not in self.fits:
+            from ..models.groups import Group, fit_group, group_cases
+            cases = self.prices.by_need.get(("pingpong", mode, 2, several), [])
+            groups = group_cases(cases) if cases else []
+            best = max(groups, key=lambda g: len(g.cases), default=None)
+            found = fit_group(Group(best.config, best.cases)) if best else None
+            self.fits[key] = found if found is not None and found.fit is not None else None
+        return self.fits[key]
+
+    def __call__(self, need: Need):
+        mode = need.mode if need.kernel == "pingpong" else "standard"
+        found = self._fit(mode, need.several_hosts)
+        if found is None:
+            return None
+        fit = found.fit
+        runs = ", ".join(map(str, sorted({c.run_id for c in found.group.cases})))
+        ends = _line_ends(fit.single)
+        if need.kernel == "pingpong":
+            cost = float(fit.time_s(need.bytes))
+            ci = None if ends is None else tuple(float(e.time_s(need.bytes)) for e in ends)
+            return cost, ci, "hockney", f"the ping-pong fit of runs {runs}"
+        if need.kernel == "pingping":
+            return None
+        from ..models.collectives import ALGORITHMS
+        models = ALGORITHMS.get(need.kernel)
+        if not models:
+            return None
+        name, model = min(models.items(),
+                          key=lambda kv: float(kv[1](fit.time_s, need.ranks, need.bytes)))
+        cost = float(model(fit.time_s, need.ranks, need.bytes))
+        ci = None if ends is None else tuple(
+            float(model(e.time_s, need.ranks, need.bytes)) for e in ends)
+        return cost, ci, f"model:{name}", f"{name} on the ping-pong fit of runs {runs}"
+
+    def ratio(self, need: Need, factor: float) -> float | None:
+        """The need's time with the bandwidth times `factor`, over its time now, by the
+        single Hockney line of its spread's ping-pongs and (collectives) the fastest
+        algorithm model; None without a fit."""
+        from ..models.collectives import ALGORITHMS
+        from ..models.hockney import Line
+        found = self._fit("standard" if need.mode is None else need.mode, need.several_hosts)
+        if found is None:
+            return None
+        line = found.fit.single.line
+        faster = Line(line.alpha_s, line.inverse_bandwidth_s_per_byte / factor)
+        models = ALGORITHMS.get(need.kernel)
+        if need.kernel in ("pingpong", "pingping") or not models:
+            now, then = float(line.time_s(need.bytes)), float(faster.time_s(need.bytes))
+        else:
+            def best(t):
+                return min(float(m(t, need.ranks, need.bytes)) for m in models.values())
+            now, then = best(line.time_s), best(faster.time_s)
+        return then / now if now > 0 else None
+
+
+def _line_ends(single):
+    """The Hockney lines at the fast and slow ends of alpha's and B's 95% intervals."""
+    from ..models.hockney import Line
+    a, b = single.alpha_ci_s, single.bandwidth_ci_Bps
+    if a is None or b is None or b[0] is None:
+        return None
+    fast = Line(a[0], 0.0 if b[1] is None else 1 / b[1])
+    return fast, Line(a[1], 1 / b[0])

@@ -1,0 +1,111 @@
+"""`commscope predict --profile` (profiles/price.py) on the fake MPI's runs: a profile's
+rows priced at the measured mean cost of one call, between measured sizes, or by the
+Hockney fit; the rows no measurement prices listed with the command that would."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from commscope.profiles import Profile, Row
+from commscope.profiles.stored import save_imported
+from commscope.store import Store
+from conftest import commscope, one_line_error, validator
+from fakempi.inprocess import FakeLauncher
+
+
+def measured(fake_mpi, db, kernel, sizes, np_=2):
+    done = commscope("run", kernel, "--np", np_, "--sizes", sizes, "--mpi", fake_mpi,
+                     "--db", db, "--launches", 3, launcher=FakeLauncher())
+    assert done.returncode == 0, done.stderr
+
+
+def profile_run(db, rows, ranks=2) -> int:
+    profile = Profile(("./app",), ranks, (1.0,) * ranks, tuple(rows), {"tool": "test"})
+    return save_imported(Store(db, append=True), ["test"], profile)
+
+
+def mean_cost(db, kernel, nbytes) -> float:
+    """The newest run's mean per-call time at this size, over its launches' means."""
+    store = Store(db)
+    runs = [r["id"] for r in store.runs() if r["kernel"] == kernel]
+    cases = [c for c in store.cases(max(runs)) if c.bytes == nbytes]
+    return float(np.mean([c.latency_s.mean() for c in cases]))
+
+
+def predict(db, *args):
+    done = commscope("predict", "--profile", *args, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_rows_are_priced_at_the_measured_mean_and_the_rest_say_what_to_run(fake_mpi, tmp_path):
+    db = tmp_path / "p.db"
+    measured(fake_mpi, db, "pingpong", "4096,65536")
+    measured(fake_mpi, db, "allreduce", "8")
+    run = profile_run(db, [
+        Row("MPI_Send", 2, 4096, "local", 100, 2e-3, 0, 409600),
+        Row("MPI_Recv", 2, 4096, "local", 100, 3e-3, 1, 409600),
+        Row("MPI_Allreduce", 2, 8, None, 50, 1e-3, 0, 400),
+        Row("MPI_Allreduce", 2, 8, None, 50, 1e-3, 1, 400),
+        Row("MPI_Irecv", 2, 65536, "local", 10, 4e-3, 0, 655360),
+        Row("MPI_Isend", 2, 65536, "local", 10, 1e-5, 1, 655360),
+        Row("MPI_Bcast", 2, 1024, None, 7, 1e-4, 0, 7168),
+        Row("MPI_Waitall", 0, 0, None, 3, 1e-4, 0)])
+    out = predict(db, run)
+    rows = {r["call"]: r for r in out["rows"]}
+    one_way = mean_cost(db, "pingpong", 4096)
+    assert rows["MPI_Send"]["predicted_s"] == pytest.approx(100 * one_way)
+    assert rows["MPI_Recv"]["efficiency"] == pytest.approx(100 * one_way / 3e-3)
+    assert rows["MPI_Allreduce"]["predicted_s"] == pytest.approx(
+        100 * mean_cost(db, "allreduce", 8))
+    assert rows["MPI_Irecv"]["predicted_s"] == pytest.approx(
+        10 * mean_cost(db, "pingpong", 65536))
+    assert rows["MPI_Isend"]["source"] == "with MPI_Irecv" and rows["MPI_Isend"]["predicted_s"] == 0
+    assert sum(r["share"] for r in out["rows"]) == pytest.approx(1)
+    lo, hi = rows["MPI_Send"]["predicted_ci_s"]
+    assert lo <= rows["MPI_Send"]["predicted_s"] <= hi
+    unpriced = {r["call"]: r for r in out["unpriced"]}
+    assert unpriced["MPI_Bcast"]["command"] == "commscope run bcast --np 2 --sizes 1024"
+    assert unpriced["MPI_Waitall"]["command"] is None
+    assert out["predicted_s"] == pytest.approx(sum(r["predicted_s"] for r in out["rows"]))
+    validator("urn:commscope:predict-profile:1").validate(out)
+
+
+def test_a_size_between_measured_ones_is_interpolated_and_beyond_them_fitted(fake_mpi,
+                                                                             tmp_path):
+    db = tmp_path / "p.db"
+    measured(fake_mpi, db, "pingpong", "1:1MiB")
+    run = profile_run(db, [Row("MPI_Send", 2, 4096, "local", 1, 1e-3, 0, 6000),
+                           Row("MPI_Send", 2, 4194304, "local", 1, 1e-3, 0, 4194304)])
+    rows = {r["bytes"]: r for r in predict(db, run)["rows"]}
+    between = rows[4096]
+    assert between["source"] == "interpolated"
+    assert mean_cost(db, "pingpong", 4096) < between["predicted_s"] < \
+        mean_cost(db, "pingpong", 8192)
+    assert rows[4194304]["source"] == "hockney"
+    assert rows[4194304]["predicted_s"] > mean_cost(db, "pingpong", 1048576)
+
+
+def test_twice_the_bandwidth_halves_the_cost_of_large_messages(fake_mpi, tmp_path):
+    db = tmp_path / "p.db"
+    measured(fake_mpi, db, "pingpong", "1:4MiB")
+    run = profile_run(db, [Row("MPI_Send", 2, 4194304, "local", 10, 1e-2, 0, 41943040)])
+    out = predict(db, run, "--scale-bandwidth", "2")
+    (what_if,) = out["what_if"]
+    assert what_if["predicted_s"] / out["predicted_s"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_what_cannot_be_priced_or_asked_is_one_line(fake_mpi, tmp_path):
+    db = tmp_path / "p.db"
+    measured(fake_mpi, db, "pingpong", "8")
+    run = profile_run(db, [Row("MPI_Alltoall", 4, 64, None, 5, 1e-3, 0, 320)], ranks=4)
+    err = one_line_error(commscope("predict", "--profile", run, "--db", db))
+    assert "no row of the profile can be priced" in err
+    assert "commscope run alltoall --np 4 --sizes 64" in err
+    assert "not a profile" in one_line_error(commscope("predict", "--profile", 1, "--db", db))
+    one_line_error(commscope("predict", "--profile", run, "--db", db, "--scale-bandwidth", "0"))
+    one_line_error(commscope("predict", "allreduce", "--profile", run, "--db", db))
+    one_line_error(commscope("predict", "--db", db, "--on", "1"))

@@ -1,0 +1,160 @@
+"""`commscope profile` on both MPIs (native/profile/, profiles/): a synthetic program of
+exactly known calls (tests/data/profile/synthetic.c) counted exactly; a delay put into
+one call (a PMPI layer under the profiler) charged to that call's row alone; priced by
+`--measure`'s runs, a row slowed in the program alone loses efficiency, and slowed in
+the benchmarks too, rises to the top of the dominance table and is predicted."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import commscope, one_line_error, validator
+from pmpi import preloadable
+
+HERE = Path(__file__).parent
+A, B, C, D, E = 40, 30, 20, 10, 8  # the synthetic program's calls of each part
+DELAY_US = 200.0  # put into each MPI_Allreduce: far above its own 1-10 µs here
+# The delay under the profiler: PMPI_Allreduce (what the profiler calls) and MPI_Allreduce
+# (what a benchmark calls) both wait, then call the library's own PMPI_Allreduce.
+SLOW_ALLREDUCE = r"""
+#include <dlfcn.h>
+typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+
+static int slowed(const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c)
+{
+    static allreduce_fn real;
+    if (!real)
+        real = (allreduce_fn)dlsym(RTLD_NEXT, "PMPI_Allreduce");
+    delay(%(us)s);
+    return real(s, r, n, t, o, c);
+}
+
+int PMPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c)
+{
+    return slowed(s, r, n, t, o, c);
+}
+
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c)
+{
+    return slowed(s, r, n, t, o, c);
+}
+"""
+
+
+@pytest.fixture
+def synthetic(mpi_prefix, tmp_path) -> str:
+    exe = tmp_path / "synthetic"
+    subprocess.run([str(mpi_prefix / "bin" / "mpicc"), "-O2",
+                    str(HERE / "data" / "profile" / "synthetic.c"), "-o", str(exe)], check=True)
+    return str(exe)
+
+
+def profile(mpi_prefix, db, program, *counts, np_=2, flags=(), preload=None):
+    env = {**os.environ, "LD_PRELOAD": preload} if preload else None
+    return commscope("profile", "--np", np_, "--mpi", mpi_prefix, "--db", db, *flags, "--",
+                     program, *counts, env=env)
+
+
+def test_the_profile_counts_every_call_exactly(mpi_prefix, synthetic, tmp_path):
+    """4 ranks: every (call, communicator size, bucket, peer) row of every rank holds the
+    calls the program made, with their bytes; the JSON follows its schema."""
+    done = profile(mpi_prefix, tmp_path / "p.db", synthetic, A, B, C, D, E, np_=4,
+                   flags=("--json",))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    validator("urn:commscope:profile:1").validate(out)
+    rows = {(r["call"], r["comm_size"], r["bytes"], r["peer"]): r for r in out["rows"]}
+    even = [1, 0, 1, 0]
+    want = {("MPI_Allreduce", 4, 8, None): ([A] * 4, 8),
+            ("MPI_Barrier", 4, 0, None): ([5] * 4, 0),
+            ("MPI_Bcast", 4, 1024, None): ([B] * 4, 1024),
+            ("MPI_Send", 4, 4096, "local"): ([C * e for e in even], 4096),
+            ("MPI_Recv", 4, 4096, "local"): ([C * (1 - e) for e in even], 4096),
+            ("MPI_Irecv", 4, 65536, "local"): ([D] * 4, 65536),
+            ("MPI_Isend", 4, 65536, "local"): ([D] * 4, 65536),
+            ("MPI_Allreduce", 2, 64, None): ([E] * 4, 64)}
+    assert set(rows) == set(want)
+    for key, (counts, size) in want.items():
+        assert rows[key]["per_rank"]["count"] == counts, key
+        assert rows[key]["mean_bytes"] == size, key
+    assert all(w > 0 for w in out["wall_s"]) and 0 < out["mpi_s"] < max(out["wall_s"])
+
+
+def test_a_program_that_fails_keeps_what_it_recorded_and_its_status(mpi_prefix, synthetic,
+                                                                     tmp_path):
+    """It exits with status 3 before MPI_Finalize: commscope exits 3, the run is stored as
+    failed with every call made (the library writes at exit too)."""
+    db = tmp_path / "p.db"
+    done = profile(mpi_prefix, db, synthetic, A, B, C, D, E, 3)
+    assert done.returncode == 3, done.stderr
+    status, message = sqlite3.connect(db).execute(
+        "SELECT status, message FROM runs").fetchone()
+    assert status == "failed" and "did not reach MPI_Finalize" in message
+    (calls,) = sqlite3.connect(db).execute(
+        "SELECT sum(count) FROM profile_rows WHERE call = 'MPI_Allreduce' "
+        "AND comm_size = 2 AND bytes = 8").fetchone()
+    assert calls == 2 * A
+
+
+def test_what_is_not_an_mpi_program_or_not_there_is_one_line(mpi_prefix, tmp_path):
+    db = tmp_path / "p.db"
+    assert "no such program" in one_line_error(profile(mpi_prefix, db, "./no-such-program"))
+    assert "made no MPI_Init" in one_line_error(profile(mpi_prefix, db, "/bin/true"))
+    assert "give the program" in one_line_error(commscope("profile", "--db", db))
+
+
+def by_call(out) -> dict:
+    return {(r["call"], r["comm_size"]): r for r in out["rows"]}
+
+
+def predicted(db, run) -> dict:
+    done = commscope("predict", "--profile", run, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_slow_call_in_the_program_alone_shows_as_lost_efficiency(mpi_prefix, synthetic,
+                                                                   tmp_path):
+    """The same program profiled twice, the second with every MPI_Allreduce 200 µs
+    longer, priced on benchmarks without the delay: that row's profiled time grows by
+    the delay times its calls, its efficiency falls to what that predicts (within its
+    interval), and no other row takes up the delay."""
+    db = tmp_path / "p.db"
+    counts = (400, B, C, D, 0)
+    slow = preloadable(mpi_prefix, tmp_path, "slow", SLOW_ALLREDUCE % {"us": DELAY_US})
+    assert profile(mpi_prefix, db, synthetic, *counts, flags=("--measure",)).returncode == 0
+    assert profile(mpi_prefix, db, synthetic, *counts, preload=slow).returncode == 0
+    runs = [r for (r,) in sqlite3.connect(db).execute(
+        "SELECT id FROM runs WHERE kernel = 'profile' ORDER BY id")]
+    before, after = (by_call(predicted(db, r)) for r in runs)
+    row, was = after[("MPI_Allreduce", 2)], before[("MPI_Allreduce", 2)]
+    added = row["profiled_s"] - was["profiled_s"]
+    assert added == pytest.approx(2 * 400 * DELAY_US * 1e-6, rel=0.1)
+    known = row["predicted_s"] / (was["profiled_s"] + 2 * 400 * DELAY_US * 1e-6)
+    low, high = row["efficiency_ci"]
+    assert low <= known <= high and row["unexplained"]
+    for key, other in after.items():
+        if key != ("MPI_Allreduce", 2):
+            grew = other["profiled_s"] - before[key]["profiled_s"]
+            assert grew < 0.1 * 2 * 400 * DELAY_US * 1e-6, (key, grew)
+
+
+def test_a_slow_call_in_program_and_benchmarks_tops_the_table_and_is_predicted(
+        mpi_prefix, synthetic, tmp_path):
+    """The delay in the program and in the benchmarks that `--measure` runs: the
+    MPI_Allreduce row leads the dominance table and the prediction of the priced rows is
+    within 15% of what the program spent in them."""
+    db = tmp_path / "p.db"
+    slow = preloadable(mpi_prefix, tmp_path, "slow", SLOW_ALLREDUCE % {"us": DELAY_US})
+    done = profile(mpi_prefix, db, synthetic, 400, B, C, D, 0, flags=("--measure",),
+                   preload=slow)
+    assert done.returncode == 0, done.stderr
+    out = predicted(db, 1)
+    assert (out["rows"][0]["call"], out["rows"][0]["comm_size"]) == ("MPI_Allreduce", 2)
+    assert out["predicted_s"] == pytest.approx(out["profiled_s"], rel=0.15)
