@@ -1,6 +1,7 @@
 """`commscope predict --profile` (profiles/price.py) on the fake MPI's runs: a profile's
-rows priced at the measured mean cost of one call, between measured sizes, or by the
-Hockney fit; the rows no measurement prices listed with the command that would."""
+rows priced at the measured mean cost of one call (a message at ping-pong's one-way time,
+an Isend/Irecv exchange at ping-ping's), between measured sizes, or by the Hockney fit;
+the rows no measurement prices listed with the command that would."""
 
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def predict(db, *args):
 
 def test_rows_are_priced_at_the_measured_mean_and_the_rest_say_what_to_run(fake_mpi, tmp_path):
     db = tmp_path / "p.db"
-    measured(fake_mpi, db, "pingpong", "4096,65536")
+    measured(fake_mpi, db, "pingpong", "4096")
+    measured(fake_mpi, db, "pingping", "65536")
     measured(fake_mpi, db, "allreduce", "8")
     run = profile_run(db, [
         Row("MPI_Send", 2, 4096, "local", 100, 2e-3, 0, 409600),
@@ -61,8 +63,8 @@ def test_rows_are_priced_at_the_measured_mean_and_the_rest_say_what_to_run(fake_
     assert rows["MPI_Recv"]["efficiency"] == pytest.approx(100 * one_way / 3e-3)
     assert rows["MPI_Allreduce"]["predicted_s"] == pytest.approx(
         100 * mean_cost(db, "allreduce", 8))
-    assert rows["MPI_Irecv"]["predicted_s"] == pytest.approx(
-        10 * mean_cost(db, "pingpong", 65536))
+    assert rows["MPI_Irecv"]["predicted_s"] == pytest.approx(  # an exchange: both ways
+        10 * mean_cost(db, "pingping", 65536))
     assert rows["MPI_Isend"]["source"] == "with MPI_Irecv" and rows["MPI_Isend"]["predicted_s"] == 0
     assert sum(r["share"] for r in out["rows"]) == pytest.approx(1)
     lo, hi = rows["MPI_Send"]["predicted_ci_s"]

@@ -13,7 +13,10 @@ from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import Plan, parse_ranks, plans, sampling
 from ..views.advection import render
+from ..build import native_binary
 from .common import add_db, add_mpi, print_json, show_runs, writing_store
+from .hosts import add_host_flags, host_args
+from .profile import profiled
 
 APPS = ("advection2d",)
 DEFAULT_ITERS = 10  # solves are long: a fixed count, enough for a 95% CI of the median
@@ -48,6 +51,13 @@ def add_parser(sub, summary: str) -> None:
                    help="rank 0 writes the final field: n*n little-endian float64, y outer")
     p.add_argument("--json", action="store_true",
                    help="print JSON (docs/schemas.md) instead of a table")
+    p.add_argument("--profile", action="store_true",
+                   help="instead of timing solves, run them under the profiling library: "
+                        "which MPI calls the app makes and the time in each (as `commscope "
+                        "profile`; docs/profile.md)")
+    p.add_argument("--measure", action="store_true",
+                   help="with --profile: then measure the cases that price its calls")
+    add_host_flags(p)
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -71,14 +81,20 @@ def plan_from(args: argparse.Namespace, mpi) -> Plan:
     solves = sampling(iters=iters, min_time=args.min_time, launches=1)
     problem = problem_from(args, ranks[0])
     (plan,) = plans(catalog(mpi), mpi, kernel=args.app, np=ranks, sizes=[field_bytes(problem.n)],
-                    params=problem.params(), sampling=solves, app=True)
+                    params=problem.params(), sampling=solves, app=True, **host_args(args))
     return plan
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.measure and not args.profile:
+        raise UserError("--measure: give --profile too (it measures what the profile needs)")
     mpi = find_mpi(args.mpi)
     plan = plan_from(args, mpi)
     store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
+    if args.profile:  # the native binary as a program: its records thrown away
+        program = [str(native_binary(mpi)), *plan.native_args(), "--output", os.devnull]
+        return profiled(store, mpi, program, plan.ranks, plan.placement,
+                        ["commscope", *argv], args)
     (run,) = measure_runs(store, mpi, [plan], ["commscope", *argv])
 
     def table(found) -> str:

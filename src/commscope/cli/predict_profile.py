@@ -5,14 +5,13 @@ form (cli/predict.py)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from .. import selection
 from ..errors import UserError
 from ..models.groups import load_cases
 from ..profiles import stored
-from ..profiles.price import Lines, Priced, Prices, commands, price
+from ..profiles.price import Lines, Prices, commands, price, scaled, stored_prices
 from ..store import Store
 from ..views.profile import predict_json, render_prediction
 from .common import existing_store, print_json
@@ -22,35 +21,12 @@ def prices_of(store: Store, spec: str | None) -> Prices:
     """The measured cases of --on: another results file, runs of this one, or (None)
     every measured run of this one."""
     if spec and (spec.endswith(".db") or Path(spec).is_file()):
-        other = existing_store(spec)
-        ids = [r["id"] for r in other.runs() if r["kernel"] != stored.KERNEL]
-        return Prices(_measured(load_cases(other, ids)), f"{spec}")
-    ids = selection.parse(spec, store, "--on") if spec else \
-        [r["id"] for r in store.runs() if r["kernel"] != stored.KERNEL]
-    label = f"runs {spec} of {store.path}" if spec else f"{store.path}"
-    return Prices(_measured(load_cases(store, ids)), label)
-
-
-def _measured(cases):
-    return [c for c in cases if not c.imported]
-
-
-def scaled(priced: list[Priced], lines: Lines, factor: float) -> list[Priced]:
-    """Every priced row with the bandwidth of its Hockney line times `factor`: its cost
-    times the model's ratio at the row's size, alpha kept."""
-    out = []
-    for p in priced:
-        if p.cost_s is None or p.need is None or p.source.startswith("with"):
-            out.append(p)
-            continue
-        ratio = lines.ratio(p.need, factor)
-        if ratio is None:
-            out.append(dataclasses.replace(p, cost_s=None, cost_ci_s=None,
-                                           why_not="no ping-pong fit to scale"))
-            continue
-        ci = None if p.cost_ci_s is None else (p.cost_ci_s[0] * ratio, p.cost_ci_s[1] * ratio)
-        out.append(dataclasses.replace(p, cost_s=p.cost_s * ratio, cost_ci_s=ci))
-    return out
+        return stored_prices(existing_store(spec))
+    if not spec:
+        return stored_prices(store)
+    ids = selection.parse(spec, store, "--on")
+    return Prices([c for c in load_cases(store, ids) if not c.imported],
+                  f"runs {spec} of {store.path}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from ..launcher import host_fields, launch
 from ..launcher.placement import Placement
 from ..mpi import find_mpi
 from ..profiles import stored
-from ..profiles.recorded import read
+from ..profiles.recorded import Recorded, read
 from ..views.profile import profile_json, render_profile
 from .common import add_db, add_mpi, print_json, writing_store
 from .hosts import add_host_flags, host_args
@@ -62,29 +62,42 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.np < 1:
         raise UserError(f"--np {args.np}: give the number of ranks, 1 or more")
     mpi = find_mpi(args.mpi)
-    hosts = host_fields(**host_args(args), mpi=mpi)
-    placement = Placement(**hosts)
+    placement = Placement(**host_fields(**host_args(args), mpi=mpi))
     store = writing_store(args.db)  # checked before the program runs
+    return profiled(store, mpi, program, args.np, placement, ["commscope", *argv], args)
+
+
+def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
+             command: list[str], args: argparse.Namespace) -> int:
+    """`program` run on `ranks` ranks under the profiling library, its profile stored and
+    shown (args: json, measure, db); the program's exit status."""
     library = profile_library(mpi)
     with tempfile.TemporaryDirectory(prefix="commscope-profile-") as tmp:
-        # env(1) sets the preload for the ranks alone, whichever launcher starts them
-        # the user's own preloads after it: a program's MPI calls reach the profiler first
+        # env(1) sets the preload for the ranks alone, whichever launcher starts them; the
+        # user's own preloads after it, so that a program's MPI calls reach it first
         preload = " ".join([str(library), *os.environ.get("LD_PRELOAD", "").split()])
-        started = launch(mpi, args.np, Path(shutil.which("env") or "/usr/bin/env"),
+        started = launch(mpi, ranks, Path(shutil.which("env") or "/usr/bin/env"),
                          [f"LD_PRELOAD={preload}", f"COMMSCOPE_PROFILE_DIR={tmp}", *program],
                          placement)
-        empty = read(Path(tmp), program, args.np).profile
-        run_id = stored.begin(store, ["commscope", *argv], empty, started.oversubscribed)
+        run_id = stored.begin(store, command, read(Path(tmp), program, ranks).profile,
+                              started.oversubscribed)
+
+        def keep(status: str, message: str | None) -> Recorded:
+            recorded = read(Path(tmp), program, ranks)
+            stored.finish(store, run_id, recorded.profile, recorded.hosts, status, message)
+            return recorded
+
         try:
             status = subprocess.run(started.argv, env=started.env).returncode
         except KeyboardInterrupt:
-            recorded = read(Path(tmp), program, args.np)
-            stored.finish(store, run_id, recorded.profile, recorded.hosts, "interrupted",
-                          "interrupted: what the ranks recorded to their last write is kept")
+            keep("interrupted", "interrupted: what the ranks recorded to their last write "
+                                "is kept")
             raise
-        recorded = read(Path(tmp), program, args.np)
-    if len(recorded.missing) == args.np:
-        stored.finish(store, run_id, recorded.profile, recorded.hosts, "failed", "no rank recorded anything")
+        recorded = read(Path(tmp), program, ranks)
+        failed = status != 0 or recorded.missing or recorded.unfinished
+        message = _what_failed(status, recorded) if failed else None
+        keep("failed" if failed else "complete", message)
+    if len(recorded.missing) == ranks:
         if status:
             print(f"commscope: profile: {program[0]} exited with status {status} before any "
                   f"rank recorded an MPI call; run {run_id} keeps the attempt",
@@ -93,9 +106,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"profile: {program[0]} made no MPI_Init under the profiling library: "
                         f"not an MPI program, or not linked to the MPI of {mpi.mpicc} (give its "
                         "--mpi, or rebuild the program with that MPI's mpicc)")
-    failed = status != 0 or recorded.missing or recorded.unfinished
-    message = None if not failed else _what_failed(status, recorded)
-    stored.finish(store, run_id, recorded.profile, recorded.hosts, "failed" if failed else "complete", message)
     found = stored.load(store, run_id)
     if args.json:
         print_json("profile", profile_json(run_id, found, recorded.hosts))

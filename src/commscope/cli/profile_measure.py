@@ -8,16 +8,14 @@ from ..kernels import catalog
 from ..launches import measure_runs
 from ..plan import plans, sampling
 from ..profiles import Profile
-from ..profiles.price import need_of, spread
+from ..profiles.price import needs
 from .common import show_runs
 
 
 def measure_profile(store, mpi, run_id: int, profile: Profile, hosts, db: str,
                     as_json: bool) -> int:
-    several = spread(hosts)
-    needs = {n for n in (need_of(r, several) for r in profile.summed()) if n is not None}
     groups: dict[tuple, set[int]] = {}
-    for n in needs:
+    for n in {n for _, n in needs(profile.summed(), hosts) if n is not None}:
         groups.setdefault((n.kernel, n.mode, n.ranks, n.hosts(hosts)), set()).add(n.bytes)
     known = catalog(mpi)
     planned = [p for (kernel, mode, ranks, where), sizes in sorted(

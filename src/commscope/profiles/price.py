@@ -6,12 +6,14 @@ Hockney line fitted to the stored ping-pongs and, for a collective, the algorith
 
 A point-to-point message is priced at its one-way time (ping-pong's half round trip):
 MPI_Send and MPI_Recv each, so that a ping-pong's send and receive add up to its round
-trip; MPI_Sendrecv at ping-ping's time (both ways at once). A nonblocking send whose
-receives are in the profile (an MPI_Irecv row of the same size and peer) is priced with
-them: the profiling library charges an exchange's wait to its receives."""
+trip. An exchange, both ways at once, is priced at ping-ping's time (IMB's PingPing: each
+message obstructed by the oncoming one): MPI_Sendrecv, and MPI_Irecv beside nonblocking
+sends of the same size and peer, whose sends are priced with it (the profiling library
+charges an exchange's wait to its receives)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import socket
 from dataclasses import dataclass
@@ -121,12 +123,28 @@ def spread(hosts) -> bool:
     return len({h for h in hosts if h}) > 1
 
 
-def need_of(row: Row, several_hosts: bool) -> Need | None:
+def exchanges(rows) -> set[tuple]:
+    """(communicator size, bucket, peer) of the nonblocking receives that have nonblocking
+    sends of the same beside them: exchanges."""
+    def of(calls):
+        return {(r.comm_size, r.bytes, r.peer) for r in rows if r.call in calls}
+    return of({"MPI_Irecv"}) & of(NONBLOCKING_SENDS)
+
+
+def needs(rows, hosts) -> list[tuple[Row, "Need | None"]]:
+    """Each row with the measurement that prices it."""
+    several, both_ways = spread(hosts), exchanges(rows)
+    return [(r, need_of(r, several, (r.comm_size, r.bytes, r.peer) in both_ways)) for r in rows]
+
+
+def need_of(row: Row, several_hosts: bool, exchange: bool = False) -> Need | None:
     size = int(round(row.mean_bytes))
+    if row.call == "MPI_Irecv" and exchange:
+        return Need("pingping", None, 2, row.peer == "remote", size)
     if row.call in SEND_MODES:
         return Need("pingpong", SEND_MODES[row.call], 2, row.peer == "remote", size)
     if row.call in EXCHANGES:
-        return Need("pingping", "standard", 2, row.peer == "remote", size)
+        return Need("pingping", None, 2, row.peer == "remote", size)
     if row.call in COLLECTIVES and row.comm_size >= 2:
         kernel = COLLECTIVES[row.call]
         if kernel.endswith("barrier"):
@@ -212,8 +230,7 @@ def _between(y0: float, y1: float, w: float) -> float:
 def price(profile: Profile, prices: Prices, hosts, model=None) -> list[Priced]:
     """Every summed row of the profile, priced or said why not; `model(need)` is the
     fallback: (cost, ci, source, evidence) or None."""
-    several = spread(hosts)
-    out = [_priced(row, need_of(row, several), prices, model) for row in profile.summed()]
+    out = [_priced(row, need, prices, model) for row, need in needs(profile.summed(), hosts)]
     receives = {(p.row.comm_size, p.row.bytes, p.row.peer) for p in out
                 if p.row.call == "MPI_Irecv" and p.cost_s is not None}
     return [Priced(p.row, p.need, 0.0, (0.0, 0.0), "with MPI_Irecv",
@@ -232,6 +249,31 @@ def _priced(row: Row, need: Need | None, prices: Prices, model) -> Priced:
                       f"on {need.ranks} ranks"
                       f"{' across hosts' if need.several_hosts else ' on one host'}")
     return Priced(row, need, *found)
+
+
+def scaled(priced: list[Priced], lines: Lines, factor: float) -> list[Priced]:
+    """Every priced row with the bandwidth of its Hockney line times `factor`: its cost
+    times the model's ratio at the row's size, alpha kept."""
+    out = []
+    for p in priced:
+        if p.cost_s is None or p.need is None or p.source.startswith("with"):
+            out.append(p)
+            continue
+        ratio = lines.ratio(p.need, factor)
+        if ratio is None:
+            out.append(dataclasses.replace(p, cost_s=None, cost_ci_s=None,
+                                           why_not="no ping-pong fit to scale"))
+            continue
+        ci = None if p.cost_ci_s is None else (p.cost_ci_s[0] * ratio, p.cost_ci_s[1] * ratio)
+        out.append(dataclasses.replace(p, cost_s=p.cost_s * ratio, cost_ci_s=ci))
+    return out
+
+
+def stored_prices(store) -> Prices:
+    """Every measured (not imported) case of a results file, profiles aside."""
+    from ..models.groups import load_cases
+    ids = [r["id"] for r in store.runs() if r["kernel"] != "profile"]
+    return Prices([c for c in load_cases(store, ids) if not c.imported], str(store.path))
 
 
 def _no_kernel(row: Row) -> str:

@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from ..kernels import MEANINGS
 from ..store import Store
 from . import (advection, ceiling, congestion, distributions, findings, guidelines, health,
-               imported, launches, message_models, provenance, ranks, scaling, screen, size,
-               skew, tune)
+               imported, launches, message_models, profile, provenance, ranks, scaling, screen,
+               size, skew, tune)
 from ..health import PATTERNS as HEALTH, health_of
 from ..preflight import replay
 from ..results import measured, quality, summaries
@@ -32,7 +32,8 @@ def build(store: Store, run_ids: list[int], chosen: str,
     data = load(store, run_ids, HEALTH)
     found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
     checks = [r.id for r in data.runs if r.row["kernel"] in HEALTH]
-    loads = [r.id for r in data.runs if r.row["kernel"] == "congestion"]
+    # runs a section reads whole, not as a kernel's cases
+    loads = [r.id for r in data.runs if r.row["kernel"] in ("congestion", "profile")]
     screened = {r.id for r in data.runs if r.id in checks
                 and json.loads(r.row["settings"] or "{}").get("screen")}
     screens = {run_id: replay(store, run_id) for run_id in checks if run_id in screened}
@@ -50,7 +51,9 @@ def build(store: Store, run_ids: list[int], chosen: str,
         for kernel in kernels]
     sections = [*filter(None, [health.render_runs(healths), screen.render_runs(screens),
                                congestion.render(store, [r.row for r in data.runs
-                                                         if r.id in loads])]),
+                                                         if r.id in loads]),
+                               profile.render(store, [r.row for r in data.runs
+                                                      if r.id in loads])]),
                 *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",

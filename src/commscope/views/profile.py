@@ -67,6 +67,23 @@ def _per_rank(p: Profile, seconds: float | None) -> str:
     return units.seconds(None if seconds is None else seconds / p.ranks)
 
 
+def prediction_table(done: list[Priced]) -> Table:
+    """The dominance table: the priced rows, the most predicted time first."""
+    predicted = total(done)[0]
+    rows = []
+    for x in sorted(done, key=lambda x: -x.predicted_s):
+        eff = "-" if x.efficiency is None else f"{x.efficiency:.2f}"
+        rows.append((*row_label(x.row), x.row.count, units.ms(x.row.time_s),
+                     units.ms(x.predicted_s), _ci(x.predicted_ci_s),
+                     units.percent(x.predicted_s / predicted if predicted else None),
+                     eff + (" !" if x.unexplained else ""), x.source))
+    return Table(("call", "comm", "size", "peer", "calls", "profiled ms", "predicted ms",
+                  "95% CI", "share", "efficiency", "source"), rows, align="llll", rule=True,
+                 footer="ms: over all ranks; efficiency: predicted / profiled (! its interval "
+                        f"below {LOW_EFFICIENCY}: time the network does not explain, such as "
+                        "waits for late ranks or imbalance)")
+
+
 def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], what_ifs,
                       hosts=()) -> str:
     """Unpriced rows first (with the one command that prices each), then the dominance
@@ -86,32 +103,22 @@ def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], wh
                          "--measure` with the program)")
     done = [x for x in priced if x.cost_s is not None]
     predicted, ci = total(done)
-    rows = []
-    for x in sorted(done, key=lambda x: -x.predicted_s):
-        eff = "-" if x.efficiency is None else f"{x.efficiency:.2f}"
-        rows.append((*row_label(x.row), x.row.count, units.ms(x.row.time_s),
-                     units.ms(x.predicted_s), _ci(x.predicted_ci_s),
-                     units.percent(x.predicted_s / predicted if predicted else None),
-                     eff + (" !" if x.unexplained else ""), x.source))
-    table = Table(("call", "comm", "size", "peer", "calls", "profiled ms", "predicted ms",
-                   "95% CI", "share", "efficiency", "source"), rows, align="llll",
-                  rule=True, footer="ms: over all ranks; efficiency: predicted / profiled "
-                                    "(! its interval below "
-                                    f"{LOW_EFFICIENCY}: time the network does not explain, "
-                                    "such as waits for late ranks or imbalance)")
-    lines.append(table.text())
+    lines.append(prediction_table(done).text())
     profiled = sum(x.row.time_s for x in done)
     lines.append(f"predicted communication {_per_rank(p, predicted)} s a rank "
                  f"(95% CI {_ci(ci and (ci[0] / p.ranks, ci[1] / p.ranks), units.seconds)}), "
                  f"profiled {_per_rank(p, profiled)} s in the same rows: "
                  f"{units.ratio(predicted / profiled if profiled else None)}x")
-    for label, other in what_ifs:
-        then, then_ci = total([x for x in other if x.cost_s is not None])
-        left = sum(1 for x in other if x.cost_s is None and x.row.time_s)
-        lines.append(f"what if {label}: {_per_rank(p, then)} s a rank "
-                     f"({units.ratio(then / predicted if predicted else None)}x of now)"
-                     + (f", {left} rows not priced there" if left else ""))
+    lines += [what_if_line(p, label, other, predicted) for label, other in what_ifs]
     return "\n".join(lines)
+
+
+def what_if_line(p: Profile, label: str, other: list[Priced], now: float) -> str:
+    then = total([x for x in other if x.cost_s is not None])[0]
+    left = [x for x in other if x.cost_s is None and x.row.time_s]
+    return (f"what if {label}: {_per_rank(p, then)} s a rank "
+            f"({units.ratio(then / now if now else None)}x of now)"
+            + (f"; {len(left)} rows not priced there ({left[0].why_not})" if left else ""))
 
 
 def _priced_json(x: Priced, predicted_total: float) -> dict:
