@@ -6,6 +6,7 @@ the rows no measurement prices listed with the command that would."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,3 +112,55 @@ def test_what_cannot_be_priced_or_asked_is_one_line(fake_mpi, tmp_path):
     one_line_error(commscope("predict", "--profile", run, "--db", db, "--scale-bandwidth", "0"))
     one_line_error(commscope("predict", "allreduce", "--profile", run, "--db", db))
     one_line_error(commscope("predict", "--db", db, "--on", "1"))
+
+
+def test_under_a_rules_file_the_collectives_are_priced_on_the_runs_under_it(fake_mpi,
+                                                                           tmp_path):
+    """tune writes a rules file, --verify measures default and rules in alternate launches
+    (the fake's rules launches 0.8x as long): the what-if prices the allreduce row on the
+    runs under the file, the baseline on the plain runs alone (not tune's forced
+    algorithms, not the rules' launches)."""
+    from test_tune import RulesLauncher, ring_halves_large
+    db, rules = tmp_path / "p.db", tmp_path / "tuned.rules"
+    assert commscope("tune", "allreduce", "--np", 4, "--sizes", "64,4KiB", "--launches", 3,
+                     "--mpi", fake_mpi, "--db", db, "-o", rules,
+                     launcher=FakeLauncher(factor=ring_halves_large)).returncode == 0
+    launcher = RulesLauncher()
+    launcher.rules_scale = 0.8
+    assert commscope("tune", "--verify", rules, "--sizes", "4KiB", "--launches", 4, "--mpi",
+                     fake_mpi, "--db", db, launcher=launcher).returncode in (0, 1)
+    run = profile_run(db, [Row("MPI_Allreduce", 4, 4096, None, 100, 1e-2, r, 409600)
+                           for r in range(4)], ranks=4)
+    out = predict(db, run, "--rules", rules)
+    (what_if,) = out["what_if"]
+    assert what_if["unpriced"] == 0
+    assert what_if["predicted_s"] / out["predicted_s"] == pytest.approx(0.8, abs=0.1)
+
+
+def test_an_imported_mpip_profile_is_priced_and_an_empty_one_refused(fake_mpi, tmp_path):
+    db = tmp_path / "p.db"
+    report = Path(__file__).parent / "data" / "profiles" / "mpip-3.5-halo-np8.txt"
+    assert commscope("import", report, "--db", db).returncode == 0
+    refused = one_line_error(commscope("predict", "--profile", 1, "--db", db))
+    assert "no row of the profile can be priced" in refused
+    for command in refused.split("`")[1].split("; "):  # what it says to run, run
+        argv = command.split()[1:]
+        assert commscope(*argv, "--mpi", fake_mpi, "--db", db, "--launches", 3,
+                         launcher=FakeLauncher()).returncode == 0, command
+    priced = predict(db, 1)
+    assert priced["rows"] and priced["predicted_s"] > 0
+    empty = profile_run(db, [])
+    assert "no MPI calls" in one_line_error(commscope("predict", "--profile", empty, "--db", db))
+
+
+def test_the_report_prices_each_profile_among_its_runs(fake_mpi, tmp_path):
+    db, html = tmp_path / "p.db", tmp_path / "r.html"
+    measured(fake_mpi, db, "pingpong", "1:64KiB")
+    run = profile_run(db, [Row("MPI_Send", 2, 4096, "local", 100, 2e-3, 0, 409600),
+                           Row("MPI_Recv", 2, 4096, "local", 100, 3e-3, 1, 409600)])
+    done = commscope("report", "1,2", "--db", db, "-o", html)
+    assert done.returncode == 0, done.stderr
+    page = html.read_text()
+    section = page[page.index('id="profiles"'):]
+    assert f"Profile {run}" in section and "MPI_Send" in section and "what if bandwidth x2" \
+        in section

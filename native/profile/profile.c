@@ -38,7 +38,7 @@ static struct {
     uint64_t start_ticks, next_flush;
     unsigned generation; /* moves when rows move or a communicator is freed: last[] stale */
     double start_s, ticks_per_s;
-    char host[MPI_MAX_PROCESSOR_NAME], dir[4096];
+    char host[MPI_MAX_PROCESSOR_NAME], dir[4096], library[MPI_MAX_LIBRARY_VERSION_STRING];
 } P;
 
 static double mono_s(void)
@@ -350,9 +350,9 @@ static void write_table(int finished)
     if (!f)
         return;
     fprintf(f, "{\"rank\": %d, \"ranks\": %d, \"node\": %d, \"host\": \"%s\", \"wall_s\": %.9g, "
-               "\"finished\": %s, \"rows\": [",
+               "\"finished\": %s, \"mpi\": \"%s\", \"rows\": [",
             P.rank, P.ranks, P.node[P.rank], P.host, mono_s() - P.start_s,
-            finished ? "true" : "false");
+            finished ? "true" : "false", P.library);
     const char *sep = "";
     for (size_t i = 0; i < P.cap; i++) {
         struct row *r = &P.rows[i];
@@ -392,9 +392,12 @@ void profile_begin(void)
     P.node = malloc((size_t)P.ranks * sizeof *P.node);
     PMPI_Allgather(&leader, 1, MPI_INT, P.node, 1, MPI_INT, MPI_COMM_WORLD);
     PMPI_Get_processor_name(P.host, &len);
-    for (char *c = P.host; *c; c++)
-        if (*c == '"' || *c == '\\')
-            *c = '_';
+    PMPI_Get_library_version(P.library, &len);
+    P.library[strcspn(P.library, "\n")] = '\0'; /* its first line names it */
+    for (char *text[] = {P.host, P.library}, **t = text; t < text + 2; t++)
+        for (char *c = *t; *c; c++) /* kept a JSON string */
+            if (*c == '"' || *c == '\\' || (unsigned char)*c < ' ')
+                *c = ' ';
     grow_rows();
     /* a first rate over 0.2 ms, for a program shorter than a flush; each flush measures
      * it again over the whole run */

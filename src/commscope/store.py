@@ -545,6 +545,11 @@ class Store:
             [(run_id, r.rank, r.call, r.comm_size, r.bytes, r.peer, r.count, r.time_s,
               r.bytes_sum) for r in rows]))
 
+    def set_mpi_version(self, run_id: int, version_text: str) -> None:
+        """A run's MPI_Get_library_version text, where no context record gave it."""
+        self._write(lambda: self.db.execute("UPDATE runs SET mpi_version = ? WHERE id = ?",
+                                            (version_text, run_id)))
+
     def profile_rows(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM profile_rows WHERE run_id = ? ORDER BY rank, "
                                "call, comm_size, bytes, peer", (run_id,)).fetchall()

@@ -41,6 +41,10 @@ def add_parser(sub, summary: str) -> None:
                         "further --on is a what-if")
     p.add_argument("--scale-bandwidth", type=float, metavar="X",
                    help="with --profile: a what-if with every bandwidth times X")
+    p.add_argument("--rules", metavar="FILE",
+                   help="with --profile: a what-if with the collectives priced on the runs "
+                        "measured under this rules file of `commscope tune` (its --verify "
+                        "measures them)")
     p.add_argument("--from", dest="source", metavar="RUNS",
                    help="the run(s) whose fit gives t(m), e.g. a pingping or pingpong run, "
                         "or a loggp run (LogGP's o_s + (m-1) G + L + o_r): "
@@ -121,9 +125,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.profile is not None:
         from .predict_profile import run as run_profile
         return run_profile(args)
-    if args.on or args.scale_bandwidth is not None:
-        raise UserError("predict: --on and --scale-bandwidth price a profile; give --profile "
-                        "RUN")
+    if args.on or args.scale_bandwidth is not None or args.rules:
+        raise UserError("predict: --on, --rules and --scale-bandwidth price a profile; give "
+                        "--profile RUN")
     if not args.kernel or not args.source:
         raise UserError("predict: give KERNEL and --from RUNS (a fitted run), or --profile "
                         "RUN (a profiled program)")

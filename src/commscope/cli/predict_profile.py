@@ -11,7 +11,8 @@ from .. import selection
 from ..errors import UserError
 from ..models.groups import load_cases
 from ..profiles import stored
-from ..profiles.price import Lines, Prices, commands, price, scaled, stored_prices
+from ..profiles.price import Prices, commands, price, stored_prices
+from ..profiles.whatif import Lines, scaled, under_rules
 from ..store import Store
 from ..views.profile import predict_json, render_prediction
 from .common import existing_store, print_json
@@ -26,7 +27,7 @@ def prices_of(store: Store, spec: str | None) -> Prices:
         return stored_prices(store)
     ids = selection.parse(spec, store, "--on")
     return Prices([c for c in load_cases(store, ids) if not c.imported],
-                  f"runs {spec} of {store.path}")
+                  f"runs {spec} of {store.path}")  # the plain cases among them
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +57,13 @@ def run(args: argparse.Namespace) -> int:
     for spec in sources[1:]:
         other = prices_of(store, spec)
         what_ifs.append((f"on {other.label}", price(profile, other, hosts, Lines(other))))
+    if args.rules:
+        path = Path(args.rules).resolve()
+        if not path.is_file():
+            raise UserError(f"--rules {args.rules}: no such file; give a rules file that "
+                            "`commscope tune` wrote")
+        what_ifs.append((f"under {args.rules}", under_rules(
+            priced, stored_prices(store, str(path)), args.rules)))
     if args.scale_bandwidth is not None:
         what_ifs.append((f"bandwidth x{args.scale_bandwidth:g}",
                          scaled(priced, lines, args.scale_bandwidth)))

@@ -82,21 +82,16 @@ def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
         run_id = stored.begin(store, command, read(Path(tmp), program, ranks).profile,
                               started.oversubscribed)
 
-        def keep(status: str, message: str | None) -> Recorded:
-            recorded = read(Path(tmp), program, ranks)
-            stored.finish(store, run_id, recorded.profile, recorded.hosts, status, message)
-            return recorded
-
         try:
             status = subprocess.run(started.argv, env=started.env).returncode
         except KeyboardInterrupt:
-            keep("interrupted", "interrupted: what the ranks recorded to their last write "
-                                "is kept")
+            stored.finish(store, run_id, read(Path(tmp), program, ranks), "interrupted",
+                          "interrupted: what the ranks recorded to their last write is kept")
             raise
         recorded = read(Path(tmp), program, ranks)
         failed = status != 0 or recorded.missing or recorded.unfinished
         message = _what_failed(status, recorded) if failed else None
-        keep("failed" if failed else "complete", message)
+        stored.finish(store, run_id, recorded, "failed" if failed else "complete", message)
     if len(recorded.missing) == ranks:
         if status:
             print(f"commscope: profile: {program[0]} exited with status {status} before any "
@@ -120,7 +115,7 @@ def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
     return status
 
 
-def _what_failed(status: int, recorded) -> str:
+def _what_failed(status: int, recorded: Recorded) -> str:
     parts = [f"the program exited with status {status}"] if status else []
     if recorded.missing:
         parts.append(f"ranks {', '.join(map(str, recorded.missing))} recorded nothing")

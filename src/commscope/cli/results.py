@@ -8,9 +8,11 @@ import sys
 
 from .. import names, recovery, selection
 from ..errors import UserError
+from ..profiles import stored
 from ..results import exported, measured, quality, summaries
 from ..views import export
 from ..views.export import MEASURES
+from ..views.profile import render_profile
 from ..views.run import imported_from, render, render_provenance, render_runs
 from .common import (add_db, add_wide, check_directory, existing_store, json_text,
                      print_json, write_atomic)
@@ -119,6 +121,8 @@ def _listed(row) -> dict:
 
 def _show(store, run_id: int, wide: bool = False) -> str:
     row = store.run(run_id)
+    if row["kernel"] == stored.KERNEL:  # a program's calls, not a kernel's cases
+        return render_profile(run_id, stored.load(store, run_id), row["message"])
     lines = [f"run {row['id']}: {row['kernel']} on {row['ranks']} ranks, {names.status(row)}, "
              f"started {row['started_utc']}"]
     if row["context"]:

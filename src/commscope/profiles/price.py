@@ -1,8 +1,8 @@
 """A profile priced on this cluster (`commscope predict --profile`, docs/profile.md): each
 row's predicted time is its calls x the cost of one call, from the stored measurements
-of the same call, size, process count and spread (one host or several), else from the
-Hockney line fitted to the stored ping-pongs and, for a collective, the algorithm models
-(models/collectives.py), saying which.
+of the same call, size, process count and spread (one host or several), else from a
+fallback (profiles/whatif.py: the Hockney line fitted to the stored ping-pongs and, for a
+collective, the algorithm models), saying which.
 
 A point-to-point message is priced at its one-way time (ping-pong's half round trip):
 MPI_Send and MPI_Recv each, so that a ping-pong's send and receive add up to its round
@@ -13,7 +13,6 @@ charges an exchange's wait to its receives)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import socket
 from dataclasses import dataclass
@@ -155,14 +154,28 @@ def need_of(row: Row, several_hosts: bool, exchange: bool = False) -> Need | Non
     return None
 
 
-class Prices:
-    """The stored cases that price rows, by what they measured."""
+# Parameters that make a case something other than the plain call a program makes: an
+# algorithm forced (tune), a mock-up (check), persistent requests, a derived datatype.
+NOT_PLAIN = ("algorithm", "as", "persistent", "layout")
 
-    def __init__(self, cases: list[Case], label: str):
+
+def plain(case: Case) -> bool:
+    """The call as a program makes it, under the library's own settings, with every rank
+    on time."""
+    return not any(case.params.get(name) for name in NOT_PLAIN) and \
+        not case.settings.get("library") and not case.settings.get("late")
+
+
+class Prices:
+    """The stored cases that price rows, by what they measured: the plain ones, or (rules)
+    those measured under a rules file's library settings."""
+
+    def __init__(self, cases: list[Case], label: str, rules: str | None = None):
         self.label = label  # where they came from: "runs 3-7 of x.db"
         self.by_need: dict[tuple, list[Case]] = {}
         for c in sorted(cases, key=lambda c: c.run_id):
-            if c.valid_samples.size == 0:
+            under = rules is not None and rules in c.settings.get("library", {}).values()
+            if c.valid_samples.size == 0 or not (under if rules else plain(c)):
                 continue
             key = (c.kernel, c.send_mode if c.kernel in ("pingpong", "pingping") else None,
                    c.ranks, spread(c.hosts))
@@ -251,29 +264,13 @@ def _priced(row: Row, need: Need | None, prices: Prices, model) -> Priced:
     return Priced(row, need, *found)
 
 
-def scaled(priced: list[Priced], lines: Lines, factor: float) -> list[Priced]:
-    """Every priced row with the bandwidth of its Hockney line times `factor`: its cost
-    times the model's ratio at the row's size, alpha kept."""
-    out = []
-    for p in priced:
-        if p.cost_s is None or p.need is None or p.source.startswith("with"):
-            out.append(p)
-            continue
-        ratio = lines.ratio(p.need, factor)
-        if ratio is None:
-            out.append(dataclasses.replace(p, cost_s=None, cost_ci_s=None,
-                                           why_not="no ping-pong fit to scale"))
-            continue
-        ci = None if p.cost_ci_s is None else (p.cost_ci_s[0] * ratio, p.cost_ci_s[1] * ratio)
-        out.append(dataclasses.replace(p, cost_s=p.cost_s * ratio, cost_ci_s=ci))
-    return out
-
-
-def stored_prices(store) -> Prices:
-    """Every measured (not imported) case of a results file, profiles aside."""
+def stored_prices(store, rules: str | None = None) -> Prices:
+    """Every measured (not imported) case of a results file, profiles aside; with `rules`
+    (a rules file's path), those measured under it."""
     from ..models.groups import load_cases
     ids = [r["id"] for r in store.runs() if r["kernel"] != "profile"]
-    return Prices([c for c in load_cases(store, ids) if not c.imported], str(store.path))
+    cases = [c for c in load_cases(store, ids) if not c.imported]
+    return Prices(cases, f"the runs under {rules}" if rules else str(store.path), rules)
 
 
 def _no_kernel(row: Row) -> str:
@@ -295,80 +292,3 @@ def total(priced: list[Priced]) -> tuple[float, tuple[float, float] | None]:
     low = math.sqrt(sum((p.predicted_s - p.predicted_ci_s[0]) ** 2 for p in done))
     high = math.sqrt(sum((p.predicted_ci_s[1] - p.predicted_s) ** 2 for p in done))
     return value, (value - low, value + high)
-
-
-class Lines:
-    """The fallback: a message's time t(m) from the segmented Hockney fit of the stored
-    ping-pongs of the same spread (models/groups.py, bootstrap CIs of the single line),
-    and a collective's from the algorithm models on t(m), the fastest of them (the
-    library is taken to choose well)."""
-
-    def __init__(self, prices: Prices):
-        self.prices = prices
-        self.fits: dict[tuple, object] = {}
-
-    def _fit(self, mode: str, several: bool):
-        key = (mode, several)
-        if key not in self.fits:
-            from ..models.groups import Group, fit_group, group_cases
-            cases = self.prices.by_need.get(("pingpong", mode, 2, several), [])
-            groups = group_cases(cases) if cases else []
-            best = max(groups, key=lambda g: len(g.cases), default=None)
-            found = fit_group(Group(best.config, best.cases)) if best else None
-            self.fits[key] = found if found is not None and found.fit is not None else None
-        return self.fits[key]
-
-    def __call__(self, need: Need):
-        mode = need.mode if need.kernel == "pingpong" else "standard"
-        found = self._fit(mode, need.several_hosts)
-        if found is None:
-            return None
-        fit = found.fit
-        runs = ", ".join(map(str, sorted({c.run_id for c in found.group.cases})))
-        ends = _line_ends(fit.single)
-        if need.kernel == "pingpong":
-            cost = float(fit.time_s(need.bytes))
-            ci = None if ends is None else tuple(float(e.time_s(need.bytes)) for e in ends)
-            return cost, ci, "hockney", f"the ping-pong fit of runs {runs}"
-        if need.kernel == "pingping":
-            return None
-        from ..models.collectives import ALGORITHMS
-        models = ALGORITHMS.get(need.kernel)
-        if not models:
-            return None
-        name, model = min(models.items(),
-                          key=lambda kv: float(kv[1](fit.time_s, need.ranks, need.bytes)))
-        cost = float(model(fit.time_s, need.ranks, need.bytes))
-        ci = None if ends is None else tuple(
-            float(model(e.time_s, need.ranks, need.bytes)) for e in ends)
-        return cost, ci, f"model:{name}", f"{name} on the ping-pong fit of runs {runs}"
-
-    def ratio(self, need: Need, factor: float) -> float | None:
-        """The need's time with the bandwidth times `factor`, over its time now, by the
-        single Hockney line of its spread's ping-pongs and (collectives) the fastest
-        algorithm model; None without a fit."""
-        from ..models.collectives import ALGORITHMS
-        from ..models.hockney import Line
-        found = self._fit("standard" if need.mode is None else need.mode, need.several_hosts)
-        if found is None:
-            return None
-        line = found.fit.single.line
-        faster = Line(line.alpha_s, line.inverse_bandwidth_s_per_byte / factor)
-        models = ALGORITHMS.get(need.kernel)
-        if need.kernel in ("pingpong", "pingping") or not models:
-            now, then = float(line.time_s(need.bytes)), float(faster.time_s(need.bytes))
-        else:
-            def best(t):
-                return min(float(m(t, need.ranks, need.bytes)) for m in models.values())
-            now, then = best(line.time_s), best(faster.time_s)
-        return then / now if now > 0 else None
-
-
-def _line_ends(single):
-    """The Hockney lines at the fast and slow ends of alpha's and B's 95% intervals."""
-    from ..models.hockney import Line
-    a, b = single.alpha_ci_s, single.bandwidth_ci_Bps
-    if a is None or b is None or b[0] is None:
-        return None
-    fast = Line(a[0], 0.0 if b[1] is None else 1 / b[1])
-    return fast, Line(a[1], 1 / b[0])

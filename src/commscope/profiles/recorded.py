@@ -18,10 +18,11 @@ class Recorded:
     hosts: tuple[str, ...]  # each rank's host, "" where its file is missing
     missing: tuple[int, ...]  # ranks that wrote nothing
     unfinished: tuple[int, ...]  # ranks that did not reach MPI_Finalize
+    mpi: str | None = None  # the first line of MPI_Get_library_version
 
 
 def read(directory: Path, program: list[str], ranks: int) -> Recorded:
-    rows, wall, hosts, missing, unfinished = [], [], [], [], []
+    rows, wall, hosts, missing, unfinished, mpi = [], [], [], [], [], None
     for rank in range(ranks):
         path = directory / f"rank-{rank}.json"
         try:
@@ -32,10 +33,11 @@ def read(directory: Path, program: list[str], ranks: int) -> Recorded:
             hosts.append("")
             continue
         wall.append(float(table["wall_s"]))
+        mpi = mpi or table.get("mpi")
         hosts.append(table["host"])
         if not table["finished"]:
             unfinished.append(rank)
         rows += [Row(call, size, nbytes, peer, count, time_s, rank, total)
                  for call, size, nbytes, peer, count, time_s, total in table["rows"]]
     profile = Profile(tuple(program), ranks, tuple(wall), tuple(rows), {"tool": "commscope"})
-    return Recorded(profile, tuple(hosts), tuple(missing), tuple(unfinished))
+    return Recorded(profile, tuple(hosts), tuple(missing), tuple(unfinished), mpi)

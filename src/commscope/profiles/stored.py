@@ -25,11 +25,14 @@ def begin(store: Store, command: list[str], profile: Profile, oversubscribed: bo
                            kernel_facts={"family": FAMILY})
 
 
-def finish(store: Store, run_id: int, profile: Profile, hosts, status: str,
+def finish(store: Store, run_id: int, recorded, status: str,
            message: str | None = None) -> None:
-    """The rows, wall times and hosts the ranks recorded, whatever the program's end."""
-    store.add_profile_rows(run_id, profile.rows)
-    store.note_run(run_id, profile=settings_of(profile, hosts)["profile"])
+    """The rows, wall times, hosts and MPI the ranks recorded (profiles.recorded.Recorded),
+    whatever the program's end."""
+    store.add_profile_rows(run_id, recorded.profile.rows)
+    store.note_run(run_id, profile=settings_of(recorded.profile, recorded.hosts)["profile"])
+    if recorded.mpi:
+        store.set_mpi_version(run_id, recorded.mpi)
     store.finish_run(run_id, status, message)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..profiles import stored
-from ..profiles.price import Lines, price, scaled, stored_prices
+from ..profiles.price import price, stored_prices
+from ..profiles.whatif import Lines, scaled
 from ..views.profile import prediction_table, row_label, what_if_line
 from . import figures
 from .html import Section, el, figure, section
