@@ -180,3 +180,19 @@ def test_the_advection_app_profiles_its_own_halo_exchange(mpi_prefix, tmp_path):
     assert halo["per_rank"]["count"] == [10 * solves] * 2 and solves >= 3
     priced = predicted(db, out["run"])
     assert not [r for r in priced["unpriced"] if r["command"]]
+
+
+def test_work_between_an_exchange_and_its_wait_is_its_overlap(mpi_prefix, synthetic,
+                                                              tmp_path):
+    """2 ms of work between posting each Isend/Irecv exchange and its Waitall: the
+    profile records about 2 ms of overlap a call on both rows, and the exchange (tens of
+    µs on one host) is predicted to cost the program no wait."""
+    db = tmp_path / "p.db"
+    done = profile(mpi_prefix, db, synthetic, 0, 0, 0, D, 0, 0, 2000,
+                   flags=("--measure", "--json"))
+    assert done.returncode == 0, done.stderr
+    rows = {r["call"]: r for r in json.loads(done.stdout)["rows"]}
+    for call in ("MPI_Irecv", "MPI_Isend"):
+        assert rows[call]["overlap_s"] / rows[call]["count"] == pytest.approx(2e-3, rel=0.1)
+    (irecv,) = [r for r in predicted(db, 1)["rows"] if r["call"] == "MPI_Irecv"]
+    assert irecv["overlap_s"] == pytest.approx(2e-3, rel=0.1) and irecv["predicted_s"] == 0

@@ -20,11 +20,13 @@ static const char *const call_names[] = {PROFILE_CALLS(PROFILE_NAME)};
 struct row {
     int call, comm_size, bucket, peer; /* bucket: 0 for 0 bytes, k+1 for [2^k, 2^(k+1)) */
     uint64_t count, ticks, bytes;
+    uint64_t overlap; /* nonblocking: ticks from its start's return to its completion's call */
 };
 
 struct pending { /* a nonblocking call's request, while it is in flight */
     MPI_Request request;
     int row, receive, used;
+    uint64_t started; /* when its start call returned */
 };
 
 static struct {
@@ -87,7 +89,7 @@ static struct row *row_of(int call, int comm_size, int bucket, int peer)
                 grow_rows();
                 return row_of(call, comm_size, bucket, peer);
             }
-            *r = (struct row){call, comm_size, bucket, peer, 0, 0, 0};
+            *r = (struct row){call, comm_size, bucket, peer, 0, 0, 0, 0};
             P.nrows++;
             return r;
         }
@@ -274,10 +276,16 @@ static struct pending *slot_of(MPI_Request request, int adding)
     return NULL;
 }
 
+static void track(MPI_Request request, int row, int receive, uint64_t started);
+
 void profile_request(MPI_Request request, int row, int receive)
 {
-    if (row < 0 || request == MPI_REQUEST_NULL)
-        return;
+    if (row >= 0 && request != MPI_REQUEST_NULL)
+        track(request, row, receive, profile_ticks());
+}
+
+static void track(MPI_Request request, int row, int receive, uint64_t started)
+{
     if (2 * (P.nslots + 1) > P.pcap) { /* rebuilt, without the tombstones */
         struct pending *old = P.pend;
         size_t n = P.pcap;
@@ -288,7 +296,7 @@ void profile_request(MPI_Request request, int row, int receive)
         P.npend = P.nslots = 0;
         for (size_t i = 0; i < n; i++)
             if (old[i].used > 0)
-                profile_request(old[i].request, old[i].row, old[i].receive);
+                track(old[i].request, old[i].row, old[i].receive, old[i].started);
         free(old);
     }
     struct pending *p = slot_of(request, 1);
@@ -298,7 +306,7 @@ void profile_request(MPI_Request request, int row, int receive)
         P.nslots++;
     if (p->used <= 0)
         P.npend++;
-    *p = (struct pending){request, row, receive, 1};
+    *p = (struct pending){request, row, receive, 1, started};
 }
 
 void profile_completion(enum profile_call call, int n, const MPI_Request *before,
@@ -316,6 +324,8 @@ void profile_completion(enum profile_call call, int n, const MPI_Request *before
             continue;
         p->used = -1; /* completed: a tombstone, the handle may come back */
         P.npend--;
+        if (start > p->started) /* the program's own work while it was in flight */
+            P.rows[p->row].overlap += start - p->started;
         if (p->receive)
             found[nrecv++] = p;
         else
@@ -360,9 +370,10 @@ static void write_table(int finished)
             continue;
         long long low = r->bucket ? 1LL << (r->bucket - 1) : 0;
         static const char *const peers[] = {"null", "\"local\"", "\"remote\""};
-        fprintf(f, "%s\n[\"%s\", %d, %lld, %s, %llu, %.9g, %llu]", sep, call_names[r->call],
-                r->comm_size, low, peers[r->peer], (unsigned long long)r->count,
-                (double)r->ticks / tps, (unsigned long long)r->bytes);
+        fprintf(f, "%s\n[\"%s\", %d, %lld, %s, %llu, %.9g, %llu, %.9g]", sep,
+                call_names[r->call], r->comm_size, low, peers[r->peer],
+                (unsigned long long)r->count, (double)r->ticks / tps,
+                (unsigned long long)r->bytes, (double)r->overlap / tps);
         sep = ",";
     }
     fprintf(f, "]}\n");

@@ -50,7 +50,8 @@ int profile_call(enum profile_call call, MPI_Comm comm, int64_t bytes, int peer,
 int profile_win_call(enum profile_call call, MPI_Win win, int64_t bytes, uint64_t start);
 int64_t profile_bytes(int count, MPI_Datatype type);
 
-/* A nonblocking call's request: its completion's time goes to its row. */
+/* A nonblocking call's request: its completion's time goes to its row, and so does the
+ * time between its start's return and the call that completes it (its overlap). */
 void profile_request(MPI_Request request, int row, int receive);
 /* A Wait or Test of n requests (handles copied before the call) that took ticks
  * since `start`; done[i]: request i completed. Charged to the receives it

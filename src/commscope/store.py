@@ -163,7 +163,8 @@ CREATE TABLE profile_rows (
     peer TEXT,                   -- point-to-point: 'local' or 'remote'
     count INTEGER NOT NULL,
     time_s REAL NOT NULL,
-    bytes_sum INTEGER            -- the calls' sizes added up, where the profiler says
+    bytes_sum INTEGER,           -- the calls' sizes added up, where the profiler says
+    overlap_s REAL               -- nonblocking: the program's time between start and completion
 );
 CREATE INDEX profile_rows_by_run ON profile_rows(run_id);
 """,
@@ -541,9 +542,9 @@ class Store:
         """A profile's rows (profiles.Row, each of a rank), in one transaction."""
         self._write(lambda: self.db.executemany(
             "INSERT INTO profile_rows (run_id, rank, call, comm_size, bytes, peer, count, "
-            "time_s, bytes_sum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "time_s, bytes_sum, overlap_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(run_id, r.rank, r.call, r.comm_size, r.bytes, r.peer, r.count, r.time_s,
-              r.bytes_sum) for r in rows]))
+              r.bytes_sum, r.overlap_s) for r in rows]))
 
     def set_mpi_version(self, run_id: int, version_text: str) -> None:
         """A run's MPI_Get_library_version text, where no context record gave it."""

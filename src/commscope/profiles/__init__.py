@@ -27,6 +27,9 @@ class Row:
     time_s: float  # in the call, with a nonblocking call's share of its completion
     rank: int | None = None  # None: summed over ranks
     bytes_sum: int | None = None  # the sizes of its calls added up, where known
+    # nonblocking: the program's own time between each call's return and the call that
+    # completed it, added up (None: not recorded, as in imported profiles)
+    overlap_s: float | None = None
 
     @property
     def mean_bytes(self) -> float:
@@ -46,14 +49,20 @@ def added(rows, per_rank: bool = True) -> list[Row]:
     count: dict[tuple, int] = defaultdict(int)
     time: dict[tuple, float] = defaultdict(float)
     total: dict[tuple, int | None] = defaultdict(int)
+    overlap: dict[tuple, float | None] = defaultdict(float)
     for r in rows:
         at = (r.rank if per_rank else None, *r.key)
         count[at] += r.count
         time[at] += r.time_s
-        known = total[at] is not None and r.bytes_sum is not None
-        total[at] = total[at] + r.bytes_sum if known else None
-    return [Row(*key, count[(rank, *key)], time[(rank, *key)], rank, total[(rank, *key)])
-            for rank, *key in count]
+        total[at] = _plus(total[at], r.bytes_sum)
+        overlap[at] = _plus(overlap[at], r.overlap_s)
+    return [Row(*key, count[(rank, *key)], time[(rank, *key)], rank, total[(rank, *key)],
+                overlap[(rank, *key)]) for rank, *key in count]
+
+
+def _plus(a, b):
+    """A sum that is unknown where one of its parts is."""
+    return None if a is None or b is None else a + b
 
 
 @dataclass(frozen=True)

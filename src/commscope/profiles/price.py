@@ -4,6 +4,9 @@ of the same call, size, process count and spread (one host or several), else fro
 fallback (profiles/whatif.py: the Hockney line fitted to the stored ping-pongs and, for a
 collective, the algorithm models), saying which.
 
+A nonblocking call's cost is less its overlap: the program's own work between the call's
+return and the wait that completed it (the mean a call), which the transfer ran behind.
+
 A point-to-point message is priced at its one-way time (ping-pong's half round trip):
 MPI_Send and MPI_Recv each, so that a ping-pong's send and receive add up to its round
 trip. An exchange, both ways at once, is priced at ping-ping's time (IMB's PingPing: each
@@ -35,6 +38,10 @@ COLLECTIVES = {f"MPI_{name.capitalize()}": name for name in (
     "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
     "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce", "iallreduce",
     "iallgather", "ialltoall")}
+# calls that return before their transfer ends: what the program does until the wait hides
+# that much of it (profile.c: a request's overlap)
+NONBLOCKING = {"MPI_Irecv", *NONBLOCKING_SENDS,
+               *(call for call, kernel in COLLECTIVES.items() if kernel.startswith("i"))}
 REDUCTIONS = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
               "ireduce", "iallreduce"}
 ELEMENT = 4  # bytes: the reduction kernels' default dtype, int, whose multiple a size must be
@@ -86,15 +93,21 @@ class Priced:
     source: str  # "measured", "interpolated", "hockney", "model:<algorithm>", "with MPI_Irecv"
     evidence: str  # which runs and sizes
     why_not: str | None = None  # unpriced: why
+    overlap_s: float = 0.0  # a nonblocking call's: the program's work while it was in flight
+
+    def _calls(self, cost: float) -> float:
+        """The row's calls at this cost each, less the overlap: a transfer that the
+        program's own work covered costs it no wait."""
+        return self.row.count * max(cost - self.overlap_s, 0.0)
 
     @property
     def predicted_s(self) -> float | None:
-        return None if self.cost_s is None else self.row.count * self.cost_s
+        return None if self.cost_s is None else self._calls(self.cost_s)
 
     @property
     def predicted_ci_s(self) -> tuple[float, float] | None:
         ci = self.cost_ci_s
-        return None if ci is None else (self.row.count * ci[0], self.row.count * ci[1])
+        return None if ci is None else (self._calls(ci[0]), self._calls(ci[1]))
 
     @property
     def efficiency(self) -> float | None:
@@ -261,7 +274,8 @@ def _priced(row: Row, need: Need | None, prices: Prices, model) -> Priced:
                       f"nothing in {prices.label} measures {need.kernel} at {need.bytes} B "
                       f"on {need.ranks} ranks"
                       f"{' across hosts' if need.several_hosts else ' on one host'}")
-    return Priced(row, need, *found)
+    overlap = row.overlap_s / row.count if row.overlap_s and row.call in NONBLOCKING else 0.0
+    return Priced(row, need, *found, overlap_s=overlap)
 
 
 def stored_prices(store, rules: str | None = None) -> Prices:

@@ -37,7 +37,7 @@ def read(directory: Path, program: list[str], ranks: int) -> Recorded:
         hosts.append(table["host"])
         if not table["finished"]:
             unfinished.append(rank)
-        rows += [Row(call, size, nbytes, peer, count, time_s, rank, total)
-                 for call, size, nbytes, peer, count, time_s, total in table["rows"]]
+        rows += [Row(call, size, nbytes, peer, count, time_s, rank, total, overlap)
+                 for call, size, nbytes, peer, count, time_s, total, overlap in table["rows"]]
     profile = Profile(tuple(program), ranks, tuple(wall), tuple(rows), {"tool": "commscope"})
     return Recorded(profile, tuple(hosts), tuple(missing), tuple(unfinished), mpi)

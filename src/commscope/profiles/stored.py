@@ -62,7 +62,8 @@ def load(store: Store, run_id: int, flag: str = "--profile") -> Profile:
                         "of an mpisee or mpiP file stored")
     settings = json.loads(run["settings"] or "{}").get("profile", {})
     rows = tuple(Row(r["call"], r["comm_size"], r["bytes"], r["peer"], r["count"],
-                     r["time_s"], r["rank"], r["bytes_sum"]) for r in store.profile_rows(run_id))
+                     r["time_s"], r["rank"], r["bytes_sum"], r["overlap_s"])
+                 for r in store.profile_rows(run_id))
     if not rows:
         raise UserError(f"{flag} {run_id}: the profile has no MPI calls (the program made "
                         "none, or ended before its ranks wrote any); profile a run of the "

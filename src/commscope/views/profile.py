@@ -47,6 +47,7 @@ def profile_json(run_id: int, p: Profile, hosts=()) -> dict:
         rows.append({"call": r.call, "comm_size": r.comm_size, "bytes": r.bytes,
                      "peer": r.peer, "count": r.count, "time_s": r.time_s,
                      "mean_bytes": r.mean_bytes if r.bytes_sum is not None else None,
+                     "overlap_s": r.overlap_s,
                      "per_rank": {"count": [ranks[k].count if k in ranks else 0
                                             for k in range(p.ranks)],
                                   "time_s": [ranks[k].time_s if k in ranks else 0.0
@@ -76,7 +77,9 @@ def prediction_table(done: list[Priced]) -> Table:
         rows.append((*row_label(x.row), x.row.count, units.ms(x.row.time_s),
                      units.ms(x.predicted_s), _ci(x.predicted_ci_s),
                      units.percent(x.predicted_s / predicted if predicted else None),
-                     eff + (" !" if x.unexplained else ""), x.source))
+                     eff + (" !" if x.unexplained else ""),
+                     x.source + (f", less {units.us_short(x.overlap_s)} µs overlap a call"
+                                 if x.overlap_s else "")))
     return Table(("call", "comm", "size", "peer", "calls", "profiled ms", "predicted ms",
                   "95% CI", "share", "efficiency", "source"), rows, align="llll", rule=True,
                  footer="ms: over all ranks; efficiency: predicted / profiled (! its interval "
@@ -125,7 +128,8 @@ def _priced_json(x: Priced, predicted_total: float) -> dict:
     return {"call": x.row.call, "comm_size": x.row.comm_size, "bytes": x.row.bytes,
             "peer": x.row.peer, "count": x.row.count, "profiled_s": x.row.time_s,
             "predicted_s": x.predicted_s, "predicted_ci_s": _pair(x.predicted_ci_s),
-            "source": x.source, "evidence": x.evidence, "efficiency": x.efficiency,
+            "source": x.source, "evidence": x.evidence, "overlap_s": x.overlap_s,
+            "efficiency": x.efficiency,
             "efficiency_ci": _pair(x.efficiency_ci), "unexplained": x.unexplained,
             "share": x.predicted_s / predicted_total if predicted_total else None}
 

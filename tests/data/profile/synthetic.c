@@ -1,22 +1,30 @@
 /* A program of exactly known MPI calls, for the profile tests (test_profile.py):
- *   synthetic A B C D E [X]
+ *   synthetic A B C D E [X [O]]
  * A MPI_Allreduce of 8 bytes on every rank's world; B MPI_Bcast of 1024 bytes;
  * C MPI_Send/MPI_Recv of 4096 bytes from each even rank to the next odd one;
  * D MPI_Irecv + MPI_Isend of 65536 bytes with the ring's neighbours, then
  * MPI_Waitall; E MPI_Allreduce of 64 bytes on each half of the ranks (split).
  * An MPI_Barrier before each part takes up the ranks' skew, so that a part's
  * calls are timed from a common start. X: exit with status X before
- * MPI_Finalize, as a program that fails. */
+ * MPI_Finalize, as a program that fails (0: not). O: microseconds of work
+ * between posting part D's exchange and waiting for it. */
 #include <mpi.h>
 #include <stdlib.h>
+
+static void work(double us)
+{
+    double start = MPI_Wtime();
+    while ((MPI_Wtime() - start) * 1e6 < us)
+        ;
+}
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, n[6] = {0};
+    int rank, size, n[7] = {0};
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int i = 0; i < 6 && i + 1 < argc; i++)
+    for (int i = 0; i < 7 && i + 1 < argc; i++)
         n[i] = atoi(argv[i + 1]);
     char *buf = calloc(2 * 65536, 1);
     double x[8] = {0}, y[8];
@@ -40,6 +48,7 @@ int main(int argc, char **argv)
         MPI_Request r[2];
         MPI_Irecv(buf, 65536, MPI_BYTE, left, 1, MPI_COMM_WORLD, &r[0]);
         MPI_Isend(buf + 65536, 65536, MPI_BYTE, right, 1, MPI_COMM_WORLD, &r[1]);
+        work(n[6]);
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
