@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .verdict import Threshold
-from .verdict.claim import INCONCLUSIVE, Claim, Words, claims
+from .verdict.claim import Claim, Words, claims, unmeasured
 from .verdict.tests import paired
 
 PATTERNS = ("bw", "incast", "alltoall", "bcast")
@@ -106,8 +106,7 @@ def load(alone: dict[int, float], beside: dict[int, float], threshold: Threshold
     beside = {k: 1 / v for k, v in beside.items() if v > 0}
     alone = {k: 1 / v for k, v in alone.items() if v > 0}
     if not beside or not alone:  # no rate measured: nothing to compare
-        return Claim("aggressor load", "aggressors", math.nan, None, None, INCONCLUSIVE,
-                     0, True, None, False)
+        return unmeasured("aggressor load", "aggressors")
     (claim,) = claims([paired(beside, alone)], ["aggressor load"], ["aggressors"], threshold,
                       LOAD_WORDS)
     return claim

@@ -11,10 +11,11 @@ at the threshold, its family, its word and one serialisation (docs/statistics.md
 """
 
 from .claim import (INCONCLUSIVE, NEGLIGIBLE, UNDETERMINED, Claim, Testcase, Words, claims,
-                    detectable, footer, junit)
+                    detectable, footer, junit, unmeasured)
 from .tests import Estimate, decide, moderate, paired, unpaired
 from .threshold import ALPHA, DEFAULTS, Threshold, parse_threshold
 
 __all__ = ["ALPHA", "DEFAULTS", "INCONCLUSIVE", "NEGLIGIBLE", "UNDETERMINED", "Claim",
            "Estimate", "Testcase", "Threshold", "Words", "claims", "decide", "detectable",
-           "footer", "junit", "moderate", "paired", "parse_threshold", "unpaired"]
+           "footer", "junit", "moderate", "paired", "parse_threshold", "unmeasured",
+           "unpaired"]

@@ -81,6 +81,12 @@ class Claim:
                 f"{self.launches}")
 
 
+def unmeasured(family: str, subject: str) -> Claim:
+    """The claim where nothing was measured to compare: inconclusive, no figures, and no
+    gate fails on it."""
+    return Claim(family, subject, math.nan, None, None, INCONCLUSIVE, 0, True, None, False)
+
+
 def claims(found: list[Estimate], families: list[str], subjects: list[str],
            threshold: Threshold, words: Words, evidence: list[dict] | None = None,
            negligible: list[bool] | None = None) -> list[Claim]:
