@@ -385,7 +385,7 @@ class Store:
         """Check the file is a store of this schema, creating or migrating it first where
         needed: all under one write lock (BEGIN IMMEDIATE), so commands that open a new
         file at the same moment create it once and the others find it made."""
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        version = self._read_pragma("user_version")
         if version == SCHEMA_VERSION:  # the common case, without taking the write lock
             return self._check_application()
         def body():
@@ -399,9 +399,15 @@ class Store:
         self._write(body)
         self._check_application()
 
+    def _read_pragma(self, name: str) -> int:
+        """A header field, read without the write lock: again while another command
+        creating the file holds it, whose commit locks out readers for a moment (2 of 6
+        concurrent starts failed so in a CI run under the test suite's load)."""
+        return self._retrying(lambda: self.db.execute(f"PRAGMA {name}").fetchone()[0])
+
     def _check_application(self) -> None:
-        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        app_id = self._read_pragma("application_id")
+        version = self._read_pragma("user_version")
         if app_id != APPLICATION_ID:
             raise UserError(f"--db {self.path}: a SQLite file that commscope did not write; "
                             "choose another --db path")
