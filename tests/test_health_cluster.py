@@ -86,6 +86,19 @@ def test_a_host_that_cannot_be_reached_is_named_and_nothing_is_kept(eight, mpi_p
         "SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
+def test_where_the_launcher_names_no_host_the_halves_find_it(eight, mpi_prefix):
+    """hydra once ended before the missing host's own line reached its words: then halves
+    of the hosts are launched until one host is left that no launch starts on."""
+    done = eight.run(eight.hosts[0], [sys.executable, "-c", (
+        "from commscope.cli.health import _unstarted\n"
+        "from commscope.launcher.placement import Placement\n"
+        "from commscope.mpi import find_mpi\n"
+        f"print(_unstarted(find_mpi({str(mpi_prefix)!r}), Placement(), "
+        f"[{eight.hosts[0]!r}, {eight.hosts[1]!r}, 'cscl-h9', {eight.hosts[2]!r}]))")],
+        env=eight.mpi_env(), timeout=600)
+    assert done.stdout.split() == ["cscl-h9"], done.stderr
+
+
 def screen(cluster, mpi_prefix, db, *args):
     done = cluster.run(cluster.hosts[0], [
         sys.executable, "-m", "commscope.cli", "health", "--screen", "--hosts",

@@ -135,8 +135,28 @@ def _reach(mpi, plan) -> dict:
             raise UserError(f"health: host {named[0]} cannot be reached ({words}); fix it or "
                             "leave it out of --hosts")
     last = next((x.strip() for x in reversed(said) if x.strip()), "no message")
+    host = _unstarted(mpi, plan.placement, hosts)
+    if host:  # the launcher's words did not say (hydra can end before the host's own line)
+        raise UserError(f"health: host {host} cannot be reached (no launch that holds it "
+                        f"starts; {last}); fix it or leave it out of --hosts")
     raise UserError(f"health: the nodes could not all be started ({last}); check that each "
                     "host in --hosts is up and reachable")
+
+
+def _unstarted(mpi, placement, hosts) -> str | None:
+    """A host that no launch holding it starts on: halves of the hosts, one rank each,
+    tried while one fails (about log2 N launches); None where every part starts."""
+    def starts(part) -> bool:
+        where = dataclasses.replace(placement, hosts=hosts_from(
+            ",".join(f"{h}:1" for h in part), None, None), ppn=None)
+        status, context, _ = context_of(mpi, len(part), where, REACH_TIMEOUT_S)
+        return status == 0 and context is not None
+
+    left = list(hosts)
+    while len(left) > 1:
+        half = left[: len(left) // 2]
+        left = half if not starts(half) else left[len(left) // 2:]
+    return left[0] if left and not starts(left) else None
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
