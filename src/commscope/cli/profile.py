@@ -79,8 +79,7 @@ def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
         started = launch(mpi, ranks, Path(shutil.which("env") or "/usr/bin/env"),
                          [f"LD_PRELOAD={preload}", f"COMMSCOPE_PROFILE_DIR={tmp}", *program],
                          placement)
-        run_id = stored.begin(store, command, read(Path(tmp), program, ranks).profile,
-                              started.oversubscribed)
+        run_id = stored.begin(store, command, program, ranks, started.oversubscribed)
 
         try:
             status = subprocess.run(started.argv, env=started.env).returncode

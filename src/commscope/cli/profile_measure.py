@@ -8,20 +8,18 @@ from ..kernels import catalog
 from ..launches import measure_runs
 from ..plan import plans, sampling
 from ..profiles import Profile
-from ..profiles.price import needs
+from ..profiles.price import needs, runs_of
 from .common import show_runs
 
 
 def measure_profile(store, mpi, run_id: int, profile: Profile, hosts, db: str,
                     as_json: bool) -> int:
-    groups: dict[tuple, set[int]] = {}
-    for n in {n for _, n in needs(profile.summed(), hosts) if n is not None}:
-        groups.setdefault((n.kernel, n.mode, n.ranks, n.hosts(hosts)), set()).add(n.bytes)
+    groups = runs_of([n for _, n in needs(profile.summed(), hosts) if n is not None], hosts)
     known = catalog(mpi)
     planned = [p for (kernel, mode, ranks, where), sizes in sorted(
                    groups.items(), key=lambda kv: str(kv[0]))
                for p in plans(known, mpi, kernel=kernel, np=str(ranks),
-                              sizes=",".join(map(str, sorted(sizes))), modes=mode,
+                              sizes=",".join(map(str, sizes)), modes=mode,
                               hosts=where, sampling=sampling())]
     if not as_json:
         print(f"measuring what profile {run_id} needs: "

@@ -73,15 +73,19 @@ class Need:
         return None if known[0] == socket.gethostname() else f"{known[0]}:{self.ranks}"
 
 
-def commands(needs, hosts) -> list[str]:
-    """The fewest `commscope run` commands that measure these needs: one per kernel, mode,
-    ranks and hosts, its sizes listed."""
+def runs_of(needs, hosts) -> dict[tuple, list[int]]:
+    """The fewest runs that measure these needs: (kernel, mode, ranks, --hosts) -> sizes."""
     groups: dict[tuple, set[int]] = {}
     for n in needs:
         groups.setdefault((n.kernel, n.mode, n.ranks, n.hosts(hosts)), set()).add(n.bytes)
-    return [f"commscope run {kernel} --np {ranks} --sizes {','.join(map(str, sorted(sizes)))}"
+    return {key: sorted(sizes) for key, sizes in groups.items()}
+
+
+def commands(needs, hosts) -> list[str]:
+    """The `commscope run` commands of runs_of(needs, hosts)."""
+    return [f"commscope run {kernel} --np {ranks} --sizes {','.join(map(str, sizes))}"
             + (f" --modes {mode}" if mode else "") + (f" --hosts {where}" if where else "")
-            for (kernel, mode, ranks, where), sizes in groups.items()]
+            for (kernel, mode, ranks, where), sizes in runs_of(needs, hosts).items()]
 
 
 @dataclass(frozen=True)

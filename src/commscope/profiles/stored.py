@@ -19,9 +19,11 @@ def settings_of(profile: Profile, hosts=()) -> dict:
                         "hosts": list(hosts)}}
 
 
-def begin(store: Store, command: list[str], profile: Profile, oversubscribed: bool) -> int:
+def begin(store: Store, command: list[str], program: list[str], ranks: int,
+          oversubscribed: bool) -> int:
     """A profile run started, its rows to come (a program's run: stored as it ends)."""
-    return store.begin_run(command, KERNEL, profile.ranks, oversubscribed, settings_of(profile),
+    return store.begin_run(command, KERNEL, ranks, oversubscribed,
+                           settings_of(Profile(tuple(program), ranks, (), ())),
                            kernel_facts={"family": FAMILY})
 
 

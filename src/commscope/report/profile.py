@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..profiles import stored
-from ..profiles.price import price, stored_prices
+from ..profiles.price import price, stored_prices, total
 from ..profiles.whatif import Lines, scaled
 from ..views.profile import prediction_table, row_label, what_if_line
 from . import figures
@@ -53,8 +53,8 @@ def render(store, rows) -> Section | None:
                        "not priced here (`commscope predict --profile` says what to run)."))
         if not done:
             continue
-        now = sum(x.predicted_s for x in done)
+        now = total(done)[0]
         body += [figure(draw(done), "predicted and profiled time per row", CAPTION),
-                 html_table(prediction_table(done)),
+                 html_table(prediction_table(done, now)),
                  el("p", what_if_line(p, "bandwidth x2", scaled(priced, lines, 2.0), now))]
     return section("profiles", "Profiled programs", *body)

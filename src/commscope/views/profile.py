@@ -68,9 +68,9 @@ def _per_rank(p: Profile, seconds: float | None) -> str:
     return units.seconds(None if seconds is None else seconds / p.ranks)
 
 
-def prediction_table(done: list[Priced]) -> Table:
-    """The dominance table: the priced rows, the most predicted time first."""
-    predicted = total(done)[0]
+def prediction_table(done: list[Priced], predicted: float) -> Table:
+    """The dominance table: the priced rows, the most predicted time first; `predicted`
+    their total."""
     rows = []
     for x in sorted(done, key=lambda x: -x.predicted_s):
         eff = "-" if x.efficiency is None else f"{x.efficiency:.2f}"
@@ -106,7 +106,7 @@ def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], wh
                          "--measure` with the program)")
     done = [x for x in priced if x.cost_s is not None]
     predicted, ci = total(done)
-    lines.append(prediction_table(done).text())
+    lines.append(prediction_table(done, predicted).text())
     profiled = sum(x.row.time_s for x in done)
     lines.append(f"predicted communication {_per_rank(p, predicted)} s a rank "
                  f"(95% CI {_ci(ci and (ci[0] / p.ranks, ci[1] / p.ranks), units.seconds)}), "
