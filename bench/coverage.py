@@ -11,7 +11,15 @@ between launches of 0 to 2, with 2 earlier commands and without; the same at pil
 false-alarm rate and power for a 10% shift at the default (auto). docs/statistics.md
 shows its output.
 
-usage: python bench/coverage.py [--trials N] [--smoke]
+--noise KINDS prints instead the run's intervals under the noise of tests/noisesim.py
+(mixture, stalls, corpus:CONDITION[:KERNEL] of bench/data/noise.json, lognormal for
+reference; `all`: every one, each corpus kernel apart): coverage of the true median (the
+typical launch's) and of the next command's median (an independent command's printed
+figure), and the median half-width, at auto, K=5 and auto with 6 earlier commands; 24
+sizes at tau 2% for the simulated kinds, the corpus's own sizes for corpus rows
+(docs/statistics.md, "Under the noise machines really have"). About 2.5 minutes here.
+
+usage: python bench/coverage.py [--trials N] [--smoke] [--noise KINDS]
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from launchsim import SAMPLES, Design, coverage, intervals, level, one_case, sides  # noqa: E402
+from noisesim import KINDS, load  # noqa: E402
 
 from commscope.compare import compare  # noqa: E402
 from commscope.verdict import Threshold  # noqa: E402
@@ -107,13 +116,86 @@ def pilots_table(n: int) -> None:
                   flush=True)
 
 
+NOISE_TAU = 0.02
+NOISE_SETTINGS = (("auto", "auto", 0), ("K=5", 5, 0), ("auto, 6 earlier", "auto", 6))
+
+
+def noise_kinds(spec: str) -> list[str]:
+    if spec != "all":
+        return spec.split(",")
+    return ["lognormal", "mixture", "stalls"] + [
+        f"corpus:{c}:{k}" for c, kernels in load()["conditions"].items() for k in kernels]
+
+
+def noise_design(kind: str) -> Design:
+    """24 sizes at tau 2% (run_design) for a simulated kind; for a corpus condition its
+    recorded sizes (its kernel's, or the first kernel's), whose noise the corpus carries
+    whole."""
+    if not kind.startswith("corpus:"):
+        d = run_design(NOISE_TAU)
+        d.noise = kind
+        return d
+    _, condition, *kernel = kind.split(":")
+    kernels = load()["conditions"][condition]
+    sizes = kernels[kernel[0] if kernel else next(iter(kernels))]["sizes"]
+    return Design(np.full(len(sizes), NOISE_TAU), sizes=np.array(sizes), noise=kind)
+
+
+def noise_row(rng, d: Design, count, commands: int, trials: int) -> tuple:
+    """Coverage of the truth (1) and of the next command's median by the intervals given,
+    their median half-width, the mean launches, and the share of cases given no interval
+    (replication.supported: launches too far apart for one), over `trials` commands (each
+    with `commands` earlier ones). A case with no interval makes no claim to cover."""
+    truth = nxt = cases = 0
+    widths, counts = [], []
+    for _ in range(trials):
+        found = intervals(rng, d, count, commands)
+        then = intervals(rng, d, count)  # the next command, its figure as it prints it
+        for iv, later in zip(found, then):
+            cases += 1
+            counts.append(iv.launches)
+            if iv.ci_low_s is None:
+                continue
+            truth += iv.ci_low_s <= 1.0 <= iv.ci_high_s
+            nxt += iv.ci_low_s <= later.median_s <= iv.ci_high_s
+            widths.append(iv.precision)
+    given = max(len(widths), 1)
+    return (truth / given, nxt / given, float(np.median(widths)) if widths else np.nan,
+            float(np.mean(counts)), 1 - len(widths) / cases)
+
+
+def noise_table(kinds: list[str], n: int) -> None:
+    print(f"a run's intervals under launch noise of tests/noisesim.py ({n} commands a row of "
+          f"{CASES} sizes, as many cases a corpus row); cover: of the true median (the typical "
+          "launch's), of the next command's median, by the intervals given; half: their median "
+          "half-width; no CI: cases given none")
+    print(f"{'noise':<28} {'setting':<16} {'cases':>5} {'commands':>8} {'truth':>7} "
+          f"{'next':>7} {'half':>6} {'launches':>8} {'no CI':>6}")
+    for kind in kinds:
+        if kind not in KINDS and not kind.startswith("corpus:"):
+            sys.exit(f"--noise {kind}: one of {', '.join(KINDS)}, corpus:CONDITION or all")
+        d = noise_design(kind)
+        trials = n * CASES // d.taus.size  # as many intervals a row as a run of 24 sizes
+        for label, count, commands in NOISE_SETTINGS:
+            truth, nxt, half, launches, none = noise_row(np.random.default_rng(7), d, count,
+                                                         commands, trials)
+            print(f"{kind:<28} {label:<16} {d.taus.size:>5} {trials:>8} {truth:>7.1%} "
+                  f"{nxt:>7.1%} {half:>6.1%} {launches:>8.1f} {none:>6.1%}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=2000)
     ap.add_argument("--smoke", action="store_true",
                     help=f"--trials {SMOKE_TRIALS}: the same path, for tests/test_bench.py")
+    ap.add_argument("--noise", metavar="KINDS",
+                    help="only the rows under these noise kinds (comma list, or all); "
+                         "--trials / 20 commands a row")
     args = ap.parse_args()
     n = SMOKE_TRIALS if args.smoke else args.trials
+    if args.noise:
+        noise_table(noise_kinds(args.noise), max(n // 20, 2))
+        return
     rng = np.random.default_rng(2026)
     print(f"coverage of the 95% interval and its median half-width: one case ({n} "
           f"commands); a run of {CASES} sizes ({n // 20} commands), each case from its own "

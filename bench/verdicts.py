@@ -19,17 +19,33 @@ tune: one (collective, np) family of 8 sizes x 4 algorithms (true gains 0.10, 0,
 noise): the mean gain reported where the 0.10 algorithm is chosen, how often it is, and,
 with every gain 0, the share of commands that write any choice.
 
+--noise KINDS: check's four designs and health (8 nodes) instead, under the launch noise
+of tests/noisesim.py (mixture, stalls, corpus:CONDITION[:KERNEL] of bench/data/noise.json,
+lognormal for reference; `all`: every one, a corpus's kernels in turn) at 5% noise (3%
+node noise) and K launches (the first --launches, default 5; health its default 10); on
+top of each kind's base lognormal as above, or a corpus's own noise in place of it.
+check's sides are two cases of the same launches (a corpus's sizes two by two); --runs
+and compare draw each side from a command of its own; compare+history adds 4 earlier
+commands (agreeing, except a corpus's); health's nodes are a command's cases. About 6
+minutes at --commands 100 here. docs/statistics.md, "Under the noise machines really
+have".
+
 usage: python bench/verdicts.py [check|health|tune ...] [--commands N] [--smoke]
-                                [--nodes 8,64,1024] [--launches K,...]
+                                [--nodes 8,64,1024] [--launches K,...] [--noise KINDS]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from noisesim import KINDS, launch_effects, load  # noqa: E402
 
 from commscope.compare import Side, compare
 from commscope.health import Matrices, judge
@@ -82,16 +98,23 @@ def compared(rng, truth: np.ndarray, sigma: np.ndarray, k: int, earlier: int) ->
         a[key] = Side({}, launches(), [Stored(key)])
         b[key] = Side({}, launches(t), [Stored(key)])
         past[key] = history([launches() for _ in range(earlier)]) if earlier else None
+    return judged_compare(a, b, past)
+
+
+def judged_compare(a: dict, b: dict, past: dict) -> list:
     result = compare(a, b, THRESHOLD, lambda cases, near: past[cases[0].case])
     return [Judged(c.regression, None if c.relative_ci_low is None else
                    (1 + c.relative_ci_low, 1 + c.relative_ci_high)) for c in result.changes]
 
 
-def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str) -> list:
+def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str,
+                kind: str | None = None) -> list:
     """One command's claims. paired: both sides in the same K launches; runs: each side
     one command of K launches (a command effect as large as a launch's); compare: the
     same through compare; compare+history: commands that agree, and 4 earlier commands of
-    each case as the history that shows it."""
+    each case as the history that shows it. kind: noisesim's (noisy_command)."""
+    if kind is not None:
+        return noisy_command(rng, truth, noise, k, design, kind)
     sigma = noise * np.exp(0.3 * rng.standard_normal(truth.size))
     if design != "paired":  # a log ratio of two launches apart spreads by noise
         sigma = sigma / math.sqrt(2)
@@ -110,19 +133,50 @@ def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str) -> li
                   THRESHOLD, CHECK)
 
 
-def rates(rng, noise: float, k: int, design: str, commands: int) -> dict:
+def noisy_command(rng, truth: np.ndarray, noise: float, k: int, design: str,
+                  kind: str) -> list:
+    """one_command's claims with launch medians drawn by noisesim's `kind`: paired, the
+    sides two cases of one command's launches (their command effects left out, as in
+    one_command); else each side a command of its own (compare+history: commands that
+    agree, and 4 earlier ones)."""
+    v, t = truth.size, np.log(truth)
+    sigma = noise * np.exp(0.3 * rng.standard_normal(v)) / math.sqrt(2)  # a side's
+    if design == "paired":
+        e = launch_effects(rng, kind, 1, k, 2 * v, tau=np.repeat(sigma, 2), common=0.0,
+                           command=0.0)[0]
+        a, b = e[:, 0::2], t + e[:, 1::2]
+        found = [paired(dict(enumerate(np.exp(b[:, i]))), dict(enumerate(np.exp(a[:, i]))))
+                 for i in range(v)]
+        return claims(found, ["all"] * v, [str(i) for i in range(v)], THRESHOLD, CHECK)
+    earlier = HISTORY if design == "compare+history" else 0
+    e = launch_effects(rng, kind, 2 + earlier, k, v, tau=sigma, common=0.0,
+                       command=0.0 if earlier else 1.0)
+    a, b = e[0], t + e[1]
+    if design == "runs":
+        found = [unpaired(a[:, i], b[:, i]) for i in range(v)]
+        return claims(found, ["all"] * v, [str(i) for i in range(v)], THRESHOLD, CHECK)
+    keys = [str(i) for i in range(v)]
+    return judged_compare(
+        {key: Side({}, np.exp(a[:, i]), [Stored(key)]) for i, key in enumerate(keys)},
+        {key: Side({}, np.exp(b[:, i]), [Stored(key)]) for i, key in enumerate(keys)},
+        {key: history([np.exp(e[2 + j, :, i]) for j in range(earlier)]) if earlier else None
+         for i, key in enumerate(keys)})
+
+
+def rates(rng, noise: float, k: int, design: str, commands: int,
+          kind: str | None = None) -> dict:
     """False claims at 1.00 and at the threshold (share of commands with any), power at
     1.25x and 1.5x (share of the slow verdicts named), coverage of the named."""
     out = {}
     for label, ratio in (("null", 1.0), ("boundary", THRESHOLD.time_ratio)):
         out[label] = np.mean([any(c.failing for c in one_command(
-            rng, np.full(VERDICTS, ratio), noise, k, design)) for _ in range(commands)])
+            rng, np.full(VERDICTS, ratio), noise, k, design, kind)) for _ in range(commands)])
     for label, ratio in (("power 1.25", 1.25), ("power 1.5", 1.5)):
         truth = np.ones(VERDICTS)
         truth[:SLOW] = ratio
         named = covered = found = 0
         for _ in range(commands):
-            made = one_command(rng, truth, noise, k, design)
+            made = one_command(rng, truth, noise, k, design, kind)
             found += sum(c.failing for c in made[:SLOW])
             for c, t in zip(made, truth):
                 if c.failing:
@@ -130,19 +184,23 @@ def rates(rng, noise: float, k: int, design: str, commands: int) -> dict:
                     covered += c.interval[0] <= t <= c.interval[1]
         out[label] = found / (SLOW * commands)
         out.setdefault("coverage", []).append(covered / named if named else math.nan)
-    out["coverage"] = float(np.nanmean(out["coverage"]))
+    named = [c for c in out["coverage"] if not math.isnan(c)]  # none named: no coverage
+    out["coverage"] = float(np.mean(named)) if named else math.nan
     return out
 
 
 def health_check(rng, n: int, k: int, node_noise: float, slow: float | None,
-                 missing: bool = False) -> list[str]:
+                 missing: bool = False, kind: str | None = None) -> list[str]:
     """The nodes one simulated check names: log b_xy = mu + a_x + a_y + noise, a_x a
-    node's effect plus its noise in that launch; node 0 at `slow` of the bandwidth, and
-    with `missing` not measured at all in the first launch."""
+    node's effect plus its noise in that launch (kind: drawn by noisesim, node_noise its
+    tau, a node a case); node 0 at `slow` of the bandwidth, and with `missing` not
+    measured at all in the first launch."""
     truth = np.zeros(n)
     if slow is not None:
         truth[0] = math.log(slow)
-    a = truth + node_noise * rng.standard_normal((k, n))
+    a = truth + (node_noise * rng.standard_normal((k, n)) if kind is None else
+                 launch_effects(rng, kind, 1, k, n, tau=node_noise, common=0.0,
+                                command=0.0)[0])
     bw = np.exp(math.log(5e9) + a[:, :, None] + a[:, None, :]
                 + PAIR_NOISE * rng.standard_normal((k, n, n)))
     bw[:, np.arange(n), np.arange(n)] = np.nan
@@ -225,6 +283,53 @@ def check_rows(rng, commands: int, smoke: bool, launches=()) -> None:
               f"{r['power 1.25']:7.3f} {r['power 1.5']:6.3f} {r['coverage']:6.3f}", flush=True)
 
 
+NOISE = 0.05
+NOISE_K = 5
+NOISE_NODE = 0.03
+
+
+def noise_kinds(spec: str) -> list[str]:
+    kinds = (["lognormal", "mixture", "stalls"] + [f"corpus:{c}" for c in load()["conditions"]]
+             if spec == "all" else spec.split(","))
+    bad = [k for k in kinds if k not in KINDS and not k.startswith("corpus:")]
+    if bad:
+        sys.exit(f"--noise {bad[0]}: one of {', '.join(KINDS)}, corpus:CONDITION or all")
+    return kinds
+
+
+def noise_rows(rng, kinds: list[str], commands: int, smoke: bool, launches=()) -> None:
+    """check's designs, then health's, under each noise kind."""
+    from commscope.cli.health import LAUNCHES
+    k = (launches or [NOISE_K])[0]
+    print(f"under launch noise of tests/noisesim.py: threshold {THRESHOLD}, {NOISE:.0%} noise "
+          f"(a corpus: its own), {k} launches; {VERDICTS} verdicts a command, {commands} "
+          "commands a row; false: share of commands with any false claim; power: share of "
+          f"the {SLOW} slow verdicts named; coverage: of the named intervals")
+    print(f"{'noise':<18} {'verb':15} {'false@1.00':>10} {'false@thr':>9} {'pow1.25':>7} "
+          f"{'pow1.5':>6} {'cover':>6}")
+    for kind in kinds:
+        for design in ("paired",) if smoke else ("paired", "runs", "compare", "compare+history"):
+            r = rates(rng, NOISE, k, design, commands, kind)
+            verb = {"paired": "check", "runs": "--runs"}.get(design, design)
+            print(f"{kind:<18} {verb:15} {r['null']:10.3f} {r['boundary']:9.3f} "
+                  f"{r['power 1.25']:7.3f} {r['power 1.5']:6.3f} {r['coverage']:6.3f}",
+                  flush=True)
+    hk = LAUNCHES  # health's own default; --launches sets check's K
+    checks = 2 if smoke else commands
+    print(f"\nhealth under the same noise: 8 nodes, {hk} launches (its default), "
+          f"{NOISE_NODE:.0%} node noise (a corpus: its own), {PAIR_NOISE:.0%} pair noise, "
+          f"threshold 20%, {checks} checks a row")
+    print(f"{'noise':<18} {'false':>6} {'pow0.75':>7} {'missing':>7} {'pow0.70':>7}")
+    for kind in kinds:
+        row = [np.mean([bool(health_check(rng, 8, hk, NOISE_NODE, None, kind=kind))
+                        for _ in range(checks)])]
+        for slow, missing in ((0.75, False), (0.75, True), (0.70, False)):
+            row.append(np.mean([health_check(rng, 8, hk, NOISE_NODE, slow, missing, kind)
+                                == ["n0"] for _ in range(checks)]))
+        print(f"{kind:<18} " + " ".join(f"{x:{w}.3f}" for x, w in zip(row, (6, 7, 7, 7))),
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("verbs", nargs="*", help="check, health, tune (default: all)")
@@ -234,9 +339,15 @@ def main() -> None:
                     default=list(HEALTH_NODES), help="health: the node counts (8,64,1024)")
     ap.add_argument("--launches", type=lambda s: [int(x) for x in s.split(",")], default=[],
                     help="the launches K (default: 3,5,8; health: its own)")
+    ap.add_argument("--noise", metavar="KINDS",
+                    help="only check's and health's rows under these noise kinds of "
+                         "tests/noisesim.py (comma list, or all); K: the first --launches")
     args = ap.parse_args()
     rng = np.random.default_rng(2026)
     commands = 4 if args.smoke else args.commands
+    if args.noise:
+        noise_rows(rng, noise_kinds(args.noise), commands, args.smoke, args.launches)
+        return
     rows = {"check": lambda *a: check_rows(*a, args.launches),
             "health": lambda *a: health_rows(*a, args.nodes, args.launches),
             "tune": lambda *a: tune_rows(*a, args.launches)}

@@ -19,11 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from noisesim import launch_effects
 
 from commscope.compare import Side
-from commscope.replication import (PILOT, CommandRatio, History, Interval, Launch, Spread,
-                                   command_ratios, history, interval, launch, launches_needed,
-                                   run_spreads)
+from commscope.replication import (MAX_LAUNCHES, PILOT, CommandRatio, History, Interval, Launch,
+                                   Spread, command_ratios, history, interval, launch,
+                                   launches_needed, run_spreads)
 
 SAMPLES = 20  # per launch: about what a case gets in its share of a default run
 
@@ -40,6 +41,9 @@ class Design:
     # probability p, at every case (the truth is then its level's median)
     levels: tuple[float, float] | None = None
     pilot: int = PILOT  # --launches auto's first launches (launches.py chooses 3 to 8)
+    # A noise kind of tests/noisesim.py: its launch effects replace a_i + b_k + c_ik, drawn
+    # with taus, common and command (None: the model above)
+    noise: str | None = None
 
     def message_sizes(self) -> np.ndarray:
         return 2 ** np.arange(self.taus.size) if self.sizes is None else self.sizes
@@ -57,12 +61,16 @@ def command(rng, d: Design, count: int | str = "auto", shift: float = 1.0,
     assumed = np.sqrt(d.common ** 2 + d.taus ** 2 + (1.2533 * d.sigma) ** 2 / SAMPLES)
     a = rng.normal(0, 1, cases) * assumed * (1.0 if d.command is None else d.command)
     medians: list[list[Launch]] = [[] for _ in range(cases)]
+    noise = None if d.noise is None else launch_effects(
+        rng, d.noise, 1, MAX_LAUNCHES, cases, tau=d.taus, common=d.common,
+        command=1.0 if d.command is None else d.command)[0]
 
     def launch_of(which):
-        b = rng.normal(0, d.common)
+        b = rng.normal(0, d.common) if noise is None else 0.0
         for i in which:
-            samples = shift * np.exp(a[i] + b + rng.normal(0, d.taus[i])
-                                     + rng.normal(0, d.sigma, SAMPLES))
+            effect = (a[i] + b + rng.normal(0, d.taus[i]) if noise is None
+                      else noise[len(medians[i]), i])
+            samples = shift * np.exp(effect + rng.normal(0, d.sigma, SAMPLES))
             medians[i].append(launch(samples))
     first = d.pilot if count == "auto" else count
     for _ in range(first):
@@ -102,8 +110,10 @@ def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
                 for g, m in zip(groups, medians)]
         ratio = command_ratios(past, d.message_sizes())
     pilot = d.pilot if count == "auto" else None
+    # the interval itself, not its cap (replication.MAX_SPAN): its coverage is the question
     return [interval(m, pilot=pilot, given=s if pooled else None,
-                     past=past[i] if past else None, ratio=ratio[i] if ratio else None)
+                     past=past[i] if past else None, ratio=ratio[i] if ratio else None,
+                     cap=False)
             for i, (m, s) in enumerate(zip(medians, spreads))]
 
 

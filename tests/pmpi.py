@@ -32,3 +32,48 @@ def preloadable(mpi_prefix: Path, where: Path, name: str, wrappers: str) -> str:
                     str(source), "-o", str(obj)], check=True)
     subprocess.run(["gcc", "-shared", "-Wl,-z,lazy", "-o", str(lib), str(obj)], check=True)
     return str(lib)
+
+
+# Every MPI_Allreduce of launch LAUNCH alone (the launch whose ranks were given
+# `--shuffle LAUNCH`: plan.Step) takes FACTOR times its own time: a launch in another state,
+# its neighbours untouched.
+ONE_LAUNCH = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+static int slow = -1;
+
+static int in_the_launch(void)
+{
+    if (slow >= 0)
+        return slow;
+    char argv[8192];
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    size_t n = f ? fread(argv, 1, sizeof argv - 1, f) : 0;
+    if (f)
+        fclose(f);
+    argv[n] = 0;
+    slow = 0;
+    for (size_t i = 0; i + 1 < n; i += strlen(argv + i) + 1)
+        if (!strcmp(argv + i, "--shuffle"))
+            slow = atoi(argv + i + strlen(argv + i) + 1) == %(launch)d;
+    return slow;
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    double start = PMPI_Wtime();
+    int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    if (in_the_launch())
+        delay((%(factor)g - 1) * (PMPI_Wtime() - start) * 1e6);
+    return rc;
+}
+"""
+
+
+def one_launch_slower(mpi_prefix: Path, where: Path, launch: int, factor: float) -> str:
+    """A library that makes every MPI_Allreduce of launch `launch` `factor` times slower."""
+    return preloadable(mpi_prefix, where, f"launch{launch}x{factor:g}",
+                       ONE_LAUNCH % {"launch": launch, "factor": factor})

@@ -267,3 +267,8 @@ def test_verdicts():
     health = rf" +8 +{LAUNCHES} +\d+% +2 +{rate} +{rate} +{rate} +{rate}"
     assert len(lines_like(out, health)) == 3, out
     assert lines_like(out, rf" +2% +3 +{NUMBER} +{rate} +{rate}"), out
+
+
+def test_live_bench_prints_its_rows():
+    out = bench("live.py", "--smoke")
+    assert len(lines_like(out, r"(lognormal|mixture|stalls) +2% +24( +[0-9.]+){5}")) == 3, out

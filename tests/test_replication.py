@@ -257,8 +257,12 @@ def test_launches_identical_to_the_last_bit_teach_no_ratio_and_nothing_overflows
     pasts = [history(same) for _ in range(12)]
     assert pasts[0].between_var < 1e-20 and pasts[0].means_var > 0.01
     assert command_ratios(pasts, 2 ** np.arange(12)) == [None] * 12
-    iv = interval([Launch(1e-6, 1e-4), Launch(2e-6, 1e-4)], past=History(1e3, 20, 30, 1e3, 5, 6))
-    assert iv.command_cv is not None and iv.ci_high_s > iv.median_s
+    launches, past = [Launch(1e-6, 1e-4), Launch(2e-6, 1e-4)], History(1e3, 20, 30, 1e3, 5, 6)
+    iv = interval(launches, past=past, cap=False)
+    assert iv.command_cv is not None and math.isfinite(iv.ci_high_s) and iv.ci_high_s > iv.median_s
+    # far wider than x/10: no interval, the launches' medians in groups instead
+    shown = interval(launches, past=past)
+    assert shown.ci_low_s is None and shown.disagree == ((1e-6, 1e-6, 1), (2e-6, 2e-6, 1))
 
 
 def test_a_regression_stored_in_the_file_does_not_widen_later_intervals():

@@ -24,7 +24,7 @@ def late_run(fake_mpi, db, *args):
                      "--db", db, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    validator("urn:commscope:skew:1").validate(found)
+    validator("urn:commscope:skew:2").validate(found)
     return found["skew"]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from . import units
 from .cases import Case
 from .replication import UNUSUAL
+from .states import OddLaunch
 from .stats import median_ci
 from .summary import case_summary
 
@@ -41,6 +42,10 @@ KINDS = {
     "capped": "95% interval wider than --precision where --max-time ran out: the budget, "
               "not a case, is short",
     "one_launch": "one launch: the variation between launches is unknown",
+    "other_state": "a launch in another state (1.5x off at half the run's cases or more) or "
+                   "stalled at a case (10x), named and left out of the figures",
+    "disagree": "the launches disagree beyond any interval (wider than x/10): their medians "
+                "instead",
     "levels": "earlier commands fall into two levels: this host switches between states",
     "above_ceiling": "bandwidth above the copy ceiling measured beside it: a finding to explain",
     "all_late": "every repetition started late under --sync window: no figures",
@@ -156,7 +161,7 @@ def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) ->
     for kind in RECURRING:
         if kind in found and len(cases) > 1 and showing[kind] <= len(cases) / 2:
             del found[kind]
-    for check in (_wide, _few, _levels, _above_ceiling):
+    for check in (_wide, _few, _other_state, _disagree, _levels, _above_ceiling):
         seen = check(summary, cases[0].settings)
         if seen:
             found[seen[0]] = seen[1:]
@@ -183,6 +188,33 @@ def _wide(s: dict, settings: dict):
         return ("wide", f"launch medians {units.percent(math.expm1(spread))} apart (sd), p "
                 f"{p:.1g}", -math.log10(max(p, 1e-300)))
     return None
+
+
+def _other_state(s: dict, settings: dict):
+    """The launches left out of the case's figures (states.py), the farthest first."""
+    odd = sorted(s.get("other_state") or (), key=lambda o: -abs(math.log(o["ratio"])))
+    if not odd:
+        return None
+    return ("other_state", "; ".join(OddLaunch(**{k: o[k] for k in ("launch", "median_s",
+                                                                      "ratio", "cause")},
+                                               off=o["cases_off"], of=o["cases"]).words()
+                                     for o in odd), abs(math.log(odd[0]["ratio"])))
+
+
+def disagree_words(groups) -> str:
+    """'launches disagree: 0.3 us in 3, 28 us in 1' from summary's `disagree` groups."""
+    def group(low, high, count):
+        span = units.us_short(low) if high / low < 1.05 else \
+            f"{units.us_short(low)}-{units.us_short(high)}"
+        return f"{span} us in {count}"
+    return "launches disagree: " + ", ".join(group(*g) for g in groups)
+
+
+def _disagree(s: dict, settings: dict):
+    if not s.get("disagree"):
+        return None
+    groups = s["disagree"]
+    return ("disagree", disagree_words(groups), groups[-1][1] / groups[0][0])
 
 
 def _levels(s: dict, settings: dict):
@@ -220,7 +252,7 @@ def _all_late(case, s):
 def _few(s: dict, settings: dict):
     """No interval at all: one launch of fewer than 6 samples (several launches of any
     size have the launches' interval)."""
-    if s["n"] and s["ci_low_s"] is None:
+    if s["n"] and s["ci_low_s"] is None and not s.get("disagree"):
         return ("few_samples", f"{s['n']} samples", 1 / s["n"])
     return None
 
@@ -300,6 +332,14 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     if kind == "broad":
         return ("where a launch ran slow, rerun on a quieter machine; where the launches "
                 f"differ throughout, {remedy('wide', settings)}")
+    if kind == "other_state":
+        return ("nothing to do for this figure, which is its other launches'; where launches "
+                "often land in another state the machine is shared: measure where nothing "
+                "else runs, and answer an A/B question with compare --live")
+    if kind == "disagree":
+        more = "" if launches == "auto" else f" than --launches {launches}"
+        return (f"measure in more launches{more}, so that a majority names the odd one, "
+                "on a quieter machine")
     if kind == "above_ceiling":
         cold = "" if settings.get("cold_cache") else "measure with --cold-cache, and "
         return (f"{cold}read docs/native.md, 'Copy ceilings': the transfer found its data in "

@@ -22,6 +22,7 @@ import numpy as np
 
 from .cases import Case, grouped, key
 from .replication import History, Spread, case_spread
+from .states import screen
 from .summary import launch_spreads, pilot
 from .verdict import Claim, Estimate, Threshold, Words, claims, unpaired
 from .verdict.tests import moderated
@@ -68,7 +69,10 @@ def sides(cases: list[Case]) -> dict[str, Side]:
                              key=lambda c: (c.launch or 0, c.id)))
               for ident, found in grouped(cases)]
     groups = [(ident, measured) for ident, measured in groups if measured]
-    spreads = launch_spreads([measured for _, measured in groups])
+    # each side's launches in another state left out, as its run's figures leave them
+    kept, _ = screen([measured for _, measured in groups])
+    groups = [(ident, mine) for (ident, _), mine in zip(groups, kept)]
+    spreads = launch_spreads(kept)
     for (ident, measured), given in zip(groups, spreads):
         out[key(ident)] = Side(ident, np.array([c.imported["median_s"] if c.imported else
                                                 float(np.median(c.latency_s))

@@ -47,6 +47,7 @@ from .plan import Plan, Step
 from .progress import Progress
 from .replication import MAX_LAUNCHES, PILOT, launches_needed
 from .results import histories, measured
+from .states import screen
 from .store import Store
 from .summary import launch_spreads
 
@@ -69,6 +70,7 @@ class Run:
     key: str = ""  # what it launches, under which its launches' start-up costs are stored
     share_s: float | None = None  # each case's share in every launch of the first round
     needed: dict | None = None  # (mode, bytes) -> launches its pilot asks for
+    replaced: int = 0  # launches measured in place of ones in another state (_replacements)
     todo: dict[str | None, list[int]] | None = None  # mode -> sizes of the next launch
 
     @property
@@ -148,10 +150,13 @@ def _wants(store: Store, run: Run, number: int) -> bool:
     cases whose pilot asks for this many (Stein's count, replication.launches_needed) while
     the run's time lasts."""
     s = run.plan.sampling
-    if s.launches:
-        return number <= s.launches
-    if number <= run.pilot:
+    first_round = (s.launches or run.pilot) + run.replaced
+    if number <= first_round:
         return True
+    if number == first_round + 1 and _replacements(store, run):
+        return True
+    if s.launches:
+        return False
     if number > MAX_LAUNCHES or run.spent_s + run.launch_cost_s >= s.max_time \
             or not s.adaptive or run.run_id is None:
         return False
@@ -164,11 +169,29 @@ def _wants(store: Store, run: Run, number: int) -> bool:
     return bool(run.todo)
 
 
+def _replacements(store: Store, run: Run) -> bool:
+    """Whether the run measures one more launch in place of one in another state
+    (states.screen) among its first round (the pilot, or a fixed count): up to half of
+    them less one, so the first round stays a majority; auto's while its time lasts (a
+    fixed count is the user's: it is replaced whatever the budget). Every case is
+    measured in the replacement, as in the launch it replaces."""
+    s = run.plan.sampling
+    first_round = s.launches or run.pilot
+    if run.run_id is None or run.replaced >= (first_round - 1) // 2 \
+            or not s.launches and run.spent_s + run.launch_cost_s >= s.max_time:
+        return False
+    _, odd = screen([cases for _, cases in grouped(store.cases(run.run_id))])
+    if len({o.launch for found in odd for o in found if o.cause == "state"}) <= run.replaced:
+        return False
+    run.replaced += 1
+    return True
+
+
 def _needed(store: Store, run: Run) -> dict[tuple[str | None, int], int]:
     """Each case's launch count from its pilot launches' spread (all the run's cases at
     once: summary.launch_spreads) and its history."""
     found = {}
-    groups = [cases for _, cases in grouped(store.cases(run.run_id))]
+    groups, _ = screen([cases for _, cases in grouped(store.cases(run.run_id))])
     pasts, ratios = histories(store, groups)
     for cases, spread, past, ratio in zip(groups, launch_spreads(groups), pasts, ratios):
         if spread is not None:  # with --each, a launch holds every side: the most any asks
@@ -199,7 +222,7 @@ def _step(run: Run, number: int, cases: int) -> Step:
     up slower than planned, or than half the budget allows; the launches auto adds after
     them share what is left."""
     s = run.plan.sampling
-    first_round = s.launches or run.pilot
+    first_round = (s.launches or run.pilot) + run.replaced
     if number <= first_round and run.share_s is not None:
         return Step(number, run.share_s, s.precision / 2)
     planned = max((s.launches or run.pilot + 1) - run.launches, 1)

@@ -243,8 +243,10 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     same file), not noise between commands, and are left out, saying so where the
     commands fall into two levels: an interval describes the state its command was in,
     and a results file that holds a 50x slowdown does not make every later interval
-    50x wide."""
-    logs = [np.log(g) for g in groups if len(g)]
+    50x wide. Robust to what one bad command holds (robust_groups): a launch stalled in
+    an earlier command, and a command whose launches spread far beyond the others', add
+    nothing."""
+    logs = robust_groups([np.log(g) for g in groups if len(g)])
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
     if df < MIN_HISTORY_DF:
@@ -268,6 +270,37 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     return History(tau2, df, sum(g.size for g in logs), sigma2,
                    command_df if sigma2 is not None else 0, len(logs), levels, means_var,
                    inverse_n)
+
+
+STALL_GAP = math.log(10.0)  # states.STALL_GAP: a launch this far off its others stalled
+UNUSUAL_COMMAND = 1e-3  # an F test's p below which a command's launches spread unlike the rest
+
+
+def robust_groups(logs: list[np.ndarray]) -> list[np.ndarray]:
+    """Earlier commands' log launch medians (one array a command) as the history learns
+    from them: in each, the launches STALL_GAP or more from its median dropped while a
+    strict majority stays (states.py's stall); then, one at a time, the command of the
+    most spread launches dropped where an F test against the pooled spread of the others
+    gives p < UNUSUAL_COMMAND (a command measured beside another job), so that one bad
+    command cannot widen the next command's interval."""
+    from scipy.stats import f as f_dist
+    kept = []
+    for g in logs:
+        far = np.abs(g - np.median(g)) >= STALL_GAP
+        kept.append(g[~far] if 0 < far.sum() <= (g.size - 1) // 2 else g)
+    while True:
+        several = [i for i, g in enumerate(kept) if g.size >= 2]
+        if len(several) < 3:
+            return kept
+        ss = {i: float(np.sum((kept[i] - kept[i].mean()) ** 2)) for i in several}
+        worst = max(several, key=lambda i: ss[i] / (kept[i].size - 1))
+        rest_df = sum(kept[i].size - 1 for i in several if i != worst)
+        rest = sum(ss[i] for i in several if i != worst) / rest_df
+        own_df = kept[worst].size - 1
+        if rest <= NO_SPREAD or f_dist.sf(ss[worst] / own_df / rest, own_df, rest_df) \
+                >= UNUSUAL_COMMAND:
+            return kept
+        kept = [g for i, g in enumerate(kept) if i != worst]
 
 
 @dataclass(frozen=True)
@@ -360,6 +393,9 @@ class Interval:
     launch_medians_s: tuple[float, ...] = ()
     command_cv: float | None = None  # the same of sigma^2; from history or assumed
     command_basis: str | None = None  # "host", "history" or "assumed" (command_term)
+    # where the interval would be wider than MAX_SPAN: no interval, and the launches'
+    # medians in groups instead (disagreement)
+    disagree: tuple[tuple[float, float, int], ...] | None = None
 
     @property
     def precision(self) -> float | None:
@@ -420,14 +456,46 @@ def half_width(s2: float, df: float, k: int, past: History | None,
     return t_quantile(df) * math.sqrt(s2 / k + sigma2), sigma2, how
 
 
+MAX_SPAN = 100.0  # high over low: an interval wider than x/10 is no figure to act on
+DISAGREE_GAP = math.log(1.5)  # launch medians this far apart are in different groups
+
+
+def disagreement(medians) -> tuple[tuple[float, float, int], ...]:
+    """The launch medians in groups split where neighbours lie DISAGREE_GAP or more apart
+    (the gap of another state: states.STATE_GAP): (lowest, highest, launches) each."""
+    ordered = sorted(m for m in medians if m > 0)
+    groups, start = [], 0
+    for i in range(1, len(ordered) + 1):
+        if i == len(ordered) or math.log(ordered[i] / ordered[i - 1]) >= DISAGREE_GAP:
+            groups.append((ordered[start], ordered[i - 1], i - start))
+            start = i
+    return tuple(groups)
+
+
+def supported(iv: Interval) -> Interval:
+    """The interval, or where it is wider than MAX_SPAN (high over low) none: the launches
+    disagree more than any interval of them could say, and their groups say it instead."""
+    if iv.ci_low_s is None or iv.ci_low_s > 0 and iv.ci_high_s / iv.ci_low_s <= MAX_SPAN:
+        return iv
+    return replace(iv, ci_low_s=None, ci_high_s=None, disagree=disagreement(iv.launch_medians_s))
+
+
 def interval(launches: list[Launch], within_ci: tuple[float, float] | None = None,
              past: History | None = None, pilot: int | None = None,
-             given: Spread | None = None, ratio: CommandRatio | None = None) -> Interval:
+             given: Spread | None = None, ratio: CommandRatio | None = None,
+             cap: bool = True) -> Interval:
     """The launch-aware interval of a case's launches, in launch order; `pilot`: how many
     first launches chose the launch count (Stein's interval); `past`: the case's history;
     `given`: its spread from all the run's cases (run_spreads), else its own launches';
     `ratio`: how much commands differ here (command_ratios). With one launch, its
-    within-launch CI (`within_ci`) unless the history has tau^2."""
+    within-launch CI (`within_ci`) unless the history has tau^2. Never wider than
+    MAX_SPAN (supported), unless `cap` is False (a simulation's coverage is that of the
+    interval itself)."""
+    found = _interval(launches, within_ci, past, pilot, given, ratio)
+    return supported(found) if cap else found
+
+
+def _interval(launches, within_ci, past, pilot, given, ratio) -> Interval:
     y = np.log([lc.median_s for lc in launches])
     within = float(np.mean([lc.log_var for lc in launches]))
     k = y.size

@@ -12,6 +12,7 @@ from . import names, skew
 from .advice import block, options, variance_line
 from .cases import Case, grouped, identity
 from .replication import CommandRatio, History, command_ratios, history
+from .states import screen
 from .store import Store
 from .summary import combined_summary, launch_spreads
 
@@ -72,10 +73,12 @@ def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
     for run_id in run_ids:
         for w in store.warnings(run_id):
             flags.setdefault(w["case_id"], []).append(w["kind"])
-    pasts, ratios = histories(store, groups)
-    return [(found, {**combined_summary(found, past, spread, ratio),
+    kept, odd = screen(groups)  # launches in another state: named, left out (states.py)
+    pasts, ratios = histories(store, kept)
+    return [(found, {**combined_summary(mine, past, spread, ratio, left_out),
                      "flags": flags.get(found[0].id, [])})
-            for found, spread, past, ratio in zip(groups, launch_spreads(groups), pasts, ratios)]
+            for found, mine, left_out, spread, past, ratio
+            in zip(groups, kept, odd, launch_spreads(kept), pasts, ratios)]
 
 
 def skews(store: Store, found: list[tuple[list[Case], dict]]

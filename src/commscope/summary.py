@@ -11,6 +11,7 @@ from .imported import NO_SAMPLES
 from .kernels import latency_scale, meaning
 from .replication import (PILOT, CommandRatio, History, Spread, interval, launch,
                           run_spreads)
+from .states import OddLaunch, screen
 from .stats import relative_precision, summarize
 from .units import mb_per_s
 
@@ -27,14 +28,20 @@ def case_summary(case: Case) -> dict:
 
 
 def combined_summary(cases: list[Case], past: History | None = None,
-                     spread: Spread | None = None, ratio: CommandRatio | None = None) -> dict:
+                     spread: Spread | None = None, ratio: CommandRatio | None = None,
+                     odd: list[OddLaunch] | None = None) -> dict:
     """The figures of one case over its launches (cases of one identity): the median and
     95% interval of replication.interval, between- and within-launch spread, and the
-    distribution of all valid samples pooled. `past`: the case's history (the variance
-    between commands; a single launch's between-launch variance); `spread`: its launches'
-    spread from all its run's cases (launch_spreads); `ratio`: how much commands differ
-    on its hosts (replication.command_ratios)."""
-    return _summary(cases, past, spread, ratio)
+    distribution of all valid samples pooled, from the launches not in another state
+    (states.screen: `cases` are those kept and `odd` those left out, where the caller
+    screened the case's whole run; else the case's launches are screened alone).
+    `past`: the case's history (the variance between commands; a single launch's
+    between-launch variance); `spread`: its launches' spread from all its run's cases
+    (launch_spreads); `ratio`: how much commands differ on its hosts
+    (replication.command_ratios)."""
+    if odd is None:
+        (cases,), (odd,) = screen([cases])
+    return _summary(cases, past, spread, ratio, odd)
 
 
 def launch_spreads(groups: list[list[Case]]) -> list[Spread | None]:
@@ -50,11 +57,14 @@ def launch_spreads(groups: list[list[Case]]) -> list[Spread | None]:
     for members in by_run.values():
         medians = [{c.launch: float(np.median(c.latency_s)) for c in groups[i]
                     if c.valid_samples.size} for i in members]
-        m = pilot(groups[members[0]]) or min(len(d) for d in medians)
-        usable = [(i, d) for i, d in zip(members, medians) if all(n in d for n in range(1, m + 1))]
-        if m < 2 or not usable:
+        # the pilot's launches are the first `pilot` not left out in another state (their
+        # replacements took their place: launches.py); a fixed count's, all of them
+        numbers = sorted(set().union(*medians))
+        first = numbers[:pilot(groups[members[0]]) or min(len(d) for d in medians)]
+        usable = [(i, d) for i, d in zip(members, medians) if all(n in d for n in first)]
+        if len(first) < 2 or not usable:
             continue
-        table = np.log([[d[n] for n in range(1, m + 1)] for _, d in usable])
+        table = np.log([[d[n] for n in first] for _, d in usable])
         sizes = [groups[i][0].bytes for i, _ in usable]
         for (i, _), s in zip(usable, run_spreads(table, sizes)):
             out[i] = s
@@ -70,7 +80,7 @@ def pilot(cases: list[Case]) -> int | None:
 
 
 def _summary(cases: list[Case], past: History | None, spread: Spread | None = None,
-             ratio: CommandRatio | None = None) -> dict:
+             ratio: CommandRatio | None = None, odd: tuple[OddLaunch, ...] = ()) -> dict:
     cases = sorted(cases, key=lambda c: (c.launch or 0, c.id))
     first = cases[0]
     if first.imported is not None:
@@ -99,6 +109,8 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
         "launches": len(measured),
         "n": s.n if s else 0,
         **_statistics(s, iv),
+        # launches left out in another state or stalled here (states.py), with how far off
+        "other_state": [o.as_dict() for o in odd],
         # the tail as data, not a warning: a 1% of slow samples leaves the median alone
         "p99_s": float(np.percentile(pooled, 99)) if pooled.size else None,
         "launch_spread_p": spread.unusual if spread else None,
@@ -152,7 +164,7 @@ def _imported(case: Case) -> dict:
            "send_mode": None, "bytes": case.bytes, "ranks": case.ranks, "window": None,
            "params": case.params, "sync": None, "map_by": None, "bind_to": None,
            "transport": "auto", "case_key": None, "launches": 1, "n": 0,
-           **_statistics(None, None), "p99_s": None, "launch_spread_p": None, "levels": None,
+           **_statistics(None, None), "p99_s": None, "launch_spread_p": None, "levels": None, "other_state": [],
            "invalid": 0, "precision_target": None,
            "capped": False, "validated": False, "bus_factor": None, "ceiling_MBps": None,
            "ceiling_fraction": None, "cache": None}
@@ -239,5 +251,7 @@ def _statistics(s, iv) -> dict:
         "between_command_cv": iv.command_cv if iv else None,
         "command_basis": iv.command_basis if iv else None,
         "launch_medians_s": list(iv.launch_medians_s) if iv else [],
+        # no interval: the launches' medians in groups, [lowest_s, highest_s, launches]
+        "disagree": [list(g) for g in iv.disagree] if iv and iv.disagree else None,
     })
     return out

@@ -44,6 +44,8 @@ def mpirun(placement: Placement, ranks: int, oversubscribed: bool) -> tuple[list
     args, env = ["-np", str(ranks)], {}
     if placement.hosts:
         args += ["--host", placement.hosts.spec()]
+        for name, _ in placement.environment:  # local ranks inherit it; remote ones need -x
+            args += ["-x", name]
     if placement.map_by:
         args += ["--map-by", _PRRTE.get(placement.map_by, placement.map_by)]
     if placement.bind_to:

@@ -28,6 +28,9 @@ class Placement:
     # The MPI library's own settings for the launch, (name, value): Open MPI's MCA
     # parameters, MPICH's MPIR_CVAR_* (a rules file that `commscope tune` wrote).
     library: tuple[tuple[str, str], ...] = ()
+    # Extra environment for the ranks, (name, value): one side of `compare --live` (a PMPI
+    # wrapper preloaded, a library variable); recorded, but no part of a case's identity.
+    environment: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict:
         """What is recorded; the multi-host fields and library settings only when used, so
@@ -38,6 +41,8 @@ class Placement:
                        launcher=self.launcher)
         if self.library:
             out["library"] = dict(self.library)
+        if self.environment:
+            out["environment"] = dict(self.environment)
         return out
 
 

@@ -89,16 +89,17 @@ def unmeasured(family: str, subject: str) -> Claim:
 
 def claims(found: list[Estimate], families: list[str], subjects: list[str],
            threshold: Threshold, words: Words, evidence: list[dict] | None = None,
-           negligible: list[bool] | None = None) -> list[Claim]:
+           negligible: list[bool] | None = None, alpha: float = ALPHA) -> list[Claim]:
     """Every estimate's claim: variances moderated over all of them (one command's
     comparisons), then each family decided on its own. `negligible[i]`: the difference is
-    below one barrier's time, so a claim over the threshold says so and fails no gate."""
+    below one barrier's time, so a claim over the threshold says so and fails no gate.
+    `alpha`: each test's level (a group-sequential look's: tests.sequential_level)."""
     found = moderate(found)
     decided: list[Decided | None] = [None] * len(found)
     for family in dict.fromkeys(families):
         members = [i for i, f in enumerate(families) if f == family]
         for i, d in zip(members, decide([found[i] for i in members], threshold.log,
-                                        words.equivalence)):
+                                        words.equivalence, alpha)):
             decided[i] = d
     out = []
     for i, (e, d) in enumerate(zip(found, decided)):

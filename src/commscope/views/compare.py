@@ -26,7 +26,7 @@ def _row(c: CaseChange) -> tuple[str, ...]:
             "-" if c.p_adjusted is None else units.p_value(c.p_adjusted), c.verdict)
 
 
-def render(result: Comparison, everything: bool) -> str:
+def render(result: Comparison, everything: bool, live: str | None = None) -> str:
     """The changes that matter (every matched case with `everything`, and the unmatched
     ones), then the summary line."""
     lines = []
@@ -36,10 +36,12 @@ def render(result: Comparison, everything: bool) -> str:
     if everything:
         for side, unmatched in (("A", result.only_a), ("B", result.only_b)):
             lines += [f"only in {side}: {names.identity(ident)}" for ident in unmatched]
-    return "\n".join(lines + [summary(result)])
+    return "\n".join(lines + [summary(result, live)])
 
 
-def summary(result: Comparison) -> str:
+def summary(result: Comparison, live: str | None = None) -> str:
+    """The counts, the threshold, what these launches detect and each remedy; `live`: the
+    `compare --live` command that would decide what is undetermined."""
     words = [w for w in (*WORDS.all(), SHIFT_ONLY) if result.count(w) or w in (
         WORDS.over, WORDS.under)]
     counts = ", ".join(f"{result.count(w)} {w}" for w in words)
@@ -61,6 +63,10 @@ def summary(result: Comparison) -> str:
                  "change is B/A - 1 of the printed figures")
     if result.count(INCONCLUSIVE):
         line += f"\n{result.count(INCONCLUSIVE)} inconclusive: {REMEDY}"
+    if result.count(UNDETERMINED) and live:
+        line += (f"\n{result.count(UNDETERMINED)} undetermined: two commands carry the "
+                 "variation between commands; measure A and B side by side, alternated in one "
+                 f"command until each case is decided: {live}")
     regressions = len(result.regressions)
     if regressions:
         line += (f"\n{regressions} case(s) slower by more than the threshold "

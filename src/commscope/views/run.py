@@ -55,6 +55,7 @@ def spread(s: dict) -> str:
 
 def _cells(s: dict) -> dict[str, str]:
     ci = f"{units.us(s['ci_low_s'])}-{units.us(s['ci_high_s'])}" if s["ci_low_s"] is not None \
+        else "disagree" if s.get("disagree") \
         else "no samples" if s.get("printed") is not None else "n<6"
     # Kernels without send modes name their parameters there (bw: recv-buffers=one).
     mode = s["send_mode"] or " ".join(f"{k.replace('_', '-')}={v}" for k, v in
