@@ -102,7 +102,7 @@ def compared(rng, truth: np.ndarray, sigma: np.ndarray, k: int, earlier: int) ->
 
 
 def judged_compare(a: dict, b: dict, past: dict) -> list:
-    result = compare(a, b, THRESHOLD, lambda cases, near: past[cases[0].case])
+    result = compare(a, b, THRESHOLD, lambda cases: past[cases[0].case])
     return [Judged(c.regression, None if c.relative_ci_low is None else
                    (1 + c.relative_ci_low, 1 + c.relative_ci_high)) for c in result.changes]
 

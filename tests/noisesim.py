@@ -15,9 +15,9 @@ of log-scale effects, added to a case's log launch median (exp(effect) multiplie
               (log-uniform) at every case of the launch: a 2-vCPU CI runner or a shared
               node that lands some launches on a busy core or a far NUMA node.
   stalls      lognormal, and rare launches (3%) 10^2-10^5x slower (log-uniform): half of
-              them at every case, half at each case with chance 1/2 (at least one): a
-              launch beside another job whose ranks take the cores for whole scheduler
-              ticks.
+              them at every case, half at one case alone: a launch beside another job
+              whose ranks take the cores for whole scheduler ticks (in the corpus, 2-5% of
+              launches beside a second job or two busy loops, each at one case of four).
   corpus:C    resampled from condition C of the recorded corpus (bench/data/noise.json,
   corpus:C:K  bench/noise_corpus.py; :K, kernel K's commands alone): each recorded case's
               log launch medians less their median over the condition (its typical
@@ -73,12 +73,10 @@ def launch_effects(rng, kind: str, commands: int, launches: int, cases: int,
         effects += other * _log_uniform(rng, MIXTURE_FACTORS, (commands, launches, 1))
     elif kind == "stalls":
         stalled = rng.random((commands, launches, 1)) < (STALL_SHARE if share is None else share)
-        partial = rng.random((commands, launches, 1)) < 0.5
-        hit = rng.random(shape) < 0.5
-        # a partial stall still stalls one case at least: one drawn per launch
-        np.put_along_axis(hit, rng.integers(cases, size=(commands, launches, 1)), True, axis=2)
-        at = stalled & (~partial | hit)
-        effects += at * _log_uniform(rng, STALL_FACTORS, (commands, launches, 1))
+        # half of them at one case alone, drawn: the corpus's stalls (24 of 24 over 3x)
+        one = (rng.random((commands, launches, 1)) < 0.5) & (
+            np.arange(cases) != rng.integers(cases, size=(commands, launches, 1)))
+        effects += (stalled & ~one) * _log_uniform(rng, STALL_FACTORS, (commands, launches, 1))
     return effects
 
 

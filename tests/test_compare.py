@@ -103,7 +103,7 @@ def test_one_launch_a_side_is_inconclusive_without_history():
 def test_history_gives_one_launch_a_side_its_between_launch_variance():
     from commscope.replication import history
     past = history([[1.0, 1.02, 0.98], [1.01, 0.99]])
-    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05), lambda cases, near: past)
+    result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05), lambda cases: past)
     (c,) = result.changes
     assert c.method == "history" and c.df == past.df == 3 and c.verdict == "regression"
 

@@ -59,7 +59,7 @@ def test_mixture_puts_a_fifth_of_launches_2_to_4x_slower_at_every_case():
     assert np.median(factors) == pytest.approx(math.sqrt(8), rel=0.05)  # log-uniform
 
 
-def test_stalls_are_rare_and_huge_half_at_every_case():
+def test_stalls_are_rare_and_huge_half_at_every_case_half_at_one():
     extra = effects("stalls", tau=0.01) - effects("lognormal", tau=0.01)
     stalled = (extra > 0).any(axis=2)
     assert stalled.mean() == pytest.approx(STALL_SHARE, abs=0.01)
@@ -67,9 +67,8 @@ def test_stalls_are_rare_and_huge_half_at_every_case():
     assert factors.min() >= 1e2 and factors.max() <= 1e5
     assert factors.max() > 1e4 and factors.min() < 1e3  # spread over the three decades
     hit = (extra > 0).sum(axis=2)[stalled]
-    assert (hit >= 1).all()
-    everywhere = (hit == CASES).mean()  # a partial stall hits all 6 cases in 1/64
-    assert everywhere == pytest.approx(0.5 + 0.5 / 2 ** (CASES - 1), abs=0.12)
+    assert set(hit) == {1, CASES}
+    assert (hit == CASES).mean() == pytest.approx(0.5, abs=0.12)
 
 
 def test_an_unknown_kind_is_refused():

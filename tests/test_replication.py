@@ -212,7 +212,7 @@ def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
     change = compare(one, other, Threshold(0.05)).changes[0]
     assert change.verdict == "inconclusive" and change.p_adjusted is None
     past = History(0.005 ** 2, 8, 12)  # commands: assumed to differ as launches do
-    change = compare(one, other, Threshold(0.05), lambda cases, near: past).changes[0]
+    change = compare(one, other, Threshold(0.05), lambda cases: past).changes[0]
     assert change.method == "history" and change.verdict == "no change"
     assert spread_of([1.0, 1.1]).df == 1
 

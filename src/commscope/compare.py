@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from .cases import Case, grouped, key
-from .replication import History, Spread, case_spread
+from .replication import LEVEL_GAP, History, Spread, case_spread
 from .states import screen
 from .summary import launch_spreads, pilot
-from .verdict import Claim, Estimate, Threshold, Words, claims, unpaired
+from .verdict import UNDETERMINED, Claim, Estimate, Threshold, Words, claims, unpaired
 from .verdict.tests import moderated
 
 WORDS = Words("regression", "no change", equivalence=True)
@@ -155,35 +155,74 @@ def pooled(pasts: list[History | None]) -> list[History | None]:
     """The cases' variances between commands moderated across the cases (the verdict
     core's `moderated`, its prior's weight estimated): a command effect is the host's as
     much as the case's, and one case's few earlier commands say little of it alone (so
-    Smyth's posterior, not floored at a case's own rough figure)."""
+    Smyth's posterior, not floored at a case's own rough figure). Its degrees of freedom
+    stay those of the commands, never the cases': the cases of one command share its
+    effect (a command in a slower state is slower at every size), so 3 cases of 7
+    commands hold 6 degrees of freedom between commands, not 18 (moderated with them, 7
+    identical commands here gave df 33 and called a 1.4x shift between two of this host's
+    states 'faster')."""
     have = [i for i, p in enumerate(pasts) if p is not None and p.command_var is not None]
-    var, df = moderated(np.array([pasts[i].command_var for i in have]),
-                        np.array([pasts[i].command_df for i in have], dtype=float),
-                        keep_own=False)
+    own = np.array([pasts[i].command_df for i in have], dtype=float)
+    var, df = moderated(np.array([pasts[i].command_var for i in have]), own, keep_own=False)
     out = list(pasts)
     for i, v, d in zip(have, var, df):
-        out[i] = replace(pasts[i], command_var=float(v), command_df=float(d))
+        out[i] = replace(pasts[i], command_var=float(v), command_df=float(min(d, own.max())))
     return out
 
 
 def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
-            history_of=lambda cases, near: None) -> Comparison:
-    """Every case present on both sides, tested (`history_of(cases, near)`: the store's
-    variance components of that case from its other commands, those whose log median is
-    within `near` = (A's mean log median, the threshold's bound) of A)."""
+            history_of=lambda cases: None) -> Comparison:
+    """Every case present on both sides, tested (`history_of(cases)`: the store's variance
+    components of that case from its other commands: the bulk of them, those within 1.5x
+    of their median, replication.history). A side alone in a state (lone_state) is
+    undetermined, whatever the test says."""
     matched = [k for k in a if k in b]
     tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
-    pasts = pooled([history_of(a[k].cases + b[k].cases, (float(a[k].logs.mean()),
-                                                         threshold.log)) for k in tested])
+    pasts = pooled([history_of(a[k].cases + b[k].cases) for k in tested])
     found = [estimate(a[k], b[k], past) for k, past in zip(tested, pasts)]
     judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
                                      tested, threshold, WORDS)))
     methods = dict(zip(tested, (m for _, m in found)))
+    for k in lone_state(a, b, dict(zip(tested, pasts))):
+        judged[k] = replace(judged[k], word=UNDETERMINED, failing=False)
+        methods[k] = LONE_STATE
     dfs = dict(zip(tested, (e.test_df for e, _ in found)))
     changes = [_change(a[k], b[k], judged.get(k), methods.get(k), dfs.get(k))
                for k in matched]
     return Comparison(changes, [s.identity for k, s in a.items() if k not in b],
                       [s.identity for k, s in b.items() if k not in a], threshold)
+
+
+LONE_STATE = "lone state"  # CaseChange.method where one side sat alone in another state
+
+
+def lone_state(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History | None]
+               ) -> list[str]:
+    """The cases where one side lies LEVEL_GAP (1.5x) or more from the other and from
+    every earlier command of the case's configuration (two or more), while the other side
+    lies among them, and B's shift is alike (within 1.5x, the same way) at half or more
+    of the command's cases: a whole command in another state multiplies every size alike.
+    That is what a command wholly beside another job, or on a slower core, looks like on
+    a shared host (on the machine this was built on, 1 of 10 identical commands ran 2.4-3.2x
+    slower at every size), and what a real change seen once looks like: no test of two
+    commands tells them apart, and a second command at that level, or compare --live,
+    does. A shift unlike across sizes (an added delay: 600x at 8 B, 2x at 16 KiB) is not
+    a state, and is tested as any other."""
+    shifts = {k: float(b[k].logs.mean() - a[k].logs.mean()) for k in pasts}
+    big = [k for k, d in shifts.items() if abs(d) >= LEVEL_GAP]
+    if not big or 2 * len(big) < len(shifts):
+        return []
+    centre = float(np.median([shifts[k] for k in big]))
+    if any(shifts[k] * centre <= 0 or abs(shifts[k] - centre) >= LEVEL_GAP for k in big):
+        return []
+
+    def alone(k: str, side: Side, other: Side) -> bool:
+        means = np.asarray(pasts[k].command_means if pasts[k] else ())
+        if means.size < 2:
+            return False
+        far = np.abs(means - side.logs.mean()) >= LEVEL_GAP
+        return bool(far.all()) and not np.all(np.abs(means - other.logs.mean()) >= LEVEL_GAP)
+    return [k for k in big if alone(k, b[k], a[k]) or alone(k, a[k], b[k])]
 
 
 def _change(a: Side, b: Side, claim: Claim | None, method: str | None,

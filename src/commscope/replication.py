@@ -230,9 +230,11 @@ class History:
     means_var: float | None = None  # the variance of the commands' means (two or more)
     inverse_n: float = 1.0  # the mean of 1 / (a command's launches)
     level: str | None = None  # "lower" or "higher": the history kept to this command's level
+    command_means: tuple[float, ...] = ()  # every command's mean log median, none left out
 
 
-def history(groups: list[list[float]], centre: float | None = None) -> History | None:
+def history(groups: list[list[float]], centre: float | None = None,
+            bulk: bool = False) -> History | None:
     """The variance components of log launch medians grouped by command (one-way ANOVA):
     tau^2 the pooled variance within the commands of two or more launches; sigma^2 the
     variance of the commands' means less their launches' share, tau^2 times the mean of
@@ -243,9 +245,12 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     same file), not noise between commands, and are left out, saying so where the
     commands fall into two levels: an interval describes the state its command was in,
     and a results file that holds a 50x slowdown does not make every later interval
-    50x wide. Robust to what one bad command holds (robust_groups): a launch stalled in
-    an earlier command, and a command whose launches spread far beyond the others', add
-    nothing."""
+    50x wide. `bulk` (no centre: a comparison of two commands, neither the reference):
+    the commands LEVEL_GAP or more from the median of the commands' means are left out
+    (another state, or a real change, seen once), unless the commands fall into two
+    levels, which are then both the machine's (regimes). Robust to what one bad command
+    holds (robust_groups): a launch stalled in an earlier command, and a command whose
+    launches spread far beyond the others', add nothing."""
     logs = robust_groups([np.log(g) for g in groups if len(g)])
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
@@ -254,11 +259,17 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     tau2 = sum(float(np.sum((g - g.mean()) ** 2)) for g in several) / df
     means = np.array([g.mean() for g in logs])
     levels = regimes(means, tau2)
-    near = [g for g, m in zip(logs, means) if abs(m - centre) < LEVEL_GAP] \
-        if centre is not None else logs
+    near = logs
+    if centre is not None:
+        near = [g for g, m in zip(logs, means) if abs(m - centre) < LEVEL_GAP]
+    elif bulk and levels is None:
+        near = [g for g, m in zip(logs, means) if abs(m - np.median(means)) < LEVEL_GAP]
     if len(near) < len(logs):
         kept = history([np.exp(g) for g in near])
-        if kept is None or levels is None:
+        if kept is None:
+            return kept
+        kept = replace(kept, command_means=tuple(means))
+        if levels is None or centre is None:
             return kept
         split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
         return replace(kept, levels=levels, level="higher" if centre > split else "lower")
@@ -269,7 +280,7 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
         sigma2 = max(means_var - tau2 * inverse_n, 0.0)
     return History(tau2, df, sum(g.size for g in logs), sigma2,
                    command_df if sigma2 is not None else 0, len(logs), levels, means_var,
-                   inverse_n)
+                   inverse_n, command_means=tuple(means))
 
 
 STALL_GAP = math.log(10.0)  # states.STALL_GAP: a launch this far off its others stalled

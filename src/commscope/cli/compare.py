@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if both:
         raise UserError(f"run {both[0]} is in both A and B; give each run to one side")
     result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
-                     lambda cases, near: case_history(store, cases, near))
+                     lambda cases: case_history(store, cases, bulk=True))
     if not result.changes and result.timed_otherwise:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}): "
                         f"{TIMED_OTHERWISE}")

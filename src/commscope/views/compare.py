@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import names, units
-from ..compare import SHIFT_ONLY, WORDS, CaseChange, Comparison
+from ..compare import LONE_STATE, SHIFT_ONLY, WORDS, CaseChange, Comparison
 from ..verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
 from ..verdict import junit as claims_junit
 from .tables import Table
@@ -63,6 +63,12 @@ def summary(result: Comparison, live: str | None = None) -> str:
                  "change is B/A - 1 of the printed figures")
     if result.count(INCONCLUSIVE):
         line += f"\n{result.count(INCONCLUSIVE)} inconclusive: {REMEDY}"
+    lone = sum(c.method == LONE_STATE for c in result.changes)
+    if lone:
+        line += (f"\n{lone} undetermined as a lone state: one side lies 1.5x or more from the "
+                 "other and from every earlier command of its configuration, alike at most "
+                 "sizes, as a command wholly in another state of the host does, or a change "
+                 "seen once; a second command at its level makes it a change")
     if result.count(UNDETERMINED) and live:
         line += (f"\n{result.count(UNDETERMINED)} undetermined: two commands carry the "
                  "variation between commands; measure A and B side by side, alternated in one "
