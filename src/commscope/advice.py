@@ -42,8 +42,8 @@ KINDS = {
     "capped": "95% interval wider than --precision where --max-time ran out: the budget, "
               "not a case, is short",
     "one_launch": "one launch: the variation between launches is unknown",
-    "other_state": "a launch in another state (1.5x off at half the run's cases or more) or "
-                   "stalled at a case (10x), named and left out of the figures",
+    "other_state": "a launch in another state (1.5x off at 3/4 of the run's cases or more) or "
+                   "stalled at a case (4x), named and left out of the figures",
     "disagree": "the launches disagree beyond any interval (wider than x/10): their medians "
                 "instead",
     "levels": "earlier commands fall into two levels: this host switches between states",

@@ -51,6 +51,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .states import STALL_GAP
 from .stats import median_ci, satterthwaite
 from .verdict.tests import (COMMAND_TO_LAUNCH, MAX_DF, NO_SPREAD, UNUSUAL, moderated_df,
                            step_at, trend_prior, unusual_p)
@@ -283,7 +284,7 @@ def history(groups: list[list[float]], centre: float | None = None,
                    inverse_n, command_means=tuple(means))
 
 
-STALL_GAP = math.log(10.0)  # states.STALL_GAP: a launch this far off its others stalled
+
 UNUSUAL_COMMAND = 1e-3  # an F test's p below which a command's launches spread unlike the rest
 
 

@@ -13,11 +13,12 @@ launches, in an order of its own):
 - each case's centre is the median of its launches' log medians;
 - a launch is in **another state** where it lies STATE_GAP (1.5x, the gap that makes two
   levels of commands: replication.LEVEL_GAP) or more from the centre, the same way, at
-  half or more of the run's cases (and at two or more, where the run has two): a launch
-  slow or fast as a whole;
-- at one case alone, a launch STALL_GAP (10x) or more from the centre has **stalled**
-  there: no state of a machine seen here put one size of one launch that far off its
-  others, and a neighbour's burst does;
+  three quarters or more of the run's cases (and at two or more, where the run has two):
+  a launch slow or fast as a whole;
+- at one case alone, a launch STALL_GAP (4x) or more from the centre has **stalled**
+  there: the machine's states seen here differ by 2-3.4x at a size (8 B ping-pong at
+  0.11 or 0.37 us), and a neighbour's burst put one size of one launch 4.7-40,000x off
+  its others (bench/data/noise.json);
 - never half or more of a case's launches: the kept launches are a strict majority, the
   farthest named first. With fewer than three launches the centre cannot tell which
   launch is odd, and nothing is named (the interval then says so: replication.disagree).
@@ -27,8 +28,8 @@ mean (the mean after a rejection rule: R. R. Wilcox, "Introduction to Robust Est
 and Hypothesis Testing", 4th ed., 2017, section 3.5, the modified one-step M-estimator's
 family): up to floor((K - 1) / 2) of K launches may be arbitrarily wrong and the
 headline stays within the span of the majority's medians (its breakdown point, just
-under one half). A launch less than 1.5x off at fewer than half the sizes stays in: its
-pull on the mean is at most log(10) / K'. The run's launches module measures another
+under one half). A launch less than 4x off at fewer than 3/4 of the sizes stays in: its
+pull on the mean is at most log(4) / K'. The run's launches module measures another
 launch in place of each one in another state while the budget lasts (launches.py).
 """
 
@@ -42,8 +43,9 @@ import numpy as np
 from .cases import Case
 
 STATE_GAP = math.log(1.5)
-STALL_GAP = math.log(10.0)
+STALL_GAP = math.log(4.0)
 MIN_LAUNCHES = 3  # fewer: the median of a case's launches is not one of a majority
+STATE_SHARE = 0.75  # of a run's cases: a launch off at this share is off as a whole
 
 
 @dataclass(frozen=True)
@@ -90,21 +92,30 @@ def screen(groups: list[list[Case]]) -> tuple[list[list[Case]], list[list[OddLau
         if cases and len({c.run_id for c in cases}) == 1 and all(c.launch for c in cases):
             by_run.setdefault(cases[0].run_id, []).append(i)
     for members in by_run.values():
-        logs = {i: {c.launch: math.log(m) for c in groups[i]
-                    if (m := _median(c)) is not None and m > 0} for i in members}
-        states = _states(logs)
+        found = odd_launches({i: {c.launch: math.log(m) for c in groups[i]
+                                  if (m := _median(c)) is not None and m > 0}
+                              for i in members})
         for j in members:
-            ys = logs[j]
-            mine = [k for k in states if k in ys][:(len(ys) - 1) // 2]  # a strict majority kept
-            rest = [y for k, y in ys.items() if k not in mine]
-            centre = float(np.median(rest)) if rest else 0.0
-            odd[j] = [OddLaunch(k, math.exp(ys[k]), math.exp(ys[k] - centre), "state",
-                                *states[k]) for k in mine]
-            odd[j] += _stalls(ys, {o.launch for o in odd[j]})
+            odd[j] = found[j]
             out = {o.launch for o in odd[j]}
             kept[j] = [c for c in groups[j] if c.launch not in out]
-            odd[j].sort(key=lambda o: o.launch)
     return kept, odd
+
+
+def odd_launches(logs: dict[int, dict[int, float]]) -> dict[int, list[OddLaunch]]:
+    """The module's rule over one run: `logs[case][launch]` its log launch medians; each
+    case's launches to leave out, in launch order."""
+    states = _states(logs)
+    found = {}
+    for j, ys in logs.items():
+        mine = [k for k in states if k in ys][:(len(ys) - 1) // 2]  # a strict majority kept
+        rest = [y for k, y in ys.items() if k not in mine]
+        centre = float(np.median(rest)) if rest else 0.0
+        odd = [OddLaunch(k, math.exp(ys[k]), math.exp(ys[k] - centre), "state", *states[k])
+               for k in mine]
+        odd += _stalls(ys, {o.launch for o in odd})
+        found[j] = sorted(odd, key=lambda o: o.launch)
+    return found
 
 
 def _states(logs: dict[int, dict[int, float]]) -> dict[int, tuple[int, int]]:
@@ -124,7 +135,7 @@ def _states(logs: dict[int, dict[int, float]]) -> dict[int, tuple[int, int]]:
         of = d.size
         for sign in (1, -1):
             off = int(np.sum(sign * d >= STATE_GAP))
-            if off and off >= max(min(2, of), of / 2):
+            if off and off >= max(min(2, of), STATE_SHARE * of):
                 found.append((float(np.median(np.abs(d))), k, off, of))
     found.sort(reverse=True)
     return {k: (off, of) for _, k, off, of in found[:(launches - 1) // 2]}

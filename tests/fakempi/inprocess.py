@@ -52,6 +52,9 @@ class FakeLauncher:
     node_noise: float = 0.0
     # A launch whose hosts (each rank's) make this true hangs after its context record
     hangs_if: Callable[[list[str]], bool] | None = None
+    # (launch number, bytes) -> how many times as long that launch takes at that size: a
+    # recorded machine's launches replayed (tests/test_noise_replay.py)
+    replay: Callable[[int, int], float] | None = None
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
         if self.slow_launch is not None:
@@ -61,8 +64,13 @@ class FakeLauncher:
                      placement)
         self.launched.append(how.argv)
         hosts = _hosts(placement, ranks)
+        factor = self.factor
+        if self.replay is not None:
+            number = len(self.launched)
+            factor = (lambda value, nbytes: self.factor(value, nbytes)
+                      * self.replay(number, nbytes))
         made = fake_records(args, ranks, self.schema, native_description(mpi), self.scale,
-                            self.spread, self.factor, self.seed, hosts, self.rate,
+                            self.spread, factor, self.seed, hosts, self.rate,
                             self.host_order, self.node_noise)
         hangs = self.hangs_if is not None and self.hangs_if(hosts or [])
         return FakeJob(dataclasses.replace(self, hang_after=0) if hangs else self, list(made),
