@@ -391,8 +391,22 @@ def variance_line(run_id: int, summaries: list[dict], settings: dict) -> str | N
                      + (" (assumed as large as between launches)"
                         if name == "between commands" and assumed else "")
                      for name, v in parts.items())
-    return (f"run {run_id}: a launch median varies {said}; the largest, {largest}: "
-            f"{_part_remedy(largest, settings)}")
+    return (f"run {run_id}: a launch median varies {said}{_states_said(summaries)}; the "
+            f"largest, {largest}: {_part_remedy(largest, settings)}")
+
+
+def _states_said(summaries: list[dict]) -> str:
+    """What the variance line leaves out: the launches in another state, and the stalls."""
+    odd = [o for s in summaries for o in s.get("other_state") or ()]
+    states = sorted({o["launch"] for o in odd if o["cause"] == "state"})
+    stalls = sum(o["cause"] == "stall" for o in odd)
+    said = []
+    if states:
+        said.append(f"launch{'es' if len(states) > 1 else ''} "
+                    f"{', '.join(map(str, states))} in another state left out")
+    if stalls:
+        said.append(f"{stalls} stalled case{'s' if stalls > 1 else ''} left out")
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) -> list[str]:

@@ -43,6 +43,13 @@ def _factor(s: dict) -> str:
     return f"{factor:.2f}" + ("*" if s["capped"] else "")
 
 
+def _launches(s: dict) -> str:
+    """The launches the figures come from, and those left out in another state (states.py):
+    '5, 1 out'."""
+    out = len({o["launch"] for o in s.get("other_state") or ()})
+    return str(s.get("launches", 1)) + (f", {out} out" if out else "")
+
+
 def spread(s: dict) -> str:
     """The dominant variance component: launches (between) or samples (within), with its CV;
     '?' for one launch without history."""
@@ -63,7 +70,7 @@ def _cells(s: dict) -> dict[str, str]:
     bandwidth = None if s["bytes"] == 0 else s["bandwidth_MBps"]
     overlap = None if s.get("overlap_pct") is None else s["overlap_pct"] / 100
     return {"kernel": s["kernel"], "mode": mode, "size": format_bytes(s["bytes"]),
-            "launches": str(s.get("launches", 1)), "n": str(s["n"]),
+            "launches": _launches(s), "n": str(s["n"]),
             OVERLAP: units.percent(overlap, decimals=0),
             "median us": units.us(s["median_s"]), "95% CI us": ci, "x/": _factor(s),
             "spread": spread(s), "p5 us": units.us(s["p05_s"]),
