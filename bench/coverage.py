@@ -15,9 +15,11 @@ shows its output.
 (mixture, stalls, corpus:CONDITION[:KERNEL] of bench/data/noise.json, lognormal for
 reference; `all`: every one, each corpus kernel apart): coverage of the true median (the
 typical launch's) and of the next command's median (an independent command's printed
-figure), and the median half-width, at auto, K=5 and auto with 6 earlier commands; 24
-sizes at tau 2% for the simulated kinds, the corpus's own sizes for corpus rows
-(docs/statistics.md, "Under the noise machines really have"). About 2.5 minutes here.
+figure), and the median half-width, at auto, K=5 and auto with 6 earlier commands, each
+command's launches in another state left out as results.py leaves them out (launchsim's
+screen; no replacement launches); 24 sizes at tau 2% for the simulated kinds, the
+corpus's own sizes for corpus rows (docs/statistics.md, "Under the noise machines really
+have"). 1-2.5 minutes here.
 
 usage: python bench/coverage.py [--trials N] [--smoke] [--noise KINDS]
 """
@@ -133,12 +135,13 @@ def noise_design(kind: str) -> Design:
     whole."""
     if not kind.startswith("corpus:"):
         d = run_design(NOISE_TAU)
-        d.noise = kind
+        d.noise, d.screen = kind, True
         return d
     _, condition, *kernel = kind.split(":")
     kernels = load()["conditions"][condition]
     sizes = kernels[kernel[0] if kernel else next(iter(kernels))]["sizes"]
-    return Design(np.full(len(sizes), NOISE_TAU), sizes=np.array(sizes), noise=kind)
+    return Design(np.full(len(sizes), NOISE_TAU), sizes=np.array(sizes), noise=kind,
+                  screen=True)
 
 
 def noise_row(rng, d: Design, count, commands: int, trials: int) -> tuple:

@@ -90,11 +90,12 @@ def medians(db: Path, run: int) -> tuple[list[int], list[list[float | None]]]:
 
 def record(condition: str, commands: int, folder: Path, run_on=None) -> dict:
     """`commands` commands of each kernel, alternating; run_on(argv): how to run one
-    (default: here). Each kernel's commands go into one scratch results file."""
+    (default: here). Each command into a scratch results file of its own, so that its run
+    is run 1 whatever failed before it."""
     found = {k: {"sizes": None, "commands": [], "wall_s": []} for k in KERNELS}
     for i in range(commands):
         for kernel, args in KERNELS.items():
-            db = folder / f"{condition}-{kernel}.db"
+            db = folder / f"{condition}-{kernel}-{i}.db"
             argv = [*CLI, "run", kernel, *args, "--launches", str(LAUNCHES), "--db", str(db)]
             start = time.monotonic()
             done = (run_on or _here)(argv)
@@ -103,7 +104,7 @@ def record(condition: str, commands: int, folder: Path, run_on=None) -> dict:
                 print(f"  {condition} {kernel} command {i + 1}: exit {done.returncode}: "
                       f"{done.stderr.strip()[-300:]}", flush=True)
                 continue
-            sizes, table = medians(db, len(found[kernel]["commands"]) + 1)
+            sizes, table = medians(db, 1)
             found[kernel]["sizes"] = sizes
             found[kernel]["commands"].append(table)
             found[kernel]["wall_s"].append(round(wall, 2))

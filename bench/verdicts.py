@@ -26,7 +26,7 @@ node noise) and K launches (the first --launches, default 5; health its default 
 top of each kind's base lognormal as above, or a corpus's own noise in place of it.
 check's sides are two cases of the same launches (a corpus's sizes two by two); --runs
 and compare draw each side from a command of its own; compare+history adds 4 earlier
-commands (agreeing, except a corpus's); health's nodes are a command's cases. About 6
+commands (agreeing, except a corpus's); health's nodes are a command's cases. 3-4
 minutes at --commands 100 here. docs/statistics.md, "Under the noise machines really
 have".
 

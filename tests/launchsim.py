@@ -16,6 +16,7 @@ assumes without history."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ from commscope.compare import Side
 from commscope.replication import (MAX_LAUNCHES, PILOT, CommandRatio, History, Interval, Launch,
                                    Spread, command_ratios, history, interval, launch,
                                    launches_needed, run_spreads)
+from commscope.states import odd_launches
 
 SAMPLES = 20  # per launch: about what a case gets in its share of a default run
 
@@ -44,6 +46,10 @@ class Design:
     # A noise kind of tests/noisesim.py: its launch effects replace a_i + b_k + c_ik, drawn
     # with taus, common and command (None: the model above)
     noise: str | None = None
+    # Leave out the launches in another state or stalled, and take the spreads from the
+    # pilot's launches every case kept, as results.py and summary.launch_spreads do (no
+    # replacement launches: launches.py measures them where the budget allows)
+    screen: bool = False
 
     def message_sizes(self) -> np.ndarray:
         return 2 ** np.arange(self.taus.size) if self.sizes is None else self.sizes
@@ -105,16 +111,38 @@ def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
         past = [history(g) for g in groups]
         ratio = command_ratios(past, d.message_sizes())
     medians, spreads = command(rng, d, count, shift, past=past, ratio=ratio)
+    pilot = d.pilot if count == "auto" else None
+    if d.screen:
+        medians, spreads = screened(medians, d.message_sizes(), pilot)
     if commands:
         past = [history(g, float(np.mean(np.log([lc.median_s for lc in m]))))
                 for g, m in zip(groups, medians)]
         ratio = command_ratios(past, d.message_sizes())
-    pilot = d.pilot if count == "auto" else None
     # the interval itself, not its cap (replication.MAX_SPAN): its coverage is the question
     return [interval(m, pilot=pilot, given=s if pooled else None,
                      past=past[i] if past else None, ratio=ratio[i] if ratio else None,
                      cap=False)
             for i, (m, s) in enumerate(zip(medians, spreads))]
+
+
+def screened(medians: list[list[Launch]], sizes, pilot: int | None) -> tuple:
+    """Each case's launches less those states.odd_launches leaves out over the run, and
+    the spreads from the first `pilot` launches (a fixed count: all) that every case
+    using them kept (summary.launch_spreads' rule; None for a case that lost one)."""
+    logs = {i: {k: math.log(lc.median_s) for k, lc in enumerate(m)}
+            for i, m in enumerate(medians)}
+    odd = odd_launches(logs)
+    kept = [{k: lc for k, lc in enumerate(m) if k not in {o.launch for o in odd[i]}}
+            for i, m in enumerate(medians)]
+    numbers = sorted(set().union(*kept))
+    first = numbers[:pilot or min(len(c) for c in kept)]
+    usable = [i for i, c in enumerate(kept) if all(n in c for n in first)]
+    spreads: list[Spread | None] = [None] * len(medians)
+    if len(first) >= 2 and usable:
+        table = np.log([[kept[i][n].median_s for n in first] for i in usable])
+        for i, s in zip(usable, run_spreads(table, np.asarray(sizes)[usable])):
+            spreads[i] = s
+    return [list(c.values()) for c in kept], spreads
 
 
 def coverage(rng, d: Design, count: int | str, trials: int, commands: int = 0,

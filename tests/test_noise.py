@@ -147,3 +147,21 @@ def test_verdicts_rows_under_noise():
     assert len(lines_like(out, rf"(stalls|corpus:busy) +check +{rate} +{rate} +{rate} "
                                rf"+{rate} +{rate}")) == 2, out
     assert len(lines_like(out, rf"(stalls|corpus:busy) +{rate} +{rate} +{rate} +{rate}")) == 2
+
+
+def test_launchsim_screens_launches_as_results_does():
+    """Design.screen: a launch 3x slower at every case is left out of every case, a 100x
+    stall at one case of that case alone, whose spread is then its own (None)."""
+    from launchsim import screened
+
+    from commscope.replication import launch
+    rng = np.random.default_rng(4)
+    factors = np.ones((6, 5))  # cases x launches
+    factors[:, 1] = 3.0
+    factors[2, 3] = 100.0
+    medians = [[launch(f * np.exp(0.01 * rng.standard_normal(20) + 0.02 * rng.standard_normal()))
+                for f in case] for case in factors]
+    kept, spreads = screened(medians, 2 ** np.arange(6), None)
+    assert [len(k) for k in kept] == [4, 4, 3, 4, 4, 4]
+    assert max(lc.median_s for k in kept for lc in k) < 1.5
+    assert spreads[2] is None and all(s is not None for i, s in enumerate(spreads) if i != 2)
