@@ -4,9 +4,10 @@ what got slower, by how much, and what cannot be told from launch noise.
 Cases are matched by their identity (cases.identity). Each side of a case is the
 medians of its launches, on the log scale, and each side is one command: the shift's
 variance is the launches' (pooled over the sides with two or more launches) over their
-counts, plus twice the variance between commands (the history's, learned from the case's
-other commands of the same configuration that do not differ from A beyond the threshold,
-or assumed equal to the launches'). The verdict core (commscope.verdict) tests each case
+counts, plus twice the variance between commands (the history's, learned from the bulk of
+the case's other commands of the same configuration, or assumed equal to the launches').
+Each side's launches in another state are left out (states.py), and a side alone in
+another state is undetermined (lone_state). The verdict core (commscope.verdict) tests each case
 at the threshold, all matched cases one family: `regression` rejects "B no more than the
 threshold slower", `no change` rejects "B beyond the threshold either way" (two one-sided
 tests). See docs/compare.md.

@@ -17,18 +17,16 @@ from .store import Store
 from .summary import combined_summary, launch_spreads
 
 
-def case_history(store: Store, cases: list[Case], near: tuple[float, float] | None = None,
-                 level: bool = False, bulk: bool = False) -> History | None:
+def case_history(store: Store, cases: list[Case], level: bool = False,
+                 bulk: bool = False) -> History | None:
     """The between-launch and between-command variances of these cases' case from the
     launches other runs made of it on the same hosts with the same MPI and configuration
     (cases.identity with mpi, which holds the library's own settings, and the same `run
-    --info` labels). `near` (a log median, a bound): commands whose mean log median lies
-    further than the bound from it are a real change, not noise between commands, and are
-    left out, so a results file that holds a regression does not blind the comparisons
-    after it (docs/compare.md). `level`: the history of the commands within 1.5x of these
-    cases' median, the state of the machine they were measured in; `bulk`: the commands
-    within 1.5x of the commands' median, where neither side of a comparison is the
-    reference (replication.history)."""
+    --info` labels). `level`: the history of the commands within 1.5x of these cases'
+    median, the state of the machine they were measured in; `bulk`: the commands within
+    1.5x of the commands' median, where neither side of a comparison is the reference
+    (replication.history), so a results file that holds a regression does not blind the
+    comparisons after it (docs/compare.md)."""
     first = cases[0]
     mine = {c.run_id for c in cases}
     same = identity(first, mpi=True)
@@ -41,10 +39,6 @@ def case_history(store: Store, cases: list[Case], near: tuple[float, float] | No
         # One command's launches: a run's, or an old sweep's (its launches were runs).
         command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
         groups.setdefault(command, []).append(float(np.median(c.latency_s)))
-    if near is not None:
-        centre, bound = near
-        groups = {k: g for k, g in groups.items()
-                  if abs(float(np.mean(np.log(g))) - centre) <= bound}
     medians = [float(np.median(c.latency_s)) for c in cases if level and c.valid_samples.size]
     return history(list(groups.values()), float(np.mean(np.log(medians))) if medians else None,
                    bulk)
