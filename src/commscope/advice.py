@@ -195,10 +195,8 @@ def _other_state(s: dict, settings: dict):
     odd = sorted(s.get("other_state") or (), key=lambda o: -abs(math.log(o["ratio"])))
     if not odd:
         return None
-    return ("other_state", "; ".join(OddLaunch(**{k: o[k] for k in ("launch", "median_s",
-                                                                      "ratio", "cause")},
-                                               off=o["cases_off"], of=o["cases"]).words()
-                                     for o in odd), abs(math.log(odd[0]["ratio"])))
+    return ("other_state", "; ".join(OddLaunch.from_dict(o).words() for o in odd),
+            abs(math.log(odd[0]["ratio"])))
 
 
 def disagree_words(groups) -> str:

@@ -28,12 +28,12 @@ from typing import Callable, Hashable, Iterable, Iterator
 
 import numpy as np
 
+from .compare import WORDS
 from .errors import UserError
-from .verdict import INCONCLUSIVE, UNDETERMINED, Claim, Estimate, Threshold, Words, claims
+from .verdict import INCONCLUSIVE, UNDETERMINED, Claim, Estimate, Threshold, claims
 from .verdict import moderate, paired
 from .verdict.tests import sequential_level
 
-WORDS = Words("regression", "no change", equivalence=True)  # as compare's
 FAMILY = "compare --live"
 LIVE_MAX_TIME = 60.0  # seconds of launches, both sides: a default command ends within 90 s
 MAX_PAIRS = 24  # planned pairs (A launch, B launch) unless --launches says otherwise
@@ -258,8 +258,8 @@ def measure(store, sides: dict[str, Side], command: list[str], budget_s: float,
         got = {}
         for s in ("A", "B"):
             for i, run in enumerate(runs[s]):
-                for c in store.cases(run.run_id):
-                    if c.launch == pair and c.valid_samples.size:
+                for c in store.cases(run.run_id, pair):
+                    if c.valid_samples.size:
                         k = (i, c.send_mode, c.bytes)
                         got.setdefault(k, {})[s] = float(np.median(c.latency_s))
                         if s == "A":

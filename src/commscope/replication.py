@@ -51,7 +51,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .states import STALL_GAP
+from .states import STATE_GAP, stalls
 from .stats import median_ci, satterthwaite
 from .verdict.tests import (COMMAND_TO_LAUNCH, MAX_DF, NO_SPREAD, UNUSUAL, moderated_df,
                            step_at, trend_prior, unusual_p)
@@ -286,16 +286,12 @@ def history(groups: list[list[float]], centre: float | None = None,
 
 def robust_groups(logs: list[np.ndarray]) -> list[np.ndarray]:
     """Earlier commands' log launch medians (one array a command) as the history learns
-    from them: in each, the launches STALL_GAP or more from its median dropped while a
-    strict majority stays (states.py's stall), so that a stalled launch of an earlier
-    command cannot widen the next command's interval. (Dropping besides the command whose
-    launches spread most, by an F test against the others at p < 0.001, lowered the
-    corpus's coverage by 1.5-2.5 points in bench/coverage.py: left out.)"""
-    kept = []
-    for g in logs:
-        far = np.abs(g - np.median(g)) >= STALL_GAP
-        kept.append(g[~far] if 0 < far.sum() <= (g.size - 1) // 2 else g)
-    return kept
+    from them: in each, the launches a run's figures leave out as stalled (states.stalls)
+    dropped, so that a stalled launch of an earlier command cannot widen the next
+    command's interval. (Dropping besides the command whose launches spread most, by an
+    F test against the others at p < 0.001, lowered the corpus's coverage by 1.5-2.5
+    points in bench/coverage.py: left out.)"""
+    return [np.delete(g, [o.launch for o in stalls(dict(enumerate(g)))]) for g in logs]
 
 
 @dataclass(frozen=True)
@@ -351,7 +347,7 @@ def _pooled(used: list[History]) -> CommandRatio | None:
                         / launch, 2 / df_b + 2 / sum(h.df for h in used), df_b)
 
 
-LEVEL_GAP = math.log(1.5)  # commands' medians 1.5x apart, with none between: two regimes
+LEVEL_GAP = STATE_GAP  # commands' medians 1.5x apart, with none between: two regimes
 MIN_LEVEL_COMMANDS = 2
 
 
@@ -452,16 +448,15 @@ def half_width(s2: float, df: float, k: int, past: History | None,
 
 
 MAX_SPAN = 100.0  # high over low: an interval wider than x/10 is no figure to act on
-DISAGREE_GAP = math.log(1.5)  # launch medians this far apart are in different groups
 
 
 def disagreement(medians) -> tuple[tuple[float, float, int], ...]:
-    """The launch medians in groups split where neighbours lie DISAGREE_GAP or more apart
-    (the gap of another state: states.STATE_GAP): (lowest, highest, launches) each."""
+    """The launch medians in groups split where neighbours lie states.STATE_GAP (the gap
+    of another state) or more apart: (lowest, highest, launches) each."""
     ordered = sorted(m for m in medians if m > 0)
     groups, start = [], 0
     for i in range(1, len(ordered) + 1):
-        if i == len(ordered) or math.log(ordered[i] / ordered[i - 1]) >= DISAGREE_GAP:
+        if i == len(ordered) or math.log(ordered[i] / ordered[i - 1]) >= STATE_GAP:
             groups.append((ordered[start], ordered[i - 1], i - start))
             start = i
     return tuple(groups)

@@ -64,6 +64,12 @@ class OddLaunch:
         return {"launch": self.launch, "median_s": self.median_s, "ratio": self.ratio,
                 "cause": self.cause, "cases_off": self.off, "cases": self.of}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "OddLaunch":
+        """A summary's `other_state` item (as_dict) back."""
+        return cls(d["launch"], d["median_s"], d["ratio"], d["cause"], d["cases_off"],
+                   d["cases"])
+
     def words(self) -> str:
         way = "slower" if self.ratio >= 1 else "faster"
         factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
@@ -113,14 +119,14 @@ def odd_launches(logs: dict[int, dict[int, float]]) -> dict[int, list[OddLaunch]
         centre = float(np.median(rest)) if rest else 0.0
         odd = [OddLaunch(k, math.exp(ys[k]), math.exp(ys[k] - centre), "state", *states[k])
                for k in mine]
-        odd += _stalls(ys, {o.launch for o in odd})
+        odd += stalls(ys, {o.launch for o in odd})
         found[j] = sorted(odd, key=lambda o: o.launch)
     return found
 
 
 def _states(logs: dict[int, dict[int, float]]) -> dict[int, tuple[int, int]]:
-    """Launch -> (cases it was off at, cases it measured) for the launches in another state, at most floor((K - 1) / 2) of the run's K
-    launches, the farthest first."""
+    """Launch -> (cases it was off at, cases it measured) for the launches in another
+    state, at most floor((K - 1) / 2) of the run's K launches, the farthest first."""
     deviations: dict[int, list[float]] = {}
     for ys in logs.values():
         if len(ys) < MIN_LAUNCHES:
@@ -141,7 +147,7 @@ def _states(logs: dict[int, dict[int, float]]) -> dict[int, tuple[int, int]]:
     return {k: (off, of) for _, k, off, of in found[:(launches - 1) // 2]}
 
 
-def _stalls(ys: dict[int, float], out: set[int]) -> list[OddLaunch]:
+def stalls(ys: dict[int, float], out: set[int] = frozenset()) -> list[OddLaunch]:
     """The launches of one case STALL_GAP or more from the median of its others, while
     they stay a strict majority."""
     rest = {k: y for k, y in ys.items() if k not in out}

@@ -654,9 +654,14 @@ class Store:
             raise UserError(f"no run {run_id} in {self.path}; `commscope results list` shows the runs")
         return row
 
-    def cases(self, run_id: int) -> list[Case]:
+    def cases(self, run_id: int, launch: int | None = None) -> list[Case]:
+        """The run's cases, of launch number `launch` alone where given."""
+        if launch is None:
+            return [_case(r) for r in self.db.execute(
+                f"{CASES} WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))]
         return [_case(r) for r in self.db.execute(
-            f"{CASES} WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))]
+            f"{CASES} WHERE cases.run_id = ? AND COALESCE(runs.launch, launches.number) = ? "
+            "ORDER BY cases.id", (run_id, launch))]
 
     def case_labels(self, run_id: int) -> dict[int, tuple]:
         """id -> (kernel, send mode, bytes, launched ranks, ranks taking part) of each case,
