@@ -135,7 +135,7 @@ def follows_its_schema(args: list[str], done) -> None:
     from commscope import schemas
     fmt = (args[args.index("--format") + 1] if "--format" in args
            else "json" if "--json" in args else None)
-    if fmt not in ("json", "bmf", "gab") or done.returncode not in (0, 1) \
+    if fmt not in ("json", "bmf", "gab") or done.returncode not in (0, 1, 3) \
             or not done.stdout.strip() or "-o" in args or "--output" in args:
         return
     out = json.loads(done.stdout)

@@ -1,17 +1,39 @@
-"""Simulated screens (src/commscope/screen.py) of known truth: node x's bandwidth is
-exp(a_x) times the typical node's, each launch gives every node a factor of its own
-(node-by-launch noise) and each directed pair measurement one more (pair noise); a pair's
-log bandwidth is mu + a_x + a_y plus both its nodes' launch factors and its own noise.
-Used by tests/test_screen.py and bench/screen.py."""
+"""Simulated screens (src/commscope/screen.py) and full-matrix checks (health.judge) of
+known truth: node x's bandwidth is exp(a_x) times the typical node's, each launch gives
+every node a factor of its own (node-by-launch noise) and each directed pair measurement
+one more (pair noise); a pair's log bandwidth is mu + a_x + a_y plus both its nodes'
+launch factors and its own noise, and, where asked, a factor the whole launch shares
+(`launch`: a launch-wide effect, as a launch placed on a busier part of the fabric, or
+the second stage's small launches running faster than the first stage's full ones).
+Used by tests/test_screen.py, tests/test_health.py, bench/screen.py and bench/health.py."""
 
 from __future__ import annotations
 
+import math
+from typing import Callable
+
 import numpy as np
 
-from commscope.screen import Launch, Observations, run_screen
+from commscope.health import Health, Matrices, judge
+from commscope.screen import FIRST_LAUNCHES, Launch, Observations, run_screen
 
 NODE_LAUNCH = 0.03
 PAIR = 0.05
+
+# A launch's shared log factor from its number and the simulation's generator
+LaunchEffect = Callable[[int, np.random.Generator], float]
+
+
+def second_stage(factor: float) -> LaunchEffect:
+    """Every launch after the first stage at `factor` of the bandwidth (0.95: 5% slower)."""
+    return lambda number, rng: math.log(factor) if number > FIRST_LAUNCHES else 0.0
+
+
+def random_launches(sd: float, first_stage: bool = False) -> LaunchEffect:
+    """Each second-stage launch (with `first_stage`, every launch) a lognormal factor of
+    its own, `sd` on the log."""
+    return lambda number, rng: (float(rng.normal(0, sd))
+                                if first_stage or number > FIRST_LAUNCHES else 0.0)
 
 
 def matching(nodes: int, rng: np.random.Generator) -> np.ndarray:
@@ -22,24 +44,26 @@ def matching(nodes: int, rng: np.random.Generator) -> np.ndarray:
 
 def simulated(effects: np.ndarray, rng: np.random.Generator, node_launch: float = NODE_LAUNCH,
               pair: float = PAIR, groups: np.ndarray | None = None,
-              uplink: dict[int, float] | None = None):
+              uplink: dict[int, float] | None = None, launch: LaunchEffect | None = None):
     """A `measure` for run_screen over nodes of these log effects; `uplink`: a switch
     group's log factor on every pair between it and another group (`groups`: each
-    node's)."""
+    node's); `launch`: the factor each launch shares."""
     nodes = effects.size
 
-    def measure(launch: Launch) -> Observations:
+    def measure(it: Launch) -> Observations:
         shock = rng.normal(0, node_launch, nodes)
-        pairs = launch.pairs()
+        pairs = it.pairs()
         source = np.concatenate([pairs[:, 0], pairs[:, 1]])
         dest = np.concatenate([pairs[:, 1], pairs[:, 0]])
         log_bw = 20 + effects[source] + effects[dest] + shock[source] + shock[dest] \
             + rng.normal(0, pair, source.size)
+        if launch is not None:
+            log_bw += launch(it.number, rng)
         if uplink:
             g, h = groups[source], groups[dest]
             for group, factor in uplink.items():
                 log_bw += factor * ((g != h) & ((g == group) | (h == group)))
-        return Observations(np.full(source.size, launch.number), source, dest, log_bw)
+        return Observations(np.full(source.size, it.number), source, dest, log_bw)
     return measure
 
 
@@ -47,3 +71,16 @@ def screen_of(effects: np.ndarray, threshold: float, seed: int, groups=None, **n
     rng = np.random.default_rng(seed)
     return run_screen(effects.size, simulated(effects, rng, groups=groups, **noise), threshold,
                       rng, groups=groups)
+
+
+def check_of(effects: np.ndarray, threshold: float, launches: int, seed: int,
+             node_launch: float = NODE_LAUNCH, pair: float = PAIR) -> Health:
+    """A simulated full-matrix check (`health --pattern pairs`): every directed pair in
+    each of `launches` launches, judged as `health` judges them."""
+    rng = np.random.default_rng(seed)
+    n = effects.size
+    a = effects + node_launch * rng.standard_normal((launches, n))
+    bw = np.exp(20 + a[:, :, None] + a[:, None, :] + pair * rng.standard_normal((launches, n, n)))
+    bw[:, np.arange(n), np.arange(n)] = np.nan
+    m = Matrices([f"n{i}" for i in range(n)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
+    return judge(m, threshold)

@@ -131,10 +131,10 @@ def test_calibration(fake_mpi):
                    rf"{NUMBER}% \(goal >= 90%\), half-width median \+-{NUMBER}% "
                    rf"widest \+-{NUMBER}%")
         assert lines_like(out, rf"{kernel} {sizes}: {figures}, launches median {NUMBER}; "
-                               rf"compare exits 0 in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
+                               rf"compare calls no regression in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
         # the same invocations through the estimator before issue 37, from git
         assert lines_like(out, rf"  before \(\w+\): {figures}; width now over before: median "
-                               rf"{NUMBER} \(goal <= 0.6\); compare exits 0 in [01]/1 pairs"), out
+                               rf"{NUMBER} \(goal <= 0.6\); compare calls no regression in [01]/1 pairs"), out
 
 
 def test_guidelines(fake_mpi):
@@ -267,6 +267,20 @@ def test_verdicts():
     health = rf" +8 +{LAUNCHES} +\d+% +2 +{rate} +{rate} +{rate} +{rate}"
     assert len(lines_like(out, health)) == 3, out
     assert lines_like(out, rf" +2% +3 +{NUMBER} +{rate} +{rate}"), out
+
+
+def test_edges_prints_a_row_for_each_edge():
+    """Rates as numbers between 0 and 1 under each edge of the model: compare's six
+    histories, the 4+4 file's two, --runs' three (with how the command term was found),
+    --all's two families, the named intervals and the run interval's four noisy sizes."""
+    out = bench("edges.py", "--smoke")
+    rate = r"(?:0|1)\.\d{3}"
+    assert len(lines_like(out, rf" +[12]\.[05] +(own|shared) +{rate}")) == 6, out
+    assert len(lines_like(out, rf" +(agree|differ 5%) +{rate}")) == 2, out
+    assert len(lines_like(out, rf" +[12]\.[05] +{rate} +(history|assumed)(\+history)?")) == 3, out
+    assert len(lines_like(out, rf" +(command|guideline) +{rate}")) == 2, out
+    assert lines_like(out, rf"named, 20 a family: \d+ intervals, missing the truth {rate}"), out
+    assert len(lines_like(out, rf" +\d+ +{rate} +{rate} +{NUMBER}")) == 4, out
 
 
 def test_live_bench_prints_its_rows():

@@ -74,9 +74,9 @@ def test_student_t_on_log_launch_medians_by_hand():
     pooled = (2 * la.var(ddof=1) + 3 * lb.var(ddof=1)) / 5
     se = math.sqrt(pooled * (1 / 3 + 1 / 4 + 2))
     assert (c.method, c.df) == ("student", 5)
-    # the test at the threshold: H0 B no more than 1/0.95 times A's time
+    # the test at the threshold, two-sided read in its direction: H0 B 1/0.95 times A's
     d = lb.mean() - la.mean()
-    assert c.p_adjusted == pytest.approx(stats.t.sf((d - math.log(1 / 0.95)) / se, 5))
+    assert c.p_adjusted == pytest.approx(2 * stats.t.sf((d - math.log(1 / 0.95)) / se, 5))
     half = stats.t.ppf(0.975, 5) * se
     assert c.relative_ci_low == pytest.approx(math.expm1(lb.mean() - la.mean() - half))
     assert c.median_a_s == pytest.approx(math.exp(la.mean()))
@@ -181,8 +181,9 @@ def test_same_distribution_finds_nothing(db):
     for _ in range(2):
         _add_run(db, {s: (lambda: _samples(rng, 300)) for s in SIZES}, launches=3, rng=rng)
     done, out = _compare_json(db, "1", "2")
-    assert done.returncode == 0, done.stderr
-    assert not {c["verdict"] for c in out["cases"]} & {"regression", "slower", "faster"}
+    verdicts = {c["verdict"] for c in out["cases"]}
+    assert done.returncode == (3 if "undetermined" in verdicts else 0), done.stderr
+    assert not verdicts & {"regression", "slower", "faster"}
 
 
 def _false_alarms(seeds, cases, launches, launch_cv):
@@ -202,15 +203,49 @@ def test_false_regressions_stay_rare_over_seeds():
     assert _false_alarms(200, 10, 3, 0.05) <= 10
 
 
-def test_one_launch_a_side_says_so_and_exits_0(db):
+def test_one_launch_a_side_says_so_and_exits_3(db):
+    # inconclusive is no pass: the gate could not tell (docs/usage.md, "Exit status")
     rng = np.random.default_rng(3)
     _add_run(db, {8: lambda: _samples(rng, 300)}, rng=rng)
     _add_run(db, {8: lambda: _samples(rng, 300, 0.3 * MEDIAN_S)}, rng=rng)
     done = commscope("compare", "1", "2", "--db", db)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr
     assert "inconclusive" in done.stdout.splitlines()[2]
     assert "1 inconclusive: one launch a side cannot separate a change from launch noise" \
         in done.stdout
+
+
+def _levels(*levels):
+    """A case's draw: each launch's samples all at the next of `levels` times the median."""
+    left = iter(levels)
+    return lambda: np.full(50, MEDIAN_S * next(left))
+
+
+def _suite(xml):
+    import junitparser
+    read = junitparser.JUnitXml.fromfile(str(xml))
+    (suite,) = [read] if isinstance(read, junitparser.TestSuite) else list(read)
+    return suite
+
+
+def test_every_case_undetermined_exits_3_and_fail_on_makes_them_failures(db, tmp_path):
+    # B's launches spread 30% about A's level: every interval spans the 5% threshold, so
+    # the gate cannot pass them (docs/usage.md, "Exit status")
+    _add_run(db, {8: _levels(1.0, 1.002, 0.998), 1024: _levels(1.0, 0.998, 1.002)},
+             launches=3)
+    _add_run(db, {8: _levels(0.9, 1.2, 1.0), 1024: _levels(1.2, 0.9, 1.0)}, launches=3)
+    xml = tmp_path / "compare.xml"
+    done, out = _compare_json(db, "1", "2", "--junit", xml)
+    assert {c["verdict"] for c in out["cases"]} == {"undetermined"}
+    assert done.returncode == 3, done.stderr
+    suite = _suite(xml)
+    assert all(c.is_skipped for c in suite) and (suite.failures, suite.skipped) == (0, 2)
+    done, _ = _compare_json(db, "1", "2", "--junit", xml, "--fail-on", "undetermined")
+    assert done.returncode == 1, done.stderr
+    suite = _suite(xml)
+    assert (suite.failures, suite.skipped) == (2, 0)
+    assert all(r.type == "undetermined" and r.message.startswith("undetermined: ")
+               for c in suite for r in c.result)
 
 
 def test_launches_pool_and_unmatched_cases_are_listed(db):
@@ -226,7 +261,8 @@ def test_launches_pool_and_unmatched_cases_are_listed(db):
     _add_run(db, {8: lambda: _samples(rng, 150)}, settings={"params": {}, "transport": "tcp"},
              rng=rng)
     done, out = _compare_json(db, f"sweep:{sweep}", "3-4")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == (3 if out["cases"][0]["verdict"] == "undetermined" else 0), \
+        done.stderr
     assert (out["a_runs"], out["b_runs"]) == ([1, 2], [3, 4])
     (case,) = out["cases"]
     assert (case["bytes"], case["transport"], case["launches_a"], case["launches_b"]) == (
@@ -290,5 +326,5 @@ def test_two_real_pingpong_runs(db):
         done = commscope("run", "pingpong", "--sizes", "8,1K", "--db", db)
         assert done.returncode == 0, done.stderr
     done = commscope("compare", "1", "2", "--db", db)
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     assert "Traceback" not in done.stderr

@@ -186,7 +186,7 @@ def test_bad_export_and_info_input_is_one_line(runs, fake_mpi, tmp_path):
 def test_labels_are_not_part_of_what_a_case_is(runs):
     """Run 1 (labelled) and run 5 (not) measured the same cases: compare matches them."""
     done = commscope("compare", "1", "5", "--json", "--db", runs)
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     out = json.loads(done.stdout)
     assert len(out["cases"]) == 2 and not out["only_a"] and not out["only_b"]
 

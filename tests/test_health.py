@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import sqlite3
 
@@ -15,7 +16,8 @@ import pytest
 
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
-from commscope.health import TOLERANCE, fit
+from commscope.health import TOLERANCE, Matrices, fit, judge
+from screensim import check_of
 
 RATE = 5e7  # bytes/s of a pair
 HOSTS = [f"h{i}" for i in range(8)]
@@ -25,7 +27,7 @@ def health(fake_mpi, db, *args, rate=lambda x, y: RATE, hosts=HOSTS, launcher=No
     done = commscope("health", "--hosts", ",".join(hosts), "--mpi", fake_mpi, "--db", db,
                      "--sizes", "8,256KiB", "--json", *args,
                      launcher=launcher or FakeLauncher(rate=rate))
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     return done.returncode, json.loads(done.stdout)
 
 
@@ -106,7 +108,23 @@ def test_auto_launches_measure_at_least_three(fake_mpi, tmp_path):
 def test_one_launch_names_nothing_and_says_why(fake_mpi, tmp_path):
     code, result = health(fake_mpi, tmp_path / "h.db", "--launches", "1",
                           rate=lambda x, y: RATE / 4 if 3 in (x, y) else RATE)
-    assert code == 0 and result["suspects"] == [] and "one launch" in result["note"]
+    assert code == 3 and result["suspects"] == [] and "one launch" in result["note"]
+
+
+def test_fail_on_undetermined_fails_every_node_and_link_one_launch_cannot_judge(fake_mpi,
+                                                                             tmp_path):
+    from xml.etree import ElementTree
+    xml = tmp_path / "health.xml"
+    hosts = HOSTS[:4]
+    code, _ = health(fake_mpi, tmp_path / "h.db", "--launches", "1", "--junit", xml,
+                     hosts=hosts)
+    root = ElementTree.parse(xml).getroot()
+    assert code == 3 and (root.get("failures"), root.get("skipped")) == ("0", "10")
+    code, _ = health(fake_mpi, tmp_path / "h2.db", "--launches", "1", "--junit", xml,
+                     "--fail-on", "undetermined", hosts=hosts)
+    root = ElementTree.parse(xml).getroot()
+    assert code == 1 and (root.get("failures"), root.get("skipped")) == ("10", "0")
+    assert {f.get("type") for f in root.iter("failure")} == {"inconclusive"}
 
 
 def test_an_odd_number_of_nodes_plays_n_rounds_and_meets_every_pair(fake_mpi, tmp_path):
@@ -130,6 +148,36 @@ def test_the_model_recovers_node_and_step_effects_to_its_tolerance():
     got = fit(logs, steps=True)
     assert got.mu == pytest.approx(3.0, abs=TOLERANCE)
     assert np.allclose(got.nodes, a, atol=TOLERANCE) and np.allclose(got.steps, s[1:], atol=TOLERANCE)
+
+
+@pytest.mark.parametrize("nodes", [4, 17])
+def test_a_node_is_measured_against_the_others_alone(nodes):
+    """No noise, the typical nodes spread about 1 and one node at 0.8 of the bandwidth:
+    its effect is 0.8 of the others' median, as the fit of the others alone (4 nodes) and
+    the others' median in the fit of all (17) both give. Against the median of all N,
+    itself among them, it read 0.8 times half the others' middle gap above (0.812 at 4
+    nodes, 0.805 at 17)."""
+    spread = np.linspace(-0.1, 0.1, nodes - 1)
+    a = np.r_[math.log(0.8), spread - np.median(spread)]
+    logs = 3.0 + a[:, None] + a[None, :]
+    np.fill_diagonal(logs, np.nan)
+    bw = np.exp(np.array([logs, logs]))
+    m = Matrices([f"n{i}" for i in range(nodes)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
+    got = {c.hosts[0]: c for c in judge(m, 0.2).candidates if c.kind == "node"}
+    assert got["n0"].values == pytest.approx([math.log(0.8)] * 2, abs=TOLERANCE)
+    assert got["n0"].measured == pytest.approx(got["n0"].expected * got["n0"].ratio)
+
+
+def test_a_node_at_the_threshold_among_four_is_rarely_cleared():
+    """Simulated checks of 4 nodes, 10 launches, 3% node-by-launch and 5% pair noise, one
+    node at the threshold itself (0.8): "no more than 20% slower" is true at its
+    boundary, so a test at 5% clears it in at most 5% of checks. 60 checks: at a true 5%,
+    10 or more clear it in 0.2% of seeds; the median polish centred on all 4 nodes cleared
+    it in 30 of these 60 (38.5% of 200 in issue 49), this estimator in 2."""
+    slow = np.r_[math.log(0.8), np.zeros(3)]
+    checks = [check_of(slow, 0.2, 10, seed) for seed in range(60)]
+    assert sum("n0" in h.cleared for h in checks) <= 9
+    assert sum("n0" in h.drain for h in checks) <= 9
 
 
 def test_benjamini_hochberg_is_scipys():

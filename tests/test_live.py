@@ -82,17 +82,23 @@ def test_the_budget_ends_it_undetermined_with_the_pairs_needed(fake_mpi, db, tmp
     xml = tmp_path / "live.xml"
     fake = SidedFake(b_factor=1.03, start_s=0.05)
     done, _ = _live(fake_mpi, db, None, "--max-time", "0.5", "--junit", xml, launcher=fake)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # undetermined: no pass
     assert "the time budget (--max-time) ran out" in done.stdout
     assert "undetermined: about" in done.stdout and "more pairs would decide" in done.stdout
     text = xml.read_text()
     assert 'failures="0"' in text and 'skipped="0"' not in text
-    out = json.loads(_live(fake_mpi, db, None, "--max-time", "0.5", "--json",
-                           launcher=SidedFake(b_factor=1.03, start_s=0.05))[0].stdout)
+    done, _ = _live(fake_mpi, db, None, "--max-time", "0.5", "--json", "--junit", xml,
+                    "--fail-on", "undetermined",
+                    launcher=SidedFake(b_factor=1.03, start_s=0.05))
+    out = json.loads(done.stdout)
     assert out["stopped"] == "budget" and out["pairs"] < live.MAX_PAIRS
     undetermined = [c for c in out["cases"] if c["verdict"] == "undetermined"]
     assert undetermined and all(c["pairs_to_decide"] is None or c["pairs_to_decide"] >= 1
                                 for c in undetermined)
+    # --fail-on undetermined: each is a failure, and the gate exits 1
+    assert done.returncode == 1, done.stderr
+    failures = xml.read_text().count('<failure message="undetermined: ')
+    assert failures == len(undetermined) and 'type="undetermined"' in xml.read_text()
 
 
 def test_junit_fails_each_regression(fake_mpi, db, tmp_path):

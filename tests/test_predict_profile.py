@@ -128,7 +128,7 @@ def test_under_a_rules_file_the_collectives_are_priced_on_the_runs_under_it(fake
     launcher = RulesLauncher()
     launcher.rules_scale = 0.8
     assert commscope("tune", "--verify", rules, "--sizes", "4KiB", "--launches", 4, "--mpi",
-                     fake_mpi, "--db", db, launcher=launcher).returncode in (0, 1)
+                     fake_mpi, "--db", db, launcher=launcher).returncode in (0, 1, 3)
     run = profile_run(db, [Row("MPI_Allreduce", 4, 4096, None, 100, 1e-2, r, 409600)
                            for r in range(4)], ranks=4)
     out = predict(db, run, "--rules", rules)

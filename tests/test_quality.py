@@ -137,10 +137,10 @@ def test_verbs_without_a_quality_block_say_oversubscribed_in_one_line(fake_mpi, 
     for args in (["check", "allreduce<=reduce+bcast"], ["tune", "allreduce", "-o", os.devnull],
                  ["run", "allreduce"]):
         done = commscope(*args, *common, launcher=FakeLauncher())
-        assert done.returncode in (0, 1), done.stderr
+        assert done.returncode in (0, 1, 3), done.stderr
         said.append([line for line in done.stderr.splitlines() if "oversubscribed (" in line])
     done = commscope("compare", "2", "3", "--db", db)
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     said.append([line for line in done.stderr.splitlines() if "oversubscribed (" in line])
     check, tune, run, compare = said
     assert check == ["commscope: oversubscribed (up to 4 ranks in run 1): more ranks than "

@@ -62,7 +62,7 @@ def test_reading_verbs_show_a_dead_run_and_change_no_row(fake_mpi, db, tmp_path)
                  ["report", "-o", tmp_path / "r.html"], ["compare", "1", "2"],
                  ["fit", "1-3"]):
         done = commscope(*args, "--db", db)
-        assert done.returncode in (0, 1), (args, done.stderr)
+        assert done.returncode in (0, 1, 3), (args, done.stderr)
         assert dump(db) == before, args
 
 

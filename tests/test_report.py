@@ -734,12 +734,12 @@ def test_findings_give_the_verdicts_of_check_and_health(fake_mpi, tmp_path):
                      "4", "--mpi", fake_mpi, "--db", db,
                      launcher=FakeLauncher(factor=lambda value, nbytes: 1.4 if value is None
                                            and nbytes == 1024 else 1.0))
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     rate = 5e7  # bytes/s of a pair, a quarter where node 1 takes part
     done = commscope("health", "--hosts", ",".join(f"h{i}" for i in range(8)), "--sizes",
                      "8,256KiB", "--mpi", fake_mpi, "--db", db,
                      launcher=FakeLauncher(rate=lambda x, y: rate / 4 if 1 in (x, y) else rate))
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     out = tmp_path / "r.html"
     assert commscope("report", "-o", out, "--db", db).returncode == 0
     text = out.read_text()

@@ -112,6 +112,27 @@ def test_verify_flags_rules_slower_than_the_default_and_passes_faster(fake_mpi, 
     assert str(out) in " ".join(launcher.launched[1])
 
 
+def test_verify_exits_3_where_every_size_is_undetermined_and_1_with_fail_on(fake_mpi, db,
+                                                                           tmp_path):
+    # the rules exactly the least gain slower, with noisy launches: the interval spans the
+    # threshold, so the gate cannot pass it (docs/usage.md, "Exit status")
+    from xml.etree import ElementTree
+    _, out = tune(fake_mpi, db, tmp_path, "allreduce", "--np", "4", "--sizes", SIZES,
+                  "--launches", "3", launcher=FakeLauncher(factor=ring_halves_large))
+    xml = tmp_path / "verify.xml"
+    for extra, code, failures, skipped in (((), 3, "0", "1"),
+                                           (("--fail-on", "undetermined"), 1, "1", "0")):
+        launcher = RulesLauncher(spread=0.5)
+        launcher.rules_scale = 1 / 0.95
+        done = commscope("tune", "--verify", out, "--sizes", "64", "--launches", "4",
+                         "--mpi", fake_mpi, "--db", db, "--json", "--junit", xml, *extra,
+                         launcher=launcher)
+        assert [c["verdict"] for c in json.loads(done.stdout)["checks"]] == ["undetermined"]
+        assert done.returncode == code, done.stderr
+        root = ElementTree.parse(xml).getroot()
+        assert (root.get("failures"), root.get("skipped")) == (failures, skipped)
+
+
 def test_an_algorithm_by_its_number_is_the_same_case_as_by_its_name(fake_mpi, db):
     done = commscope("run", "allreduce", "--np", "4", "--sizes", "64", "--algorithm", "4",
                      "--launches", "1", "--mpi", fake_mpi, "--db", db, "--json",
@@ -146,6 +167,8 @@ def test_the_report_shows_each_algorithm_the_choice_and_the_regret(fake_mpi, db,
     (("tune", "allreduce", "-o", "/no/such/dir/x.rules"), "no such directory"),
     (("tune", "--verify", "/no/such/file"), "no such file"),
     (("tune", "allreduce", "--junit", "x.xml"), "--junit is for --verify"),
+    (("tune", "allreduce", "--fail-on", "undetermined"), "--fail-on is for --verify"),
+    (("tune", "allreduce", "--fail-on", "violated"), "--fail-on: invalid choice"),
     (("tune", "allreduce", "--min-gain", "0"), "--min-gain 0"),
     (("tune", "allreduce", "--min-gain", "1.5"), "--min-gain 1.5"),
 ])
@@ -326,7 +349,7 @@ def test_tune_and_verify_run_on_the_real_library(mpi_prefix, db, tmp_path):
     assert out.is_file()
     done = commscope("tune", "--verify", out, "--sizes", "8,64KiB", "--launches", "3",
                      "--mpi", mpi_prefix, "--db", db, "--json")
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1, 3), done.stderr
     checks = json.loads(done.stdout)["checks"]
     assert [(c["np"], c["bytes"]) for c in checks] == [(4, 8), (4, 65536)]
 

@@ -1,7 +1,7 @@
 """The verdict core (commscope.verdict) on estimates of known truth: the threshold in its
 one unit, the tests at the threshold, the words, moderation with an estimated prior, no
 spread as unknown spread, the false-coverage-rate interval of what is named, the one
-JUnit writer, and the screen's two-stage tests (Pocock's looks, the combination, the
+JUnit writer, the exit status a gate reads, and the screen's two-stage tests (Pocock's looks, the combination, the
 empirical null). The rates over many simulated commands are bench/verdicts.py's."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 
 from commscope.errors import UserError
 from commscope.verdict import (INCONCLUSIVE, UNDETERMINED, Estimate, Threshold, Words, claims,
-                               decide, junit, moderate, paired, parse_threshold, unpaired)
+                               decide, exit_status, gate, junit, moderate, paired,
+                               parse_threshold, unpaired)
 from commscope.stats import benjamini_hochberg
 from commscope.verdict.tests import Stage, empirical_null, sequential_level, staged_tests
 
@@ -107,6 +108,26 @@ def test_junit_skips_what_is_undecided_and_fails_only_the_failing_word():
     assert (root.get("failures"), root.get("skipped")) == ("1", "2")
 
 
+@pytest.mark.parametrize("failed, undecided, fail_on, status", [
+    (False, False, None, 0), (True, False, None, 1), (False, True, None, 3),
+    (True, True, None, 1),  # a failure beside undecided verdicts is still a failure
+    (False, True, "undetermined", 1), (False, False, "undetermined", 0)])
+def test_the_gate_passes_only_what_it_could_tell(failed, undecided, fail_on, status):
+    assert gate(failed, undecided, fail_on) == status
+
+
+def test_one_undecided_verdict_beside_decided_ones_is_exit_3_and_with_fail_on_a_failure():
+    found = claims([estimate(1.0, 0.005), estimate(FIVE.time_ratio, 0.02),
+                    paired({1: 1.2}, {1: 1.0})], ["g"] * 3, list("bcd"), FIVE, WORDS)
+    assert [c.word for c in found] == ["holds", UNDETERMINED, INCONCLUSIVE]
+    assert exit_status(found) == 3 and exit_status(found[:1]) == 0
+    assert exit_status(found, "undetermined") == 1
+    root = ElementTree.fromstring(junit("commscope check", found, "undetermined"))
+    failures = {c.get("name"): [e.get("type") for e in c if e.tag == "failure"] for c in root}
+    assert failures == {"b": [], "c": [UNDETERMINED], "d": [INCONCLUSIVE]}
+    assert (root.get("failures"), root.get("skipped")) == ("2", "0")
+
+
 @pytest.mark.parametrize("looks, constant", [(2, 2.178), (5, 2.413)])
 def test_the_sequential_level_is_pocock_s(looks, constant):
     """Equally spaced looks at a two-sided 5% (one-sided 2.5%): Pocock's constant boundary
@@ -133,7 +154,7 @@ def test_a_second_stage_chosen_by_the_first_keeps_its_level():
     assert 0.045 < np.mean(raw < 0.05) < 0.055  # exact where every one goes on
     assert np.mean((raw < 0.05) & chosen) <= 0.05
     both = staged_tests(first, second, 0.3, bound)  # the family at once: BH, intervals
-    assert np.allclose(both.over, benjamini_hochberg(raw))
+    assert np.allclose(both.over, benjamini_hochberg(np.minimum(2 * raw, 1)))  # two-sided
     assert np.all(both.low <= both.centre) and np.all(both.centre <= both.high)
 
 
@@ -156,7 +177,7 @@ def test_what_is_named_never_has_the_threshold_inside_its_interval():
     rng = np.random.default_rng(11)
     named = 0
     for _ in range(200):
-        found = [estimate(math.exp(FIVE.log + rng.normal(0.02, 0.02)), 0.03)
+        found = [estimate(math.exp(FIVE.log + rng.normal(0.04, 0.02)), 0.03)
                  for _ in range(20)]
         for d in decide(found, FIVE.log):
             if d.outcome == "over":

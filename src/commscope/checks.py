@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cases import Case, identity
+from .replication import shared_levels
 from .guidelines import SIZE_KINDS, Guideline
 from .sizes import format_bytes
 from .verdict import Claim, Threshold, Words, claims, paired
@@ -49,6 +50,12 @@ class _Pair:
     left: dict  # launch -> seconds
     right: dict
     barrier_s: float
+    cases: tuple = ()  # the left side's cases and the right's, where they are two commands
+
+    @property
+    def apart(self) -> bool:
+        """The sides were measured in different launches: two commands."""
+        return not set(self.left) & set(self.right)
 
 
 def _two_sided(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
@@ -61,10 +68,12 @@ def _two_sided(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
         if which is None:
             continue
         slot = sides.setdefault((rest(c, g.vary), c.bytes), {"left": {}, "right": {},
-                                                               "np": c.launched_ranks})
+                                                               "np": c.launched_ranks,
+                                                               "cases": ([], [])})
         slot[which][_launch(c)] = _median(c)
+        slot["cases"][which == "right"].append(c)
     return [_Pair(g, f"{g.kernel} np{s['np']}", s["np"], nbytes, s["left"], s["right"],
-                  barrier(list(s["left"]) + list(s["right"])))
+                  barrier(list(s["left"]) + list(s["right"])), s["cases"])
             for (_, nbytes), s in sides.items() if s["left"] and s["right"]]
 
 
@@ -93,20 +102,52 @@ def _over_sizes(g: Guideline, cases: list[Case], barrier) -> list[_Pair]:
     return pairs
 
 
+def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | None]:
+    """Each pair's variance between commands where its sides are two commands (runs
+    apart, check --runs): learned from the histories of both sides' cases (`history_of`,
+    results.case_history), moderated across the command's pairs as compare's are
+    (compare.pooled), the mean of the two sides' on the fewer degrees of freedom; None
+    where neither side has one (or the sides share launches): the verdict core then
+    assumes the launches' variance (verdict.tests.COMMAND_TO_LAUNCH), and the claim says
+    so (its `command_term`)."""
+    from .compare import pooled
+    apart = [i for i, p in enumerate(pairs) if p.apart and p.cases]
+    # each side's cases are one command's: their levels found together (shared_levels)
+    left, right = ([history_of(pairs[i].cases[side]) for i in apart] for side in (0, 1))
+    pasts = pooled([p for both in zip(shared_levels(left), shared_levels(right))
+                    for p in both])
+    out: list[tuple[float, float] | None] = [None] * len(pairs)
+    for j, i in enumerate(apart):
+        known = [p for p in pasts[2 * j:2 * j + 2] if p is not None and p.command_var is not None]
+        if known:
+            out[i] = (float(np.mean([p.command_var for p in known])),
+                      float(min(p.command_df for p in known)))
+    return out
+
+
 def judge(guidelines: list[Guideline], cases: list[Case], threshold: Threshold,
-          barrier=lambda launches: 0.0) -> list[Claim]:
+          barrier=lambda launches: 0.0, together: bool = True,
+          history_of=lambda cases: None) -> list[Claim]:
     """Every guideline's claim at every (series, size) the cases hold both sides of, each
-    guideline its own family; `barrier(launches)`: one barrier's time in those launches."""
+    guideline its own family; `barrier(launches)`: one barrier's time in those launches;
+    `together`: the command is the gate, so the guidelines are selected together before
+    any is named (verdict.tests.selected_levels), else each guideline names on its own;
+    `history_of(cases)`: their case's history, for sides that are two commands
+    (command_terms)."""
     pairs = [p for g in guidelines
              for p in sorted((_over_sizes if g.kind in SIZE_KINDS else _two_sided)(
                  g, cases, barrier), key=lambda p: (p.np, p.case, p.bytes))]
+    terms = command_terms(pairs, history_of)
     evidence = []
-    for p in pairs:
+    for p, term in zip(pairs, terms):
         left = float(np.median(list(p.left.values())))
         right = float(np.median(list(p.right.values())))
         evidence.append({"id": p.g.id, "kind": p.g.kind, "np": p.np, "bytes": p.bytes,
                          "case": p.case, "left_s": left, "right_s": right,
-                         "below_barrier": abs(left - right) < p.barrier_s})
-    return claims([paired(p.left, p.right) for p in pairs], [p.g.id for p in pairs],
+                         "below_barrier": abs(left - right) < p.barrier_s,
+                         **({"command_term": "history" if term else "assumed"}
+                            if p.apart else {})})
+    return claims([paired(p.left, p.right, term) for p, term in zip(pairs, terms)],
+                  [p.g.id for p in pairs],
                   [f"{p.case} {format_bytes(p.bytes)}" for p in pairs], threshold, WORDS,
-                  evidence, [e["below_barrier"] for e in evidence])
+                  evidence, [e["below_barrier"] for e in evidence], together=together)

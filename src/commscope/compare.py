@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from .cases import Case, grouped, key
-from .replication import LEVEL_GAP, History, Spread, case_spread
+from .replication import LEVEL_GAP, History, Spread, case_spread, shared_levels
 from .states import screen
 from .summary import launch_spreads, pilot
 from .verdict import UNDETERMINED, Claim, Estimate, Threshold, Words, claims, unpaired
@@ -179,7 +179,7 @@ def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
     undetermined, whatever the test says."""
     matched = [k for k in a if k in b]
     tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
-    pasts = pooled([history_of(a[k].cases + b[k].cases) for k in tested])
+    pasts = pooled(shared_levels([history_of(a[k].cases + b[k].cases) for k in tested]))
     found = [estimate(a[k], b[k], past) for k, past in zip(tested, pasts)]
     judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
                                      tested, threshold, WORDS)))

@@ -23,9 +23,11 @@ one, about what was measured here for pingpong (bw's commands differed less). Wi
 that assumption the interval is t(df) s sqrt(1/K + 1) and its coverage exact, since the
 ratio is Student's t (Searle, Casella & McCulloch, "Variance Components", 1992, 3.5,
 for the one-way random-effects model); learned, the degrees of freedom are those of
-the delta method or Satterthwaite's. The history keeps the commands within 1.5x of this
-command's median: one further away is another state of the machine (a level) or a real
-change stored in the same file, not noise between commands. The point estimate exp(mean) is the typical launch's
+the delta method or Satterthwaite's. The history learns from every earlier command of the
+configuration, robustly (history): a command unlike all the others (a real change seen
+once) is left out by an outlier test, and where the commands fall into two levels
+(another state of the machine, or a real change stored in the same file) sigma^2 is
+their spread within the levels. The point estimate exp(mean) is the typical launch's
 median; tau^2 less a launch median's own error variance (at least 0) says which
 dominates.
 
@@ -45,6 +47,7 @@ error variance.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from statistics import NormalDist
@@ -111,12 +114,18 @@ def run_spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     return out
 
 
+MIN_REGIME_SIZES = 8  # a block of sizes with its own launch effects holds at least this many
+
+
 def launch_regimes(table: np.ndarray, sizes) -> int | None:
     """The size after which the launches' common effects change, where the BIC prefers
     a two-way layout (cases x launches, additive) in two blocks of sizes, split between
-    two sizes with MIN_POOLED_CASES or more cases a side, to one over all; else None."""
+    two sizes with MIN_REGIME_SIZES or more cases a side, to one over all; else None.
+    (With 3 a side, one noisy size at an end of the range, 8 B ping-pong here, split off
+    a block of 3-4 sizes that was never flagged and covered 75-79%: an independent
+    review; that is a size unlike the others, which _spreads tests leaving it out.)"""
     cases, k = table.shape
-    if k < 2 or cases < 2 * MIN_POOLED_CASES:
+    if k < 2 or cases < 2 * MIN_REGIME_SIZES:
         return None
     sizes = np.asarray(sizes)
     n = cases * k
@@ -131,7 +140,7 @@ def launch_regimes(table: np.ndarray, sizes) -> int | None:
     ordered = np.unique(sizes)
     for size in ordered[:-1]:
         low = sizes <= size
-        if min(low.sum(), (~low).sum()) < MIN_POOLED_CASES:
+        if min(low.sum(), (~low).sum()) < MIN_REGIME_SIZES:
             continue
         found = bic(rss(table[low]) + rss(table[~low]), cases + 2 * (k - 1) + 1)
         if found < best:
@@ -154,34 +163,86 @@ def _spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     spread is the common effect's mean square over S plus (1 - 1/S) its moderated
     residual variance, its degrees of freedom Satterthwaite's, the moderated part's no
     more than the trend at its size is worth (verdict.tests.moderated_df). A case whose
-    own residual variance is beyond its prior's (p < UNUSUAL, an F test) keeps its own,
-    on its own degrees of freedom: its variance and its t quantile come from the same
-    evidence."""
+    own residual variance is beyond its prior's (p < UNUSUAL, an F test, the prior
+    fitted without it: left_out_p) keeps its own, on its own degrees of freedom: its
+    variance and its t quantile come from the same evidence; the prior is then fitted
+    without it (_prior). The launches' common effects weigh each size by its precision
+    (the inverse of its moderated variance, its own where unusual): equal weights gave
+    a noisy size's noise to every quiet size as a launch effect (sd 0.040 for a true
+    0.020: an independent review)."""
     cases, k = table.shape
     if cases < MIN_POOLED_CASES or k < 2:
         return [case_spread(row) for row in table]
-    grand = float(table.mean())
-    launch_effects = table.mean(axis=0) - grand
-    common = float(np.sum(launch_effects ** 2)) / (k - 1)  # mean square of launches / S
-    residual = table - table.mean(axis=1, keepdims=True) - launch_effects
     df = (k - 1) * (cases - 1) / cases  # of one case's residual sum of squares
-    own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
     x = None if sizes is None else log_size(sizes)
-    prior_var, prior_df, worth = trend_prior(own, np.full(cases, df), x)  # Smyth 2004
-    if math.isinf(prior_df):
-        moderated = prior_var
-    else:
-        moderated = (prior_df * prior_var + df * own) / (prior_df + df)
+    centred = table - table.mean(axis=1, keepdims=True)
+    weights = np.ones(cases)
+    for _ in range(2):  # equal weights, then each size's by its precision
+        launch_effects = weights @ centred / weights.sum()
+        residual = centred - launch_effects
+        own = np.maximum(np.sum(residual ** 2, axis=1) / df, 1e-12)
+        unusual = left_out_p(own, df, x)
+        usual = unusual >= UNUSUAL
+        if usual.sum() < MIN_POOLED_CASES:
+            usual[:] = True
+        prior_var, prior_df, worth = _prior(own, df, x, usual)  # Smyth 2004
+        if math.isinf(prior_df):
+            moderated = prior_var
+        else:
+            moderated = (prior_df * prior_var + df * own) / (prior_df + df)
+        weights = 1 / np.where(usual, np.fmax(moderated, own), own)
+    common = float(np.sum(launch_effects ** 2)) / (k - 1)  # mean square of launches / S
     # no more degrees of freedom than the trend at the case's size is worth
     mod_df = moderated_df(prior_df, df, worth)
-    unusual = unusual_p(own, df, prior_var, prior_df)
-    share = 1 - 1 / cases
+    share = 1 - 1 / cases  # of one size's residual, the rest is in the launch effects
     spreads = []
     for v, o, p, v_df in zip(moderated, own, unusual, mod_df):
         var, var_df = (o, df) if p < UNUSUAL else (v, v_df)
         spreads.append(Spread(common + share * var,
                               satterthwaite([(common, k - 1), (share * var, var_df)]), p))
     return spreads
+
+
+def _prior(own: np.ndarray, df: float, x: np.ndarray | None,
+           usual: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """trend_prior of the usual cases' variances alone, read at every case's size: a
+    size far noisier than the rest neither bends the trend nor, through the spread of
+    the log variances about it, lowers every other size's prior weight (robust
+    hyperparameters: B. Phipson et al., "Robust hyperparameter estimation protects
+    against hypervariable genes", Ann. Appl. Stat. 10(2), 2016)."""
+    prior_var, prior_df, worth = trend_prior(own[usual], np.full(int(usual.sum()), df),
+                                             None if x is None else x[usual])
+    if usual.all():
+        return prior_var, prior_df, worth
+    if x is None:
+        return np.full(own.size, prior_var[0]), prior_df, np.full(own.size, worth[0])
+    order = np.argsort(x[usual])
+    at = x[usual][order]
+    return (np.exp(np.interp(x, at, np.log(prior_var)[order])), prior_df,
+            np.interp(x, at, worth[order]))
+
+
+def left_out_p(own: np.ndarray, df: float, x: np.ndarray | None) -> np.ndarray:
+    """Each case's p-value for "its residual variance no larger than the others' trend at
+    its size" (unusual_p), the trend fitted without it: a noisy size at an end of the
+    range otherwise bends the trend (a step of 3 sizes) towards itself and passes as
+    usual. The trend at a size left out is read between the fitted values of its
+    neighbours (a constant, line or step: exact within the range, the nearest end's value
+    beyond it)."""
+    n = own.size
+    out = np.ones(n)
+    dfs = np.full(n - 1, df)
+    for i in range(n):
+        rest = np.arange(n) != i
+        if x is None:
+            prior_var, prior_df, _ = trend_prior(own[rest], dfs, None)
+            at = float(prior_var[0])
+        else:
+            prior_var, prior_df, _ = trend_prior(own[rest], dfs, x[rest])
+            order = np.argsort(x[rest])
+            at = float(np.exp(np.interp(x[i], x[rest][order], np.log(prior_var)[order])))
+        out[i] = float(unusual_p(own[i:i + 1], df, at, prior_df)[0])
+    return out
 
 
 def launches_needed(pilot: Spread, precision: float, past: History | None = None,
@@ -232,56 +293,152 @@ class History:
     inverse_n: float = 1.0  # the mean of 1 / (a command's launches)
     level: str | None = None  # "lower" or "higher": the history kept to this command's level
     command_means: tuple[float, ...] = ()  # every command's mean log median, none left out
+    means_df: int = 0  # of means_var: the commands kept less one a level
+    command_keys: tuple = ()  # each command's key, in command_means' order (shared_levels)
 
 
 def history(groups: list[list[float]], centre: float | None = None,
-            bulk: bool = False) -> History | None:
+            keys: tuple = ()) -> History | None:
     """The variance components of log launch medians grouped by command (one-way ANOVA):
     tau^2 the pooled variance within the commands of two or more launches; sigma^2 the
     variance of the commands' means less their launches' share, tau^2 times the mean of
-    1/n (at least 0), from MIN_HISTORY_DF + 1 commands or more. None below MIN_HISTORY_DF
-    degrees of freedom for tau^2. `centre`: this command's mean log median; the commands
-    whose mean lies LEVEL_GAP or more from it are another state of the machine (regimes:
-    the level this command did not fall in) or a real change (a regression stored in the
-    same file), not noise between commands, and are left out, saying so where the
-    commands fall into two levels: an interval describes the state its command was in,
-    and a results file that holds a 50x slowdown does not make every later interval
-    50x wide. `bulk` (no centre: a comparison of two commands, neither the reference):
-    the commands LEVEL_GAP or more from the median of the commands' means are left out
-    (another state, or a real change, seen once), unless the commands fall into two
-    levels, which are then both the machine's (regimes). Robust to what one bad command
-    holds: a launch stalled in an earlier command adds nothing (robust_groups)."""
+    1/n (at least 0), on MIN_HISTORY_DF degrees of freedom or more. None below
+    MIN_HISTORY_DF degrees of freedom for tau^2. Learned from every earlier command, never
+    from a window around this one (a window of 1.5x kept 3.5-5.9 of 10 commands at a
+    noisy size and learned r = 0.10 for a true 1: an independent review), robustly:
+    - a launch stalled in an earlier command adds nothing (robust_groups);
+    - a command far from all the others (a real change seen once, a command wholly beside
+      another job) is left out by the outlier test (outlying);
+    - where the commands fall into two levels (regimes: a machine with two states, or a
+      results file that holds a real change), sigma^2 is the spread within the levels,
+      pooled, so a file with a regression in it does not count the regression as noise.
+    `centre`: this command's mean log median, which says the level it is in; `keys`:
+    each group's command, so the cases of one results file can find levels together
+    (shared_levels)."""
+    keys = tuple(k for k, g in zip(keys, groups) if len(g)) if keys else ()
     logs = robust_groups([np.log(g) for g in groups if len(g)])
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
     if df < MIN_HISTORY_DF:
         return None
     tau2 = sum(float(np.sum((g - g.mean()) ** 2)) for g in several) / df
+    sizes = np.array([g.size for g in logs])
     means = np.array([g.mean() for g in logs])
-    levels = regimes(means, tau2)
-    near = logs
-    if centre is not None:
-        near = [g for g, m in zip(logs, means) if abs(m - centre) < LEVEL_GAP]
-    elif bulk and levels is None:
-        near = [g for g, m in zip(logs, means) if abs(m - np.median(means)) < LEVEL_GAP]
-    if len(near) < len(logs):
-        kept = history([np.exp(g) for g in near])
-        if kept is None:
-            return kept
-        kept = replace(kept, command_means=tuple(map(float, means)))
-        if levels is None or centre is None:
-            return kept
+    floor = tau2 * float(np.mean(1 / sizes))  # what launches alone spread a mean by
+    kept = ~outlying(means, floor, df)
+    levels, part = regimes(means[kept], floor)
+    if levels is not None:  # the outlier test again, each level about its own
+        inner = np.zeros(kept.sum(), dtype=bool)
+        for side in (0, 1):
+            inner[part == side] = outlying(means[kept][part == side], floor, df)
+        keep_at = np.flatnonzero(kept)
+        kept[keep_at[inner]] = False
+        part = part[~inner]
+    centred = means[kept] - (np.array([means[kept][part == side].mean() for side in (0, 1)])
+                             [part] if levels is not None else means[kept].mean())
+    means_df = int(kept.sum()) - (2 if levels is not None else 1)
+    inverse_n = float(np.mean(1 / sizes[kept]))
+    means_var = float(np.sum(centred ** 2)) / means_df if means_df >= 1 else None
+    sigma2 = max(means_var - tau2 * inverse_n, 0.0) if means_df >= MIN_HISTORY_DF else None
+    level = None
+    if levels is not None and centre is not None:
         split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
-        return replace(kept, levels=levels, level="higher" if centre > split else "lower")
-    inverse_n = float(np.mean([1 / g.size for g in logs]))
-    means_var = float(means.var(ddof=1)) if means.size >= 2 else None
-    sigma2, command_df = None, len(logs) - 1
-    if command_df >= MIN_HISTORY_DF:
-        sigma2 = max(means_var - tau2 * inverse_n, 0.0)
-    return History(tau2, df, sum(g.size for g in logs), sigma2,
-                   command_df if sigma2 is not None else 0, len(logs), levels, means_var,
-                   inverse_n, command_means=tuple(map(float, means)))
+        level = "higher" if centre > split else "lower"
+    return History(tau2, df, int(sizes.sum()), sigma2, means_df if sigma2 is not None else 0,
+                   int(kept.sum()), levels, means_var, inverse_n, level,
+                   tuple(map(float, means)), max(means_df, 0), keys)
 
+
+def shared_levels(pasts: list[History | None]) -> list[History | None]:
+    """The histories of one command's cases, where their earlier commands fall into two
+    levels together: a real change stored in the results file (or a state of the
+    machine) moves every case of a command, so the commands' typical offsets over the
+    cases (the median over cases of each command's mean less its case's median) show
+    the levels far more clearly than any case's few means alone (4 baseline and 4 slowed
+    commands at 1.30x, 5% launch noise: 79% of cases called a regression with each case's
+    own levels). Each case's sigma^2 is then its spread within those levels (history's
+    rule), its outliers left out within them. Histories without the commands' keys, or
+    fewer than 4 commands every case holds, are as they were."""
+    have = [i for i, p in enumerate(pasts) if p is not None and p.command_keys]
+    if len(have) < 2:
+        return pasts
+    keys = sorted(set.intersection(*(set(pasts[i].command_keys) for i in have)), key=str)
+    if len(keys) < 2 * MIN_LEVEL_COMMANDS:
+        return pasts
+
+    def means(p: History) -> np.ndarray:
+        at = {k: j for j, k in enumerate(p.command_keys)}
+        return np.array([p.command_means[at[k]] for k in keys])
+    offsets = np.array([means(pasts[i]) - np.median(means(pasts[i])) for i in have])
+    floor = float(np.median([pasts[i].between_var * pasts[i].inverse_n for i in have]))
+    levels, part = regimes(np.median(offsets, axis=0), floor / len(have))
+    if levels is None:
+        return pasts
+    out = list(pasts)
+    for i in have:
+        out[i] = _within(pasts[i], means(pasts[i]), part)
+    return out
+
+
+def _within(p: History, m: np.ndarray, part: np.ndarray) -> History:
+    """History p's commands (means m, in shared_levels' order) learned within the levels
+    `part` gives them: sigma^2 the pooled spread about each level's mean, less the
+    launches' share, each level's outliers left out."""
+    floor = p.between_var * p.inverse_n
+    kept = np.ones(m.size, dtype=bool)
+    for side in (0, 1):
+        at = np.flatnonzero(part == side)
+        kept[at[outlying(m[at], floor, p.df)]] = False
+    centred = np.concatenate([m[kept & (part == side)] - m[kept & (part == side)].mean()
+                              for side in (0, 1) if np.any(kept & (part == side))])
+    means_df = centred.size - 2
+    if means_df < 1:
+        return p
+    means_var = float(np.sum(centred ** 2)) / means_df
+    sigma2 = max(means_var - p.between_var * p.inverse_n, 0.0) \
+        if means_df >= MIN_HISTORY_DF else None
+    low, high = m[part == 0], m[part == 1]
+    levels = ((math.exp(float(np.median(low))), low.size),
+              (math.exp(float(np.median(high))), high.size))
+    return replace(p, command_var=sigma2, command_df=means_df if sigma2 is not None else 0,
+                   commands=int(kept.sum()), levels=levels, means_var=means_var,
+                   means_df=means_df)
+
+
+OUTLIER_LEVEL = 0.01  # the chance the outlier test leaves out a command of a history alike
+
+
+def outlying(means: np.ndarray, floor: float, floor_df: float = 0) -> np.ndarray:
+    """The commands whose mean lies beyond the others' spread: each, the farthest first,
+    against the mean and spread of the rest, its externally studentised deviation
+    (m - mean_rest) / (s_rest sqrt(1 + 1/(n-1))) t-distributed on n - 2 degrees of freedom
+    for commands alike, tested at OUTLIER_LEVEL over the n (Bonferroni's outlier test on
+    studentised residuals: R. D. Cook & S. Weisberg, "Residuals and Influence in
+    Regression", 1982, 2.2), s_rest^2 at least `floor` (the spread launches alone give a
+    mean, tau^2 / n, on its `floor_df` where it is the larger), and at most a minority
+    left out. A median-absolute-deviation rule at
+    3.5 left out a command of 5 alike 20% of the time (a simulation)."""
+    out = np.zeros(means.size, dtype=bool)
+    while means.size - out.sum() >= 3 and 2 * (out.sum() + 1) < means.size:
+        rest_of = [np.flatnonzero(~out & (np.arange(means.size) != i)) for i in range(means.size)]
+        t, dof = np.zeros(means.size), np.ones(means.size)
+        for i in np.flatnonzero(~out):
+            rest = means[rest_of[i]]
+            var, dof[i] = float(rest.var(ddof=1)), rest.size - 1
+            if floor > var:
+                var, dof[i] = floor, max(floor_df, dof[i])
+            t[i] = abs(means[i] - rest.mean()) / math.sqrt(var * (1 + 1 / rest.size)) \
+                if var > 0 else (math.inf if means[i] != rest.mean() else 0.0)
+        far = int(np.argmax(t))
+        if 2 * _t_sf(t[far], dof[far]) >= OUTLIER_LEVEL / (~out).sum():
+            break
+        out[far] = True
+    return out
+
+
+def _t_sf(t: float, df: float) -> float:
+    from scipy.special import stdtr
+    return float(stdtr(df, -t))
 
 
 def robust_groups(logs: list[np.ndarray]) -> list[np.ndarray]:
@@ -338,36 +495,70 @@ def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio 
 
 def _pooled(used: list[History]) -> CommandRatio | None:
     """CommandRatio over these cases' histories (two or more commands each)."""
-    df_b = sum(h.commands - 1 for h in used)
+    df_b = sum(h.means_df for h in used)
     if df_b < MIN_HISTORY_DF:
         return None
-    launch = sum((h.commands - 1) * h.between_var for h in used)  # > 0: above NO_SPREAD
-    return CommandRatio(sum((h.commands - 1) * h.means_var for h in used) / launch,
-                        sum((h.commands - 1) * h.between_var * h.inverse_n for h in used)
+    launch = sum(h.means_df * h.between_var for h in used)  # > 0: above NO_SPREAD
+    return CommandRatio(sum(h.means_df * h.means_var for h in used) / launch,
+                        sum(h.means_df * h.between_var * h.inverse_n for h in used)
                         / launch, 2 / df_b + 2 / sum(h.df for h in used), df_b)
 
 
-LEVEL_GAP = STATE_GAP  # commands' medians 1.5x apart, with none between: two regimes
+LEVEL_GAP = STATE_GAP  # a side this far from every earlier command: another state
 MIN_LEVEL_COMMANDS = 2
+LEVEL_TEST = 0.01  # the chance of two levels in commands alike (regimes)
 
 
-def regimes(means: np.ndarray, tau2: float) -> tuple | None:
-    """Two levels in the commands' mean log medians: the widest gap between neighbours,
-    when it is at least LEVEL_GAP and 4 launch standard deviations, with
-    MIN_LEVEL_COMMANDS or more on each side; ((median, commands) low, (median, commands)
-    high), or None. A machine that switches between two states (here: 8 B ping-pong at
-    0.11 or 0.37 us, with the VM's placement on its host) shows so, and no single interval
-    describes it well."""
-    ordered = np.sort(means)
-    if ordered.size < 2 * MIN_LEVEL_COMMANDS:
-        return None
-    gaps = np.diff(ordered)[MIN_LEVEL_COMMANDS - 1:ordered.size - MIN_LEVEL_COMMANDS]
-    at = int(np.argmax(gaps)) + MIN_LEVEL_COMMANDS
-    if gaps.max() < max(LEVEL_GAP, 4 * math.sqrt(tau2)):
-        return None
-    low, high = ordered[:at], ordered[at:]
-    return ((math.exp(float(np.median(low))), low.size),
-            (math.exp(float(np.median(high))), high.size))
+def regimes(means: np.ndarray, floor: float = 0.0) -> tuple[tuple | None, np.ndarray | None]:
+    """Two levels in the commands' mean log medians: the split of the sorted means, with
+    MIN_LEVEL_COMMANDS or more on each side, whose gap is widest against the spread
+    within the two sides (their pooled variance, at least `floor`, the launches' share),
+    where that ratio is beyond what commands alike reach at LEVEL_TEST (level_critical);
+    (((median, commands) low, (median, commands) high), each command's side, 0 or 1), or
+    (None, None). A machine that switches between two states (here: 8 B ping-pong at 0.11
+    or 0.37 us, with the VM's placement on its host) shows so, and so does a results file
+    that holds a real change; no single interval describes either well."""
+    n = means.size
+    if n < 2 * MIN_LEVEL_COMMANDS:
+        return None, None
+    order = np.argsort(means)
+    ratio, at = _widest_gap(means[order][None, :], floor)
+    if ratio[0] <= level_critical(n):
+        return None, None
+    part = np.zeros(n, dtype=int)
+    part[order[at[0]:]] = 1
+    low, high = means[part == 0], means[part == 1]
+    return (((math.exp(float(np.median(low))), low.size),
+             (math.exp(float(np.median(high))), high.size)), part)
+
+
+def _widest_gap(ordered: np.ndarray, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of sorted means: the largest gap over the pooled standard deviation of
+    the two sides it splits them into, and the index of the first mean above it."""
+    rows, n = ordered.shape
+    cuts = np.arange(MIN_LEVEL_COMMANDS, n - MIN_LEVEL_COMMANDS + 1)
+    total, square = np.cumsum(ordered, axis=1), np.cumsum(ordered ** 2, axis=1)
+
+    def ss(upto):  # sums of squares of the first `upto` and of the rest
+        a = square[:, upto - 1] - total[:, upto - 1] ** 2 / upto
+        rest_sum, rest_sq = total[:, -1] - total[:, upto - 1], square[:, -1] - square[:, upto - 1]
+        return a + rest_sq - rest_sum ** 2 / (n - upto)
+    within = np.stack([np.maximum(ss(c) / (n - 2), floor) for c in cuts], axis=1)
+    gaps = ordered[:, cuts] - ordered[:, cuts - 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(within > 0, gaps / np.sqrt(within), np.where(gaps > 0, np.inf, 0.0))
+    best = np.argmax(ratios, axis=1)
+    return ratios[np.arange(rows), best], cuts[best]
+
+
+@functools.lru_cache(maxsize=None)
+def level_critical(n: int, draws: int = 20000) -> float:
+    """The 1 - LEVEL_TEST quantile of regimes' ratio among n commands alike (normal
+    means), simulated once a count (seeded, so the same every time): its distribution
+    depends only on n (4 commands reach 15 at 1%, 30 commands 1.6)."""
+    rng = np.random.default_rng(n)
+    ratio, _ = _widest_gap(np.sort(rng.standard_normal((draws, n)), axis=1))
+    return float(np.quantile(ratio, 1 - LEVEL_TEST))
 
 
 @dataclass(frozen=True)

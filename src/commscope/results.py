@@ -11,22 +11,19 @@ import os
 from . import names, skew
 from .advice import block, options, variance_line
 from .cases import Case, grouped, identity
-from .replication import CommandRatio, History, command_ratios, history
+from .replication import CommandRatio, History, command_ratios, history, shared_levels
 from .states import screen
 from .store import Store
 from .summary import combined_summary, launch_spreads
 
 
-def case_history(store: Store, cases: list[Case], level: bool = False,
-                 bulk: bool = False) -> History | None:
+def case_history(store: Store, cases: list[Case], level: bool = False) -> History | None:
     """The between-launch and between-command variances of these cases' case from the
     launches other runs made of it on the same hosts with the same MPI and configuration
     (cases.identity with mpi, which holds the library's own settings, and the same `run
-    --info` labels). `level`: the history of the commands within 1.5x of these cases'
-    median, the state of the machine they were measured in; `bulk`: the commands within
-    1.5x of the commands' median, where neither side of a comparison is the reference
-    (replication.history), so a results file that holds a regression does not blind the
-    comparisons after it (docs/compare.md)."""
+    --info` labels), learned robustly from every one of them (replication.history), so a
+    results file that holds a regression does not blind the comparisons after it
+    (docs/compare.md). `level`: say which of two levels these cases' median is in."""
     first = cases[0]
     mine = {c.run_id for c in cases}
     same = identity(first, mpi=True)
@@ -41,19 +38,22 @@ def case_history(store: Store, cases: list[Case], level: bool = False,
         groups.setdefault(command, []).append(float(np.median(c.latency_s)))
     medians = [float(np.median(c.latency_s)) for c in cases if level and c.valid_samples.size]
     return history(list(groups.values()), float(np.mean(np.log(medians))) if medians else None,
-                   bulk)
+                   tuple(groups))
 
 
 def histories(store: Store, groups: list[list[Case]]
               ) -> tuple[list[History | None], list[CommandRatio | None]]:
-    """Each group's (one case's launches') history, kept to its state, and how much
-    commands differ on its hosts with its MPI, learned from the histories of every group
-    there (replication.command_ratios)."""
+    """Each group's (one case's launches') history, its levels found with the other
+    groups' on its hosts with its MPI (replication.shared_levels), and how much commands
+    differ there, learned from the histories of every group there
+    (replication.command_ratios)."""
     pasts = [case_history(store, found, level=True) for found in groups]
     ratios: list[CommandRatio | None] = [None] * len(groups)
     where = [(found[0].hosts, found[0].mpi) for found in groups]
     for w in set(where):
         mine = [i for i, v in enumerate(where) if v == w]
+        for i, p in zip(mine, shared_levels([pasts[i] for i in mine])):
+            pasts[i] = p
         for i, r in zip(mine, command_ratios([pasts[i] for i in mine],
                                              [groups[i][0].bytes for i in mine])):
             ratios[i] = r

@@ -26,6 +26,7 @@ from .summary import combined_summary
 from .verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
 from .verdict import paired as paired_estimate
 from .verdict import parse_threshold
+from .verdict.tests import selected_levels
 
 MIN_GAIN = parse_threshold(DEFAULTS["tune"])
 # The rules against the default: inferior, slower by more than the least gain (a gate's
@@ -173,10 +174,13 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
     at = [(i, j) for i, p in enumerate(found) for j in range(len(p.options))]
     estimates = moderate([found[i].options[j].estimate for i, j in at])
     options = [list(p.options) for p in found]
-    for family in dict.fromkeys((found[i].kernel, found[i].np) for i, _ in at):
-        members = [k for k, (i, _) in enumerate(at) if (found[i].kernel, found[i].np) == family]
+    families = [(found[i].kernel, found[i].np) for i, _ in at]
+    # one command writes one rules file: its families are selected together
+    levels = selected_levels(estimates, families, min_gain.log)
+    for family in dict.fromkeys(families):
+        members = [k for k, f in enumerate(families) if f == family]
         mine = [estimates[k] for k in members]
-        for k, d in zip(members, decide(mine, min_gain.log)):
+        for k, d in zip(members, decide(mine, min_gain.log, over_alpha=levels[family])):
             i, j, e = *at[k], estimates[k]
             ci = (1 / d.interval[1], 1 / d.interval[0]) if d.interval else None
             gain = 0.0
@@ -241,4 +245,4 @@ def verify(default: list[list[Case]], rules: list[list[Case]],
     return claims([paired_estimate(a[p], b[p]) for p in points],
                   [f"{k} np{n}" for k, n, _ in points],
                   [f"{k} np{n} {format_bytes(size)}" for k, n, size in points], min_gain,
-                  VERIFY_WORDS, evidence)
+                  VERIFY_WORDS, evidence, together=True)

@@ -17,12 +17,13 @@ from ..mpi import family, find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..progress import Progress
 from ..checks import judge
+from ..results import case_history
 from ..tune import judged
 from ..sizes import format_bytes
-from ..verdict import DEFAULTS, parse_threshold
+from ..verdict import DEFAULTS, exit_status, parse_threshold
 from ..views.check import junit, remedies, render
-from .common import (add_db, add_mpi, check_directory, existing_store, print_json,
-                     say_oversubscribed, write_atomic, writing_store)
+from .common import (add_db, add_fail_on, add_mpi, check_directory, existing_store,
+                     print_json, say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8:1MiB"
 # Seconds each plan (a kernel and what varies on it) may spend on its launches: a verdict
@@ -42,7 +43,8 @@ def add_parser(sub, summary: str) -> None:
                                    "a general one, weaker semantics no slower, time not "
                                    "falling as a message grows, one message no slower than "
                                    "k of a k-th. Both sides run in the same launches. Exit "
-                                   "1 when a guideline is violated.")
+                                   "1 when a guideline is violated; else 3 when any verdict "
+                                   "is undetermined or inconclusive.")
     p.add_argument("ids", nargs="*", metavar="ID",
                    help="guidelines by id (listed below), e.g. allreduce<=reduce+bcast, "
                         "monotony:bcast")
@@ -59,11 +61,16 @@ def add_parser(sub, summary: str) -> None:
                    help="how far below the right side's bandwidth the left side must be to "
                         f"violate (default {DEFAULTS['check']}; with --runs, what the "
                         "command that measured them gave)")
+    p.add_argument("--families", choices=("command", "guideline"), default="command",
+                   help="how verdicts are adjusted: the guidelines selected together, so "
+                        "the command as a gate fails falsely at most 5%% of the time "
+                        "(default), or each guideline on its own (docs/statistics.md)")
     p.add_argument("--catalogue", metavar="FILE",
                    help="more guidelines of your own, in the format of commscope's "
                         "guidelines.json (docs/guidelines.md)")
     p.add_argument("--json", action="store_true", help="the runs and verdicts as JSON")
     p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    add_fail_on(p)
     add_mpi(p)
     add_db(p)
     p.more_help = lambda: "guidelines:\n  " + "\n  ".join(catalogue().ids)
@@ -176,18 +183,20 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         run_ids, store, chosen, family = _measure(args, cat, ["commscope", *argv], verdict)
     say_oversubscribed(store, run_ids)
     cases = [c for r in run_ids for c in store.cases(r)]
-    found = judge(chosen, cases, threshold, _barrier(store, run_ids))
+    found = judge(chosen, cases, threshold, _barrier(store, run_ids),
+                  args.families == "command", lambda found: case_history(store, found))
     if args.runs and not found:
         wanted = ", ".join(g.id for g in chosen if g.kind not in SIZE_KINDS) or "monotony, split"
         raise UserError(f"check --runs {args.runs}: nothing to check; these runs hold no "
                         f"size sweep and neither side of a guideline ({wanted}) together")
     if args.junit:
-        write_atomic(args.junit, junit(found))
+        write_atomic(args.junit, junit(found, args.fail_on))
     tuned = _tuned(store, chosen) if any(c.failing for c in found) else []
     if args.json:
         print_json("check", {"runs": run_ids, "threshold": threshold.fraction,
+                             "families": args.families,
                              "verdicts": [c.as_dict() for c in found],
                              "remedies": remedies(found, chosen, family, tuned)})
     else:
-        print(render(found, chosen, threshold, family, tuned))
-    return 1 if any(c.failing for c in found) else 0
+        print(render(found, chosen, threshold, family, tuned, args.families))
+    return exit_status(found, args.fail_on)

@@ -17,6 +17,7 @@ from ..errors import UserError
 from ..results import measured, quality, skews
 from ..sizes import format_bytes
 from ..store import Store
+from ..verdict import FAIL_ON
 from ..views.run import rank_times, render, render_phases, render_ranks
 from ..views.skew import render_skews
 
@@ -36,6 +37,13 @@ def add_mpi(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mpi", metavar="PREFIX",
                    help="MPI installation prefix (default: COMMSCOPE_MPI, $MPICC, mpicc on "
                         "PATH, then the embedded Open MPI)")
+
+
+def add_fail_on(p: argparse.ArgumentParser) -> None:
+    """Beside each --junit: what a gate may fail on besides its failing word."""
+    p.add_argument("--fail-on", choices=FAIL_ON, metavar="undetermined",
+                   help="write undetermined and inconclusive verdicts as JUnit failures, "
+                        "not skipped, and exit 1, not 3, on them (docs/ci.md)")
 
 
 def existing_store(path: str, append: bool = False) -> Store:

@@ -13,11 +13,11 @@ from ..errors import UserError
 from ..mpi import find_mpi
 from ..progress import Progress
 from ..results import case_history
-from ..verdict import ALPHA, DEFAULTS, UNDETERMINED, parse_threshold
+from ..verdict import ALPHA, DEFAULTS, UNDETERMINED, exit_status, parse_threshold
 from ..views import live as live_view
-from ..views.compare import TIMED_OTHERWISE, junit, render
-from .common import (add_db, check_directory, existing_store, print_json, say_oversubscribed,
-                     write_atomic, writing_store)
+from ..views.compare import TIMED_OTHERWISE, junit, render, testcases
+from .common import (add_db, add_fail_on, check_directory, existing_store, print_json,
+                     say_oversubscribed, write_atomic, writing_store)
 
 
 def add_parser(sub, summary: str) -> None:
@@ -25,7 +25,8 @@ def add_parser(sub, summary: str) -> None:
                        description="Test every case present in both A and B at the "
                                    "threshold: a t test on the log launch medians, each side "
                                    "one command (see docs/compare.md). Exit 1 when a case is "
-                                   "slower by more than --threshold, beyond doubt.")
+                                   "slower by more than --threshold, beyond doubt; else 3 "
+                                   "when any is undetermined or inconclusive.")
     p.add_argument("a", metavar="A", help=f"the baseline: {selection.SYNTAX}; with --live, "
                                           "the kernel (and every option of `commscope run`)")
     p.add_argument("b", metavar="B", nargs="?", help=f"compared with A: {selection.SYNTAX}")
@@ -44,6 +45,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--junit", metavar="FILE",
                    help="also write JUnit XML: a testcase per matched case, a regression "
                         "a failure")
+    add_fail_on(p)
     add_db(p)
     p.set_defaults(func=run, kernel_flags=True)  # --live: the run options, parsed again
 
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if both:
         raise UserError(f"run {both[0]} is in both A and B; give each run to one side")
     result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
-                     lambda cases: case_history(store, cases, bulk=True))
+                     lambda cases: case_history(store, cases))
     if not result.changes and result.timed_otherwise:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}): "
                         f"{TIMED_OTHERWISE}")
@@ -83,8 +85,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")
     say_oversubscribed(store, runs_a + runs_b)
+    cases = testcases(result)
     if args.junit:
-        write_atomic(args.junit, junit(result))
+        write_atomic(args.junit, junit(cases, args.fail_on))
     if args.json:
         print_json("compare", {
             "a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold.fraction,
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         print(render(result, args.all, _live_remedy(store, runs_a, runs_b)
                      if result.count(UNDETERMINED) else None))
-    return 1 if result.regressions else 0
+    return exit_status(cases, args.fail_on)
 
 
 def _live_remedy(store, runs_a: list[int], runs_b: list[int]) -> str:
@@ -118,6 +121,7 @@ def _live_args(argv: list[str]) -> argparse.Namespace:
     _b_options(p)
     p.add_argument("--threshold", default=DEFAULTS["compare"])
     p.add_argument("--junit", metavar="FILE")
+    add_fail_on(p)
     p.set_defaults(max_time=None)
     rest = list(argv)
     rest.remove("compare")
@@ -163,11 +167,12 @@ def run_live(argv: list[str]) -> int:
     progress = Progress(cases * int(args.launches), f"{args.kernel} A/B")
     found = live.measure(store, sides, ["commscope", *argv], budget, threshold, progress)
     progress.close()
+    cases = live_view.testcases(found)
     if args.junit:
-        write_atomic(args.junit, live_view.junit(found))
+        write_atomic(args.junit, live_view.junit(cases, args.fail_on))
     if args.json:
         print_json("compare-live", live_view.as_json(found, threshold, budget, {
             "env": dict(env), "mpi": args.b_mpi, "mca": dict(mca)}))
     else:
         print(live_view.render(found, threshold, budget))
-    return 1 if found.decision.regressions else 0
+    return exit_status(cases, args.fail_on)

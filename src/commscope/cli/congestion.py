@@ -24,11 +24,15 @@ DEFAULT_CANARY = "pingpong:8,bw:128KiB,allreduce:8"
 LAUNCHES = 5  # each launch one replicate of every CIF: a t interval of 4 df
 # Samples per phase and launch, a fixed count: every sample starts with a barrier of all
 # the ranks, aggressors too, which crosses the congested path, so a --min-time budget
-# (which counts the samples, not the barriers) ran 20 s where it asked for 0.5. A bw
-# canary's sample is a window of BW_WINDOW messages (256 KiB of 128 KiB ones: 21 ms at
-# 100 Mbit/s alone); an idle canary's iteration sleeps 10 ms, so the aggressors alone run
+# (which counts the samples, not the barriers) ran 20 s where it asked for 0.5. Each
+# canary takes the p99's P99_SAMPLES (100): fewer give no p99 (30 bw samples gave one
+# near their largest, whose interval missed the truth in 14-54% of simulated checks),
+# more leave the estimate further from it (bench/congestion.py). A bw canary's sample is
+# a window of BW_WINDOW messages (256 KiB of 128 KiB ones: 21 ms at 100 Mbit/s alone, so
+# 2 s a phase alone); an idle canary's iteration sleeps 10 ms, so the aggressors alone run
 # for half a second at least (a 1 MiB message of 3 pairs on 100 Mbit/s takes 0.25 s).
-SAMPLES = {"pingpong": 100, "allreduce": 100, "bw": 30, "idle": 50}
+SAMPLES = {"pingpong": congestion.P99_SAMPLES, "allreduce": congestion.P99_SAMPLES,
+           "bw": congestion.P99_SAMPLES, "idle": 50}
 BW_WINDOW = 2
 THRESHOLD = "10%"
 

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import re
 
-from ..verdict import DEFAULTS, parse_threshold
+from ..verdict import DEFAULTS, exit_status, gate, parse_threshold
 from ..errors import UserError
 from ..health import PATTERNS, health_of, tournament_rounds
 from ..kernels import catalog
@@ -20,10 +20,10 @@ from ..plan import plans, sampling
 from ..progress import Progress
 from ..preflight import screen_hosts
 from ..topology import read_groups, slurm_groups
-from ..views.health import as_json, junit, prometheus, render
+from ..views.health import as_json, junit, prometheus, render, testcases
 from ..views.screen import render as render_screen, screen_json
-from .common import (add_db, add_mpi, check_directory, print_json, say_oversubscribed,
-                     write_atomic, writing_store)
+from .common import (add_db, add_fail_on, add_mpi, check_directory, print_json,
+                     say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 # Launches: enough to name a node at 0.75 of the bandwidth in at least 90% of checks of
@@ -44,7 +44,8 @@ def add_parser(sub, summary: str) -> None:
                                    "--ppn) in each of K launches, fit each node's and link's "
                                    "share of the bandwidth, and name the nodes, links and "
                                    "distances slower than the rest beyond doubt. Exit 1 when "
-                                   "any is named.")
+                                   "any is named; else 3 when a node or link is neither "
+                                   "named nor cleared.")
     p.add_argument("--pattern", choices=PATTERNS, default="pairs",
                    help="pairs: a round-robin tournament, N/2 disjoint pairs at once; shift: "
                         "every node to the one d after it at once, d = 1..N-1, the fabric "
@@ -85,6 +86,7 @@ def add_parser(sub, summary: str) -> None:
                         "node, link or distance must be to be named (default %(default)s)")
     p.add_argument("--json", action="store_true", help="the matrices and suspects as JSON")
     p.add_argument("--junit", metavar="FILE", help="also write one testcase per node and link")
+    add_fail_on(p)
     p.add_argument("--prom", metavar="FILE",
                    help="also write Prometheus text format for node_exporter's textfile "
                         "collector (written whole, then renamed into place)")
@@ -197,15 +199,16 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                         "and no verdict is given")
     say_oversubscribed(store, [measured.run_id])
     health = health_of(store, measured.run_id, threshold)
+    cases = testcases(health)
     if args.junit:
-        write_atomic(args.junit, junit(health))
+        write_atomic(args.junit, junit(health, cases, args.fail_on))
     if args.prom:
         write_atomic(args.prom, prometheus(health))
     if args.json:
         print_json("health", {"run": measured.run_id, **as_json(health)})
     else:
         print(render(health, measured.run_id, args.db))
-    return 1 if health.suspects else 0
+    return exit_status(cases, args.fail_on)
 
 
 def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> int:
@@ -241,4 +244,5 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
         print_json("screen", {"run": run_id, **screen_json(found, names, plan)})
     else:
         print(render_screen(found, names, plan, run_id, args.db))
-    return 1 if found.named or found.faults or found.slow_links else 0
+    return gate(bool(found.named or found.faults or found.slow_links),
+                bool(found.unresolved), args.fail_on)

@@ -21,11 +21,11 @@ from ..plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launches, pars
 from ..progress import Progress
 from ..rules import mpich, openmpi
 from ..tune import VARY, can_name, choose, points, ranges, verify
-from ..verdict import DEFAULTS, parse_threshold
+from ..verdict import DEFAULTS, exit_status, parse_threshold
 from ..results import absorbing_points
 from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
-from .common import (add_db, add_mpi, check_directory, exit_code, print_json,
+from .common import (add_db, add_fail_on, add_mpi, check_directory, exit_code, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 from .hosts import add_host_flags, host_args
 
@@ -47,7 +47,8 @@ def add_parser(sub, summary: str) -> None:
                                    "choice as the library's own rules: an Open MPI dynamic "
                                    "rules file, or MPICH selection JSON. --verify FILE "
                                    "measures the default and those rules in alternate "
-                                   "launches; exit 1 where the rules are slower.")
+                                   "launches; exit 1 where the rules are slower, else 3 "
+                                   "where any size is undetermined.")
     p.add_argument("collectives", nargs="*", metavar="COLL",
                    help="collectives, e.g. allreduce bcast allgather reduce alltoall")
     p.add_argument("--np", metavar="LIST",
@@ -76,6 +77,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--junit", metavar="FILE",
                    help="--verify: also write JUnit XML, a testcase per size, rules slower "
                         "than the default a failure")
+    add_fail_on(p)
     add_host_flags(p)
     add_mpi(p)
     add_db(p)
@@ -163,8 +165,9 @@ def _tune(args, argv, mpi, known) -> int:
     if not args.collectives:
         raise UserError("tune: name the collectives to tune, e.g. `commscope tune allreduce "
                         "bcast`, or give --verify FILE")
-    if args.junit:
-        raise UserError("tune: --junit is for --verify, whose checks pass or fail; drop it")
+    if args.junit or args.fail_on:
+        raise UserError(f"tune: {'--junit' if args.junit else '--fail-on'} is for --verify, "
+                        "whose checks pass or fail; drop it")
     for name in args.collectives:
         _algorithm(known, name, mpi.label)
     if args.late:
@@ -244,14 +247,14 @@ def _verify(args, argv, mpi, known) -> int:
                     [c for i in range(0, len(cases), 4) for c in (cases[i + 1], cases[i + 2])],
                     min_gain)
     if args.junit:
-        write_atomic(args.junit, junit(checks))
+        write_atomic(args.junit, junit(checks, args.fail_on))
     if args.json:
         print_json("tune-verify", {"runs": run_ids, "mpi": mpi.label, "rules": str(path),
                                    "min_gain": min_gain.fraction,
                                    "checks": [c.as_dict() for c in checks]})
     else:
         print(render_verify(checks, args.verify, min_gain))
-    return 1 if any(c.failing for c in checks) else 0
+    return exit_status(checks, args.fail_on)
 
 
 def _sized(args, read, name: str) -> argparse.Namespace:

@@ -7,15 +7,16 @@ at the threshold, its family, its word and one serialisation (docs/statistics.md
 - tests.py: the estimates (paired, unpaired with the command term), moderated variances,
   the one-sided tests at the threshold, Benjamini-Hochberg over a family and the
   false-coverage-rate intervals of what is named;
-- claim.py: the words, the claim and its table row, JSON item and JUnit testcase.
+- claim.py: the words, the claim and its table row, JSON item and JUnit testcase, and the
+  exit status a gate reads.
 """
 
-from .claim import (INCONCLUSIVE, NEGLIGIBLE, UNDETERMINED, Claim, Testcase, Words, claims,
-                    detectable, footer, junit, unmeasured)
+from .claim import (FAIL_ON, INCONCLUSIVE, NEGLIGIBLE, UNDETERMINED, Claim, Testcase, Words,
+                    claims, detectable, exit_status, footer, gate, junit, unmeasured)
 from .tests import Estimate, decide, moderate, paired, unpaired
 from .threshold import ALPHA, DEFAULTS, Threshold, parse_threshold
 
-__all__ = ["ALPHA", "DEFAULTS", "INCONCLUSIVE", "NEGLIGIBLE", "UNDETERMINED", "Claim",
-           "Estimate", "Testcase", "Threshold", "Words", "claims", "decide", "detectable",
-           "footer", "junit", "moderate", "paired", "parse_threshold", "unmeasured",
-           "unpaired"]
+__all__ = ["ALPHA", "DEFAULTS", "FAIL_ON", "INCONCLUSIVE", "NEGLIGIBLE", "UNDETERMINED",
+           "Claim", "Estimate", "Testcase", "Threshold", "Words", "claims", "decide",
+           "detectable", "exit_status", "footer", "gate", "junit", "moderate", "paired",
+           "parse_threshold", "unmeasured", "unpaired"]

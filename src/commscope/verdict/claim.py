@@ -1,6 +1,7 @@
 """What a verdict says, in one shape for every verb: the claim (what, where, estimate,
 interval, p, word, evidence, remedy), its words and their meaning to a gate, and its one
-serialisation (a table row, a JSON item, a JUnit testcase)."""
+serialisation (a table row, a JSON item, a JUnit testcase), and the exit status a gate
+reads from them."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from dataclasses import dataclass, field
 from xml.etree import ElementTree
 
 from .. import units
-from .tests import Decided, Estimate, decide, moderate
+from .tests import Decided, Estimate, decide, moderate, selected_levels
 from .threshold import ALPHA, Threshold
 
 UNDETERMINED = "undetermined"  # tested, but the interval spans the threshold
 INCONCLUSIVE = "inconclusive"  # untested: too few launches to know the spread
 NEGLIGIBLE = "below barrier"  # beyond the threshold by less than one barrier's time
+UNDECIDED_WORDS = (UNDETERMINED, INCONCLUSIVE)  # could not tell: no gate passes them
+# Exit statuses of a verb that judges; 2, a mistake in the command, is the CLI's own.
+PASSED, FAILED, UNDECIDED = 0, 1, 3
+FAIL_ON = (UNDETERMINED,)  # --fail-on: the undecided words a gate may fail on instead
 
 
 @dataclass(frozen=True)
@@ -89,17 +94,21 @@ def unmeasured(family: str, subject: str) -> Claim:
 
 def claims(found: list[Estimate], families: list[str], subjects: list[str],
            threshold: Threshold, words: Words, evidence: list[dict] | None = None,
-           negligible: list[bool] | None = None, alpha: float = ALPHA) -> list[Claim]:
+           negligible: list[bool] | None = None, alpha: float = ALPHA,
+           together: bool = False) -> list[Claim]:
     """Every estimate's claim: variances moderated over all of them (one command's
     comparisons), then each family decided on its own. `negligible[i]`: the difference is
     below one barrier's time, so a claim over the threshold says so and fails no gate.
-    `alpha`: each test's level (a group-sequential look's: tests.sequential_level)."""
+    `alpha`: each test's level (a group-sequential look's: tests.sequential_level).
+    `together`: the command is the gate, so the families are selected together before
+    any names (tests.selected_levels); else each family names at alpha."""
     found = moderate(found)
+    levels = selected_levels(found, families, threshold.log, alpha) if together else {}
     decided: list[Decided | None] = [None] * len(found)
     for family in dict.fromkeys(families):
         members = [i for i, f in enumerate(families) if f == family]
         for i, d in zip(members, decide([found[i] for i in members], threshold.log,
-                                        words.equivalence, alpha)):
+                                        words.equivalence, alpha, levels.get(family))):
             decided[i] = d
     out = []
     for i, (e, d) in enumerate(zip(found, decided)):
@@ -142,28 +151,52 @@ class Testcase:
     failing: bool
 
     @property
-    def skipped(self) -> bool:
-        return self.word in (UNDETERMINED, INCONCLUSIVE)
+    def undecided(self) -> bool:
+        return self.word in UNDECIDED_WORDS
+
+    def fails(self, fail_on: str | None) -> bool:
+        return self.failing or (fail_on == UNDETERMINED and self.undecided)
 
 
-def testcase(c: Claim) -> Testcase:
-    return Testcase(c.family, c.subject, c.word, f"{c.word}: {c.figures()}"
-                    + (f"; {c.remedy}" if c.remedy else ""), c.failing)
+def testcase(c: Claim | Testcase) -> Testcase:
+    return c if isinstance(c, Testcase) else Testcase(
+        c.family, c.subject, c.word, f"{c.word}: {c.figures()}"
+        + (f"; {c.remedy}" if c.remedy else ""), c.failing)
 
 
-def junit(name: str, found: list[Claim | Testcase]) -> str:
+def gate(failed: bool, undecided: bool, fail_on: str | None = None) -> int:
+    """The exit status of every verb that judges (docs/usage.md, "Exit status"): FAILED
+    where a gate-failing word is given, else UNDECIDED where any verdict could not be
+    told (undetermined or inconclusive; FAILED with `fail_on` "undetermined"), else
+    PASSED. Any, not all, undecided: a gate that passed a change it could not see would
+    pass more on a noisier machine, and one clear case beside ten undecided ones would
+    open it."""
+    if failed or (undecided and fail_on == UNDETERMINED):
+        return FAILED
+    return UNDECIDED if undecided else PASSED
+
+
+def exit_status(found: list[Claim | Testcase], fail_on: str | None = None) -> int:
+    """gate() over a verb's verdicts, the same ones its JUnit file holds."""
+    cases = [testcase(c) for c in found]
+    return gate(any(c.failing for c in cases), any(c.undecided for c in cases), fail_on)
+
+
+def junit(name: str, found: list[Claim | Testcase], fail_on: str | None = None) -> str:
     """JUnit XML, the one writer: a testcase per verdict; a failing word a failure with
     its figures, an undetermined or inconclusive one skipped (never passed: a noisier
-    machine must not pass more gates), any other its word in system-out."""
-    cases = [c if isinstance(c, Testcase) else testcase(c) for c in found]
+    machine must not pass more gates; a failure with `fail_on` "undetermined"), any
+    other its word in system-out."""
+    cases = [testcase(c) for c in found]
     root = ElementTree.Element("testsuite", name=name, tests=str(len(cases)),
-                               failures=str(sum(c.failing for c in cases)),
-                               skipped=str(sum(c.skipped for c in cases)))
+                               failures=str(sum(c.fails(fail_on) for c in cases)),
+                               skipped=str(sum(c.undecided and not c.fails(fail_on)
+                                               for c in cases)))
     for c in cases:
         case = ElementTree.SubElement(root, "testcase", classname=c.classname, name=c.name)
-        if c.failing:
+        if c.fails(fail_on):
             ElementTree.SubElement(case, "failure", message=c.text, type=c.word)
-        elif c.skipped:
+        elif c.undecided:
             ElementTree.SubElement(case, "skipped", message=c.text)
         else:
             ElementTree.SubElement(case, "system-out").text = c.text

@@ -80,9 +80,9 @@ def summary(result: Comparison, live: str | None = None) -> str:
     return line
 
 
-def junit(result: Comparison) -> str:
-    """JUnit XML for CI (the verdict core's writer): one testcase per matched case; a
-    regression a failure with the shift, its interval and p."""
+def testcases(result: Comparison) -> list[Testcase]:
+    """One per matched case, as JUnit and the exit status read them; a regression failing,
+    with the shift, its interval and p."""
     cases = []
     for c in result.changes:
         row = dict(zip(HEADER, _row(c)))
@@ -90,4 +90,9 @@ def junit(result: Comparison) -> str:
                    f"A {row['A us']} us, B {row['B us']} us, launches {row['launches']}")
         cases.append(Testcase(c.case.get("kernel", ""), names.identity(c.case), c.verdict,
                               f"{c.verdict}: {figures}", c.regression))
-    return claims_junit("commscope compare", cases)
+    return cases
+
+
+def junit(cases: list[Testcase], fail_on: str | None = None) -> str:
+    """JUnit XML for CI (the verdict core's writer)."""
+    return claims_junit("commscope compare", cases, fail_on)

@@ -5,22 +5,38 @@ the aggressors' load beside them (congestion.py)."""
 from __future__ import annotations
 
 from .. import units
-from ..congestion import NO_BOTTLENECK, Judged, Layout
+from ..congestion import NO_BOTTLENECK, P99_MIN_SAMPLES, Canary, Judged, Layout
 from ..sizes import format_bytes
 from .tables import Table
 
-LEGEND = ("CIF: the canary's time beside the aggressors over its time alone (a bandwidth "
-          "canary's: its bandwidth alone over beside them), each launch one replicate; "
-          f"{NO_BOTTLENECK}: the interval holds 1 and the aggressors ran at their own rate "
-          "(docs/under-load.md)")
+
+def legend(found: Judged) -> str:
+    low, high = found.margin
+    text = ("CIF: the canary's time beside the aggressors over its time alone (a bandwidth "
+            "canary's: its bandwidth alone over beside them), each launch one replicate; "
+            "p99: each phase's Harrell-Davis p99; the verdict is the median's: "
+            f"{NO_BOTTLENECK}: the median CIF within {units.ratio(low)}-{units.ratio(high)}x "
+            "by two one-sided tests and the aggressors at their own rate (docs/under-load.md)")
+    short = [c for c in found.canaries if not c.p99_estimable]
+    if short:
+        text += (f"\nCIF p99 -: not estimable from {min(c.p99_samples for c in short)} "
+                 f"samples a phase; the p99 needs {P99_MIN_SAMPLES}, or it is the largest "
+                 "sample and reads low")
+    return text
+
+
+def p99_cells(c: Canary) -> tuple[str, str]:
+    if not c.p99_estimable:
+        return units.ratio(None), units.ratio(None)
+    return units.ratio(c.p99.ratio), c.p99.interval_text()
 
 
 def table(found: Judged, title: str) -> Table:
     rows = [(f"{c.kind} {format_bytes(c.bytes)}", units.ratio(c.median.ratio),
-             c.median.interval_text(), units.ratio(c.p99.ratio), c.p99.interval_text(),
-             c.verdict) for c in found.canaries]
+             c.median.interval_text(), *p99_cells(c), c.verdict) for c in found.canaries]
     return Table(("canary", "CIF median", "95% CI", "CIF p99", "95% CI", "verdict"), rows,
-                 align="l", rule=True, title=title, footer=load_line(found) + "\n" + LEGEND)
+                 align="l", rule=True, title=title,
+                 footer=load_line(found) + "\n" + legend(found))
 
 
 def load_line(found: Judged) -> str:
@@ -51,13 +67,14 @@ def as_json(found: Judged, where: Layout, args) -> dict:
     return {"aggressor": args.aggressor, "aggressors": args.aggressors, "group": args.group,
             "placebo": args.placebo, "hosts": where.spec,
             "canary_hosts": list(where.canaries), "launches": found.launches,
-            "load": load,
+            "margin": list(found.margin), "load": load,
             "canaries": [{"canary": c.kind, "bytes": c.bytes,
                           "cif_median": c.median.ratio,
                           "cif_median_ci": list(c.median.interval) if c.median.interval
                           else None,
-                          "cif_p99": c.p99.ratio,
+                          "cif_p99": c.p99.ratio if c.p99_estimable else None,
                           "cif_p99_ci": list(c.p99.interval) if c.p99.interval else None,
+                          "cif_p99_verdict": c.p99.word, "p99_samples": c.p99_samples,
                           "p_value": c.median.p, "load": load,
                           "verdict": c.verdict, "launches": c.launches}
                          for c in found.canaries]}

@@ -119,10 +119,11 @@ def as_json(h: Health) -> dict:
     return out
 
 
-def junit(h: Health) -> str:
-    """One testcase per node and per link (both directions in one), a step where one is
-    named: a suspect fails, a cleared one passes, one neither is skipped (unresolved:
-    never a pass), as is a link through a suspect node (the node's failure)."""
+def testcases(h: Health) -> list[Testcase]:
+    """One per node and per link (both directions in one), a step where one is named, as
+    JUnit and the exit status read them: a suspect fails, a cleared one passes, one
+    neither is undetermined (unresolved: never a pass), as is a link through a suspect
+    node (the node's failure)."""
     m, named = h.matrices, {(c.kind, tuple(c.hosts)): c for c in h.suspects}
     drain, threshold = set(h.drain), Threshold(h.threshold)
 
@@ -150,7 +151,12 @@ def junit(h: Health) -> str:
               for i, a in enumerate(nodes) for j in range(i + 1, len(nodes))]
     cases += [Testcase("health.step", _what(c), "suspect", f"ratio {units.ratio(c.ratio)}; "
                        f"{REMEDY['step']}", True) for c in h.suspects if c.kind == "step"]
-    return junit_xml(f"commscope health {m.pattern}", cases)
+    return cases
+
+
+def junit(h: Health, cases: list[Testcase], fail_on: str | None = None) -> str:
+    """JUnit XML for CI (the verdict core's writer)."""
+    return junit_xml(f"commscope health {h.matrices.pattern}", cases, fail_on)
 
 
 def prometheus(h: Health) -> str:

@@ -98,9 +98,9 @@ def as_json(live: Live, threshold: Threshold, budget_s: float, change: dict) -> 
             "cases": cases, "regressions": d.regressions}
 
 
-def junit(live: Live) -> str:
-    """One testcase per case (the verdict core's writer): a regression a failure,
-    undetermined and inconclusive skipped."""
+def testcases(live: Live) -> list[Testcase]:
+    """One per case, as JUnit and the exit status read them: a regression failing,
+    undetermined and inconclusive undecided."""
     cases = []
     for k, row, c in zip(live.decision.keys, rows(live), live.decision.claims):
         r = dict(zip(HEADER, row))
@@ -109,4 +109,9 @@ def junit(live: Live) -> str:
                 + (f", about {r['more pairs']} more pairs would decide it"
                    if c.word == UNDETERMINED else ""))
         cases.append(Testcase(live.identities[k]["kernel"], c.subject, c.word, text, c.failing))
-    return claims_junit("commscope compare --live", cases)
+    return cases
+
+
+def junit(cases: list[Testcase], fail_on: str | None = None) -> str:
+    """JUnit XML for CI (the verdict core's writer)."""
+    return claims_junit("commscope compare --live", cases, fail_on)

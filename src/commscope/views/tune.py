@@ -69,7 +69,8 @@ def render_verify(checks: list[Claim], path: str, min_gain: Threshold) -> str:
     return "\n".join(lines)
 
 
-def junit(checks: list[Claim]) -> str:
+def junit(checks: list[Claim], fail_on: str | None = None) -> str:
     """`tune --verify` as JUnit XML: a testcase per (collective, np, size); rules slower
-    than the default by more than the least gain a failure, undetermined skipped."""
-    return claims_junit("commscope tune --verify", checks)
+    than the default by more than the least gain a failure, undetermined skipped (failures
+    with `fail_on` "undetermined")."""
+    return claims_junit("commscope tune --verify", checks, fail_on)
