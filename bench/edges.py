@@ -13,8 +13,8 @@ with its trial count.
 - check --runs: the sides two commands, 100 verdicts at the bound, each side's history 8
   earlier commands; commands differing 1, 1.5 and 2 times launches. false: share of
   commands with any `violated`, and whether the command term was learned or assumed.
-- check --all: 40 guidelines of 35 sizes, every verdict at the bound, both sides in the
-  same 5 launches (noise 5% times a lognormal factor, sd 0.3); false: share of commands
+- check --all: 4, 10, 20 and 40 guidelines (--all's count) of 35 sizes, every verdict
+  at the bound, both sides in the same 5 launches (noise 5% times a lognormal factor, sd 0.3); false: share of commands
   with any `violated`, with the guidelines selected together (the default) and each on
   its own (--families guideline).
 - named: families of 20 where every member lies 1.3-1.6x (bound 1.053); of the named
@@ -215,9 +215,11 @@ def main() -> None:
             false, how = check_runs(rng, trials, ratio)
             print(f"{'':17} {ratio:5.1f} {false:6.3f}  {how}")
     if "all" in rows:
-        print("check --all 40x35  families   false")
-        for together, label in ((True, "command"), (False, "guideline")):
-            print(f"{'':18} {label:10} {check_all(rng, trials, together):6.3f}")
+        print("check, N guidelines x 35 sizes  families   false")
+        for guidelines in (4, 10, 20, 40):
+            for together, label in ((True, "command"), (False, "guideline")):
+                print(f"{'':27} {guidelines:3} {label:10} "
+                      f"{check_all(rng, trials, together, guidelines):6.3f}")
     if "named" in rows:
         miss, total = named(rng, trials)
         print(f"named, 20 a family: {total} intervals, missing the truth {miss:.3f}")

@@ -15,6 +15,13 @@ predict (needs root): a screen's and the full matrix's wall time at 64, 1024 and
 nodes, from a launch's and a round's cost measured on the 8-host cluster and the rounds
 each takes (predict's docstring).
 
+threshold: simulated checks of known truth (tests/screensim.py's check_of: 3% node-by-launch
+and 5% pair noise, the default 10 launches and 20% threshold), per N of 4, 8, 16 and 64
+and per launch effect (none; each launch a lognormal factor of its own, sd 5%): a node
+exactly at the threshold (0.80), where "cleared" (a JUnit pass) and "named" are each false
+claims a test at 5% makes in at most 5% of checks, and a node at 0.75, named alone (the
+power) or cleared; seeded (seed = the check's number), --trials checks a row.
+
 scale: a synthetic --nodes matrix, the fake runner's records (tests/fakempi) of --launches
 launches streamed through ingest into a store, one node at a quarter of the rate; then
 the analysis (matrices and attribution) and the report, timed, with the peak memory.
@@ -22,6 +29,7 @@ the analysis (matrices and attribution) and the report, timed, with the peak mem
 usage: python bench/health.py cluster [--mpi PREFIX ...] [--trials 10] [--scenarios none,node,link]
                                      [--slowdowns 0.7,...] [--screen]
        python bench/health.py predict [--mpi PREFIX ...] [--trials 20]
+       python bench/health.py threshold [--trials 400] [--nodes 4,8,16,64] [--smoke]
        python bench/health.py scale [--nodes 1024] [--launches 3] [--smoke]
 """
 
@@ -157,6 +165,37 @@ def predict(mpis: list[str], trials: int) -> None:
                       f"{rounds[nodes, 0.75]:.0f})", flush=True)
 
 
+def threshold_bench(args) -> None:
+    """The rows of docs/health.md's "At the threshold": each a seeded simulation."""
+    import math
+
+    import numpy as np
+    from screensim import NODE_LAUNCH, PAIR, check_of
+
+    from commscope.cli.health import LAUNCHES
+
+    print(f"simulated checks, {NODE_LAUNCH:.0%} node-by-launch and {PAIR:.0%} pair noise, "
+          f"{LAUNCHES} launches, threshold 20%: a node at 0.80 (cleared, named: false "
+          "claims, each at most 5% by design) and at 0.75 (named alone: the power; cleared)")
+    print(f"{'nodes':>5} {'launch effect':>14} {'checks':>6} {'cleared@0.80':>12} "
+          f"{'named@0.80':>10} {'named@0.75':>10} {'cleared@0.75':>12}")
+    for nodes in args.nodes:
+        for launch_sd in (0.0, 0.05):
+            counts = []
+            for ratio in (0.8, 0.75):
+                effects = np.zeros(nodes)
+                effects[0] = math.log(ratio)
+                checks = [check_of(effects, 0.2, LAUNCHES, seed, launch_sd=launch_sd)
+                          for seed in range(args.trials)]
+                counts += [sum("n0" in h.cleared for h in checks),
+                           sum(("n0" in h.drain) if ratio == 0.8 else h.drain == ["n0"]
+                               for h in checks)]
+            label = "none" if not launch_sd else f"random {launch_sd:.0%}"
+            share = [c / args.trials for c in counts]
+            print(f"{nodes:>5} {label:>14} {args.trials:>6} {share[0]:>12.1%} {share[1]:>10.1%} "
+                  f"{share[3]:>10.1%} {share[2]:>12.1%}", flush=True)
+
+
 def scale_bench(args) -> None:
     """The fake runner's records (tests/fakempi/native.py) of every launch, streamed through
     ingest into a store as `commscope health` stores them (not timed); then the analysis
@@ -239,6 +278,11 @@ def main() -> None:
     w = sub.add_parser("predict")
     w.add_argument("--mpi", action="append", default=None)
     w.add_argument("--trials", type=int, default=20, help="simulated screens per node count")
+    t = sub.add_parser("threshold")
+    t.add_argument("--trials", type=int, default=400, help="simulated checks a row")
+    t.add_argument("--nodes", type=lambda v: [int(x) for x in v.split(",")],
+                   default=[4, 8, 16, 64])
+    t.add_argument("--smoke", action="store_true")
     s = sub.add_parser("scale")
     s.add_argument("--nodes", type=int, default=1024)
     s.add_argument("--launches", type=int, default=3)
@@ -253,6 +297,10 @@ def main() -> None:
         cluster_bench(args)
     elif args.what == "predict":
         predict(args.mpi or [str(HERE.parent / ".venv")], args.trials)
+    elif args.what == "threshold":
+        if args.smoke:
+            args.nodes, args.trials = [4], 2
+        threshold_bench(args)
     elif args.what == "scale":
         if args.smoke:
             args.nodes = 6

@@ -8,6 +8,14 @@ screens that named the slow node, that named it within 16 rounds, that named any
 node, and the rounds in all (median and 90th percentile; the cap is 4 + 2 log2 N, the
 full matrix N-1 a launch).
 
+launches: the same screens with a factor each second-stage launch shares (the small
+targeted launches faster or slower than the first stage's full ones, or each its own):
+none, 1.20x the bandwidth (20% faster), 1.05x, 0.95x (5% slower), 0.90x, a lognormal
+factor of sd 5% for each second-stage launch, and one for every launch. Per N of 4, 8, 16
+and 64 and per effect: a node at 0.80 (the threshold: named and cleared are each false
+claims, at most 5% by design) and at 0.75 (named: the power; cleared). Seeded (seed = the
+screen's number), --trials screens a row.
+
 scale: a screen of --nodes nodes (one at 0.8 of the rate, the threshold: undecided, it
 keeps the screen to its cap of rounds, the most analysis a screen does) measured by the fake
 runner's records (tests/fakempi) streamed through ingest into a store as `health
@@ -16,6 +24,7 @@ in a fresh process, the analysis of every launch (reading the pairs back, the fi
 the tests) timed, with its peak memory. Targets: 10 s and 1 GiB at 4096 nodes.
 
 usage: python bench/screen.py sim [--nodes 8,64,1024] [--trials 200] [--smoke]
+       python bench/screen.py launches [--nodes 4,8,16,64] [--trials 400] [--smoke]
        python bench/screen.py scale [--nodes 4096] [--ratio 0.8] [--smoke]
 """
 
@@ -36,7 +45,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from screensim import screen_of  # noqa: E402
+from screensim import random_launches, screen_of, second_stage  # noqa: E402
 
 from commscope.screen import max_rounds  # noqa: E402
 
@@ -93,6 +102,36 @@ def grouped(trials: int) -> None:
             nodes += bool(s.named)
         print(f"{label:<36} {right / trials:>7.1%} {anything / trials:>7.1%} "
               f"{nodes / trials:>7.1%}", flush=True)
+
+
+# (label, the factor each launch shares)
+EFFECTS = (("none", None), ("1.20x (20% faster)", second_stage(1.20)),
+           ("1.05x (5% faster)", second_stage(1.05)), ("0.95x (5% slower)", second_stage(0.95)),
+           ("0.90x (10% slower)", second_stage(0.90)),
+           ("random 5% (2nd stage)", random_launches(0.05)),
+           ("random 5% (every one)", random_launches(0.05, first_stage=True)))
+
+
+def launches(args) -> None:
+    """The rows of docs/health.md's "Launch-wide effects": each a seeded simulation."""
+    print("\nsimulated screens under launch-wide effects, 3% node-by-launch and 5% pair "
+          "noise, threshold 20%: a node at 0.80 (named, cleared: false claims, each at most "
+          "5% by design) and at 0.75 (named: the power; cleared)")
+    print(f"{'nodes':>5} {'launch effect':<22} {'screens':>7} {'named@0.80':>10} "
+          f"{'cleared@0.80':>12} {'named@0.75':>10} {'cleared@0.75':>12}")
+    for nodes in args.nodes:
+        for label, effect in EFFECTS:
+            counts = []
+            for ratio in (0.8, 0.75):
+                effects = np.zeros(nodes)
+                effects[SLOW] = math.log(ratio)
+                screens = [screen_of(effects, 0.2, seed, launch=effect)
+                           for seed in range(args.trials)]
+                counts += [sum(SLOW in s.named for s in screens),
+                           sum(SLOW in s.cleared for s in screens)]
+            print(f"{nodes:>5} {label:<22} {args.trials:>7} " + " ".join(
+                f"{c / args.trials:>{w}.1%}" for c, w in zip(counts, (10, 12, 10, 12))),
+                flush=True)
 
 
 def scale(args) -> None:
@@ -175,6 +214,11 @@ def main() -> None:
                    default=[8, 64, 1024])
     s.add_argument("--trials", type=int, default=200)
     s.add_argument("--smoke", action="store_true")
+    e = sub.add_parser("launches")
+    e.add_argument("--nodes", type=lambda v: [int(x) for x in v.split(",")],
+                   default=[4, 8, 16, 64])
+    e.add_argument("--trials", type=int, default=400)
+    e.add_argument("--smoke", action="store_true")
     c = sub.add_parser("scale")
     c.add_argument("--nodes", type=int, default=4096)
     c.add_argument("--ratio", type=float, default=0.8)
@@ -188,6 +232,12 @@ def main() -> None:
             args.nodes, args.trials = [8], 2
         sim(args)
         grouped(max(2, args.trials // 4))
+        if args.smoke:
+            launches(args)
+    elif args.what == "launches":
+        if args.smoke:
+            args.nodes, args.trials = [8], 2
+        launches(args)
     elif args.what == "scale":
         if args.smoke:
             args.nodes = 16

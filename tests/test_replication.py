@@ -287,3 +287,77 @@ def test_a_regression_stored_in_the_file_does_not_widen_later_intervals():
     # the same without a centre: the change is left out as an outlier, not a window
     assert history(quiet + slowed).command_var == past.command_var
     assert len(past.command_means) == 4  # every command is still seen (compare's lone state)
+
+
+def _noisy_end(rng, at: int, launches: int = 5):
+    """24 sizes 1 B-8 MiB in `launches` launches: a 1% launch effect, every size 2% of its
+    own, but size `at` 38% (this host's 8 B ping-pong)."""
+    tau = np.full(24, 0.02)
+    tau[at] = 0.38
+    return (0.01 * rng.standard_normal(launches)
+            + tau[:, None] * rng.standard_normal((24, launches))), 2 ** np.arange(24)
+
+
+@pytest.mark.parametrize("at", [0, 3, 23])
+def test_a_noisy_size_at_either_end_is_its_own_and_leaves_the_quiet_ones_alone(at):
+    """A noisy size at an end of the range is never split off into a small block of its
+    own (launch_regimes needs 8 sizes a side), is flagged unusual with the trend fitted
+    without it, and keeps its own spread; the quiet sizes' spread stays near their true
+    0.02^2 + 0.01^2 instead of taking the noisy size's noise as a launch effect (with equal
+    weights and the trend fitted with it: 1.6-2.1x the oracle width, bench/edges.py)."""
+    from commscope.replication import launch_regimes, run_spreads
+    rng = np.random.default_rng(at)
+    flagged, quiet = 0, []
+    for _ in range(40):
+        table, sizes = _noisy_end(rng, at)
+        split = launch_regimes(table, sizes)
+        assert split is None or min(np.sum(sizes <= split), np.sum(sizes > split)) >= 8
+        spreads = run_spreads(table, sizes)
+        flagged += spreads[at].unusual < 0.01
+        quiet += [s.var for i, s in enumerate(spreads) if i != at]
+    assert flagged >= 38  # 40 runs: a 19x noisier size is found nearly always
+    assert np.median(quiet) < 1.3 * (0.02 ** 2 + 0.01 ** 2), np.median(quiet)
+
+
+def test_commands_that_differ_twice_their_launches_are_learned_whole():
+    """Eight earlier commands differing twice as much as their launches (no window around
+    this one, no level): r near its true 4, not cut to a few percent."""
+    rng = np.random.default_rng(61)
+    learned = [history([list(np.exp(rng.normal(0, 0.2) + rng.normal(0, 0.1, 5)))
+                        for _ in range(8)], centre=0.0) for _ in range(200)]
+    ratio = np.median([p.command_var / p.between_var for p in learned])
+    assert 2.5 < ratio < 5.5, ratio
+    assert np.mean([p.commands == 8 for p in learned]) > 0.9  # the outlier test rarely fires
+
+
+def test_a_real_change_stored_after_four_commands_is_two_levels_of_every_case():
+    """4 commands, then a real 1.3x slowdown, then 4 more, at 24 cases (5% launch noise):
+    the cases' levels are found together (shared_levels), so each case learns the spread
+    within them and compare calls the change between one command of each level. Each
+    case alone finds the levels less often, and where it does not, learns the 1.3x as
+    noise between commands (79% of cases called, bench/edges.py)."""
+    from commscope.compare import Side
+    from commscope.replication import shared_levels
+    rng = np.random.default_rng(67)
+
+    def command(shift):
+        return np.exp(shift + rng.normal(0, 0.05, (24, 5)))
+
+    class Stored:
+        imported = False
+
+        def __init__(self, case):
+            self.case = case
+    called = []
+    for _ in range(10):
+        before = [command(0.0) for _ in range(4)]
+        after = [command(math.log(1.3)) for _ in range(4)]
+        past = {str(i): history([p[i] for p in before[1:] + after[1:]], keys=tuple(range(6)))
+                for i in range(24)}
+        together = shared_levels(list(past.values()))
+        assert all(p.levels is not None and p.command_var < 0.005 for p in together)
+        a, b = ({str(i): Side({}, m[i], [Stored(str(i))]) for i in range(24)}
+                for m in (before[0], after[0]))
+        found = compare(a, b, Threshold(0.05), lambda cases: past[cases[0].case])
+        called.append(len(found.regressions) / 24)
+    assert np.mean(called) >= 0.95, called

@@ -4,7 +4,7 @@ what got slower, by how much, and what cannot be told from launch noise.
 Cases are matched by their identity (cases.identity). Each side of a case is the
 medians of its launches, on the log scale, and each side is one command: the shift's
 variance is the launches' (pooled over the sides with two or more launches) over their
-counts, plus twice the variance between commands (the history's, learned from the bulk of
+counts, plus twice the variance between commands (the history's, learned robustly from
 the case's other commands of the same configuration, or assumed equal to the launches').
 Each side's launches in another state are left out (states.py), and a side alone in
 another state is undetermined (lone_state). The verdict core (commscope.verdict) tests each case
@@ -15,8 +15,6 @@ tests). See docs/compare.md.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -174,9 +172,9 @@ def pooled(pasts: list[History | None]) -> list[History | None]:
 def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
             history_of=lambda cases: None) -> Comparison:
     """Every case present on both sides, tested (`history_of(cases)`: the store's variance
-    components of that case from its other commands: the bulk of them, those within 1.5x
-    of their median, replication.history). A side alone in a state (lone_state) is
-    undetermined, whatever the test says."""
+    components of that case from its other commands, learned robustly, replication.
+    history, their levels found with the other cases', replication.shared_levels). A
+    side alone in a state (lone_state) is undetermined, whatever the test says."""
     matched = [k for k in a if k in b]
     tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
     pasts = pooled(shared_levels([history_of(a[k].cases + b[k].cases) for k in tested]))

@@ -374,7 +374,7 @@ def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA,
     candidates' are moderated towards, measured apart (else the one they share). `shared`:
     each candidate's reference and that reference's variance, where the values share
     errors (the screen's fitted partners) and each was centred on the others' median
-    (screen.against_others): the standard errors are widened to the spread of the means
+    (screen.centred_on_others): the standard errors are widened to the spread of the means
     about one centre, the references added back (empirical_null; about each one's own
     reference the middle ones sit apart by half the gap between them, which is no error
     of theirs: the widening was 2.1 times instead of 1.2 at 8 nodes), then the
@@ -435,7 +435,6 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
     # launches x N: each node against the others alone, and the others' typical pair
     a, typical = (np.array(v) for v in zip(*(against_others(logs[i], f, m.pattern == "shift")
                                              for i, f in enumerate(fits))))
-    base = float(np.exp(mus.mean()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a node never measured: NaN
         # its pairs with a typical other against the typical pair of two others

@@ -420,17 +420,17 @@ def outlying(means: np.ndarray, floor: float, floor_df: float = 0) -> np.ndarray
     3.5 left out a command of 5 alike 20% of the time (a simulation)."""
     out = np.zeros(means.size, dtype=bool)
     while means.size - out.sum() >= 3 and 2 * (out.sum() + 1) < means.size:
-        rest_of = [np.flatnonzero(~out & (np.arange(means.size) != i)) for i in range(means.size)]
-        t, dof = np.zeros(means.size), np.ones(means.size)
-        for i in np.flatnonzero(~out):
-            rest = means[rest_of[i]]
-            var, dof[i] = float(rest.var(ddof=1)), rest.size - 1
-            if floor > var:
-                var, dof[i] = floor, max(floor_df, dof[i])
-            t[i] = abs(means[i] - rest.mean()) / math.sqrt(var * (1 + 1 / rest.size)) \
-                if var > 0 else (math.inf if means[i] != rest.mean() else 0.0)
+        n = int((~out).sum())
+        total, square = means[~out].sum(), np.sum(means[~out] ** 2)
+        rest_mean = (total - means) / (n - 1)  # each kept command left out of the rest
+        rest_var = np.maximum((square - means ** 2 - (n - 1) * rest_mean ** 2) / (n - 2), 0.0)
+        var = np.maximum(rest_var, floor)
+        dof = np.where(floor > rest_var, max(floor_df, n - 2), n - 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.abs(means - rest_mean) / np.sqrt(var * (1 + 1 / (n - 1)))
+        t = np.where(out, 0.0, np.nan_to_num(t, nan=0.0, posinf=np.inf))
         far = int(np.argmax(t))
-        if 2 * _t_sf(t[far], dof[far]) >= OUTLIER_LEVEL / (~out).sum():
+        if 2 * _t_sf(t[far], dof[far]) >= OUTLIER_LEVEL / n:
             break
         out[far] = True
     return out

@@ -2,30 +2,37 @@
 number of rounds that grows as log N where the full matrix takes N-1 a launch.
 
 A round is one random perfect matching of the nodes, every pair measured both ways at
-once (native pairs). Node effects are fitted over all rounds so far by least squares
-(the connected design: log b_xy = mu + a_x + a_y + e); a node's value in a launch is its
-pairs' mean log bandwidth there less mu and its partners' effects, each partner's without
-their measurements together (else a bad node's slowness, shared out to its partners,
-comes back to clear it). The launch is the unit: the verdict core tests each node on its
-launch values (health._tests: variances moderated, one family, BH).
+once (native pairs). The launch is the unit: the verdict core tests each node on its
+launch values (health._tests: variances moderated, one family, BH), each value against
+the typical of the OTHER nodes of its own launch, so that a factor a whole launch shares
+cancels and a slow node never moves its own reference (issue 49).
 
 First stage: FIRST_LAUNCHES launches of one random round each, of every node (three
-rounds join the nodes; two leave even cycles whose effects cannot be told apart), then
-every node tested, one family of all N: named where "no more than the threshold slower"
-is rejected, cleared where "more than that" is, for good (the standard errors widened to
-the spread of the nodes' means: their values share errors through the fitted partners).
+rounds join the nodes; two leave even cycles whose effects cannot be told apart). Node
+effects are fitted over them by least squares (the connected design: log b_xy = mu + a_x
++ a_y + e); a node's value in a launch is its pair's mean log bandwidth less mu and its
+partner's effect, the partner's without their measurements together (else a bad node's
+slowness, shared out to its partners, comes back to clear it); each launch's values less
+their median, each node's less the median of the others' means (centred_on_others).
+Every node is tested, one family of all N: named where "no more than the threshold
+slower" is rejected, cleared where "more than that" is, for good (the standard errors
+widened to the spread of the nodes' means: their values share errors through the fitted
+partners).
 
 Second stage: the nodes left unresolved each meet a cleared node, one round a launch of
-only those hosts and a few pairs of cleared nodes (the host order the pairing, schedule
-adjacent), so that no round is spent on the healthy alone; their partners are taken as
-typical (cleared for looking fast, their fitted effects are too high). At looks after 2,
-3, 5, 8, ... of its launches and at its last, each node not yet cleared is tested on its
-first-stage estimate and its values since, combined (an adaptive design:
-verdict.staged_tests), their variance moderated towards the spread of the cleared pairs
-in the same launches, one family of them. Each stage spends half of alpha, the second's
-looks under one Pocock boundary (verdict.sequential_level): on simulated screens a node
-at the threshold was named in at most 5% of them (bench/screen.py). It stops when every
-node is decided or the rounds reach BASE_ROUNDS + 2 log2 N.
+only those hosts and at least REFERENCE_PAIRS pairs of cleared nodes (the host order the
+pairing, schedule adjacent), so that no round is spent on the healthy alone. A node's
+value in a launch is its pair less the median of the launch's reference pairs
+(paired_values); its partner and the references are taken as typical (cleared for
+looking fast, their fitted effects are too high). At looks after 2, 3, 5, 8, ... of its
+launches and at its last, each node not yet cleared is tested on its first-stage
+estimate and its values since, combined (an adaptive design: verdict.staged_tests), their
+variance moderated towards the references' spread about their launch's, one family of
+them. Each stage spends half of alpha, the second's looks under one Pocock boundary
+(verdict.sequential_level): on simulated screens a node at the threshold was named, and
+cleared, in at most 5% of them, with or without a factor the second stage's launches
+share (bench/screen.py). It stops when every node is decided or the rounds reach
+BASE_ROUNDS + 2 log2 N.
 
 The screen judges nodes, not links: a node's value mixes its pairs, and a single slow
 link shows only as noise on two nodes. `--pattern pairs` or `shift` (the full matrix)
@@ -57,7 +64,11 @@ BASE_ROUNDS = 4
 # 1024 nodes named a node at 0.75 within 16 rounds in 98% at a quarter, 97% at a half,
 # 93.5% at three quarters)
 FIRST_SHARE = 0.5
-REFERENCE_PAIRS = 4  # pairs of cleared nodes in each targeted round, at the least
+# Pairs of cleared nodes in each targeted round, at the least: a node's value is its pair
+# less their median, whose variance (1/R of a pair's up to 2, about pi/2R above) it carries;
+# at 2, 31.5% of simulated screens of 8 nodes named a node at 0.75, at 4 (3 where 8 nodes
+# leave only 6 cleared) 36.5% (200 screens each)
+REFERENCE_PAIRS = 4
 
 
 def max_rounds(nodes: int) -> int:
@@ -262,7 +273,7 @@ def launch_values(n: int, launches: int, obs: Observations, mu: float,
     return _by_launch(n, launches, obs, node, y - mu - partner)
 
 
-def against_others(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def centred_on_others(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """The first stage's launches x nodes values, each node against the typical of the
     OTHER nodes: each launch's values less their median (a factor the launch shares
     cancels), then each node's less the median of the others' means over the launches
@@ -421,9 +432,9 @@ def paired_values(s: Screen, obs: Observations, family: list[int]
     cleared before the launch was planned, or in a launch with none (too few cleared),
     every other pair of the launch (NaN where the node or any reference was not
     measured). A factor the whole launch shares cancels: fitted against one level over
-    every round, a node at the threshold was named in 41% of simulated screens of 64
-    nodes whose second-stage launches ran 5% slower, and cleared in 44% where they ran 5%
-    faster (issue 49). The partner is taken as the typical node (cleared for looking fast,
+    every round, a node at the threshold was named in 35.5% of 200 simulated screens of
+    64 nodes whose second-stage launches ran 5% slower, and cleared in 46.5% where they
+    ran 5% faster (issue 49; bench/screen.py launches). The partner is taken as the typical node (cleared for looking fast,
     its fitted effect is too high: the winner's curse), as are the references. With the
     prior its variance is moderated towards (None with no launch of two cleared
     references): the cleared references' spread about their launch's mean, pooled over
@@ -495,8 +506,9 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
     if launches == FIRST_LAUNCHES:
         family = s.active
         mu, a, _ = fit_nodes(s.nodes, obs)
-        values, *shared = against_others(launch_values(s.nodes, launches, obs, mu, a)[:, family])
-        tested = _tests(values, limit, alpha * FIRST_SHARE, shared=tuple(shared))
+        values, reference, spread = centred_on_others(
+            launch_values(s.nodes, launches, obs, mu, a)[:, family])
+        tested = _tests(values, limit, alpha * FIRST_SHARE, shared=(reference, spread))
         d, se, df = tested.stage.d, tested.stage.se, tested.stage.df
         s.first_stage = {x: (d[i], se[i], df[i]) for i, x in enumerate(family)}
         before = np.zeros(len(family))  # launches of an earlier stage the tests used
@@ -504,7 +516,8 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
         plan = looks(s.nodes)
         if launches - FIRST_LAUNCHES not in plan or not s.second:
             return
-        family = [x for x in s.second if x in s.active and x not in s.cleared]
+        active = set(s.active)  # a property: once, not once a node
+        family = [x for x in s.second if x in active and x not in s.cleared]
         values, prior = paired_values(s, obs, family)  # each against its launch's references
         # the first stage's evidence joins these fresh values (an adaptive design,
         # staged_tests), weighted by launches as this look planned them
