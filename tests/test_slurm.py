@@ -90,7 +90,8 @@ def test_health_inside_an_allocation_checks_its_nodes_through_srun(slurm, mpi_pr
     db = tmp_path / "results.db"
     done = in_allocation(slurm, *RUN, "health", "--sizes", "8,64KiB", "--mpi", mpi_prefix,
                          "--db", db, "--json")
-    assert done.returncode == 0, done.stderr
+    # two nodes cannot tell a slow node from a slow pair: undecided, exit 3 (usage.md)
+    assert done.returncode == 3, done.stderr
     result = json.loads(done.stdout)
     assert sorted(result["nodes"]) == slurm.cluster.hosts and result["launches"] == LAUNCHES
     assert result["matrix"]["bandwidth_MBps"][0][1] > 0 and result["drain"] == []
