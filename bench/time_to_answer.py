@@ -58,20 +58,23 @@ class Ours(NamedTuple):
     worst: float    # the widest interval's reach, relative to its median
     launches: int   # the most launches a case took
     answers: dict   # the median per (sweep, bytes)
+    disagree: int   # cases whose launches disagree beyond any interval (no precision)
 
 
 def commscope(mpi, db: Path, max_bytes: int) -> Ours:
-    start, worst, launches, answers = time.perf_counter(), 0.0, 0, {}
+    start, worst, launches, answers, disagree = time.perf_counter(), 0.0, 0, {}, 0
     for _, kernel, smallest in SWEEPS:
         done = subprocess.run([sys.executable, "-m", "commscope.cli", "run", kernel, "--sizes",
                                f"{smallest}:{max_bytes}", "--json", "--db", str(db),
                                "--mpi", str(mpi.mpicc)],
                               capture_output=True, text=True, check=True)
         for case in json.loads(done.stdout)["cases"]:
-            worst = max(worst, case["precision"])
+            # none where the launches disagree beyond any interval (disagree): counted apart
+            disagree += case["precision"] is None
+            worst = max(worst, case["precision"] or 0.0)
             launches = max(launches, case["launches"])
             answers[kernel, case["bytes"]] = case["median_s"]
-    return Ours(time.perf_counter() - start, worst, launches, answers)
+    return Ours(time.perf_counter() - start, worst, launches, answers, disagree)
 
 
 def launch_spread(rounds: list[dict]) -> tuple[float, str]:
@@ -128,6 +131,9 @@ def main() -> None:
     print(f"wall-time ratio {wall / fixed:.2f}  (goal <= 1)")
     print(f"widest interval +-{max(run.worst for run in ours):.1%}; most launches of a case: "
           f"{max(run.launches for run in ours)}")
+    disagree = sum(run.disagree for run in ours)
+    if disagree:
+        print(f"cases whose launches disagree beyond any interval (x/10): {disagree}")
     if args.rounds > 1:
         for name, answers in (("fixed-count means", [a for _, a in theirs]),
                               ("commscope medians", [run.answers for run in ours])):

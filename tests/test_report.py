@@ -402,12 +402,16 @@ def mbps(rate: float) -> str:  # and a bandwidth
 BANDWIDTH_KERNELS = {"bw", "bibw", "mbw_mr"}
 
 
-def interval_text(value: str, low: str, high: str) -> str:
-    return f"{value} ({low}-{high})"
+def interval_text(value: str, low: str | None, high: str | None) -> str:
+    """A figure and its interval; the figure alone where its launches disagree beyond any
+    interval (replication.supported: no interval wider than x/10)."""
+    return value if low is None or high is None else f"{value} ({low}-{high})"
 
 
 def latency_text(case: dict) -> str:
     """A case's median and interval in µs, as `results show` and the findings print them."""
+    if case["ci_low_s"] is None:
+        return us(case["median_s"])
     return interval_text(us(case["median_s"]), us(case["ci_low_s"]), us(case["ci_high_s"]))
 
 
@@ -423,8 +427,9 @@ def expected_figures(kernel: str, found: list[dict]) -> list[str]:
     small = min(found, key=lambda c: c["bytes"])
     fraction = peak["ceiling_fraction"]
     latency = f"{latency_text(small)} at {format_bytes(small['bytes'])}"
-    return [f"{mbps(rate)} ({mbps(rate * median / peak['ci_high_s'])}-"
-            f"{mbps(rate * median / peak['ci_low_s'])}) at {format_bytes(peak['bytes'])}",
+    rates = (None, None) if peak["ci_low_s"] is None else \
+        (mbps(rate * median / peak["ci_high_s"]), mbps(rate * median / peak["ci_low_s"]))
+    return [f"{interval_text(mbps(rate), *rates)} at {format_bytes(peak['bytes'])}",
             "-" if fraction is None else f"{fraction * 100:.0f}%",
             f"time per window slot {latency}" if kernel in BANDWIDTH_KERNELS else latency]
 
