@@ -161,9 +161,10 @@ def test_a_stalled_launch_is_left_out_of_its_case():
 
 
 def test_pairs_to_decide_follow_the_effect_and_spread():
-    # d = 0.1 beyond b = log(1/0.95) = 0.0513 by 0.0487, s = 0.1: n = (z s / gap)^2
+    # d = 0.1 beyond b = log(1/0.95) = 0.0513 by 0.0487, s = 0.1: n = (z s / gap)^2, z
+    # of `over`'s two-sided test at 0.05 (verdict.tests)
     e = Estimate(0.1, 0.01, 3, 1 / 4, 4, True)
-    z = 1.6448536269514722
+    z = 1.959963984540054
     assert live.pairs_to_decide(e, Threshold(0.05).log, 0.05) == \
         math.ceil((z * 0.1 / (0.1 - Threshold(0.05).log)) ** 2) - 4
     on_the_bound = Estimate(Threshold(0.05).log, 0.01, 3, 1 / 4, 4, True)

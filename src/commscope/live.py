@@ -138,10 +138,11 @@ def pairs_to_decide(e: Estimate, bound: float, level: float) -> int | None:
     from scipy.special import ndtri
     if not e.df or not e.var > 0:
         return None
-    z, s, d = float(ndtri(1 - level)), math.sqrt(e.var), e.log_ratio
-    gaps = [d - bound, bound - abs(d)] + ([-d] if d < 0 else [])
-    need = min((z * s / g) ** 2 for g in gaps if g > 0) if any(g > 0 for g in gaps) \
-        else math.inf
+    s, d = math.sqrt(e.var), e.log_ratio
+    # `over` and `apart` are two-sided (verdict.tests), `under` one-sided
+    gaps = [(d - bound, 2), (bound - abs(d), 1)] + ([(-d, 2)] if d < 0 else [])
+    need = min((float(ndtri(1 - level / sides)) * s / g) ** 2 for g, sides in gaps if g > 0) \
+        if any(g > 0 for g, _ in gaps) else math.inf
     if not math.isfinite(need) or need > MORE_CAP:
         return None
     return max(math.ceil(need) - e.launches, 1)
