@@ -206,4 +206,8 @@ def test_a_stretched_allreduce_is_a_regression(mpi_prefix, db, tmp_path):
     assert done.returncode == 1, (done.stdout, done.stderr)
     out = json.loads(done.stdout)
     assert [c["verdict"] for c in out["cases"]] == ["regression"] * 2, out["cases"]
-    assert all(0.3 < c["relative"] < 1.2 for c in out["cases"])
+    # the stretch is 1.6x where the call is long beside the wrapper's own clock reads; an
+    # 8 B allreduce is not (a fraction of a microsecond): there B took 1.96-2.18x A's in 3
+    # fresh-clone commands here, so its ratio says only that the wrapper reached B
+    big = {c["identity"]["bytes"]: c["relative"] for c in out["cases"]}
+    assert 0.3 < big[65536] < 1.2 and big[8] > 0.3, out["cases"]
