@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cases import Case, identity
+from .compare import pooled
 from .replication import shared_levels
 from .guidelines import SIZE_KINDS, Guideline
 from .sizes import format_bytes
@@ -110,7 +111,6 @@ def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | 
     where neither side has one (or the sides share launches): the verdict core then
     assumes the launches' variance (verdict.tests.COMMAND_TO_LAUNCH), and the claim says
     so (its `command_term`)."""
-    from .compare import pooled
     apart = [i for i, p in enumerate(pairs) if p.apart and p.cases]
     # each side's cases are one command's: their levels found together (shared_levels)
     left, right = ([history_of(pairs[i].cases[side]) for i in apart] for side in (0, 1))

@@ -327,19 +327,14 @@ def history(groups: list[list[float]], centre: float | None = None,
     floor = tau2 * float(np.mean(1 / sizes))  # what launches alone spread a mean by
     kept = ~outlying(means, floor, df)
     levels, part = regimes(means[kept], floor)
-    if levels is not None:  # the outlier test again, each level about its own
-        inner = np.zeros(kept.sum(), dtype=bool)
-        for side in (0, 1):
-            inner[part == side] = outlying(means[kept][part == side], floor, df)
-        keep_at = np.flatnonzero(kept)
-        kept[keep_at[inner]] = False
+    if levels is None:
+        part = np.zeros(int(kept.sum()), dtype=int)
+    else:  # the outlier test again, each level about its own
+        inner = _level_outliers(means[kept], part, floor, df)
+        kept[np.flatnonzero(kept)[inner]] = False
         part = part[~inner]
-    centred = means[kept] - (np.array([means[kept][part == side].mean() for side in (0, 1)])
-                             [part] if levels is not None else means[kept].mean())
-    means_df = int(kept.sum()) - (2 if levels is not None else 1)
     inverse_n = float(np.mean(1 / sizes[kept]))
-    means_var = float(np.sum(centred ** 2)) / means_df if means_df >= 1 else None
-    sigma2 = max(means_var - tau2 * inverse_n, 0.0) if means_df >= MIN_HISTORY_DF else None
+    means_var, means_df, sigma2 = _about_levels(means[kept], part, tau2 * inverse_n)
     level = None
     if levels is not None and centre is not None:
         split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
@@ -380,23 +375,40 @@ def shared_levels(pasts: list[History | None]) -> list[History | None]:
     return out
 
 
+def _level_outliers(means: np.ndarray, part: np.ndarray, floor: float,
+                    floor_df: float) -> np.ndarray:
+    """The commands each level's outlier test leaves out (outlying, about its own level;
+    `part`: each command's level, 0 or 1)."""
+    out = np.zeros(means.size, dtype=bool)
+    for side in (0, 1):
+        at = np.flatnonzero(part == side)
+        out[at[outlying(means[at], floor, floor_df)]] = True
+    return out
+
+
+def _about_levels(means: np.ndarray, part: np.ndarray,
+                  share: float) -> tuple[float | None, int, float | None]:
+    """The variance of commands' means about their level's mean (`part`: each one's
+    level), on the commands less one a level, and sigma^2, that variance less the
+    launches' `share` (at least 0) on MIN_HISTORY_DF degrees of freedom or more."""
+    sides = np.unique(part)
+    centred = means - np.array([means[part == side].mean() for side in sides])[
+        np.searchsorted(sides, part)]
+    means_df = means.size - sides.size
+    means_var = float(np.sum(centred ** 2)) / means_df if means_df >= 1 else None
+    sigma2 = max(means_var - share, 0.0) if means_df >= MIN_HISTORY_DF else None
+    return means_var, means_df, sigma2
+
+
 def _within(p: History, m: np.ndarray, part: np.ndarray) -> History:
     """History p's commands (means m, in shared_levels' order) learned within the levels
     `part` gives them: sigma^2 the pooled spread about each level's mean, less the
     launches' share, each level's outliers left out."""
     floor = p.between_var * p.inverse_n
-    kept = np.ones(m.size, dtype=bool)
-    for side in (0, 1):
-        at = np.flatnonzero(part == side)
-        kept[at[outlying(m[at], floor, p.df)]] = False
-    centred = np.concatenate([m[kept & (part == side)] - m[kept & (part == side)].mean()
-                              for side in (0, 1) if np.any(kept & (part == side))])
-    means_df = centred.size - 2
-    if means_df < 1:
+    kept = ~_level_outliers(m, part, floor, p.df)
+    means_var, means_df, sigma2 = _about_levels(m[kept], part[kept], floor)
+    if means_var is None:
         return p
-    means_var = float(np.sum(centred ** 2)) / means_df
-    sigma2 = max(means_var - p.between_var * p.inverse_n, 0.0) \
-        if means_df >= MIN_HISTORY_DF else None
     low, high = m[part == 0], m[part == 1]
     levels = ((math.exp(float(np.median(low))), low.size),
               (math.exp(float(np.median(high))), high.size))

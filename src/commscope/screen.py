@@ -434,8 +434,9 @@ def paired_values(s: Screen, obs: Observations, family: list[int]
     measured). A factor the whole launch shares cancels: fitted against one level over
     every round, a node at the threshold was named in 35.5% of 200 simulated screens of
     64 nodes whose second-stage launches ran 5% slower, and cleared in 46.5% where they
-    ran 5% faster (issue 49; bench/screen.py launches). The partner is taken as the typical node (cleared for looking fast,
-    its fitted effect is too high: the winner's curse), as are the references. With the
+    ran 5% faster (issue 49; bench/screen.py launches). The partner is taken as the
+    typical node (cleared for looking fast, its fitted effect is too high: the winner's
+    curse), as are the references. With the
     prior its variance is moderated towards (None with no launch of two cleared
     references): the cleared references' spread about their launch's mean, pooled over
     launches (sum(R_L - 1) degrees of freedom), times 1 + the mean over those launches

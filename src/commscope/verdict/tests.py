@@ -341,11 +341,12 @@ def selected_levels(found: list[Estimate], families: list[str], bound: float,
     names = list(dict.fromkeys(families))
     if not names:
         return {}
+    tested = [i for i, e in enumerate(found) if _tested(e)]
+    raw = over_p(*(np.array([getattr(found[i], a) for i in tested])
+                   for a in ("log_ratio", "se", "test_df")), bound)
     simes = []
     for family in names:
-        p = np.sort([float(over_p(np.array(e.log_ratio), np.array(e.se), np.array(e.test_df),
-                                  bound))
-                     for e, f in zip(found, families) if f == family and _tested(e)])
+        p = np.sort(raw[[j for j, i in enumerate(tested) if families[i] == family]])
         simes.append(float(np.min(p * p.size / np.arange(1, p.size + 1))) if p.size else 1.0)
     chosen = benjamini_hochberg(np.array(simes)) < alpha
     level = alpha * int(chosen.sum()) / len(names)
