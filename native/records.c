@@ -103,6 +103,7 @@ void record_context(const struct context_record *r)
     jsonl_num(&j, "resolution_s", r->resolution_s);
     jsonl_num(&j, "overhead_s", r->overhead_s);
     jsonl_num(&j, "barrier_s", r->barrier_s);
+    jsonl_num(&j, "barrier_median_s", r->barrier_median_s);
     jsonl_close(&j, '}');
     jsonl_str(&j, "compiler", r->compiler);
     jsonl_open(&j, "argv", '[');

@@ -44,7 +44,7 @@ struct context_record {
     /* MPI_T control variables: what chooses transports, and the sizes at which the
      * library changes protocol (eager limits, single-copy thresholds) */
     struct cvar_list transport, protocols;
-    double wtick_s, resolution_s, overhead_s, barrier_s;
+    double wtick_s, resolution_s, overhead_s, barrier_s, barrier_median_s;
     const char *compiler;
     int argc;
     char **argv;

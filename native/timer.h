@@ -8,6 +8,7 @@
 struct timer_info {
     double wtick_s, resolution_s, overhead_s;
     double barrier_s; /* one MPI_Barrier: the per-sample synchronisation cost */
+    double barrier_median_s; /* the median of barriers timed one by one */
 };
 
 /* Collective. Every rank gets the same values: the maximum over ranks. */

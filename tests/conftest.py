@@ -26,6 +26,11 @@ import pytest
 
 EMBEDDED = Path(sys.prefix)  # the venv's own Open MPI wheel
 
+# The suite runs 3- and 4-rank kernels on 2-core runners as a CI owner would: with
+# oversubscription allowed (and recorded) for the whole session; the tests of the refusal
+# itself take it away (test_cli_errors.py).
+os.environ["COMMSCOPE_OVERSUBSCRIBE"] = "1"
+
 
 def pytest_configure(config):
     """A suite started in the background of a shell without job control (`make test &` in
@@ -129,18 +134,27 @@ def commscope(*args, env: dict | None = None, cwd=None, launcher=None) -> Done:
 
 
 def follows_its_schema(args: list[str], done) -> None:
-    """Every JSON output of the suite validates against the published schema it names
-    (src/commscope/schemas, docs/schemas.md); an export in another tool's format, against
-    our schema of that format. A field added, dropped or retyped without a new schema fails."""
+    """Every JSON output of the suite is one document a strict parser reads (no NaN, no
+    Infinity, nothing printed before or after it) and validates against the published
+    schema it names (src/commscope/schemas, docs/schemas.md); an export in another tool's
+    format, against our schema of that format. A field added, dropped or retyped without
+    a new schema fails."""
     from commscope import schemas
     fmt = (args[args.index("--format") + 1] if "--format" in args
            else "json" if "--json" in args else None)
     if fmt not in ("json", "bmf", "gab") or done.returncode not in (0, 1, 3) \
             or not done.stdout.strip() or "-o" in args or "--output" in args:
         return
-    out = json.loads(done.stdout)
+    out = strict_json(done.stdout)
     named = out["schema"] if fmt == "json" else schemas.ident(fmt)
     validator(named).validate(out)
+
+
+def strict_json(text: str):
+    """`text` as one JSON document, read as a browser's JSON.parse reads it."""
+    def refuse(word):
+        raise AssertionError(f"{word} is not JSON (a strict parser refuses it)")
+    return json.loads(text, parse_constant=refuse)
 
 
 @functools.cache

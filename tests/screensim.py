@@ -80,12 +80,19 @@ def check_of(effects: np.ndarray, threshold: float, launches: int, seed: int,
     each of `launches` launches, each launch with a lognormal factor of its own
     (`launch_sd` on the log) besides the nodes' and pairs', judged as `health` judges
     them."""
+    return judge(matrices_of(effects, launches, seed, node_launch, pair, launch_sd), threshold)
+
+
+def matrices_of(effects: np.ndarray, launches: int, seed: int,
+                node_launch: float = NODE_LAUNCH, pair: float = PAIR, launch_sd: float = 0.0,
+                links: np.ndarray | float = 0.0) -> Matrices:
+    """check_of's matrices, before judging; `links`: N x N log factors of the directed
+    pairs."""
     rng = np.random.default_rng(seed)
     n = effects.size
     a = effects + node_launch * rng.standard_normal((launches, n))
     shared = launch_sd * rng.standard_normal(launches)[:, None, None] if launch_sd else 0.0
-    bw = np.exp(20 + shared + a[:, :, None] + a[:, None, :]
+    bw = np.exp(20 + shared + a[:, :, None] + a[:, None, :] + links
                 + pair * rng.standard_normal((launches, n, n)))
     bw[:, np.arange(n), np.arange(n)] = np.nan
-    m = Matrices([f"n{i}" for i in range(n)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
-    return judge(m, threshold)
+    return Matrices([f"n{i}" for i in range(n)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)

@@ -34,6 +34,31 @@ def test_bad_input_is_one_clear_line(args, says, tmp_path):
     assert not (tmp_path / "commscope.db").exists()
 
 
+def test_more_ranks_than_cores_is_refused_with_the_line_that_runs_it(tmp_path):
+    """Open MPI's own rule: without --oversubscribe, not more ranks than cores; the fake
+    launcher stands ready, and nothing is launched or stored."""
+    from fakempi.inprocess import FakeLauncher
+
+    over = len(os.sched_getaffinity(0)) + 1
+    env = {k: v for k, v in os.environ.items() if k != "COMMSCOPE_OVERSUBSCRIBE"}
+    fake = FakeLauncher()
+    line = one_line_error(commscope("run", "allreduce", "--np", over, "--sizes", "8",
+                                    env=env, cwd=tmp_path, launcher=fake))
+    assert f"--np {over}: more ranks than this host's {over - 1} cores" in line
+    assert line.endswith(f"commscope run allreduce --np {over} --sizes 8 --oversubscribe")
+    assert fake.launched == [] and not (tmp_path / "commscope.db").exists()
+
+
+def test_a_rank_count_advised_fits_the_host(tmp_path):
+    """multi_lat pairs ranks: an odd count is refused with the even count next to it that
+    this host's cores hold (below, where the one above would oversubscribe)."""
+    cores = len(os.sched_getaffinity(0))
+    odd = cores if cores % 2 else cores + 1
+    env = {k: v for k, v in os.environ.items() if k != "COMMSCOPE_OVERSUBSCRIBE"}
+    line = one_line_error(commscope("run", "multi_lat", "--np", odd, env=env, cwd=tmp_path))
+    assert line.endswith(f"needs a multiple of 2 ranks (it pairs them); give --np {odd - 1}")
+
+
 def test_bad_mpi_prefix_names_the_flag(tmp_path):
     (tmp_path / "bin").mkdir()
     line = one_line_error(commscope("info", "--mpi", tmp_path))
@@ -63,3 +88,31 @@ def test_unknown_run_in_existing_store(tmp_path):
     Store(tmp_path / "r.db").close()
     line = one_line_error(commscope("results", "show", "9", "--db", tmp_path / "r.db"))
     assert "no run 9" in line
+
+
+@pytest.mark.parametrize("verb", [
+    ["check", "--runs", "1", "1", "--junit"],
+    ["compare", "1", "1", "--junit"],
+    ["health", "--hosts", "a,b", "--junit"],
+    ["health", "--hosts", "a,b", "--prom"],
+    ["tune", "--verify", "rules.txt", "--junit"],
+    ["tune", "allreduce", "-o"],
+    ["results", "export", "1", "--csv", "-o"],
+    ["report", "1", "-o"],
+])
+@pytest.mark.parametrize("where", ["a directory", "a missing directory"])
+def test_an_output_that_cannot_be_written_is_refused_before_anything_runs(verb, where,
+                                                                           tmp_path):
+    """Found before measuring, not as a traceback after it: one line, exit 2, the results
+    file as it was."""
+    data = os.path.join(os.path.dirname(__file__), "data", "imports", "osu-7.2_latency.txt")
+    assert commscope("import", data, "--db", tmp_path / "r.db").returncode == 0
+    before = hashlib.sha256((tmp_path / "r.db").read_bytes()).hexdigest()
+    out = tmp_path / "out" if where == "a directory" else tmp_path / "none" / "out"
+    if where == "a directory":
+        out.mkdir()
+    (tmp_path / "rules.txt").write_text("")  # tune --verify's rules: refused later, if ever
+    line = one_line_error(commscope(*verb, out, "--db", tmp_path / "r.db", cwd=tmp_path))
+    assert f"{out}: " + ("is a directory" if where == "a directory" else "no such directory") \
+        in line
+    assert hashlib.sha256((tmp_path / "r.db").read_bytes()).hexdigest() == before

@@ -5,10 +5,12 @@ real kernels on both MPIs. On the namespace cluster: tests/test_health_cluster.p
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
 import os
+import re
 import sqlite3
 
 import numpy as np
@@ -17,7 +19,7 @@ import pytest
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
 from commscope.health import TOLERANCE, Matrices, fit, judge
-from screensim import check_of
+from screensim import check_of, matrices_of
 
 RATE = 5e7  # bytes/s of a pair
 HOSTS = [f"h{i}" for i in range(8)]
@@ -180,6 +182,62 @@ def test_a_node_at_the_threshold_among_four_is_rarely_cleared():
     assert sum("n0" in h.drain for h in checks) <= 9
 
 
+def test_a_matrix_measured_in_halves_judges_every_node_and_link_but_the_pair():
+    """A pair that cannot connect (n1, n2) measured as health measures the rest
+    (preflight.check_hosts): each launch without one end, n2's in launches 1, 3, 5, n1's in
+    2, 4, 6. A node at 0.5 (n5) is named, a link at 0.5 from n1 (n1->n6, measured only in
+    n1's launches) named as a link, and the pair's own link never tested: a link taken
+    only where every launch measured it had n1's and n2's never tested."""
+    links = np.zeros((8, 8))
+    links[1, 6] = math.log(0.5)
+    m = matrices_of(np.r_[0, 0, 0, 0, 0, math.log(0.5), 0, 0], 6, 1, links=links)
+    for k in range(6):
+        gone = 2 if k % 2 == 0 else 1
+        m.bandwidth[k, gone, :] = m.bandwidth[k, :, gone] = np.nan
+    found = judge(m, 0.2)
+    assert sorted((c.kind, c.direction or c.hosts[0]) for c in found.suspects) == \
+        [("link", "n1->n6"), ("node", "n5")]
+    assert not found.links_cleared[1, 2] and not found.links_cleared[2, 1]
+    assert {"n1", "n2"} <= set(found.cleared + found.unresolved)
+
+
+def test_a_pair_that_cannot_connect_is_unreachable_and_the_rest_is_judged(fake_mpi, tmp_path):
+    """h1 and h2 cannot connect: every launch holding both hangs, the start-up check too
+    (as MPICH's did over a blackhole route). Before issue 50 the check exited 2, "the
+    matrix is incomplete"; now the pair is traced, named `unreachable` with its remedy,
+    and the matrix measured again without it (a launch without each end) judges the
+    rest: a slow node h5 named, every other pair measured."""
+    xml = tmp_path / "h.xml"
+    fake = FakeLauncher(rate=lambda x, y: RATE / 4 if 5 in (x, y) else RATE,
+                        host_order=HOSTS, hangs_if=lambda hosts: {"h1", "h2"} <= set(hosts))
+    code, result = health(fake_mpi, tmp_path / "h.db", "--deadline", "0.5", "--launches", "3",
+                          "--junit", xml, launcher=fake)
+    assert code == 1
+    unreachable, node = result["suspects"]
+    assert (unreachable["kind"], sorted(unreachable["hosts"])) == ("unreachable", ["h1", "h2"])
+    assert unreachable["evidence"] == ("no launch that held both finished; each finished "
+                                       "with other nodes")
+    assert unreachable["remedy"].startswith("check the route and firewall between the two")
+    assert (node["kind"], node["hosts"]) == ("node", ["h5"]) and result["drain"] == ["h5"]
+    assert result["launches"] == 6 and result["rounds"] == 6 * 7
+    bw = result["matrix"]["bandwidth_MBps"]
+    assert [(x, y) for x in range(8) for y in range(8) if x != y and bw[x][y] is None] == \
+        [(1, 2), (2, 1)]
+    from xml.etree import ElementTree
+    failed = {(c.get("name"), f.get("type")) for c in ElementTree.parse(xml).iter("testcase")
+              for f in c.iter("failure")}
+    assert failed == {("h1 h2", "unreachable"), ("h5", "suspect")}
+    done = commscope("health", "--hosts", ",".join(HOSTS), "--mpi", fake_mpi, "--db",
+                     tmp_path / "t.db", "--sizes", "8,256KiB", "--deadline", "0.5",
+                     "--launches", "3", launcher=dataclasses.replace(fake, launched=[]))
+    assert done.returncode == 1, done.stderr
+    assert re.search(r"^unreachable\s+h[12] -> h[12](\s+-){5}$", done.stdout, re.M), done.stdout
+    assert re.search(r"^unreachable h[12] -> h[12]: no launch that held both finished; each "
+                     r"finished with other nodes; measured again without it; remedy: check the "
+                     r"route", done.stdout, re.M), done.stdout
+    assert "p (BH): the p-value adjusted" in done.stdout
+
+
 def test_benjamini_hochberg_is_scipys():
     from scipy import stats
 
@@ -259,6 +317,7 @@ def test_bad_input_is_one_line_and_nothing_is_stored(fake_mpi, tmp_path):
     line = refused("--hostfile", hostfile, "--ppn", "2")
     assert "--ppn 2" in line and "host h1" in line
     assert "--hosts" in refused()  # no hosts and no allocation
+    assert "--transient is for --screen" in refused("--hosts", "h0,h1,h2", "--transient", "ok")
     down = FakeLauncher(exit_code=255, stderr=["ssh: connect to host h2 port 22: No route to host\n"],
                         fail_after=0)
     line = refused("--hosts", "h0,h1,h2", launcher=down)

@@ -2,7 +2,9 @@
 each, every link shaped to 400 Mbit/s; nothing slowed names nothing, a random host's link
 at 100 Mbit/s names that host alone, a random pair slowed one way (an htb class and a u32
 filter on one host for the other's address) names that link and no node; a host that does
-not exist is named in one line. bench/health.py runs each 10 times (docs/health.md)."""
+not exist is named in one line. On 4 hosts: a pair blackholed is named unreachable by the
+full matrix, which judges the rest; a rank stopped once (SIGSTOP) is named stalled by the
+screen, with its host and rank. bench/health.py runs each 10 times (docs/health.md)."""
 
 from __future__ import annotations
 
@@ -34,16 +36,65 @@ def eight():
         yield made
 
 
-def health(cluster, mpi_prefix, db, *hosts):
+@pytest.fixture
+def four():
+    with cluster_of(4) as made:
+        for host in made.hosts:  # as in docs/health.md's trials (unshaped: scheduling)
+            made.shape(host, RATE_BPS)
+        yield made
+
+
+def health(cluster, mpi_prefix, db, *hosts, args=()):
     # 3 launches, as before health's default became 8 (its power on a 25% node): the
     # faults injected here are 4x (100 of 400 Mbit/s), found at 3 (bench/verdicts.py has
     # the power at 0.75)
     done = cluster.run(cluster.hosts[0], [
         sys.executable, "-m", "commscope.cli", "health", "--hosts", ",".join(hosts or cluster.hosts),
         "--mpi", str(mpi_prefix), "--sizes", "8,256KiB", "--launches", "3", "--db", str(db),
-        "--json"],
+        "--json", *args],
         env=cluster.mpi_env(), timeout=600)
     return done
+
+
+@contextlib.contextmanager
+def blackholed(cluster, a: str, b: str):
+    """a's route to b discards every packet (b's to a is whole: a's replies are lost)."""
+    route = ["blackhole", f"{cluster.addresses[b]}/32"]
+    subprocess.run(["ip", "-n", a, "route", "add", *route], check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["ip", "-n", a, "route", "del", *route])
+
+
+def _failed(xml: Path) -> set[tuple[str, str]]:
+    from xml.etree import ElementTree
+    return {(c.get("name"), f.get("type")) for c in ElementTree.parse(xml).iter("testcase")
+            for f in c.iter("failure")}
+
+
+def test_the_full_matrix_names_a_blackholed_pair_unreachable_and_judges_the_rest(
+        four, mpi_prefix, tmp_path):
+    """A random pair blackholed (neither the launching host): Open MPI's launch failed at
+    their round, MPICH's start-up waited on it; before issue 50 the check exited 2 with no
+    verdict. Now the pair is traced and named `unreachable`, a failing testcase, and every
+    other pair measured (a launch without each end) and judged: nothing else named."""
+    a, b = random.Random(int(time.time())).sample(four.hosts[1:], 2)
+    xml = tmp_path / "health.xml"
+    started = time.monotonic()
+    with blackholed(four, a, b):
+        done = health(four, mpi_prefix, tmp_path / "health.db",
+                      args=("--deadline", "10", "--junit", str(xml)))
+    took = time.monotonic() - started
+    assert suspects(done) == [("unreachable", tuple(sorted((a, b))))], (a, b, done.stdout)
+    result = json.loads(done.stdout)
+    assert done.returncode == 1 and result["drain"] == [] and result["launches"] == 6
+    assert sorted(result["cleared"] + result["unresolved"]) == sorted(four.hosts)
+    bw, where = result["matrix"]["bandwidth_MBps"], {h: i for i, h in enumerate(four.hosts)}
+    missing = {(x, y) for x in range(4) for y in range(4) if x != y and bw[x][y] is None}
+    assert missing == {(where[a], where[b]), (where[b], where[a])}, bw
+    assert _failed(xml) == {(" ".join(sorted((a, b), key=four.hosts.index)), "unreachable")}
+    print(f"{mpi_prefix.name}: the blackholed pair {a} {b} named in {took:.1f} s")
 
 
 def suspects(done) -> list[tuple]:
@@ -139,6 +190,65 @@ def _natives(host: str) -> list[int]:
     return found
 
 
+def _rank(pid: int) -> int:
+    """A rank's number, from the environment its launcher gave it."""
+    env = dict(x.split("=", 1) for x in Path(f"/proc/{pid}/environ").read_text().split("\0")
+               if "=" in x)
+    return int(next(env[k] for k in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK")
+                    if k in env))
+
+
+@pytest.mark.parametrize("how", ["watchdog", "resumed"])
+def test_the_screen_names_a_rank_stopped_once_stalled_with_its_host(four, mpi_prefix, tmp_path,
+                                                                    how):
+    """The first rank of a random host (not the launching one) is stopped (SIGSTOP) once,
+    and either left stopped, so that the deadline (10 s) ends its launch and the round,
+    traced, runs clean again, or continued (SIGCONT) 7 s later, after the screen has
+    looked at its ranks (at 5 s) and before the deadline. Either way the screen names it
+    `stalled` (transient), on its host and rank, seen stopped (T), and fails the gate;
+    before issue 50 the first ended with nothing named."""
+    a = random.Random(int(time.time())).choice(four.hosts[1:])
+    stopped: dict = {}
+    done = threading.Event()
+
+    def stop_one_rank():
+        while not done.is_set() and "pid" not in stopped:
+            for pid in _natives(a)[:1]:
+                with contextlib.suppress(OSError, StopIteration):
+                    stopped["rank"] = _rank(pid)
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped["pid"] = pid
+            time.sleep(0.02)
+        if how == "resumed" and not done.wait(7):
+            with contextlib.suppress(OSError):
+                os.kill(stopped["pid"], signal.SIGCONT)
+
+    stopper = threading.Thread(target=stop_one_rank, daemon=True)
+    stopper.start()
+    started = time.monotonic()
+    try:
+        result = screen(four, mpi_prefix, tmp_path / "screen.db", "--deadline", "10")
+    finally:
+        done.set()
+        stopper.join()
+        left = [pid for host in four.hosts for pid in _natives(host)]
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    took = time.monotonic() - started
+    seen = json.dumps(result["suspects"])
+    (stall,) = [s for s in result["suspects"] if s["kind"] == "stalled"] or [None]
+    assert stall is not None and [s["kind"] for s in result["suspects"]] == ["stalled"], seen
+    assert (stall["hosts"], stall["ranks"], stall["state"]) == ([a], [stopped["rank"]], "T"), \
+        (a, stopped, seen)
+    assert stall["transient"] and stall["stalled_s"] >= 5, seen
+    assert ("then went on" if how == "resumed" else "ran clean") in stall["evidence"], seen
+    assert result["drain"] == [] and sorted(result["cleared"] + result["unresolved"]) == \
+        sorted(four.hosts)
+    assert left == [], "ranks left running after the screen"
+    print(f"{mpi_prefix.name} {how}: rank {stopped['rank']} of {a} named stalled in {took:.1f} s")
+
+
 @pytest.mark.parametrize("fault", ["unreachable", "hung"])
 def test_the_screen_names_a_pair_that_cannot_talk_or_a_hung_host(eight, mpi_prefix, tmp_path,
                                                                   fault):
@@ -189,6 +299,8 @@ def test_the_screen_names_a_pair_that_cannot_talk_or_a_hung_host(eight, mpi_pref
         assert result["drain"] == [] and judged == sorted(eight.hosts)
     else:
         assert kinds == [("hung", [a])], (a, seen)
+        (hung,) = result["suspects"]  # its rank in the round's launch, seen stopped
+        assert hung["state"] == "T" and len(hung["ranks"]) == 1, seen
         assert result["drain"] == [{"host": a, "reason": "hung"}]
         assert judged == sorted(set(eight.hosts) - {a})
     assert left == [], "ranks left running after the screen"

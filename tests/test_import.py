@@ -3,8 +3,11 @@ real tools; see its README) read exactly, stored without samples, and every verb
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -158,3 +161,122 @@ def test_a_bad_file_among_good_ones_stores_nothing(tmp_path):
     assert str(bad) in error
     assert not db.exists() or Store(db).runs() == []
     assert "no such file" in one_line_error(commscope("import", tmp_path / "none", "--db", db))
+
+
+# What cannot be a measurement (tests/data/import_bad, each a good file of tests/data/imports
+# with one thing made wrong; see its README), and the profiles' like it made here: each is
+# refused in one line naming the file, and line where one applies, and the store is kept.
+BAD = Path(__file__).parent / "data" / "import_bad"
+PROFILES = Path(__file__).parent / "data" / "profiles"
+sys.path.insert(0, str(PROFILES))
+import make_mpisee  # noqa: E402
+
+POSITIVE_TIME = "a time must be a positive finite number (fix or delete the line)"
+BANDWIDTH = "a bandwidth must be a finite number, 0 or more"
+ANY = "expected the text output of OSU, IMB, nccl-tests or mpiP, or an mpisee profile (SQLite)"
+
+
+def _mpip(change):
+    def make(tmp_path: Path) -> Path:
+        path = tmp_path / "mpip.txt"
+        path.write_text(change((PROFILES / "mpip-3.5-halo-np8.txt").read_text()))
+        return path
+    return make
+
+
+def _mpisee(sql: str):
+    def make(tmp_path: Path) -> Path:
+        path = make_mpisee.write(tmp_path / "mpisee.db")
+        with sqlite3.connect(path) as db:
+            db.execute(sql)
+        return path
+    return make
+
+
+REFUSED = {  # case: (the file given: a name in BAD, or made; what follows its path)
+    "osu-negative": ("osu_latency_negative.txt",
+                     f':6: latency "-3.2" is negative; {POSITIVE_TIME}'),
+    "osu-zero-time": ("osu_latency_zero.txt", f':6: latency "0.00" is zero; {POSITIVE_TIME}'),
+    "osu-nan": ("osu_latency_nan.txt", f':6: latency "nan" is not a number; {POSITIVE_TIME}'),
+    "osu-inf": ("osu_latency_inf.txt", f':6: latency "inf" is infinite; {POSITIVE_TIME}'),
+    "osu-Infinity": ("osu_latency_Infinity.txt",
+                     f':6: latency "Infinity" is infinite; {POSITIVE_TIME}'),
+    "osu-1e999": ("osu_latency_1e999.txt", f':6: latency "1e999" is infinite; {POSITIVE_TIME}'),
+    "osu-zero-bandwidth": ("osu_bw_zero.txt",
+                           ':6: bandwidth "0.00" is zero; a bandwidth the size is measured by '
+                           'must be a positive finite number (fix or delete the line)'),
+    "osu-negative-bandwidth": ("osu_bw_negative.txt",
+                               ':6: bandwidth "-39.19" is negative; a bandwidth the size is '
+                               'measured by must be a positive finite number (fix or delete '
+                               'the line)'),
+    "osu-short-row": ("osu_latency_short_row.txt",
+                      ":6: 1 column where the table's header has 2 (a line cut short?); "
+                      "expected a row of 2 figures, as the header names them (fix or delete "
+                      "the line)"),
+    "osu-cut-number": ("osu_latency_cut_number.txt",
+                       ":8: the last line '16                      0.4' has no line end: a "
+                       "row cut off (truncated?); expected the whole file (fix or delete the "
+                       "line)"),
+    "osu-no-rows": ("osu_latency_no_rows.txt",
+                    ":1: OSU Latency test without a row (truncated?); expected a row of "
+                    "figures for each size under its '# Size' header"),
+    "empty": ("empty.txt", f": the file is empty; {ANY}"),
+    "nul-bytes": ("osu_latency_nul_block.txt", f":7: a NUL byte (at byte 166): a binary "
+                                               f"file; {ANY}"),
+    "utf-16": ("osu_latency_utf16.txt", f":1: a byte that is not UTF-8 text (at byte 0): a "
+                                        f"binary file; {ANY}"),
+    "gzip": ("osu-7.2_latency.txt.gz", f": a gzip-compressed file; {ANY} (gunzip it first)"),
+    "directory": (lambda tmp_path: BAD, f": a directory, not a file; give its files one by "
+                                        f"one, each {ANY[len('expected '):]}"),
+    "imb-nan": ("imb_pingpong_time_nan.txt", f':11: time "nan" is not a number; '
+                                             f'{POSITIVE_TIME}'),
+    "imb-negative": ("imb_pingpong_time_negative.txt",
+                     f':11: time "-0.39" is negative; {POSITIVE_TIME}'),
+    "imb-inf-bandwidth": ("imb_pingpong_bandwidth_inf.txt",
+                          f':12: bandwidth "inf" is infinite; {BANDWIDTH} (fix or delete '
+                          'the line)'),
+    "nccl-inf-time": ("nccl_all_reduce_perf_time_inf.txt",
+                      f':13: time "inf" is infinite; {POSITIVE_TIME}'),
+    "nccl-nan-busbw": ("nccl_all_reduce_perf_busbw_nan.txt",
+                       f':14: busbw "-nan" is not a number; {BANDWIDTH} (fix or delete the '
+                       'line)'),
+    "nccl-json-NaN": ("nccl_all_reduce_perf_time_NaN.json",
+                      ': results[1]: time "nan" is not a number; a time must be a positive '
+                      'finite number (fix or delete the result)'),
+    "nccl-json-1e999": ("nccl_all_reduce_perf_algbw_1e999.json",
+                        f': results[2]: algbw "inf" is infinite; {BANDWIDTH} (fix or delete '
+                        'the result)'),
+    "mpip-nan-mean": (_mpip(lambda t: t.replace("    0    100     0.05   0.0125",
+                                                "    0    100     0.05      nan", 1)),
+                      ':83: Mean "nan" is not a number; a time spent must be a finite number, '
+                      '0 or more (fix or delete the line)'),
+    "mpip-negative-apptime": (_mpip(lambda t: t.replace("   3       12.4", "   3      -12.4")),
+                              f':29: AppTime "-12.4" is negative; {POSITIVE_TIME}'),
+    "mpisee-negative-time": (_mpisee("UPDATE data SET time = -0.5 WHERE id = 3"),
+                             ': data row 3: time "-0.5" is negative; a time spent must be a '
+                             'finite number, 0 or more (record the profile again)'),
+    "mpisee-inf-walltime": (_mpisee("UPDATE exectimes SET time = 9e999 WHERE id = 2"),
+                            ': exectimes row 2: time "inf" is infinite; a time must be a '
+                            'positive finite number (record the profile again)'),
+}
+
+
+def _files(directory: Path) -> dict[str, str]:
+    """Every file of the store (its -wal and -shm too), by name, as a hash of its bytes."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("given, says", REFUSED.values(), ids=REFUSED.keys())
+def test_what_cannot_be_a_measurement_is_refused_and_the_store_is_kept(tmp_path, given, says):
+    path = BAD / given if isinstance(given, str) else given(tmp_path)
+    store = tmp_path / "store"
+    store.mkdir()
+    db = store / "r.db"
+    good = DATA / "osu-7.2_latency.txt"
+    assert commscope("import", good, "--db", db).returncode == 0
+    before = _files(store)
+    # the good file first: a store written up to the bad one would show
+    assert one_line_error(commscope("import", good, path, "--db", db)) == \
+        f"commscope: {path}{says}"
+    assert _files(store) == before
+    assert [r["id"] for r in Store(db).runs()] == [1]

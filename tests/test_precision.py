@@ -71,8 +71,9 @@ def test_time_cap_stops_a_case_short_and_says_so(db):
     assert done.returncode == 0, done.stderr
     (case,) = json.loads(done.stdout)["cases"]
     assert case["capped"] and case["precision"] > 0.0001
-    assert "capped: 1 run" in done.stderr and "run: 1 of 1 cases" in done.stderr
-    assert "Remedy: raise --max-time (it was 0.3 s)" in done.stderr
+    assert "capped: 1 run" in done.stderr
+    assert "run: 1 of 1 cases stopped by --max-time" in done.stderr
+    assert "  remedy: raise --max-time (it was 0.3 s)" in done.stderr
     kinds = [k for (k,) in sqlite3.connect(db).execute("SELECT kind FROM warnings")]
     assert {"capped", "one_launch"} <= set(kinds)
 

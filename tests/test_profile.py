@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commscope, one_line_error, validator
+from conftest import commscope, commscope_process, one_line_error, validator
 from pmpi import preloadable
 
 HERE = Path(__file__).parent
@@ -71,7 +71,7 @@ def test_the_profile_counts_every_call_exactly(mpi_prefix, synthetic, tmp_path):
                    flags=("--json",))
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    validator("urn:commscope:profile:1").validate(out)
+    validator("urn:commscope:profile:2").validate(out)
     rows = {(r["call"], r["comm_size"], r["bytes"], r["peer"]): r for r in out["rows"]}
     even = [1, 0, 1, 0]
     want = {("MPI_Allreduce", 4, 8, None): ([A] * 4, 8),
@@ -106,10 +106,28 @@ def test_a_program_that_fails_keeps_what_it_recorded_and_its_status(mpi_prefix, 
 
 
 def test_what_is_not_an_mpi_program_or_not_there_is_one_line(mpi_prefix, tmp_path):
+    """One line, exit 2, and nothing stored: a program that made no MPI call left nothing
+    a read verb could show but its failure."""
     db = tmp_path / "p.db"
     assert "no such program" in one_line_error(profile(mpi_prefix, db, "./no-such-program"))
-    assert "made no MPI_Init" in one_line_error(profile(mpi_prefix, db, "/bin/true"))
+    assert "true made no MPI call" in one_line_error(profile(mpi_prefix, db, "/bin/true"))
+    assert "false exited with status 1 and made no MPI call" in one_line_error(
+        profile(mpi_prefix, db, "/bin/false"))
     assert "give the program" in one_line_error(commscope("profile", "--db", db))
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_json_is_one_document_while_the_program_prints(mpi_prefix, synthetic, tmp_path):
+    """The program's own output goes to stderr under --json; stdout parses strictly."""
+    chatty = tmp_path / "chatty"
+    chatty.write_text(f'#!/bin/sh\necho "mix: 200 iterations"\nexec {synthetic} "$@"\n')
+    chatty.chmod(0o755)
+    done = commscope_process("profile", "--np", 2, "--mpi", mpi_prefix, "--db",
+                             tmp_path / "p.db", "--json", "--", chatty, A, B, C, D, E)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout, parse_constant=lambda word: pytest.fail(word))
+    assert out["status"] == "complete" and out["measured"] == []
+    assert "mix: 200 iterations" in done.stderr
 
 
 def by_call(out) -> dict:
@@ -132,10 +150,16 @@ def test_a_slow_call_in_the_program_alone_shows_as_lost_efficiency(mpi_prefix, s
     db = tmp_path / "p.db"
     counts = (CALLS, B, C, D, 0)
     slow = preloadable(mpi_prefix, tmp_path, "slow", SLOW_ALLREDUCE % {"us": DELAY_US})
-    assert profile(mpi_prefix, db, synthetic, *counts, flags=("--measure",)).returncode == 0
+    done = profile(mpi_prefix, db, synthetic, *counts, flags=("--measure", "--json"))
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)["measured"]  # the runs --measure stored, each named
+    assert measured and all(m["status"] == "complete" for m in measured)
     assert profile(mpi_prefix, db, synthetic, *counts, preload=slow).returncode == 0
     runs = [r for (r,) in sqlite3.connect(db).execute(
         "SELECT id FROM runs WHERE kernel = 'profile' ORDER BY id")]
+    assert [r for (r,) in sqlite3.connect(db).execute(
+        "SELECT id FROM runs WHERE kernel != 'profile' ORDER BY id")] == [
+        m["run"] for m in measured]
     before, after = (by_call(predicted(db, r)) for r in runs)
     row, was = after[("MPI_Allreduce", 2)], before[("MPI_Allreduce", 2)]
     delayed = 2 * CALLS * DELAY_US * 1e-6

@@ -171,3 +171,16 @@ def test_a_sqlite_file_that_is_not_mpisee_stores_nothing(tmp_path):
     assert f"{foreign}: an SQLite file without mpisee's table 'data'; expected an mpisee " \
            "profile" in error
     assert not db.exists() or Store(db).runs() == []
+
+
+def test_mpip_percentages_printed_as_nan_are_read_as_they_are(tmp_path):
+    """mpiP prints a percentage as -nan where it divides by a zero time (report.c); no
+    percentage is kept in the profile, so such a report is read, not refused as a figure
+    that cannot be a measurement would be (tests/test_import.py)."""
+    path = _mpip_with(tmp_path / "given.txt", lambda t: t.replace(
+        "0.0125     0.01   0.01   0.35", "0.0125     0.01   -nan   -nan").replace(
+        "   0       12.1      0.359     2.97", "   0       12.1      0.359     -nan"))
+    assert path.read_text().count("-nan") == 3
+    (profile,) = parse(path)
+    _same(_rows(profile), MPIP_ROWS)
+    assert profile.wall_s[0] == 12.1

@@ -1,6 +1,8 @@
 """The quality block: warnings folded to one line per kind, once per command, with the
 worst cases first and a remedy that fits the options the run used (advice.py)."""
 
+import csv
+import io
 import json
 import os
 import re
@@ -48,18 +50,20 @@ def _warning(kind, message, severity):
     return {"kind": kind, "message": message, "severity": severity}
 
 
-def test_one_line_per_kind_worst_cases_first():
+def test_three_short_lines_per_kind_worst_cases_first():
     found = [(_warning("drift", f"+{d}%", d / 100), f"case {d}", {}) for d in (12, 40, 15, 90, 11)]
     found.append((_warning("oversubscribed", "3 ranks", 3.0), None, {}))
     lines = block(found, cores=2)
-    assert len(lines) == 2 and lines[0].startswith("flag oversubscribed: 1 run, more ranks "
+    assert len(lines) == 6 and lines[0].startswith("flag oversubscribed: 1 run, more ranks "
                                                    "than cores")
-    (drift,) = [line for line in lines if line.startswith("flag drift:")]
-    assert "drift: 5 cases" in drift
-    assert drift.index("case 90: +90%") < drift.index("case 40") < drift.index("case 15")
-    assert "case 12" not in drift and "and 2 more" in drift
-    assert drift.endswith("Remedy: rerun on a quieter machine; the launch-aware interval "
-                          "includes drift between launches")
+    at = next(i for i, line in enumerate(lines) if line.startswith("flag drift:"))
+    head, worst, fix = lines[at:at + 3]
+    assert head.startswith("flag drift: 5 cases, ")
+    assert worst.startswith("  worst: case 90: +90%")
+    assert worst.index("case 90: +90%") < worst.index("case 40") < worst.index("case 15")
+    assert "case 12" not in worst and worst.endswith("and 2 more")
+    assert fix == ("  remedy: rerun on a quieter machine; the launch-aware interval "
+                   "includes drift between launches")
     assert block([]) == []
 
 
@@ -187,3 +191,34 @@ def test_a_quiet_run_has_no_interval_wider_than_x_2(fake_mpi, db):
                      "--mpi", fake_mpi, "--db", db, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
     assert not any("broad" in c["flags"] for c in json.loads(done.stdout)["cases"])
+
+
+def test_an_app_runs_remedies_name_only_options_app_takes():
+    """`commscope app` has neither --launches nor --max-time: no remedy of its runs names
+    them, whatever the kind."""
+    from commscope.advice import KINDS, PARTS, _part_remedy, options, remedy
+
+    for iters in (None, 20):
+        app = options({"launches": 1, "iters": iters}, None, False, "application")
+        said = [remedy(kind, app, 2) for kind in KINDS] + [_part_remedy(p, app) for p in PARTS]
+        assert not [s for s in said if "--launches" in s or "--max-time" in s], said
+    run = options({"launches": 1}, None, False, "pt2pt")  # a kernel's run keeps them
+    assert "--launches 1" in remedy("wide", run)
+
+
+def test_the_precision_goals_outcome_is_stated_and_agrees_with_the_export(fake_mpi, db):
+    """How many cases met --precision, and the widest: counted as the export counts, for
+    a goal every case met and one none did."""
+    for run, goal in ((1, 60), (2, 1)):
+        done = commscope("run", "pingpong", "--sizes", "8,1K,64K", "--precision", f"{goal}%",
+                         "--launches", "3", "--mpi", fake_mpi, "--db", db,
+                         launcher=FakeLauncher(slow_launch=(2, 1.02)))
+        assert done.returncode == 0, done.stderr
+        (said,) = [line for line in done.stderr.splitlines() if "precision goal" in line]
+        rows = list(csv.DictReader(io.StringIO(commscope(
+            "results", "export", str(run), "--csv", "--db", db).stdout)))
+        widths = [float(r["precision"]) for r in rows]
+        met = sum(w <= goal / 100 for w in widths)
+        assert met == (len(rows) if goal == 60 else 0), widths
+        assert f"run {run}: precision goal +-{goal}%: met by {met} of {len(rows)} cases; " \
+               f"the widest +-{100 * max(widths):.1f}%" in said

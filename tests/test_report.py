@@ -257,7 +257,7 @@ def test_mixed_set_shows_models_provenance_and_every_warning(mixed):
         assert html.escape(message) in text
     # the quality block the terminal printed, over all the report's runs
     assert html.escape("run 8: a launch median varies ") in text
-    assert "flag " in text and "Remedy: " in text
+    assert "flag " in text and "  remedy: " in text
     assert "Open MPI" in text or "MPICH" in text
     assert "library_transport" in text and "timer" in text
 

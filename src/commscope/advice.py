@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import units
+from . import names, units
 from .cases import Case
 from .replication import UNUSUAL
 from .states import OddLaunch
@@ -84,7 +84,11 @@ def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
     # A few cases short of the goal are those cases' own noise, which their intervals
     # show; the run's budget is short where many are.
     if len(short) > CAPPED_SHARE * len(summaries):
-        found.append(Advice("capped", f"{len(short)} of {len(summaries)} cases", None,
+        # counted as the export's `capped` column counts: every case the budget stopped
+        capped = sum(bool(s["capped"]) for s in summaries)
+        found.append(Advice("capped", f"{capped} of {len(summaries)} cases stopped by "
+                                      f"--max-time, {len(short)} of them where more samples "
+                                      "would narrow the interval", None,
                             len(short) / len(summaries)))
     return found
 
@@ -296,15 +300,23 @@ def _short(case, resolution_s):
     return None
 
 
-def options(settings: dict, context: dict | None, oversubscribed: bool = False) -> dict:
+def options(settings: dict, context: dict | None, oversubscribed: bool = False,
+            family: str | None = None) -> dict:
     """What a remedy must fit: the run's settings, whether its ranks were bound, as
     --bind-to asked or as the launcher did unasked (Open MPI binds 2 ranks to cores by
-    default): every rank's binding one CPU in the context record's placement; and whether
-    ranks outnumbered cores, where --bind-to core is refused."""
+    default): every rank's binding one CPU in the context record's placement; whether
+    ranks outnumbered cores, where --bind-to core is refused; and whether `commscope app`
+    ran it (its kernel's `family`), which has no --launches nor --max-time."""
     placement = (context or {}).get("placement") or []
     bound = settings.get("bind_to") not in (None, "none") or bool(placement) and all(
         str(p.get("binding", "")).isdigit() for p in placement)
-    return {**settings, "bound": bound, "oversubscribed": oversubscribed}
+    return {**settings, "bound": bound, "oversubscribed": oversubscribed,
+            "app": family == "application"}
+
+
+# An app run is one launch of the app's solves: what more launches would do, its runs do.
+_APP_AGAIN = ("run the app again, later or on a quieter machine, and `commscope compare` "
+              "the runs (an app run is one launch)")
 
 
 def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
@@ -313,6 +325,10 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
     # Pinning is advice only where `run --bind-to core` would accept it: not oversubscribed.
     pin = not bound and not settings.get("oversubscribed")
     launches = settings.get("launches", "auto")
+    if settings.get("app") and kind in ("wide", "one_launch", "disagree", "capped"):
+        return _APP_AGAIN
+    if settings.get("app") and kind == "few_samples":
+        return "raise --iters" if settings.get("iters") else "raise --min-time"
     if kind == "oversubscribed":
         per_host = f" (this host has {cores} cores)" if cores else ""
         return f"run at most one rank per core{per_host}, or spread them with --hosts"
@@ -368,29 +384,47 @@ PARTS = {"within a launch": "within_launch_cv", "between launches": "between_lau
 
 def _part_remedy(part: str, settings: dict) -> str:
     if part == "within a launch":
-        return "raise --max-time for more samples a launch"
+        return remedy("few_samples", settings) if settings.get("app") else \
+            "raise --max-time for more samples a launch"
     if part == "between launches":
         return remedy("wide", settings)
     return ("run the same command again later: the history of its commands replaces the "
             "assumption, and compare reads it")
 
 
-def variance_line(run_id: int, summaries: list[dict], settings: dict) -> str | None:
-    """A run's one line: how much a launch median varies within a launch (its samples),
-    between launches and between commands (the median over its cases of each), the
-    largest part and what to do about it."""
+def variance_lines(run_id: int, summaries: list[dict], settings: dict) -> list[str]:
+    """A run's short lines, one fact each: how much a launch median varies within a launch
+    (its samples), between launches and between commands (the median over its cases of
+    each); the largest part and what to do about it; the precision goal's outcome."""
     parts = {name: float(np.median(v)) for name, key in PARTS.items()
              if (v := [s[key] for s in summaries if s.get(key) is not None])}
     if not parts:
-        return None
+        return []
     largest = max(parts, key=parts.get)
     assumed = any(s.get("command_basis") == "assumed" for s in summaries)
-    said = ", ".join(f"{name} {units.percent(v)}"
+    said = ", ".join(f"{units.percent(v)} {name}"
                      + (" (assumed as large as between launches)"
                         if name == "between commands" and assumed else "")
                      for name, v in parts.items())
-    return (f"run {run_id}: a launch median varies {said}{_states_said(summaries)}; the "
-            f"largest, {largest}: {_part_remedy(largest, settings)}")
+    return [f"run {run_id}: a launch median varies {said}{_states_said(summaries)}",
+            f"run {run_id}: the largest part is {largest}; remedy: "
+            f"{_part_remedy(largest, settings)}",
+            *_goal_met(run_id, summaries, settings.get("precision"))]
+
+
+def _goal_met(run_id: int, summaries: list[dict], goal: float | None) -> list[str]:
+    """--precision's outcome: how many cases met it, and the widest."""
+    judged = [s for s in summaries if s.get("precision") is not None]
+    if not goal or not judged:
+        return []
+    met = sum(s["precision"] <= goal for s in judged)
+    widest = max(judged, key=lambda s: s["precision"])
+    where = f"{names.case(widest['kernel'], widest.get('send_mode'), widest['bytes'])} " \
+        f"np{widest['ranks']}"
+    asked = units.percent(goal, decimals=None)
+    return [f"run {run_id}: precision goal +-{asked}: met by {met} of "
+            f"{len(judged)} cases; the widest +-{units.percent(widest['precision'])} "
+            f"({where})"]
 
 
 def _states_said(summaries: list[dict]) -> str:
@@ -408,7 +442,7 @@ def _states_said(summaries: list[dict]) -> str:
 
 
 def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) -> list[str]:
-    """The quality block's flags: one line per kind (the name the table's flags column
+    """The quality block's flags: three short lines per kind (the name the table's flags column
     gives its cases), the number of cases (runs, for run-wide kinds), the worst WORST
     cases and one remedy. `found`: (warning, case name, run settings) with
     warning a stored row (kind, message, severity)."""
@@ -425,7 +459,8 @@ def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) 
         worst = "; ".join(name or "run" if w["severity"] is None else
                           f"{name or 'run'}: {w['message']}" for w, name, _ in rows[:WORST])
         more = f"; and {count - WORST} more" if count > WORST else ""
-        lines.append(f"flag {kind}: {count} {unit}{'s' if count > 1 else ''}, "
-                     f"{KINDS.get(kind, kind)}. Worst: {worst}{more}. "
-                     f"Remedy: {remedy(kind, rows[0][2], cores)}")
+        lines += [f"flag {kind}: {count} {unit}{'s' if count > 1 else ''}, "
+                  f"{KINDS.get(kind, kind)}",
+                  f"  worst: {worst}{more}",
+                  f"  remedy: {remedy(kind, rows[0][2], cores)}"]
     return lines

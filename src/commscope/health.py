@@ -54,6 +54,7 @@ class Matrices:
     latency: np.ndarray
     bandwidth_bytes: int
     latency_bytes: int
+    rounds: int | None = None  # the rounds (pairs) or distances measured, over the launches
     _medians: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -102,19 +103,25 @@ PHASES = {"pairs": {"bandwidth": "sent", "latency": "round_trip"},
 
 
 def matrices(cases: Iterable[PairCase], pattern: str, nodes: list[str], ppn: int,
-             sizes: list[int], launches: list[int]) -> Matrices:
+             sizes: list[int], launches: list[int],
+             places: dict[int, np.ndarray] | None = None) -> Matrices:
     """The matrices of one health run's cases (every round or distance, two sizes or one),
-    read one at a time: a 1024-node check's are 450 MB of samples."""
+    read one at a time: a 1024-node check's are 450 MB of samples. `places`: launch number
+    -> each of its nodes' index among `nodes`, for a launch of some of them (a check
+    measured again without a fault: preflight.check_hosts); else the launch holds all."""
     n = len(nodes)
     out = {w: np.full((len(launches), n, n), np.nan) for w in ("bandwidth", "latency")}
+    rounds = 0
     for c in cases:
         if (c.launch or 1) not in launches:
             continue  # a launch that did not complete: its matrix is partial
         k = launches.index(c.launch or 1)
+        rounds += c.bytes == sizes[-1]
         for which, size in (("bandwidth", sizes[-1]), ("latency", sizes[0])):
             if c.bytes == size:
-                _fill(out[which][k], c, ppn, pattern, which)
-    return Matrices(nodes, pattern, out["bandwidth"], out["latency"], sizes[-1], sizes[0])
+                _fill(out[which][k], c, ppn, pattern, which, (places or {}).get(c.launch))
+    return Matrices(nodes, pattern, out["bandwidth"], out["latency"], sizes[-1], sizes[0],
+                    rounds)
 
 
 def _middle(samples: np.ndarray) -> np.ndarray:
@@ -126,26 +133,29 @@ def _middle(samples: np.ndarray) -> np.ndarray:
     return (ordered[:, middle[0]] + ordered[:, middle[-1]]) / 2
 
 
-def _fill(m: np.ndarray, c: PairCase, ppn: int, pattern: str, which: str) -> None:
+def _fill(m: np.ndarray, c: PairCase, ppn: int, pattern: str, which: str,
+          place: np.ndarray | None = None) -> None:
     """One case's pairs into m. pairs: x's sent stream is x -> peer, its round trip the
     pair's latency (half of it). shift: x's received stream is source -> x, and its time
     per message under the full load the latency. A node's ppn streams move ppn W n bytes
     in the slowest one's time. Vectorised over the nodes: a 1024-node check has 2046
-    cases of 1024 ranks a launch."""
+    cases of 1024 ranks a launch. `place`: the launch's nodes as m's (None: the same)."""
     times = _middle(c.phases[PHASES[pattern][which]])
     per_rank = times.reshape(-1, ppn)  # nodes x ppn
     peers = c.peers.reshape(-1, ppn)[:, 0]
-    node = np.nonzero(peers >= 0)[0]
-    other = peers[node] // ppn
+    local = np.nonzero(peers >= 0)[0]
+    node, other = local, peers[local] // ppn
+    if place is not None:
+        node, other = place[node], place[other]
     window = c.window or 1
     if which == "bandwidth":
         if c.bytes:
             source, dest = (node, other) if pattern == "pairs" else (other, node)
-            m[source, dest] = ppn * window * c.bytes / per_rank[node].max(axis=1)
+            m[source, dest] = ppn * window * c.bytes / per_rank[local].max(axis=1)
     elif pattern == "pairs":
-        m[node, other] = _middle(per_rank[node]) / 2
+        m[node, other] = _middle(per_rank[local]) / 2
     else:
-        m[other, node] = _middle(per_rank[node]) / window
+        m[other, node] = _middle(per_rank[local]) / window
 
 
 @dataclass
@@ -321,10 +331,21 @@ class Health:
     detectable: float | None = None  # a node's bandwidth ratio named with 80% power
     fits: list[Fit] = field(default_factory=list)
     note: str | None = None  # why nothing could be named
+    # what stopped a launch, traced (preflight.diagnose): kind (unreachable: a pair that
+    # cannot talk; hung: a node that answers none), hosts, evidence; judged without them
+    faults: list[dict] = field(default_factory=list)
+
+    @property
+    def hung(self) -> list[str]:
+        return [f["hosts"][0] for f in self.faults if f["kind"] == "hung"]
+
+    @property
+    def unreachable(self) -> list[tuple[str, ...]]:
+        return [tuple(f["hosts"]) for f in self.faults if f["kind"] == "unreachable"]
 
     @property
     def drain(self) -> list[str]:
-        return [s.hosts[0] for s in self.suspects if s.kind == "node"]
+        return self.hung + [s.hosts[0] for s in self.suspects if s.kind == "node"]
 
     @property
     def unresolved(self) -> list[str]:
@@ -430,10 +451,13 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
     if not np.isfinite(logs).any():
         health.note = "no bandwidth was measured (a size above 0 is needed)"
         return health
-    health.fits = fits = [fit(logs[i], m.pattern == "shift") for i in range(k)]
+    # shift's distances are around the ring of a launch's nodes: a launch of some of them
+    # (measured again without a fault) has a ring of its own, and no step is fitted
+    shift = m.pattern == "shift" and bool(np.isfinite(logs).any(axis=2).all())
+    health.fits = fits = [fit(logs[i], shift) for i in range(k)]
     mus = np.array([f.mu for f in fits])
     # launches x N: each node against the others alone, and the others' typical pair
-    a, typical = (np.array(v) for v in zip(*(against_others(logs[i], f, m.pattern == "shift")
+    a, typical = (np.array(v) for v in zip(*(against_others(logs[i], f, shift)
                                              for i, f in enumerate(fits))))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a node never measured: NaN
@@ -444,7 +468,7 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
                                                             typical[:, x], np.nan)))))
                  for x, host in enumerate(m.nodes)]
     steps = []
-    if m.pattern == "shift":
+    if shift:
         s = np.array([f.steps for f in fits])  # launches x N-1
         usual = np.array([median_of_others(row) for row in s])  # as the nodes', by distance
         s = s - usual
@@ -454,7 +478,8 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
                  for d in range(1, n)]
     health.candidates = nodes + steps
     e = np.array([f.residuals for f in fits])  # launches x N x N
-    measured = np.isfinite(e).all(axis=0)
+    # a link in 2 launches or more (a launch without one of its ends misses it)
+    measured = np.isfinite(e).sum(axis=0) >= 2
     np.fill_diagonal(measured, False)
     xs, ys = np.nonzero(measured)
     if k < 2:
@@ -515,11 +540,19 @@ def health_of(store, run_id: int, threshold: float | None = None) -> Health:
             elif word.startswith("--threshold="):
                 given = word.partition("=")[2]
         threshold = parse_threshold(given).fraction if given else DEFAULT_THRESHOLD
-    ppn = int(json.loads(row["settings"])["params"].get("ppn", 1))
+    settings = json.loads(row["settings"])
+    ppn = int(settings["params"].get("ppn", 1))
     rows = store.launches(run_id)
-    context = json.loads(rows[0]["context"] or "{}")
     sizes = store.case_sizes(run_id)
-    launches = [r["number"] for r in rows if r["status"] == "complete"] or [1]
+    # the launches that measured the matrix: complete, and not a trace's (check_hosts)
+    noted = {r["number"]: json.loads(r["settings"] or "{}") for r in rows}
+    launches = [r["number"] for r in rows if r["status"] == "complete"
+                and not noted[r["number"]].get("health_trace")] or [1]
+    names = settings.get("health_nodes") or node_names(json.loads(rows[0]["context"] or "{}"),
+                                                       ppn)
+    # a launch of some of the nodes: its nodes in its host order (check_hosts)
+    places = {k: np.array(noted[k]["health_part"]) for k in launches
+              if noted.get(k, {}).get("health_part")}
     parsed: dict[str, np.ndarray] = {}  # a round's peers, the same in each launch and size
 
     def peers(text: str) -> np.ndarray:
@@ -529,5 +562,8 @@ def health_of(store, run_id: int, threshold: float | None = None) -> Health:
 
     cases = (PairCase(b, w, k, peers(text), phases)
              for b, w, k, text, phases in store.case_phases(run_id, (sizes[0], sizes[-1])))
-    return judge(matrices(cases, row["kernel"], node_names(context, ppn), ppn, sizes, launches),
-                 threshold)
+    health = judge(matrices(cases, row["kernel"], names, ppn, sizes, launches, places),
+                   threshold)
+    health.faults = [{"kind": f["kind"], "hosts": [names[x] for x in f["nodes"]],
+                      "evidence": f["evidence"]} for f in settings.get("health_faults", [])]
+    return health

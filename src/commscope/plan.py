@@ -18,7 +18,7 @@ from .build import WITHOUT, left_out
 from .errors import UserError
 from .kernels import Catalog, Kernel, Param, pair
 from .launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
-from .launcher.placement import cores, most_per_host
+from .launcher.placement import cores, most_per_host, room
 from .replication import MAX_LAUNCHES, PILOT
 from .sizes import format_bytes, parse_sizes
 
@@ -365,7 +365,7 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
         if ranks % k.ranks_multiple:
             raise UserError(f"{names('np')} {ranks}: {k.name} needs a multiple of "
                             f"{k.ranks_multiple} ranks (it pairs them); give "
-                            f"{names('np')} {ranks + 1}")
+                            f"{names('np')} {_nearest_count(k, ranks, placement)}")
         chosen = params_for(k, given, ranks, names)
         check_needs(catalog, mpi, k, chosen, chosen_modes, cold_cache, names)
         these_sizes = [k.meaning.fixed_bytes(chosen, names.param)] if k.meaning.fixed_bytes \
@@ -383,6 +383,16 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
         check_memory(catalog, plan, names)
         found.append(plan)
     return found
+
+
+def _nearest_count(k: Kernel, ranks: int, placement: Placement) -> int:
+    """The count the kernel takes next to `ranks`: above it where the hosts hold that many
+    (launch.room), else below it."""
+    step = k.ranks_multiple
+    up = -(-ranks // step) * step
+    down = max(ranks // step * step, -(-k.min_ranks // step) * step)
+    holds = room(placement)
+    return up if holds is None or up <= holds or down > holds else down
 
 
 def check_window_sync(sync: str, placement: Placement, ranks: int, names: Names) -> None:

@@ -9,7 +9,7 @@ import json
 import os
 
 from . import names, skew
-from .advice import block, options, variance_line
+from .advice import block, options, variance_lines
 from .cases import Case, grouped, identity
 from .replication import CommandRatio, History, command_ratios, history, shared_levels
 from .states import screen
@@ -134,7 +134,7 @@ def exported(store: Store, run_ids: list[int]) -> list[dict]:
 
 def quality(store: Store, run_ids: list[int],
             summaries_of: dict[int, list[dict]] | None = None) -> list[str]:
-    """The quality block: each run's variance line (advice.variance_line) from the case
+    """The quality block: each run's variance lines (advice.variance_lines) from the case
     summaries its caller already computed (`summaries_of`: run id -> summaries; a run
     without them, such as a health check's matrix, gets none), then the runs' stored
     flags (advice.block), cases named with their process count."""
@@ -144,9 +144,9 @@ def quality(store: Store, run_ids: list[int],
         row = store.run(run_id)
         settings = options(json.loads(row["settings"] or "{}"),
                            json.loads(row["context"]) if row["context"] else None,
-                           bool(row["oversubscribed"]))
-        line = variance_line(run_id, (summaries_of or {}).get(run_id, []), settings)
-        lines += [line] if line else []
+                           bool(row["oversubscribed"]),
+                           json.loads(row["kernel_facts"] or "{}").get("family"))
+        lines += variance_lines(run_id, (summaries_of or {}).get(run_id, []), settings)
         for w in store.warnings(run_id):
             c = cases.get(w["case_id"])
             name = f"{names.case(*c[:3])} np{c[3]}" if c else None

@@ -318,7 +318,9 @@ class Screen:
     evidence: dict[int, dict] = field(default_factory=dict)
     history: list[dict] = field(default_factory=list)  # each look: rounds, intervals
     first: list[tuple[int, ...]] = field(default_factory=list)  # the first stage's orders
-    faults: list[dict] = field(default_factory=list)  # Faults' found, each with its launch
+    # Faults' found, each with its launch; after the screen, with the transient stalls (kind
+    # "stalled": a launch that stalled and ran clean, its node judged as any: preflight)
+    faults: list[dict] = field(default_factory=list)
     groups: np.ndarray | None = None  # each node's switch group (-1: none), from --groups
     group_names: list[str] = field(default_factory=list)
     # (G, H) -> what the test of v_GH saw: ratio, ci, p_value, launches; and those named

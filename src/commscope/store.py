@@ -448,12 +448,12 @@ class Store:
     def begin_run(self, command: list[str], kernel: str, ranks: int, oversubscribed: bool,
                   settings: dict | None = None, sweep_id: int | None = None,
                   launch: int | None = None, kernel_facts: dict | None = None,
-                  host_facts: dict | None = None) -> int:
+                  host_facts: dict | None = None, started_utc: str | None = None) -> int:
         return self._write(lambda: self.db.execute(
             "INSERT INTO runs (started_utc, status, command, kernel, ranks, oversubscribed, "
             "settings, sweep_id, launch, kernel_facts, host_facts, owner) "
             "VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed),
+            (started_utc or utc_now(), json.dumps(command), kernel, ranks, int(oversubscribed),
              json.dumps(settings or {}), sweep_id, launch, json.dumps(kernel_facts or {}),
              None if host_facts is None else json.dumps(host_facts),
              json.dumps(owner.me()))).lastrowid)

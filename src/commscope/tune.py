@@ -20,9 +20,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .cases import Case
-from .checks import rest
+from .checks import Time, figures_alone, rest
 from .sizes import format_bytes
-from .summary import combined_summary
 from .verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
 from .verdict import paired as paired_estimate
 from .verdict import parse_threshold
@@ -105,20 +104,21 @@ class Range:
     choice: str | None
 
 
-def _by_launch(cases: list[Case]) -> dict:
-    return {(c.run_id, c.launch): float(np.median(c.latency_s)) for c in cases}
-
-
-def _interval(cases: list[Case]) -> tuple[float, float] | None:
-    """The launch-aware 95% interval of one side's time (summary.combined_summary)."""
-    found = combined_summary(cases)
-    low, high = found.get("ci_low_s"), found.get("ci_high_s")
-    return (low, high) if low is not None and high is not None else None
+def _side(cases: list[Case], figure: dict, key=lambda c: (c.run_id, c.launch)
+          ) -> tuple[dict, Time]:
+    """One side's launch medians, keyed by `key`, over the launches its time keeps, and
+    that time as `results show` gives it (checks.figures_alone): a launch left out of the
+    time is left out of its pairs, so the ratio and the times agree."""
+    summary, kept = figure[cases[0].id]
+    return ({key(c): float(np.median(c.latency_s)) for c in cases
+             if (c.run_id, c.launch) in kept}, Time.of(summary))
 
 
 def points(cases: list[Case]) -> list[Point]:
     """Every point where the default and at least one algorithm were measured, each
-    algorithm tested against the default; nothing chosen yet (see choose)."""
+    algorithm tested against the default; nothing chosen yet (see choose). Times are
+    `results show`'s, and each ratio pairs the launches both times keep (_side)."""
+    figure = figures_alone(cases)
     sides: dict[tuple, dict] = {}
     for c in cases:
         if c.imported or c.family != "collective":
@@ -128,17 +128,17 @@ def points(cases: list[Case]) -> list[Point]:
     made = []
     for (kernel, np_, nbytes, _), by in sorted(sides.items(), key=lambda kv: kv[0][:3]):
         own = by.pop(None, [])
-        default = _by_launch(own)
-        if not default or not by:
+        if not own or not by:
             continue
+        default, default_time = _side(own, figure)
         options = []
         for name, measured in sorted(by.items()):
-            launches = _by_launch(measured)
+            launches, time = _side(measured, figure)
             e = paired_estimate(default, launches)  # default over algorithm: > 0, faster
-            options.append(Option(name, float(np.median(list(launches.values()))),
-                                  _interval(measured), math.exp(-e.log_ratio), None, None, e))
-        made.append(Point(kernel, np_, nbytes, float(np.median(list(default.values()))),
-                          _interval(own), tuple(options), len(default)))
+            options.append(Option(name, time.median_s, time.ci, math.exp(-e.log_ratio), None,
+                                  None, e))
+        made.append(Point(kernel, np_, nbytes, default_time.median_s, default_time.ci,
+                          tuple(options), len(default)))
     return made
 
 
@@ -220,14 +220,17 @@ def ranges(chosen: list[Point]) -> list[Range]:
     return made
 
 
-def _by_number(pairs: list[list[Case]]) -> dict[tuple, dict]:
-    """Per point, launch medians keyed by (pair of runs, launch number)."""
-    out: dict[tuple, dict] = {}
-    for which, cases in enumerate(pairs):
+def _by_number(pairs: list[list[Case]], figure: dict) -> dict[tuple, tuple[dict, Time]]:
+    """Per point, launch medians keyed by (pair of runs, launch number) (_side), and the
+    side's time over its runs."""
+    at: dict[tuple, list] = {}
+    which = {}
+    for i, cases in enumerate(pairs):
         for c in cases:
-            out.setdefault((c.kernel, c.launched_ranks, c.bytes), {})[(which, c.launch)] = \
-                float(np.median(c.latency_s))
-    return out
+            at.setdefault((c.kernel, c.launched_ranks, c.bytes), []).append(c)
+            which[c.run_id] = i
+    return {point: _side(cases, figure, lambda c: (which[c.run_id], c.launch))
+            for point, cases in at.items()}
 
 
 def verify(default: list[list[Case]], rules: list[list[Case]],
@@ -235,14 +238,18 @@ def verify(default: list[list[Case]], rules: list[list[Case]],
     """Each point both sides measured, the rules' time over the default's: `inferior` where
     slower beyond the least gain (a gate's failure), `non-inferior` where within it, each
     (collective, np) a family; `default[i]` and `rules[i]` are one pair of runs, whose
-    launches k pair."""
-    a, b = _by_number(rules), _by_number(default)
+    launches k pair. Each side's time is over its two runs, each run's odd launches left
+    out of it and of the pairs (checks.figures_alone)."""
+    figure = figures_alone([c for cases in default + rules for c in cases])
+    a, b = _by_number(rules, figure), _by_number(default, figure)
     points = sorted(set(a) & set(b))
     evidence = [{"collective": k, "np": n, "bytes": size,
-                 "default_s": float(np.median(list(b[(k, n, size)].values()))),
-                 "rules_s": float(np.median(list(a[(k, n, size)].values())))}
+                 "default_s": b[(k, n, size)][1].median_s,
+                 "default_ci": b[(k, n, size)][1].as_list(),
+                 "rules_s": a[(k, n, size)][1].median_s,
+                 "rules_ci": a[(k, n, size)][1].as_list()}
                 for k, n, size in points]
-    return claims([paired_estimate(a[p], b[p]) for p in points],
+    return claims([paired_estimate(a[p][0], b[p][0]) for p in points],
                   [f"{k} np{n}" for k, n, _ in points],
                   [f"{k} np{n} {format_bytes(size)}" for k, n, size in points], min_gain,
                   VERIFY_WORDS, evidence, together=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from .. import __version__, stopping
@@ -37,11 +38,30 @@ VERBS = {
 }
 
 
+# argparse expands each option's help with %: a bare "5%" in it crashes --help. Help
+# strings are written as they read; this is the one place a lone % is doubled (a
+# "%(default)s" and an already doubled "%%" are left as they are).
+_PERCENT = re.compile(r"%%|%\(|%")
+
+
+def _escaping(formatter: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+    class Escaping(formatter):
+        def _get_help_string(self, action):
+            return _PERCENT.sub(lambda m: m[0] if len(m[0]) == 2 else "%%",
+                                super()._get_help_string(action))
+    return Escaping
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake is a UserError: one line, exit 2; `more_help`, when
     set, adds text to --help that is only worked out when asked for."""
 
     more_help = None
+
+    def __init__(self, *args, **kwargs):
+        kwargs["formatter_class"] = _escaping(kwargs.get("formatter_class",
+                                                         argparse.HelpFormatter))
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         verb = self.prog.partition(" ")[2]
@@ -96,7 +116,9 @@ def _main(argv: list[str]) -> int:
         if extra and not getattr(args, "kernel_flags", False):
             top.error(f"unrecognized arguments: {' '.join(extra)}")
         args.extra = extra
-        code = args.func(args, argv)
+        from ..launcher.placement import oversubscribing  # after --help, which needs none
+        with oversubscribing(getattr(args, "oversubscribe", False), argv):
+            code = args.func(args, argv)
         stopping.check()
         return code
     except SystemExit as exc:  # --help and --version

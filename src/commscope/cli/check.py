@@ -16,13 +16,13 @@ from ..launches import measure_runs
 from ..mpi import family, find_mpi
 from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..progress import Progress
-from ..checks import judge
-from ..results import case_history
+from ..checks import barrier_time, figures, judge
+from ..results import case_history, measured
 from ..tune import judged
 from ..sizes import format_bytes
 from ..verdict import DEFAULTS, exit_status, parse_threshold
 from ..views.check import junit, remedies, render
-from .common import (add_db, add_fail_on, add_mpi, check_directory, existing_store,
+from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store,
                      print_json, say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8:1MiB"
@@ -63,7 +63,7 @@ def add_parser(sub, summary: str) -> None:
                         "command that measured them gave)")
     p.add_argument("--families", choices=("command", "guideline"), default="command",
                    help="how verdicts are adjusted: the guidelines selected together, so "
-                        "the command as a gate fails falsely at most 5%% of the time "
+                        "the command as a gate fails falsely at most 5% of the time "
                         "(default), or each guideline on its own (docs/statistics.md)")
     p.add_argument("--catalogue", metavar="FILE",
                    help="more guidelines of your own, in the format of commscope's "
@@ -139,13 +139,11 @@ def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
 
 
 def _barrier(store, run_ids):
-    """One barrier's time in given launches: the most their context records measured."""
-    times = {}
-    for run_id in run_ids:
-        for launch in store.launches(run_id):
-            timer = (json.loads(launch["context"] or "{}")).get("timer") or {}
-            times[(run_id, launch["number"])] = timer.get("barrier_s") or 0.0
-    return lambda launches: max((times.get(k, 0.0) for k in launches), default=0.0)
+    """One barrier's time in given launches, from their context records (barrier_time)."""
+    timers = {(run_id, launch["number"]):
+              json.loads(launch["context"] or "{}").get("timer") or {}
+              for run_id in run_ids for launch in store.launches(run_id)}
+    return lambda launches: barrier_time([timers[k] for k in launches if k in timers])
 
 
 def _tuned(store, guidelines) -> list:
@@ -166,7 +164,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if not (args.ids or args.all or args.runs):
         raise UserError("check: name guidelines (listed in `commscope check --help`), or "
                         "give --all, or --runs SEL to judge stored runs")
-    check_directory("--junit", args.junit)
+    check_output("--junit", args.junit)
     if args.runs:
         given = stored_verdict(existing_store(args.db), selection.parse(
             args.runs, existing_store(args.db), "--runs"))
@@ -184,7 +182,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     say_oversubscribed(store, run_ids)
     cases = [c for r in run_ids for c in store.cases(r)]
     found = judge(chosen, cases, threshold, _barrier(store, run_ids),
-                  args.families == "command", lambda found: case_history(store, found))
+                  args.families == "command", lambda found: case_history(store, found),
+                  figures(measured(store, run_ids)))
     if args.runs and not found:
         wanted = ", ".join(g.id for g in chosen if g.kind not in SIZE_KINDS) or "monotony, split"
         raise UserError(f"check --runs {args.runs}: nothing to check; these runs hold no "

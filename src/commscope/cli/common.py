@@ -34,9 +34,15 @@ def add_db(p: argparse.ArgumentParser) -> None:
 
 
 def add_mpi(p: argparse.ArgumentParser) -> None:
+    """The MPI to launch, and whether launches may oversubscribe this host: every verb
+    that launches takes both."""
     p.add_argument("--mpi", metavar="PREFIX",
                    help="MPI installation prefix (default: COMMSCOPE_MPI, $MPICC, mpicc on "
                         "PATH, then the embedded Open MPI)")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="run more ranks on this host than it has cores (refused otherwise: "
+                        "they time-slice; COMMSCOPE_OVERSUBSCRIBE=1 sets it for every command, "
+                        "as on a small CI runner); the runs record it")
 
 
 def add_fail_on(p: argparse.ArgumentParser) -> None:
@@ -49,6 +55,8 @@ def add_fail_on(p: argparse.ArgumentParser) -> None:
 def existing_store(path: str, append: bool = False) -> Store:
     """The results file at --db, which must exist: reading verbs never create one (nor
     does `results recover`, which writes: `append`)."""
+    if Path(path).is_dir():
+        raise UserError(f"--db {path}: is a directory; give the results file's path")
     if not Path(path).is_file():
         raise UserError(f"--db {path}: no such results file; run `commscope run` first "
                         "or point --db at one")
@@ -64,10 +72,19 @@ def writing_store(path: str) -> Store:
     return store
 
 
-def check_directory(flag: str, path: str | None) -> None:
-    """Refuse, before anything is measured, a file to write whose directory is missing."""
-    if path and not Path(path).resolve().parent.is_dir():
-        raise UserError(f"{flag} {path}: no such directory")
+def check_output(flag: str, path: str | None) -> None:
+    """Refuse, before anything is measured, a file to write that could not be written: a
+    directory there, its directory missing, or either not writable."""
+    if not path:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"{flag} {path}: is a directory; give a file path")
+    if not target.resolve().parent.is_dir():
+        raise UserError(f"{flag} {path}: no such directory; create it first")
+    if not os.access(target.resolve().parent, os.W_OK) or (
+            target.exists() and not os.access(target, os.W_OK)):
+        raise UserError(f"{flag} {path}: not writable; choose another path")
 
 
 def write_atomic(path: str, text: str) -> None:
@@ -90,7 +107,23 @@ def write_atomic(path: str, text: str) -> None:
 
 def json_text(schema: str, body: dict) -> str:
     """`body` with the `schema` field naming its JSON Schema (docs/schemas.md)."""
-    return json.dumps(schemas.tagged(schema, body), indent=2)
+    return strict_json(schemas.tagged(schema, body))
+
+
+def strict_json(body) -> str:
+    """JSON that a strict parser (a browser's, jq's) reads: a figure that could not be
+    worked out (NaN, an infinity) is null, never the bare NaN Python would write."""
+    return json.dumps(_finite(body), indent=2, allow_nan=False)
+
+
+def _finite(value):
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def print_json(schema: str, body: dict) -> None:

@@ -16,7 +16,7 @@ from ..results import case_history
 from ..verdict import ALPHA, DEFAULTS, UNDETERMINED, exit_status, parse_threshold
 from ..views import live as live_view
 from ..views.compare import TIMED_OTHERWISE, junit, render, testcases
-from .common import (add_db, add_fail_on, check_directory, existing_store, print_json,
+from .common import (add_db, add_fail_on, check_output, existing_store, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 
 
@@ -37,7 +37,7 @@ def add_parser(sub, summary: str) -> None:
                         "s) runs out")
     _b_options(p)
     p.add_argument("--threshold", default=DEFAULTS["compare"], metavar="T",
-                   help="the bandwidth shortfall that fails the comparison: 5%% (B below 0.95 "
+                   help="the bandwidth shortfall that fails the comparison: 5% (B below 0.95 "
                         "of A's rate) or 0.05 (default %(default)s)")
     p.add_argument("--all", action="store_true",
                    help="every matched case and the unmatched ones, not only significant changes")
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.b_env or args.b_mpi or args.b_mca:
         raise UserError("--b-env, --b-mpi and --b-mca: give them with --live KERNEL")
     threshold = parse_threshold(args.threshold)
-    check_directory("--junit", args.junit)
+    check_output("--junit", args.junit)
     store = existing_store(args.db)
     runs_a = selection.parse(args.a, store, "A")
     runs_b = selection.parse(args.b, store, "B")
@@ -135,7 +135,7 @@ def run_live(argv: list[str]) -> int:
     from .run import plans_from
     args = _live_args(argv)
     threshold = parse_threshold(args.threshold)
-    check_directory("--junit", args.junit)
+    check_output("--junit", args.junit)
     env = live.assignments(args.b_env, "--b-env")
     mca = live.assignments(args.b_mca, "--b-mca")
     if not (env or mca or args.b_mpi):

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import re
 
-from ..verdict import DEFAULTS, exit_status, gate, parse_threshold
+from ..verdict import DEFAULTS, exit_status, parse_threshold
 from ..errors import UserError
 from ..health import PATTERNS, health_of, tournament_rounds
 from ..kernels import catalog
@@ -18,11 +18,12 @@ from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import plans, sampling
 from ..progress import Progress
-from ..preflight import screen_hosts
+from ..preflight import check_hosts, screen_hosts
 from ..topology import read_groups, slurm_groups
 from ..views.health import as_json, junit, prometheus, render, testcases
-from ..views.screen import render as render_screen, screen_json
-from .common import (add_db, add_fail_on, add_mpi, check_directory, print_json,
+from ..views.screen import (junit as screen_junit, render as render_screen, screen_json,
+                            testcases as screen_testcases)
+from .common import (add_db, add_fail_on, add_mpi, check_output, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
@@ -45,7 +46,9 @@ def add_parser(sub, summary: str) -> None:
                                    "share of the bandwidth, and name the nodes, links and "
                                    "distances slower than the rest beyond doubt. Exit 1 when "
                                    "any is named; else 3 when a node or link is neither "
-                                   "named nor cleared.")
+                                   "named nor cleared. A pair that cannot connect, or a "
+                                   "node that answers none, is traced and named, and the "
+                                   "rest judged without it.")
     p.add_argument("--pattern", choices=PATTERNS, default="pairs",
                    help="pairs: a round-robin tournament, N/2 disjoint pairs at once; shift: "
                         "every node to the one d after it at once, d = 1..N-1, the fabric "
@@ -61,9 +64,14 @@ def add_parser(sub, summary: str) -> None:
                         "default: `scontrol show topology`); a group whose pairs with "
                         "another are slow beyond its nodes is named as a group")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
-                   help="with --screen: a round that shows no progress this long is traced "
-                        "to the pair or node behind it (default 5 times the slowest round "
-                        "so far, at least 10 s; 60 s before one has finished)")
+                   help="a launch that shows no progress this long is traced to the pair or "
+                        "node behind it (--screen's default: 5 times the slowest round so "
+                        "far, at least 10 s, 60 s before one has finished; the full matrix's: "
+                        "its cases' timeouts, and the start-up check's 120 s)")
+    p.add_argument("--transient", choices=("fail", "ok"), default=None,
+                   help="with --screen: a launch that stalled, then ran clean (stalled "
+                        "(transient)), fails the gate like any fault (fail, the default), or "
+                        "is reported and passes (ok)")
     p.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
                    help="latency at the smallest, bandwidth at the largest (default "
                         "%(default)s)")
@@ -122,54 +130,59 @@ def _nodes(args, mpi) -> tuple[str | None, int]:
     return ",".join(f"{n}:{args.ppn}" for n in hosts.names), len(hosts.names)
 
 
-def _reach(mpi, plan) -> dict:
+def _reach(mpi, plan, timeout_s: float = REACH_TIMEOUT_S) -> bool:
     """Start the native binary on every rank once (its context record) before measuring:
-    a host that cannot be reached is named in one line, with nothing stored."""
-    status, context, said = context_of(mpi, plan.ranks, plan.placement, REACH_TIMEOUT_S)
-    if status == 0 and context:
-        return context
+    a host that cannot be reached is named in one line, with nothing stored. False where
+    the start failed, or did not end within `timeout_s`, with every host starting alone:
+    a pair that cannot connect (MPICH's start-up waits on it; Open MPI's ends, its words
+    naming the launching host), which the launches trace."""
+    status, context, said = context_of(mpi, plan.ranks, plan.placement, timeout_s)
+    if context and status in (0, None):  # None: every rank answered, the launcher lingered
+        return True
+    if status is None:
+        return False
     hosts = plan.placement.hosts.names if plan.placement.hosts else ()
-    for line in said:
-        words = LAUNCHER_TAG.sub("", line).strip()  # hydra's [mpiexec@first-host]
-        named = [h for h in hosts
-                 if re.search(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", words)]
-        if named:
-            raise UserError(f"health: host {named[0]} cannot be reached ({words}); fix it or "
-                            "leave it out of --hosts")
+    words = {h: w for w in (LAUNCHER_TAG.sub("", line).strip() for line in said)  # hydra's tag
+             for h in hosts if re.search(rf"(?<![\w.-]){re.escape(h)}(?![\w-])", w)}
+    # The launcher's words may name a host that is only one end of a pair (Open MPI names
+    # the launching host): a host is blamed where it does not start alone, else where no
+    # launch holding it starts (halves of the hosts, one rank each).
+    host = next((h for h in words if not _starts(mpi, plan.placement, [h])), None) or \
+        _unstarted(mpi, plan.placement, hosts)
+    if host is None:
+        return False
     last = next((x.strip() for x in reversed(said) if x.strip()), "no message")
-    host = _unstarted(mpi, plan.placement, hosts)
-    if host:  # the launcher's words did not say (hydra can end before the host's own line)
-        raise UserError(f"health: host {host} cannot be reached (no launch that holds it "
-                        f"starts; {last}); fix it or leave it out of --hosts")
-    raise UserError(f"health: the nodes could not all be started ({last}); check that each "
-                    "host in --hosts is up and reachable")
+    raise UserError(f"health: host {host} cannot be reached ({words.get(host, last)}); fix it "
+                    "or leave it out of --hosts")
 
 
 def _unstarted(mpi, placement, hosts) -> str | None:
     """A host that no launch holding it starts on: halves of the hosts, one rank each,
     tried while one fails (about log2 N launches); None where every part starts."""
-    def starts(part) -> bool:
-        where = dataclasses.replace(placement, hosts=hosts_from(
-            ",".join(f"{h}:1" for h in part), None, None), ppn=None)
-        status, context, _ = context_of(mpi, len(part), where, REACH_TIMEOUT_S)
-        return status == 0 and context is not None
-
     left = list(hosts)
     while len(left) > 1:
         half = left[: len(left) // 2]
-        left = half if not starts(half) else left[len(left) // 2:]
-    return left[0] if left and not starts(left) else None
+        left = half if not _starts(mpi, placement, half) else left[len(left) // 2:]
+    return left[0] if left and not _starts(mpi, placement, left) else None
+
+
+def _starts(mpi, placement, part) -> bool:
+    """Whether a launch of one rank on each host of `part` starts."""
+    where = dataclasses.replace(placement, hosts=hosts_from(
+        ",".join(f"{h}:1" for h in part), None, None), ppn=None)
+    status, context, _ = context_of(mpi, len(part), where, REACH_TIMEOUT_S)
+    return status == 0 and context is not None
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     threshold = parse_threshold(args.threshold).fraction
-    check_directory("--junit", args.junit)
-    check_directory("--prom", args.prom)
+    check_output("--junit", args.junit)
+    check_output("--prom", args.prom)
     mpi = find_mpi(args.mpi)
     spec, count = _nodes(args, mpi)
-    if args.deadline is not None and not args.screen:
-        raise UserError("--deadline is for --screen; the full matrix waits by its cases' "
-                        "timeouts (drop --deadline, or add --screen)")
+    if args.transient is not None and not args.screen:
+        raise UserError("--transient is for --screen; the full matrix names what stops its "
+                        "launches (drop --transient, or add --screen)")
     if args.groups is not None and not args.screen:
         raise UserError("--groups is for --screen; the full matrix shows slow distances "
                         "with --pattern shift (drop --groups, or add --screen)")
@@ -187,28 +200,49 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     plan = dataclasses.replace(plan, params={k: v for k, v in plan.params.items() if k != name},
                                each=(name, tuple(str(v) for v in range(1, values + 1))),
                                verdict={"verb": "health", "threshold": f"{threshold:g}"})
+    if args.deadline is not None:
+        plan = dataclasses.replace(plan, sampling=dataclasses.replace(
+            plan.sampling, timeout=args.deadline))
     store = writing_store(args.db)  # checked before launching
-    _reach(mpi, plan)
-    progress = Progress(plan.cases * (plan.sampling.launches or 3), "health")
-    (measured,) = measure_runs(store, mpi, [plan], ["commscope", *argv], progress=progress)
-    progress.close()
-    failed = [o for o in measured.outcomes if o.status != "complete"]
-    if failed or measured.run_id is None:
+    started = _reach(mpi, plan, args.deadline or REACH_TIMEOUT_S)
+    run_id, failed, message = None, [], "did not start: its ranks waited on each other"
+    if started:
+        progress = Progress(plan.cases * (plan.sampling.launches or 3), "health")
+        (measured,) = measure_runs(store, mpi, [plan], ["commscope", *argv], progress=progress)
+        progress.close()
+        failed = [o for o in measured.outcomes if o.status != "complete"]
+        run_id = measured.run_id
         message = failed[0].message if failed else "nothing was measured"
-        raise UserError(f"health: run {measured.run_id} {message}; the matrix is incomplete "
-                        "and no verdict is given")
-    say_oversubscribed(store, [measured.run_id])
-    health = health_of(store, measured.run_id, threshold)
+    if not started or failed or run_id is None:
+        if spec is None:  # the allocation's nodes unnamed: no launch of a part can be placed
+            raise UserError(f"health: run {run_id} {message}; the matrix is incomplete and "
+                            "no verdict is given")
+        run_id, _ = check_hosts(store, mpi, plan, _pairs_plan(args, mpi, spec, count,
+                                                              str(plan.sizes[0])),
+                                list(plan.placement.hosts.names), args.ppn,
+                                ["commscope", *argv], run_id, message, args.deadline)
+    say_oversubscribed(store, [run_id])
+    health = health_of(store, run_id, threshold)
     cases = testcases(health)
     if args.junit:
         write_atomic(args.junit, junit(health, cases, args.fail_on))
     if args.prom:
         write_atomic(args.prom, prometheus(health))
     if args.json:
-        print_json("health", {"run": measured.run_id, **as_json(health)})
+        print_json("health", {"run": run_id, **as_json(health)})
     else:
-        print(render(health, measured.run_id, args.db))
+        print(render(health, run_id, args.db))
     return exit_status(cases, args.fail_on)
+
+
+def _pairs_plan(args, mpi, spec: str, count: int, sizes: str):
+    """The pairs kernel over the nodes: the screen's rounds, and the launches that trace
+    what stopped the full matrix's (at its smallest size alone: they need only finish)."""
+    (plan,) = plans(catalog(mpi), mpi, kernel="pairs", np=str(count * args.ppn), sizes=sizes,
+                    window=args.window, params={"ppn": args.ppn},
+                    sampling=sampling(iters=SAMPLES, launches="1"), hosts=spec,
+                    launcher=args.launcher)
+    return plan
 
 
 def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> int:
@@ -225,12 +259,9 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
     if count < MIN_SCREEN:
         raise UserError(f"health --screen: {count} nodes; a screen needs {MIN_SCREEN} or more "
                         "(a node is judged against the others), or drop --screen")
-    (plan,) = plans(catalog(mpi), mpi, kernel="pairs", np=str(count * args.ppn),
-                    sizes=args.sizes, window=args.window, params={"ppn": args.ppn},
-                    sampling=sampling(iters=SAMPLES, launches="1"), hosts=spec,
-                    launcher=args.launcher)
-    plan = dataclasses.replace(plan, verdict={"verb": "health", "threshold": f"{threshold:g}",
-                                              "screen": True})
+    plan = dataclasses.replace(_pairs_plan(args, mpi, spec, count, args.sizes),
+                               verdict={"verb": "health", "threshold": f"{threshold:g}",
+                                        "screen": True})
     names = list(plan.placement.hosts.names)
     group_names, groups = read_groups(args.groups, names) if args.groups else \
         slurm_groups(names) or ([], None)
@@ -240,9 +271,12 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
     found, run_id = screen_hosts(store, mpi, plan, names, args.ppn, ["commscope", *argv],
                                  threshold, args.deadline, groups, group_names)
     say_oversubscribed(store, [run_id])
+    transient_ok = args.transient == "ok"
+    cases = screen_testcases(found, names, transient_ok)
+    if args.junit:
+        write_atomic(args.junit, screen_junit(cases, args.fail_on))
     if args.json:
         print_json("screen", {"run": run_id, **screen_json(found, names, plan)})
     else:
-        print(render_screen(found, names, plan, run_id, args.db))
-    return gate(bool(found.named or found.faults or found.slow_links),
-                bool(found.unresolved), args.fail_on)
+        print(render_screen(found, names, plan, run_id, args.db, transient_ok))
+    return exit_status(cases, args.fail_on)

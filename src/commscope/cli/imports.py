@@ -37,7 +37,7 @@ def add_parser(sub, summary: str) -> None:
 
 
 def _read(path: Path) -> list:
-    if not path.is_file():
+    if not path.exists():  # a directory, an empty or binary file: parse() says which
         raise UserError(f"{path}: no such file; give a file of OSU, IMB or nccl-tests output, "
                         "or an mpisee or mpiP profile")
     found = parse(path)

@@ -29,7 +29,7 @@ def add_parser(sub, summary: str) -> None:
     p = sub.add_parser("probe", help=summary,
                        description="Probe the MPI library: `probe protocols` locates each "
                                    "size where the latency jumps (eager to rendezvous, copy "
-                                   "to single copy) within 1%% or 64 B, and shows the "
+                                   "to single copy) within 1% or 64 B, and shows the "
                                    "library's settings for it (MPI_T).")
     what = p.add_subparsers(dest="what", metavar="WHAT", required=True)
     q = what.add_parser("protocols", help="protocol switches by message size",

@@ -18,6 +18,7 @@ from ..launcher.placement import Placement
 from ..mpi import find_mpi
 from ..profiles import stored
 from ..profiles.recorded import Recorded, read
+from ..store import utc_now
 from ..views.profile import profile_json, render_profile
 from .common import add_db, add_mpi, print_json, writing_store
 from .hosts import add_host_flags, host_args
@@ -70,8 +71,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
              command: list[str], args: argparse.Namespace) -> int:
     """`program` run on `ranks` ranks under the profiling library, its profile stored and
-    shown (args: json, measure, db); the program's exit status."""
+    shown (args: json, measure, db); the program's exit status. A program that made no MPI
+    call is the user's mistake: nothing is stored."""
     library = profile_library(mpi)
+    started_utc = utc_now()
     with tempfile.TemporaryDirectory(prefix="commscope-profile-") as tmp:
         # env(1) sets the preload for the ranks alone, whichever launcher starts them; the
         # user's own preloads after it, so that a program's MPI calls reach it first
@@ -79,39 +82,55 @@ def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
         started = launch(mpi, ranks, Path(shutil.which("env") or "/usr/bin/env"),
                          [f"LD_PRELOAD={preload}", f"COMMSCOPE_PROFILE_DIR={tmp}", *program],
                          placement)
-        run_id = stored.begin(store, command, program, ranks, started.oversubscribed)
 
+        def save(recorded, status, message=None):
+            return stored.save(store, command, program, ranks, started.oversubscribed,
+                               started_utc, recorded, status, message)
         try:
-            status = subprocess.run(started.argv, env=started.env).returncode
+            # --json is the one document on stdout: the program's own output goes beside
+            # commscope's messages
+            status = subprocess.run(started.argv, env=started.env,
+                                    stdout=_stderr() if args.json else None).returncode
         except KeyboardInterrupt:
-            stored.finish(store, run_id, read(Path(tmp), program, ranks), "interrupted",
-                          "interrupted: what the ranks recorded to their last write is kept")
+            recorded = read(Path(tmp), program, ranks)
+            if len(recorded.missing) < ranks:
+                save(recorded, "interrupted",
+                     "interrupted: what the ranks recorded to their last write is kept")
             raise
         recorded = read(Path(tmp), program, ranks)
-        failed = status != 0 or recorded.missing or recorded.unfinished
-        message = _what_failed(status, recorded) if failed else None
-        stored.finish(store, run_id, recorded, "failed" if failed else "complete", message)
     if len(recorded.missing) == ranks:
-        if status:
-            print(f"commscope: profile: {program[0]} exited with status {status} before any "
-                  f"rank recorded an MPI call; run {run_id} keeps the attempt",
-                  file=sys.stderr)
-            return status
-        raise UserError(f"profile: {program[0]} made no MPI_Init under the profiling library: "
-                        f"not an MPI program, or not linked to the MPI of {mpi.mpicc} (give its "
-                        "--mpi, or rebuild the program with that MPI's mpicc)")
+        ended = f"exited with status {status} and " if status else ""
+        raise UserError(f"profile: {program[0]} {ended}made no MPI call under the profiling "
+                        f"library: not an MPI program, or not linked to the MPI of "
+                        f"{mpi.mpicc} (give its --mpi, or rebuild the program with that MPI's "
+                        "mpicc); nothing stored")
+    failed = status != 0 or recorded.missing or recorded.unfinished
+    message = _what_failed(status, recorded) if failed else None
+    run_id = save(recorded, "failed" if failed else "complete", message)
     found = stored.load(store, run_id)
-    if args.json:
-        print_json("profile", profile_json(run_id, found, recorded.hosts))
-    else:
+    if not args.json:
         print(render_profile(run_id, found, message))
+    measured = []
     if args.measure and failed:
         print(f"commscope: profile: not measuring for a profile that did not finish "
               f"({message})", file=sys.stderr)
     elif args.measure:
         from .profile_measure import measure_profile
-        measure_profile(store, mpi, run_id, found, recorded.hosts, args.db, args.json)
+        measured = measure_profile(store, mpi, run_id, found, recorded.hosts, args.db,
+                                   args.json)
+    if args.json:
+        print_json("profile", {**profile_json(run_id, found, recorded.hosts),
+                               "status": "failed" if failed else "complete",
+                               "message": message, "measured": measured})
     return status
+
+
+def _stderr():
+    """This process's stderr as a file descriptor for a child (2 where it has none)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
 
 
 def _what_failed(status: int, recorded: Recorded) -> str:

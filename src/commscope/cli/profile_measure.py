@@ -13,7 +13,8 @@ from .common import show_runs
 
 
 def measure_profile(store, mpi, run_id: int, profile: Profile, hosts, db: str,
-                    as_json: bool) -> int:
+                    as_json: bool) -> list[dict]:
+    """The runs measured, as profile --json lists them."""
     groups = runs_of([n for _, n in needs(profile.summed(), hosts) if n is not None], hosts)
     known = catalog(mpi)
     planned = [p for (kernel, mode, ranks, where), sizes in sorted(
@@ -30,4 +31,7 @@ def measure_profile(store, mpi, run_id: int, profile: Profile, hosts, db: str,
     if not as_json:
         show_runs(store, runs, db, False)
         print(f"next: commscope predict --profile {run_id} --db {db}")
-    return 0
+    return [{"run": r.run_id, "kernel": r.plan.kernel.name, "ranks": r.plan.ranks,
+             "bytes": list(r.plan.sizes), "status": r.status,
+             "message": r.outcomes[-1].message if r.status != "complete" else None}
+            for r in runs]

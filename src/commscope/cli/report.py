@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from .. import selection
 from ..errors import UserError
-from .common import add_db, existing_store
+from .common import add_db, check_output, existing_store
 
 
 def add_parser(sub, summary: str) -> None:
@@ -40,16 +39,6 @@ def chosen_runs(store, given: list[str], sweep: int | None) -> tuple[list[int], 
     return [r["id"] for r in store.runs()], "every run in the file"
 
 
-def check_output(path: Path) -> None:
-    """Refuse an output that cannot be written before any work is done."""
-    if path.is_dir():
-        raise UserError(f"-o {path}: is a directory; give a file path")
-    if not path.parent.is_dir():
-        raise UserError(f"-o {path}: directory {path.parent} does not exist; create it first")
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UserError(f"-o {path}: not writable; choose another path")
-
-
 def write(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
@@ -60,7 +49,7 @@ def write(path: Path, text: str) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     output = Path(args.output)
-    check_output(output)
+    check_output("-o", args.output)
     store = existing_store(args.db)
     run_ids, how = chosen_runs(store, args.runs, args.sweep)
     from ..report import build  # matplotlib: imported only by the verbs that draw

@@ -14,8 +14,8 @@ from ..views import export
 from ..views.export import MEASURES
 from ..views.profile import render_profile
 from ..views.run import imported_from, render, render_provenance, render_runs
-from .common import (add_db, add_wide, check_directory, existing_store, json_text,
-                     print_json, write_atomic)
+from .common import (add_db, add_wide, check_output, existing_store, json_text,
+                     print_json, strict_json, write_atomic)
 
 FORMATS = ("csv", "json", "bmf", "gab", "prom")
 
@@ -81,14 +81,14 @@ def _write_export(args, store, runs: list[int]) -> None:
     if args.measure != "latency" and args.format != "gab":
         raise UserError(f"--measure {args.measure}: only --format gab takes one measure; "
                         f"{args.format} holds latency and bandwidth both")
-    check_directory("--output", args.output)
+    check_output("--output", args.output)
     if args.format == "json":
         text = json_text("export", {"runs": [_export(store, r) for r in runs]}) + "\n"
     else:
         rows = exported(store, runs)
         text = {"csv": lambda: export.csv_text(rows),
-                "bmf": lambda: json.dumps(export.bmf(rows), indent=2) + "\n",
-                "gab": lambda: json.dumps(export.gab(rows, args.measure), indent=2) + "\n",
+                "bmf": lambda: strict_json(export.bmf(rows)) + "\n",
+                "gab": lambda: strict_json(export.gab(rows, args.measure)) + "\n",
                 "prom": lambda: export.prom(rows)}[args.format]()
     if args.output:
         write_atomic(args.output, text)
@@ -122,7 +122,9 @@ def _listed(row) -> dict:
 def _show(store, run_id: int, wide: bool = False) -> str:
     row = store.run(run_id)
     if row["kernel"] == stored.KERNEL:  # a program's calls, not a kernel's cases
-        return render_profile(run_id, stored.load(store, run_id), row["message"])
+        p = stored.recorded(store, run_id)
+        return render_profile(run_id, p, row["message"]) if p.rows else \
+            stored.no_calls(run_id, row, p)
     lines = [f"run {row['id']}: {row['kernel']} on {row['ranks']} ranks, {names.status(row)}, "
              f"started {row['started_utc']}"]
     if row["context"]:

@@ -56,7 +56,7 @@ def add_parser(sub, summary: str) -> None:
     count = p.add_mutually_exclusive_group()
     count.add_argument("--precision", metavar="P",
                        default=units.percent(DEFAULT_PRECISION, decimals=None),
-                       help="the goal: each case's 95%% interval over its launches within +-P "
+                       help="the goal: each case's 95% interval over its launches within +-P "
                             "of its median (default %(default)s)")
     count.add_argument("--iters", type=int, metavar="N",
                        help="a fixed number of samples per case and launch")

@@ -25,7 +25,7 @@ from ..verdict import DEFAULTS, exit_status, parse_threshold
 from ..results import absorbing_points
 from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
-from .common import (add_db, add_fail_on, add_mpi, check_directory, exit_code, print_json,
+from .common import (add_db, add_fail_on, add_mpi, check_output, exit_code, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 from .hosts import add_host_flags, host_args
 
@@ -86,10 +86,12 @@ def add_parser(sub, summary: str) -> None:
 
 def _algorithm(known, name: str, label: str) -> None:
     """Refuses a kernel that is no collective with the library's algorithms."""
+    takers = ", ".join(n for n, o in known.kernels.items() if VARY in o.params)
+    if name not in known.kernels:
+        raise UserError(f"tune: no collective '{name}'; tune takes {takers}")
     k = known.runnable(name)
     param = k.params.get(VARY)
     if param is None or param.kind != VARY:
-        takers = ", ".join(n for n, o in known.kernels.items() if VARY in o.params)
         raise UserError(f"tune: {name} has no algorithm a library chooses; tune takes {takers}")
     if not param.choices:
         why = f"keeps {param.setting} fixed while a job runs" if param.fixed else \
@@ -132,7 +134,7 @@ def _measure(store, mpi, planned, argv) -> list[int]:
 
 
 def _output(args, family: str) -> Path:
-    check_directory("-o", args.output)
+    check_output("-o", args.output)
     return Path(args.output or f"tune-{family}{FORMATS[family].SUFFIX}").resolve()
 
 
@@ -220,7 +222,7 @@ def _verify(args, argv, mpi, known) -> int:
     if args.collectives:
         raise UserError("tune --verify: the file names the collectives; drop "
                         f"{' '.join(args.collectives)}")
-    check_directory("--junit", args.junit)
+    check_output("--junit", args.junit)
     min_gain = parse_threshold(args.min_gain, "--min-gain")
     rules = FORMATS[mpi.family]
     read = rules.read(path.read_text(errors="replace"), args.verify)

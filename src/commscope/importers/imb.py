@@ -74,7 +74,8 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
 
 def _run(path: Path, version: str, header: dict, b: dict) -> ImportedRun:
     if not b["rows"]:
-        raise bad(path, b["line"], f"IMB block {b['name']} without a table row (truncated?)")
+        raise bad(path, b["line"], f"IMB block {b['name']} without a table row (truncated?)",
+                  "a row of figures for each size under the block's column titles")
     if b["name"] not in KERNELS:
         raise bad(path, b["line"], f"an IMB benchmark commscope does not know: {b['name']}")
     metric = next(m for m in ("t_max_us", "t_us", "bandwidth_MBps") if m in b["names"])

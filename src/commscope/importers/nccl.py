@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from . import ImportedRow, ImportedRun, bad, row
+from .figures import checked, kind_of, label_of
 
 STARTING = re.compile(r"^# Collective test starting: (\S+)")
 VERSION = re.compile(r"^# nccl-tests version (\S+)|^rccl-tests: Version (\S+)")
@@ -54,7 +55,9 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             current["table"] = True
         elif line.startswith(TRAILER):
             current["done"] = True
-            current["header"]["avg_busbw_GBps"] = line.partition(":")[2].strip()
+            average = line.partition(":")[2].strip()
+            checked(f"{path}:{number}", "Avg bus bandwidth", average, "bandwidth")
+            current["header"]["avg_busbw_GBps"] = average
         elif current["table"] and not current["done"] and line.strip() \
                 and not line.startswith("#"):
             current["rows"].append(row(path, number, NAMES, line.split()))
@@ -74,8 +77,9 @@ def _kernel(path: Path, name: str | None, line: int) -> tuple[str, str]:
 
 def _run(path: Path, r: dict) -> ImportedRun:
     if not r["rows"] or not r["done"]:
-        raise bad(path, r["line"], f"nccl-tests output without {'rows' if not r['rows'] else TRAILER!r} "
-                                   "(truncated?)")
+        missing = "rows" if not r["rows"] else repr(TRAILER)
+        raise bad(path, r["line"], f"nccl-tests output without {missing} (truncated?)",
+                  f"the whole output: a row for each size, then {TRAILER!r}")
     benchmark, kernel = _kernel(path, r["name"], r["line"])
     return ImportedRun("nccl-tests", r["version"], benchmark, kernel, r["ranks"] or None,
                        "time_us", DEFINITION, tuple(r["rows"]), r["header"])
@@ -85,26 +89,34 @@ def _json(path: Path, text: str) -> ImportedRun:
     try:
         doc = json.loads(text)
         results = doc["results"]
-        rows = tuple(_json_row(item) for item in results)
+        rows = tuple(_json_row(path, i, item) for i, item in enumerate(results))
         program = doc.get("args", [None])[0]
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise UserError(f"{path}: not a complete nccl-tests -J JSON file ({exc}); expected "
                         "OSU, IMB or nccl-tests output") from None
     if not rows:
-        raise bad(path, 1, "nccl-tests JSON without results (truncated?)")
+        raise bad(path, 1, "nccl-tests JSON without results (truncated?)",
+                  "a 'results' list with an item for each size")
     benchmark, kernel = _kernel(path, program, 1)
-    header = {"nccl_version": str(doc.get("nccl_version", "")),
-              "avg_busbw_GBps": str((doc.get("average_bus_bandwidth") or {}).get("bandwidth", ""))}
+    average = (doc.get("average_bus_bandwidth") or {}).get("bandwidth", "")
+    if average != "":
+        checked(f"{path}: average_bus_bandwidth", "bandwidth", average, "bandwidth",
+                "fix or delete the value")
+    header = {"nccl_version": str(doc.get("nccl_version", "")), "avg_busbw_GBps": str(average)}
     return ImportedRun("nccl-tests", f"JSON {doc.get('version', '')}", benchmark, kernel,
                        len(doc.get("devices") or []) or None, "time_us", DEFINITION, rows, header)
 
 
-def _json_row(item: dict) -> ImportedRow:
-    figures = {}
+def _json_row(path: Path, index: int, item: dict) -> ImportedRow:
+    """One result; its figures checked as a text row's are (figures.py). Python's json
+    reads NaN, Infinity and 1e999 as floats: they are refused here, not stored."""
+    where, figures = f"{path}: results[{index}]", {}
     for prefix, side in (("", item.get("out_of_place")), ("inplace_", item.get("in_place"))):
         for name, key in zip(SIDE, ("time", "alg_bw", "bus_bw", "nwrong")):
             if side and side.get(key) is not None:
-                figures[prefix + name] = float(side[key])
+                figures[prefix + name] = checked(where, label_of(prefix + name), side[key],
+                                                 kind_of(name), "fix or delete the result")
     if "time_us" not in figures:
         raise KeyError("out_of_place.time")
-    return ImportedRow(int(item["size"]), figures, {k: repr(v) for k, v in figures.items()})
+    size = checked(where, "size", item["size"], "size", "fix or delete the result")
+    return ImportedRow(int(size), figures, {k: repr(v) for k, v in figures.items()})

@@ -80,7 +80,8 @@ def _start(path: Path, number: int, banner) -> dict:
 
 def _finish(path: Path, r: dict) -> ImportedRun:
     if not r["rows"]:
-        raise bad(path, r["line"], f"OSU {r['title']} test without a row (truncated?)")
+        raise bad(path, r["line"], f"OSU {r['title']} test without a row (truncated?)",
+                  "a row of figures for each size under its '# Size' header")
     program, kernel = TESTS[r["title"]]
     metric = "bandwidth_MBps" if "bandwidth_MBps" in r["names"] else r["names"][0]
     ranks = 2 if kernel in ("pingpong", "bw", "bibw") else None  # OSU prints no count

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
+import shlex
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import UserError
@@ -73,9 +76,55 @@ def most_per_host(placement: Placement, ranks: int) -> int | None:
 MAX_PER_CORE = 64
 
 
+# The command's --oversubscribe and its words (main sets them for the command): whether
+# more ranks than this host's cores may run, and the line that would run them.
+# COMMSCOPE_OVERSUBSCRIBE=1 allows it for every command (a small CI runner's setting).
+_OVERSUBSCRIBE: contextvars.ContextVar[tuple[bool, list[str]]] = contextvars.ContextVar(
+    "oversubscribe", default=(False, []))
+
+
+def _allowed() -> bool:
+    return _OVERSUBSCRIBE.get()[0] or \
+        os.environ.get("COMMSCOPE_OVERSUBSCRIBE", "") not in ("", "0")
+
+
+@contextmanager
+def oversubscribing(allowed: bool, argv: list[str]):
+    token = _OVERSUBSCRIBE.set((allowed, argv))
+    try:
+        yield
+    finally:
+        _OVERSUBSCRIBE.reset(token)
+
+
+def room(placement: Placement) -> int | None:
+    """The most ranks this placement holds: the hosts' slots, this host's cores (or as
+    many as commscope starts, oversubscribing); None where Slurm decides."""
+    if placement.hosts is not None:
+        return placement.hosts.total
+    if placement.launcher == "srun":
+        return None
+    return MAX_PER_CORE * cores() if _allowed() else cores()
+
+
+def _check_oversubscription(ranks: int, placement: Placement) -> None:
+    """Refuse more ranks than this host's cores unless asked for, as Open MPI's mpirun
+    does: they time-slice, and each latency with them. Other hosts' cores are not known
+    here, so ranks placed on named hosts or by Slurm are theirs to judge."""
+    argv = _OVERSUBSCRIBE.get()[1]
+    if _allowed() or placement.hosts is not None or placement.launcher == "srun" \
+            or ranks <= cores():
+        return
+    again = shlex.join(["commscope", *argv, "--oversubscribe"]) if argv else "--oversubscribe"
+    raise UserError(f"--np {ranks}: more ranks than this host's {cores()} cores would "
+                    f"time-slice, and every latency with them; run at most {cores()} here, "
+                    f"spread them with --hosts, or measure it anyway: {again}")
+
+
 def check_placement(mpi: Mpi, ranks: int, placement: Placement) -> None:
     """Refuse, before launching, what this MPI and launcher cannot do."""
     _check_hosts(ranks, placement)
+    _check_oversubscription(ranks, placement)
     if placement.hosts is None:  # inside an allocation, its tasks bound the ranks
         slurm.check_ranks(ranks)
     if placement.launcher == "srun":

@@ -25,6 +25,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from ..importers.figures import checked
 from . import Profile, Row, bucket
 from .reading import merged, mpi_call, refused
 
@@ -59,14 +60,18 @@ def _profile(path: Path, text: str) -> Profile:
                       EXPECTED)
     if TIME not in sections:
         raise refused(path, f"no '{TIME}' section", EXPECTED)
-    tasks = [t for _, t in _table(path, sections, "MPI Time (seconds)", 4) if t[0] != "*"]
+    numbered = [(n, t) for n, t in _table(path, sections, "MPI Time (seconds)", 4)
+                if t[0] != "*"]
+    tasks = [t for _, t in numbered]
     ranks = len(header.get("MPI Task Assignment", ())) or len(tasks)
     wrong = next((i for i, t in enumerate(tasks) if t[0] != str(i)), None)
     if not tasks or len(tasks) != ranks or wrong is not None:
         where = "" if wrong is None else f", task {tasks[wrong][0]} where {wrong} belongs"
         raise refused(path, f"'MPI Time (seconds)' lists {len(tasks)} tasks for {ranks} "
                             f"ranks{where}", EXPECTED)
-    sent = {(t[0], t[1], t[2]): (t[5], t[7]) for _, t in _table(path, sections, SENT, 8)
+    sent = {(t[0], t[1], t[2]): (_figure(path, n, "Mean", t[5], "bytes"),
+                                 _figure(path, n, "Sum", t[7], "bytes"))
+            for n, t in _table(path, sections, SENT, 8)
             if t[2] != "*"}  # (mean, sum) of the bytes a site sent, per rank
     comm_sizes = _comm_sizes(path, sections, ranks)
     rows = []
@@ -79,23 +84,31 @@ def _profile(path: Path, text: str) -> Profile:
         # mpiP keeps a site's bytes per rank as a mean and a sum only: the mean's bucket
         # stands for all its calls. A site without a line sent nothing mpiP counts (a
         # receive's bytes it does not record): its bytes are unknown.
-        mean, total = sent.get((name, site, rank), ("0", None))
+        mean, total = sent.get((name, site, rank), (0.0, None))
+        count = int(_figure(path, number, "Count", count, "whole"))
+        mean_ms = _figure(path, number, "Mean", mean_ms, "time spent")
         rows.append(Row(mpi_call(name), comm_sizes.get(name, ranks), bucket(_printed(mean)),
-                        None, int(count), int(count) * float(mean_ms) / 1e3, int(rank),
-                        None if total is None else round(float(total))))
+                        None, count, count * mean_ms / 1e3, int(rank),
+                        None if total is None else round(total)))
     if not rows:
         raise refused(path, f"'{TIME}' has no line of a rank", EXPECTED)
     program = tuple(header.get("Command", [""])[0].split()) or (str(path),)
-    return Profile(program, ranks, tuple(float(t[1]) for t in tasks), merged(rows),
+    wall = tuple(_figure(path, n, "AppTime", t[1], "time") for n, t in numbered)
+    return Profile(program, ranks, wall, merged(rows),
                    {"tool": "mpip", "version": header.get("Version", [""])[0],
                     "file": str(path)})
 
 
-def _printed(token: str) -> int:
+def _figure(path: Path, number: int, column: str, token: str, kind: str) -> float:
+    """A figure the profile keeps, checked as every imported figure is (figures.py); the
+    percentages, which mpiP prints as -nan where a time is zero, are not kept."""
+    return checked(f"{path}:{number}", column, token, kind)
+
+
+def _printed(value: float) -> int:
     """The bytes of a mean mpiP printed to 4 significant digits (%9.4g: 16384 as
     1.638e+04), read as the largest value that prints so, so that a power of two keeps
     its bucket; a mean within half a printed digit below a power of two goes up with it."""
-    value = float(token)
     if value <= 0:
         return 0
     return int(value + 0.5 * 10 ** (math.floor(math.log10(value)) - 3))

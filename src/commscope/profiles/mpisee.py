@@ -19,11 +19,14 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from ..importers.figures import checked
 from . import Profile, Row, bucket
 from .reading import merged, mpi_call, refused
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 EXPECTED = "an mpisee profile (SQLite with mpisee's tables data, comms and operations)"
+# A figure outside what it can be (figures.py) is a damaged file, not one to edit by hand.
+AGAIN = "record the profile again"
 NEEDED = {"data": ("rank", "comm_id", "operation_id", "buffer_size_min", "buffer_size_max",
                    "calls", "time"),
           "comms": ("id", "size"), "operations": ("id", "operation")}
@@ -59,7 +62,8 @@ def _profile(path: Path, db: sqlite3.Connection) -> Profile:
     if missing:
         raise refused(path, f"mpisee's tables lack {', '.join(missing)}", EXPECTED)
     meta = dict(db.execute("SELECT key, value FROM metadata")) if columns["metadata"] else {}
-    wall = tuple(float(t) for (t,) in db.execute("SELECT time FROM exectimes ORDER BY id")) \
+    wall = tuple(checked(f"{path}: exectimes row {i}", "time", t, "time", AGAIN)
+                 for i, t in db.execute("SELECT id, time FROM exectimes ORDER BY id")) \
         if columns["exectimes"] else ()
     volume = "d.volume" if "volume" in columns["data"] else "NULL"
     found = db.execute(
@@ -92,12 +96,19 @@ def _row(path: Path, ranks: int, row_id, rank, comm_id, comm_size, op_id, operat
     if operation is None:
         raise refused(path, f"data row {row_id} names operation {op_id}, which operations "
                             "lacks", EXPECTED)
-    if not 0 <= int(rank) < ranks:
+    where = f"{path}: data row {row_id}"
+    rank, comm_size, low, high, calls = (
+        int(checked(where, name, value, "whole", AGAIN)) for name, value in
+        (("rank", rank), ("comms.size", comm_size), ("buffer_size_min", low),
+         ("buffer_size_max", high), ("calls", calls)))
+    if not rank < ranks:
         raise refused(path, f"data row {row_id} is of rank {rank}, outside the {ranks} "
                             "processes", EXPECTED)
-    return Row(mpi_call(str(operation)), int(comm_size),
-               _bytes(int(low), int(high), int(calls), volume), None, int(calls),
-               float(time), int(rank), None if volume is None else int(volume))
+    time = checked(where, "time", time, "time spent", AGAIN)
+    if volume is not None:
+        volume = int(checked(where, "volume", volume, "whole", AGAIN))
+    return Row(mpi_call(str(operation)), comm_size, _bytes(low, high, calls, volume), None,
+               calls, time, rank, volume)
 
 
 def _bytes(low: int, high: int, calls: int, volume) -> int:

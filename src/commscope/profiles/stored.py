@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from .. import names
 from ..errors import UserError
 from ..store import Store, utc_now
 from . import Profile, Row
@@ -19,23 +20,19 @@ def settings_of(profile: Profile, hosts=()) -> dict:
                         "hosts": list(hosts)}}
 
 
-def begin(store: Store, command: list[str], program: list[str], ranks: int,
-          oversubscribed: bool) -> int:
-    """A profile run started, its rows to come (a program's run: stored as it ends)."""
-    return store.begin_run(command, KERNEL, ranks, oversubscribed,
-                           settings_of(Profile(tuple(program), ranks, (), ())),
-                           kernel_facts={"family": FAMILY})
-
-
-def finish(store: Store, run_id: int, recorded, status: str,
-           message: str | None = None) -> None:
-    """The rows, wall times, hosts and MPI the ranks recorded (profiles.recorded.Recorded),
-    whatever the program's end."""
+def save(store: Store, command: list[str], program: list[str], ranks: int,
+         oversubscribed: bool, started_utc: str, recorded, status: str,
+         message: str | None = None) -> int:
+    """A profiled program's run, stored once it ended: the rows, wall times, hosts and MPI
+    its ranks recorded (profiles.recorded.Recorded), whatever the program's end."""
+    run_id = store.begin_run(command, KERNEL, ranks, oversubscribed,
+                             settings_of(recorded.profile, recorded.hosts),
+                             kernel_facts={"family": FAMILY}, started_utc=started_utc)
     store.add_profile_rows(run_id, recorded.profile.rows)
-    store.note_run(run_id, profile=settings_of(recorded.profile, recorded.hosts)["profile"])
     if recorded.mpi:
         store.set_mpi_version(run_id, recorded.mpi)
     store.finish_run(run_id, status, message)
+    return run_id
 
 
 def save_imported(store: Store, command: list[str], profile: Profile) -> int:
@@ -55,21 +52,35 @@ def hosts_of(store: Store, run_id: int) -> list[str]:
 
 
 def load(store: Store, run_id: int, flag: str = "--profile") -> Profile:
-    """The profile of run `run_id`; a run that is not a profile, or one without rows, is
-    the user's to fix."""
+    """The profile of run `run_id`, for the verbs that price it: a run that is not a
+    profile, or one without rows, is the user's to fix."""
     run = store.run(run_id)
     if run["kernel"] != KERNEL:
         raise UserError(f"{flag} {run_id}: run {run_id} is a {run['kernel']} run, not a "
                         "profile; give a run that `commscope profile` or `commscope import` "
                         "of an mpisee or mpiP file stored")
+    found = recorded(store, run_id)
+    if not found.rows:
+        raise UserError(f"{flag} {run_id}: the profile has no MPI calls (the program made "
+                        "none, or ended before its ranks wrote any); profile a run of the "
+                        "program that communicates")
+    return found
+
+
+def recorded(store: Store, run_id: int) -> Profile:
+    """What profile run `run_id` holds, rows or none: the read verbs show a failed one."""
+    run = store.run(run_id)
     settings = json.loads(run["settings"] or "{}").get("profile", {})
     rows = tuple(Row(r["call"], r["comm_size"], r["bytes"], r["peer"], r["count"],
                      r["time_s"], r["rank"], r["bytes_sum"], r["overlap_s"])
                  for r in store.profile_rows(run_id))
-    if not rows:
-        raise UserError(f"{flag} {run_id}: the profile has no MPI calls (the program made "
-                        "none, or ended before its ranks wrote any); profile a run of the "
-                        "program that communicates")
     source = json.loads(run["source"]) if run["source"] else {"tool": "commscope"}
     return Profile(tuple(settings.get("program", ())), run["ranks"],
                    tuple(settings.get("wall_s", ())), rows, source)
+
+
+def no_calls(run_id: int, row, p: Profile) -> str:
+    """The line a read verb shows for a profile run that recorded no MPI call."""
+    what = " ".join(p.program) or p.source.get("file", "")
+    return (f"run {run_id}: profile of {what} on {p.ranks} ranks, {names.status(row)}: "
+            f"{row['message'] or 'no message'}; no MPI call recorded")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import judge
+from ..checks import barrier_time, judge
 from ..guidelines import catalogue
 from ..verdict import DEFAULTS, parse_threshold
 from . import figures
@@ -57,8 +57,7 @@ def judged(data: ReportData) -> list:
         chosen = cat.find(ids, {g.kernel for g in cat.guidelines} |
                           {r.row["kernel"] for r in runs}) if ids else \
             cat.on(sorted({r.row["kernel"] for r in runs}))
-        barrier = max(((r.context.get("timer") or {}).get("barrier_s") or 0.0 for r in runs),
-                      default=0.0)
+        barrier = barrier_time([r.context.get("timer") or {} for r in runs])
         out.append((threshold, judge(chosen, [c for r in runs for c in r.cases], threshold,
                                      lambda launches, b=barrier: b)))
     return [(t, found) for t, found in out if found]

@@ -45,7 +45,10 @@ def render(store, rows) -> Section | None:
     lines = Lines(prices)
     body = []
     for row in profiles:
-        p = stored.load(store, row["id"])
+        p = stored.recorded(store, row["id"])
+        if not p.rows:
+            body.append(el("p", stored.no_calls(row["id"], row, p)))
+            continue
         priced = price(p, prices, stored.hosts_of(store, row["id"]), lines)
         done = [x for x in priced if x.cost_s is not None]
         body.append(el("p", f"Profile {row['id']}: ", el("code", " ".join(p.program)),

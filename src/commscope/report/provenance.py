@@ -91,7 +91,8 @@ def _run(run: RunData) -> list[Html]:
     case_names = _case_names(run)
     if run.warnings:
         settings = options(run.settings, run.context,
-                           any(w["kind"] == "oversubscribed" for w in run.warnings))
+                           any(w["kind"] == "oversubscribed" for w in run.warnings),
+                           json.loads(run.row["kernel_facts"] or "{}").get("family"))
         out.append(table(Table(("warning", "case", "what was seen", "remedy"),
                                [(w["kind"], case_names.get(w["case_id"], "whole run"),
                                  w["message"],

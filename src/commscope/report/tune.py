@@ -12,7 +12,8 @@ from . import figures
 from .data import ReportData, by_verdict
 from .html import Section, el, figure, section, table
 
-CAPTION = ("Median of launch medians. Black: the library's own choice (the default); "
+CAPTION = ("Each time as `commscope results show` gives it (the launches' medians' "
+           "median). Black: the library's own choice (the default); "
            "a circle marks the algorithm chosen where it is faster beyond doubt "
            "(BH-adjusted one-sided p < 0.05, the whole interval of its time over the "
            "default's below 1); elsewhere the default is kept.")

@@ -128,6 +128,37 @@ def detectable(values) -> float | None:
     return values[len(values) // 2] if values else None
 
 
+# What a ratio of two sides measured in the same launches is (tests.paired over the launches
+# both sides' figures keep: checks.figures), in the words of every table that prints one.
+PAIRED = ("the geometric mean of the launches' ratios (launch k of one side over launch k "
+          "of the other, over the launches both times keep), so equal to the ratio of the "
+          "two times where both keep the same launches; not the median of the launches' "
+          "ratios")
+# The abbreviations every verdict table prints, defined once; a verb's legend adds its own
+# columns (views/check.py, views/tune.py).
+TERMS = {
+    "interval": "the ratio's 95% interval (of a claim beyond the threshold, the wider "
+                "false-coverage-rate interval of what is named: Benjamini & Yekutieli 2005)",
+    "p (BH)": "the p-value of the verdict's test at the threshold, Benjamini-Hochberg "
+              "adjusted over its family",
+    "80% power": "a change that large is found in 80% of commands",
+}
+
+
+def legend(terms: dict[str, str]) -> str:
+    """Terms as one line each: `name: meaning`."""
+    return "\n".join(f"{name}: {meaning}" for name, meaning in terms.items())
+
+
+def apart_words(found: list[Claim], words: Words) -> dict[str, str]:
+    """What the words of a difference within the threshold mean, those the verdicts use
+    (footer() gives the others)."""
+    test = "(a two-sided test of no difference, BH-adjusted p below 0.05)"
+    meaning = {words.slower: f"slower beyond doubt {test}, but within the threshold",
+               words.faster: f"faster beyond doubt {test}"}
+    return {w: m for w, m in meaning.items() if any(c.word == w for c in found)}
+
+
 def footer(found: list[Claim], threshold: Threshold, words: Words) -> str:
     """One line under every verdict table: the counts by word, the test, the family and
     what the command could have seen."""

@@ -42,6 +42,16 @@ class Threshold:
                f"time above {self.time_ratio:.3g}x)"
 
 
+def negligible(left_s: float | None, right_s: float | None, barrier_s: float) -> bool:
+    """The two times differ by less than one barrier's time, which no program that
+    synchronises would notice, so a claim beyond the threshold fails no gate (as
+    pgchecker marks it). The barrier is a typical one of the launches compared
+    (checks.barrier_time), not a stalled one's, so twice it is never negligible."""
+    if left_s is None or right_s is None:
+        return False
+    return abs(left_s - right_s) < barrier_s
+
+
 def parse_threshold(text: str, option: str = "--threshold") -> Threshold:
     """`5%` or `0.05`, above 0 and below 100%; anything else a UserError naming `option`."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*", str(text))

@@ -9,18 +9,42 @@ from ..checks import WORDS
 from ..guidelines import Guideline, remedy
 from ..sizes import format_bytes
 from ..tune import Point
-from ..verdict import INCONCLUSIVE, NEGLIGIBLE, Claim, Threshold, footer
+from ..verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, Claim, Threshold,
+                       apart_words, footer, legend)
 from ..verdict import junit as claims_junit
 from .tables import Table
 
-HEADER = ("guideline", "case", "size", "launches", "left us", "ratio", "interval", "p (BH)",
-          "verdict")
+HEADER = ("guideline", "case", "size", "launches", "left us", "right us", "ratio", "interval",
+          "p (BH)", "verdict")
+# check's own columns; the verdict core's terms follow them (verdict.TERMS)
+COLUMNS = {
+    "launches": "the launch pairs the ratio is over (those both times keep), or the fewer "
+                "of the two sides' launches where they are two commands",
+    "left us, right us": "each side's median per call as `results show` gives its case "
+                         "(over the launches it keeps: one in another state or stalled is "
+                         "left out, states.py), its 95% interval in --json (left_ci, "
+                         "right_ci); monotony's right is the next larger size, split's k "
+                         "calls of m/k",
+    "npN": "N MPI processes",
+    "ratio": f"left over right: where both ran in the same launches, {PAIRED}; sides "
+             "from two commands, the ratio of the two times",
+}
 
 
 def _row(c: Claim) -> tuple[str, ...]:
     e = c.evidence
     return (e["id"], e["case"], format_bytes(e["bytes"]), str(c.launches),
-            units.us(e["left_s"]), *c.cells())
+            units.us(e["left_s"]), units.us(e["right_s"]), *c.cells())
+
+
+def _barrier(found: list[Claim]) -> str:
+    """What `below barrier` means, with the barrier times it was judged against."""
+    times = sorted({c.evidence["barrier_s"] for c in found if c.evidence.get("barrier_s")})
+    span = "none recorded" if not times else f"{units.us(times[0])} us" if len(times) == 1 \
+        else f"{units.us(times[0])} to {units.us(times[-1])} us"
+    return (f"beyond the threshold by less than one barrier's time ({span}: the median over "
+            "the launches compared of a barrier's median time), which no program would "
+            "notice; it fails no gate")
 
 
 def _where(found: list[Claim]) -> str:
@@ -58,17 +82,16 @@ FAMILIES = {"command": "each guideline a family, the guidelines selected togethe
 def render(found: list[Claim], guidelines: list[Guideline], threshold: Threshold,
            family: str | None, tuned: list[Point] = (), families: str = "command") -> str:
     lines = [Table(HEADER, [_row(c) for c in found], align="l", rule=True).text(),
-             footer(found, threshold, WORDS) + " (ratio: left over right on launch medians; "
-             f"{FAMILIES[families]})"]
+             footer(found, threshold, WORDS) + f" ({FAMILIES[families]})",
+             legend({**COLUMNS, **TERMS, **apart_words(found, WORDS),
+                     **({NEGLIGIBLE: _barrier(found)} if any(
+                         c.word == NEGLIGIBLE for c in found) else {})})]
     assumed = sum(c.evidence.get("command_term") == "assumed" for c in found)
     if assumed:
         lines.append(f"{assumed} verdicts compare sides from two commands with no history "
                      "of their cases: the variance between commands is assumed as large "
                      "as the launches'; keep earlier runs of both sides in the results "
                      "file to learn it")
-    if any(c.word == NEGLIGIBLE for c in found):
-        lines.append(f"{NEGLIGIBLE}: beyond the threshold by less than one barrier's time, "
-                     "which no program would notice; it fails no gate")
     if any(c.word == INCONCLUSIVE for c in found):
         lines.append("inconclusive: one launch leaves the launches' spread unknown; measure "
                      "in 3 or more (--launches 3, or the default 5)")

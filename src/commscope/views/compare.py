@@ -6,6 +6,7 @@ from .. import names, units
 from ..compare import LONE_STATE, SHIFT_ONLY, WORDS, CaseChange, Comparison
 from ..verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
 from ..verdict import junit as claims_junit
+from .glossary import defined
 from .tables import Table
 
 HEADER = ("case", "launches", "A us", "B us", "change", "interval", "p (BH)", "verdict")
@@ -55,6 +56,7 @@ def summary(result: Comparison, live: str | None = None) -> str:
                                      if seen is not None else "")
             + f". {unmatched} unmatched ({len(result.only_a)} only in A, "
             f"{len(result.only_b)} only in B)")
+    line += "\n" + defined("p (BH)", "power")
     if result.timed_otherwise:
         line += f"\n{result.timed_otherwise} unmatched: {TIMED_OTHERWISE}"
     if result.count(SHIFT_ONLY):

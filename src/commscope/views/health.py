@@ -11,6 +11,7 @@ from .. import units
 from ..health import ALPHA, Candidate, Health, tournament_rounds
 from ..sizes import format_bytes
 from ..verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, junit as junit_xml
+from .glossary import defined
 from .prometheus import exposition
 from .tables import Table
 
@@ -22,7 +23,27 @@ REMEDY = {
             "speed); neither node is slow with the others",
     "step": "every node is slow at this distance: routing or contention in the fabric, not "
             "a node; ask who runs the switches",
+    # what stopped a launch, traced (preflight.diagnose), in the full matrix and the screen
+    "unreachable": "check the route and firewall between the two (ip route, ping between "
+                   "their addresses) and the link itself: each talks to other nodes",
+    "hung": "drain it: its rank answered no partner within the deadline (a hung process, a "
+            "dead NIC); check it (dmesg, its NIC's link) before it rejoins",
+    "stalled": "run the screen again; if a rank of this host stalls again, check what "
+               "stopped it (a debugger or job control, dmesg, its load, its NIC's link) "
+               "before trusting the host",
+    "group": "check the switch's uplink (its ports, cables, routing and counters): its "
+             "nodes are fine with each other, slow with the others",
 }
+# How each fault is written in a table and a JUnit testcase: a stall that ran clean when
+# launched again (the only stall kept as a fault) is transient
+WORDS = {"unreachable": "unreachable", "hung": "hung", "stalled": "stalled (transient)"}
+
+
+def fault_where(hosts: list[str], ranks: list[int] = ()) -> str:
+    """`a -> b` for a pair, `a rank 3` for a node's rank, `host unknown` for none."""
+    where = " -> ".join(hosts) or "host unknown"
+    return where + (f" rank{'s' * (len(ranks) > 1)} {','.join(map(str, ranks))}"
+                    if ranks else "")
 
 
 def _what(c: Candidate) -> str:
@@ -42,8 +63,12 @@ def _row(c: Candidate) -> tuple[str, ...]:
 
 
 def suspects_table(h: Health) -> Table:
+    """The faults traced (no figures: nothing was measured between them), then the
+    suspects; the footer defines its abbreviations."""
+    faults = [(WORDS[f["kind"]], fault_where(f["hosts"]), *"-----") for f in h.faults]
     return Table(("kind", "where", "MB/s", "expected MB/s", "ratio", "95% CI", "p (BH)"),
-                 [_row(c) for c in h.suspects], align="l", rule=True)
+                 faults + [_row(c) for c in h.suspects], align="l", rule=True,
+                 footer=defined("MB/s", "95% CI", "p (BH)"))
 
 
 def drain_line(h: Health) -> str:
@@ -66,11 +91,13 @@ def render(h: Health, run_id: int, db: str) -> str:
                  units.us(_median_of(m, x, "latency")))
                 for x, n in enumerate(m.nodes)]
         lines.append(Table(("node", "score", "median pair MB/s", "median pair latency us"),
-                           rows, align="l", rule=True).text())
-    if h.suspects:
+                           rows, align="l", rule=True, footer=defined("MB/s")).text())
+    if h.suspects or h.faults:
         lines.append("suspects (ratio: measured over what the rest of the matrix predicts; "
                      "interval over launches):")
         lines.append(suspects_table(h).text())
+        lines += [f"{WORDS[f['kind']]} {fault_where(f['hosts'])}: {f['evidence']}; measured "
+                  f"again without it; remedy: {REMEDY[f['kind']]}" for f in h.faults]
         lines += [f"remedy for {c.kind} {_what(c)}: {REMEDY[c.kind]}" for c in h.suspects]
     elif h.note:
         lines.append(f"no verdict: {h.note}")
@@ -80,7 +107,8 @@ def render(h: Health, run_id: int, db: str) -> str:
                      f"predicts beyond doubt (BH-adjusted p < {ALPHA:g})")
     if h.detectable is not None:
         lines.append(f"the smallest slowdown these launches detect (80% power): a node at "
-                     f"{units.ratio(h.detectable)}x of the typical bandwidth")
+                     f"{units.ratio(h.detectable)}x of the typical bandwidth; "
+                     + defined("power"))
     lines.append(drain_line(h))
     return "\n".join(lines)
 
@@ -100,7 +128,8 @@ def _matrix(values: np.ndarray, scale: float = 1.0) -> list[list[float | None]]:
 def as_json(h: Health) -> dict:
     m = h.matrices
     n = m.bandwidth.shape[1]
-    rounds = m.launches * (tournament_rounds(n) if m.pattern == "pairs" else n - 1)
+    rounds = m.rounds if m.rounds is not None else \
+        m.launches * (tournament_rounds(n) if m.pattern == "pairs" else n - 1)
     out = {"nodes": m.nodes, "pattern": m.pattern, "launches": m.launches, "rounds": rounds,
            "pair_tests": int(np.isfinite(m.bandwidth).sum()),
            "threshold": h.threshold, "bandwidth_bytes": m.bandwidth_bytes,
@@ -108,7 +137,8 @@ def as_json(h: Health) -> dict:
            "matrix": {"bandwidth_MBps": _matrix(m.median("bandwidth"), 1e-6),
                       "latency_s": _matrix(m.median("latency"))},
            "node_scores": h.node_scores(),
-           "suspects": [c.as_dict(m.bandwidth_bytes) for c in h.suspects],
+           "suspects": [{**f, "remedy": REMEDY[f["kind"]]} for f in h.faults]
+           + [c.as_dict(m.bandwidth_bytes) for c in h.suspects],
            "drain": h.drain, "cleared": h.cleared, "unresolved": h.unresolved,
            "detectable_ratio": h.detectable,
            "note": h.note}
@@ -126,9 +156,16 @@ def testcases(h: Health) -> list[Testcase]:
     node (the node's failure)."""
     m, named = h.matrices, {(c.kind, tuple(c.hosts)): c for c in h.suspects}
     drain, threshold = set(h.drain), Threshold(h.threshold)
+    faults = {("node" if f["kind"] == "hung" else "link", tuple(sorted(
+        f["hosts"], key=m.nodes.index))): f for f in h.faults}
 
     def case(kind: str, hosts: list[str], cleared: bool) -> Testcase:
         found, through = named.get((kind, tuple(hosts))), drain & set(hosts)
+        fault = faults.get((kind, tuple(hosts)))
+        if fault:
+            return Testcase(f"health.{kind}", " ".join(hosts), WORDS[fault["kind"]],
+                            f"{fault_where(fault['hosts'])}: {fault['evidence']}; "
+                            f"{REMEDY[fault['kind']]}", True)
         if found:
             word, text = "suspect", (
                 f"{_what(found)}: {units.rate(found.measured / 1e6, 1)} MB/s against "
@@ -138,7 +175,7 @@ def testcases(h: Health) -> list[Testcase]:
         elif h.note:
             word, text = INCONCLUSIVE, h.note
         elif through:
-            word, text = UNDETERMINED, f"through suspect node {', '.join(sorted(through))}"
+            word, text = UNDETERMINED, f"through drained node {', '.join(sorted(through))}"
         else:
             word = "cleared" if cleared else UNDETERMINED
             text = f"{word} at the threshold {threshold}"
@@ -182,9 +219,11 @@ def prometheus(h: Health) -> str:
          [({"host": n, "pattern": pattern}, s) for n, s in h.node_scores().items()]),
         ("commscope_health_suspect", "gauge",
          "1 for each node, link or distance named slower than the rest beyond doubt",
-         [({"kind": c.kind, "hosts": ",".join(c.hosts),
-            "distance": "" if c.distance is None else c.distance, "pattern": pattern,
-            "ratio": f"{c.ratio:.3f}"}, 1.0) for c in h.suspects]),
+         [({"kind": f["kind"], "hosts": ",".join(f["hosts"]), "distance": "",
+            "pattern": pattern, "ratio": ""}, 1.0) for f in h.faults]
+         + [({"kind": c.kind, "hosts": ",".join(c.hosts),
+              "distance": "" if c.distance is None else c.distance, "pattern": pattern,
+              "ratio": f"{c.ratio:.3f}"}, 1.0) for c in h.suspects]),
         ("commscope_health_drain", "gauge", "1 for each node the check would drain",
          [({"host": n}, 1.0) for n in h.drain]),
         ("commscope_health_last_run_timestamp_seconds", "gauge",

@@ -7,6 +7,7 @@ from .. import names, units
 from ..live import BLOCK, WORDS, Live
 from ..verdict import ALPHA, UNDETERMINED, Threshold, Testcase, detectable
 from ..verdict import junit as claims_junit
+from .glossary import defined
 from .tables import Table
 
 HEADER = ("case", "pairs", "A us", "B us", "change", "interval", "p (BH)", "verdict",
@@ -48,6 +49,7 @@ def render(live: Live, threshold: Threshold, budget_s: float) -> str:
         f"after every {BLOCK} pairs from {d.planned[0]})"
         + (f"; the smallest change these pairs detect (80% power): {units.ratio(seen)}x"
            if seen is not None else ""))
+    lines.append(defined("p (BH)", "power"))
     lines.append(f"Stopped after {d.pairs} pairs, {live.wall_s:.0f} s of launches (budget "
                  f"{budget_s:g} s), looks at {', '.join(map(str, d.looks)) or 'none'}: "
                  f"{STOPPED[d.stopped]}" + (f" ({live.failure})" if live.failure else ""))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import names, units
 from ..models.groups import RESAMPLES, SEED, GroupFit, summary
 from ..sizes import format_bytes
+from .glossary import defined
 from .tables import Table
 
 FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n_half = alpha*B; "
@@ -18,7 +19,8 @@ FIT_FOOTER = ("alpha: start-up time; B: asymptotic bandwidth, MB = 10^6 bytes; n
               "alpha >= 0 and 1/B no less than one copy's time per byte over the same sizes "
               "(timed in the launch; else 0); B not identifiable: the sizes span less than "
               "4x, or the line sits at that bound (at copy bound: it would move bytes faster "
-              "than one copy can), or no copy was timed and the slope's interval reaches 0")
+              "than one copy can), or no copy was timed and the slope's interval reaches 0; "
+              + defined("BIC").replace("{", "{{").replace("}", "}}"))
 
 
 def _mb(values):

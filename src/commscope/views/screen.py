@@ -1,5 +1,5 @@
-"""`commscope health --screen` in the terminal and as JSON (urn:commscope:screen:1,
-docs/health.md)."""
+"""`commscope health --screen` in the terminal, as JSON (urn:commscope:screen:2,
+docs/health.md) and as JUnit testcases."""
 
 from __future__ import annotations
 
@@ -8,17 +8,14 @@ from ..health import ALPHA, tournament_rounds
 from ..plan import Plan
 from ..screen import Screen, group_suspects
 from ..sizes import format_bytes
-from .health import REMEDY
+from ..verdict import UNDETERMINED, Testcase, junit as junit_xml
+from .glossary import defined
+from .health import REMEDY, WORDS, fault_where
 from .tables import Table
 
-FAULTS = {
-    "unreachable": "check the route and firewall between the two (ip route, ping between "
-                   "their addresses) and the link itself: each talks to other nodes",
-    "hung": "drain it: its rank answered no partner within the deadline (a hung process, a "
-            "dead NIC); check it (dmesg, its NIC's link) before it rejoins",
-    "group": "check the switch's uplink (its ports, cables, routing and counters): its "
-             "nodes are fine with each other, slow with the others",
-}
+FAULTS = ("unreachable", "hung", "stalled")  # the order they are shown in
+# The fields of a traced fault that JSON gives as they are
+TRACED = ("evidence", "ranks", "state", "stalled_s", "transient")
 LINKS = ("the screen judges nodes, not single links: a slow link shows as noise on its two "
          "nodes; `commscope health --pattern pairs` measures every pair")
 
@@ -32,8 +29,8 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
                 "named_after_launch": s.named[x], "remedy": REMEDY["node"]}
     def fault(f: dict) -> dict:
         hosts = [names[x] for x in f["nodes"]]
-        out = {"kind": f["kind"], "hosts": hosts, "evidence": f["evidence"],
-               "named_after_launch": f["launch"], "remedy": FAULTS[f["kind"]]}
+        out = {"kind": f["kind"], "hosts": hosts, **{k: f[k] for k in TRACED if k in f},
+               "named_after_launch": f["launch"], "remedy": REMEDY[f["kind"]]}
         if f["kind"] == "unreachable":
             out["direction"] = " -> ".join(hosts)
         return out
@@ -66,12 +63,16 @@ def groups_found(s: Screen, names: list[str]) -> list[dict]:
         out.append({"kind": "group", "hosts": members, "groups": which, "what": what,
                     "ratio": g["ratio"], "ci": list(link["ci"]) if len(g["links"]) == 1
                     else None, "p_value": max(s.links[k]["p_value"] for k in g["links"]),
-                    "remedy": FAULTS["group"]})
+                    "remedy": REMEDY["group"]})
     return out
 
 
 def _ordered(faults: list[dict]) -> list[dict]:
-    return sorted(faults, key=lambda f: list(FAULTS).index(f["kind"]))
+    return sorted(faults, key=lambda f: FAULTS.index(f["kind"]))
+
+
+def _where(f: dict, names: list[str]) -> str:
+    return fault_where([names[x] for x in f["nodes"]], f.get("ranks", ()))
 
 
 def drain(s: Screen, names: list[str]) -> list[dict]:
@@ -81,13 +82,24 @@ def drain(s: Screen, names: list[str]) -> list[dict]:
                   if x not in s.hung]
 
 
-def render_suspects(s: Screen, names: list[str]) -> list[str]:
-    """The faults (unreachable, hung), then the slow nodes' table and remedies."""
+def render_suspects(s: Screen, names: list[str], transient_ok: bool = False) -> list[str]:
+    """The faults' table (unreachable, hung, stalled) and their evidence and remedies, the
+    slow groups, then the slow nodes' table and remedies."""
     lines = []
-    for f in _ordered(s.faults):
-        where = " -> ".join(names[x] for x in f["nodes"])
-        lines.append(f"{f['kind']}: {where} ({f['evidence']}; round {f['launch']}, measured "
-                     f"again without it); remedy: {FAULTS[f['kind']]}")
+    faults = _ordered(s.faults)
+    if faults:
+        lines.append("faults (what stopped or stalled a round's launch, traced by launches "
+                     "of its parts):")
+        rows = [(WORDS[f["kind"]], _where(f, names), str(f["launch"]),
+                 "-" if f.get("stalled_s") is None else f"{f['stalled_s']:.1f}")
+                for f in faults]
+        lines.append(Table(("kind", "where", "round", "stalled s"), rows, align="ll",
+                           rule=True, footer="stalled s: seconds the round's launch went "
+                                             "without a record").text())
+        passes = " (passes: --transient ok)" if transient_ok else ""
+        lines += [f"{WORDS[f['kind']]} {_where(f, names)}: {f['evidence']}"
+                  f"{passes if f['kind'] == 'stalled' else ''}; remedy: {REMEDY[f['kind']]}"
+                  for f in faults]
     lines += [f"{g['what']}; remedy: {g['remedy']}" for g in groups_found(s, names)]
     if s.named:
         lines.append("suspects (ratio: the node's bandwidth over the typical node's, over the "
@@ -97,7 +109,7 @@ def render_suspects(s: Screen, names: list[str]) -> list[str]:
                  units.p_value(e["p_value"]), str(e["launches"]))
                 for x in sorted(s.named) for e in [s.evidence[x]]]
         lines.append(Table(("kind", "where", "ratio", "95% CI", "p (BH)", "launches"), rows,
-                           align="l", rule=True).text())
+                           align="l", rule=True, footer=defined("95% CI", "p (BH)")).text())
         lines += [f"remedy for node {names[x]}: {REMEDY['node']}" for x in sorted(s.named)]
     return lines
 
@@ -108,12 +120,13 @@ def drain_line(s: Screen, names: list[str]) -> str:
                         or "none named")
 
 
-def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str:
+def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str,
+           transient_ok: bool = False) -> str:
     lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
              f"{len(s.launches)} launches (the full matrix: {tournament_rounds(s.nodes)} a launch), "
              f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
-    lines += render_suspects(s, names)
-    if not s.named and not s.faults and not s.slow_links:
+    lines += render_suspects(s, names, transient_ok)
+    if not s.named and not s.slow_links:
         lines.append(f"no suspect: no node is more than "
                      f"{units.percent(s.threshold, decimals=None)} slower than the typical "
                      f"node beyond doubt (BH-adjusted p < {ALPHA:g})")
@@ -126,3 +139,41 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str) -> str
                  "cleared ones)")
     lines.append(line)
     return "\n".join(lines)
+
+
+def testcases(s: Screen, names: list[str], transient_ok: bool = False) -> list[Testcase]:
+    """The screen's verdicts as JUnit and the exit status read them: each node (named or
+    hung: failing; cleared: passing; unresolved: undetermined), each pair that cannot
+    talk and each slow group (failing), each stall that ran clean when launched again
+    (failing, unless `transient_ok`: --transient ok)."""
+    hung, ok = s.hung, "; passes: --transient ok" if transient_ok else ""
+    cases = []
+    for x, host in enumerate(names):
+        if x in hung:
+            continue  # its fault's testcase below
+        if x in s.named:
+            e = s.evidence[x]
+            cases.append(Testcase("health.node", host, "suspect", f"{host}: ratio "
+                                  f"{units.ratio(e['ratio'])} (interval {units.ratio(e['ci'][0])}"
+                                  f" to {units.ratio(e['ci'][1])}), "
+                                  f"p {units.p_value(e['p_value'])}"
+                                  f"; {REMEDY['node']}", True))
+        else:
+            word = "cleared" if x in s.cleared else UNDETERMINED
+            cases.append(Testcase("health.node", host, word,
+                                  f"{word} at the threshold {s.threshold:g}", False))
+    for f in _ordered(s.faults):  # named by host, as the full matrix's: a rank varies
+        kind = {"hung": "node", "unreachable": "link"}.get(f["kind"], "stall")
+        failing = f["kind"] != "stalled" or not transient_ok
+        cases.append(Testcase(f"health.{kind}", " ".join(names[x] for x in sorted(f["nodes"]))
+                              or "host unknown", WORDS[f["kind"]],
+                              f"{_where(f, names)}: {f['evidence']} (round {f['launch']}); "
+                              f"{REMEDY[f['kind']]}" + ("" if failing else ok), failing))
+    cases += [Testcase("health.group", " ".join(g["groups"]), "suspect",
+                       f"{g['what']}; {g['remedy']}", True) for g in groups_found(s, names)]
+    return cases
+
+
+def junit(cases: list[Testcase], fail_on: str | None = None) -> str:
+    """JUnit XML for CI (the verdict core's writer)."""
+    return junit_xml("commscope health --screen", cases, fail_on)

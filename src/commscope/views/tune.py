@@ -6,14 +6,33 @@ from __future__ import annotations
 from .. import units
 from ..sizes import format_bytes
 from ..tune import VERIFY_WORDS, Point
-from ..verdict import Claim, Threshold, detectable, footer
+from ..verdict import (PAIRED, TERMS, Claim, Threshold, apart_words, detectable, footer,
+                       legend)
 from ..verdict import junit as claims_junit
 from .tables import Table
 
-HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its ratio",
-          "interval", "p (BH)", "choice", "gain")
+HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its us",
+          "its ratio", "interval", "p (BH)", "choice", "gain")
 VERIFY = ("collective", "np", "size", "launches", "default us", "rules us", "ratio", "interval",
           "p (BH)", "verdict")
+# Each table's own columns; the verdict core's terms follow them (verdict.TERMS).
+TIMES = ("each side's median per call as `results show` gives its case (over the launches "
+         "it keeps: one in another state or stalled is left out, states.py)")
+COLUMNS = {
+    "np": "MPI processes",
+    "launches": "those the default's time keeps",
+    "default us, its us": f"{TIMES}: the library's default, the fastest algorithm",
+    "its ratio": f"the fastest algorithm's time over the default's: {PAIRED}",
+    "gain": "how much less time the choice takes than the default, corrected for the "
+            "choice (not the luckiest draw)",
+}
+VERIFY_COLUMNS = {
+    "np": COLUMNS["np"],
+    "launches": "the launch pairs the ratio is over (those both times keep)",
+    "default us, rules us": f"{TIMES}, over both runs of the side; their 95% intervals in "
+                            "--json (default_ci, rules_ci)",
+    "ratio": f"rules over default, launch k of each pair of runs paired: {PAIRED}",
+}
 
 
 def _ci(ci) -> str:
@@ -23,7 +42,7 @@ def _ci(ci) -> str:
 def _row(p: Point) -> tuple[str, ...]:
     best = min(p.options, key=lambda o: o.ratio)
     return (p.kernel, str(p.np), format_bytes(p.bytes), str(p.launches), units.us(p.default_s),
-            best.algorithm, units.ratio(best.ratio), _ci(best.ci),
+            best.algorithm, units.us(best.time_s), units.ratio(best.ratio), _ci(best.ci),
             "-" if best.p_value is None else units.p_value(best.p_value),
             p.choice or "(default)", units.percent(p.gain))
 
@@ -36,14 +55,13 @@ def _blind(points: list[Point]) -> str:
 
 
 def render(points: list[Point], written: list[str], use: str, min_gain: Threshold) -> str:
-    lines = [Table(HEADER, [_row(p) for p in points], align="lrrrrlrrrlr", rule=True).text()]
+    lines = [Table(HEADER, [_row(p) for p in points], align="lrrrrlrrrrlr", rule=True).text()]
     changed = sum(p.choice is not None for p in points)
     lines.append(f"{changed} of {len(points)} points choose an algorithm other than the "
-                 f"library's (ratio: the algorithm's time over the default's, launch medians "
-                 f"paired by launch; chosen: faster by more than the least gain {min_gain}, "
-                 "at a false discovery rate of 0.05 per collective and np; gain: corrected "
-                 "for the choice, not the luckiest draw; the rest keep the library's "
-                 f"choice){_blind(points)}")
+                 f"library's (chosen: faster by more than the least gain {min_gain}, at a "
+                 "false discovery rate of 0.05 per collective and np; the rest keep the "
+                 f"library's choice){_blind(points)}")
+    lines.append(legend({**COLUMNS, **TERMS}))
     blocked = [p for p in points if p.unwritable]
     if blocked:
         lines.append("faster beyond doubt but not in the file, whose format cannot name them "
@@ -64,8 +82,9 @@ def _verify_row(c: Claim) -> tuple[str, ...]:
 def render_verify(checks: list[Claim], path: str, min_gain: Threshold) -> str:
     lines = [Table(VERIFY, [_verify_row(c) for c in checks], align="lrrrrrrrrl",
                    rule=True).text(),
-             f"{path}: " + footer(checks, min_gain, VERIFY_WORDS) + " (ratio: rules over "
-             "default, launch k of each paired; each collective and np a family)"]
+             f"{path}: " + footer(checks, min_gain, VERIFY_WORDS) + " (each collective and "
+             "np a family)",
+             legend({**VERIFY_COLUMNS, **TERMS, **apart_words(checks, VERIFY_WORDS)})]
     return "\n".join(lines)
 
 
