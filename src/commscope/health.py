@@ -6,8 +6,8 @@ The model, per launch: log b_xy = mu + a_x + a_y (+ s_d in shift, d = y - x mod 
 fitted by medians (Tukey's median polish, extended to a node's effect on both ends of its
 pairs), so that one bad node or link moves the others' effects little. A node is its a_x,
 a link its residual e_xy, a step its s_d: each a log ratio to what the rest of the matrix
-predicts. The launch is the unit (STYLE.md): each candidate's K values, one per launch, give
-a t interval and a one-sided t test of "more than `threshold` slower", adjusted by
+predicts. The launch is the unit (../shared/STYLE.md): each candidate's K values, one per
+launch, give a t interval and a one-sided t test of "more than `threshold` slower", adjusted by
 Benjamini-Hochberg over the candidates of its kind; one is named where the adjusted p is
 below 5%. Each candidate's spread between launches is moderated towards the one all
 candidates of its kind share, with the prior's weight estimated (the verdict core's

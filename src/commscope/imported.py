@@ -20,7 +20,6 @@ COLLECTIVES = {"allreduce", "allgather", "alltoall", "bcast", "reduce", "reduce_
                "scatterv", "reduce_scatter_block", "exscan"}
 # Bytes a bandwidth-only benchmark's figure counts per message: bibw both directions.
 BANDWIDTH_BYTES = {"bw": 1, "bibw": 2, "uniband": 1, "biband": 2}
-NO_SAMPLES = "imported: the tool printed no samples"
 MB, GB = 1e6, 1e9
 
 

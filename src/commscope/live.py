@@ -97,7 +97,7 @@ ODD_RATIO = 2.0  # ... and at least 2x from it: a launch in another state or a s
 def odd_pairs(a: dict, b: dict) -> set:
     """One case's pairs whose log ratio B/A is an outlier by Hampel's identifier (median
     +- ODD_MADS x 1.4826 MAD; Davies and Gather, JASA 88, 1993) and at least ODD_RATIO
-    off: a launch in another state (2-4x) or beside another job (10^2-10^5x, STYLE.md).
+    off: a launch in another state (2-4x) or beside another job (10^2-10^5x, ../shared/STYLE.md).
     One such launch would carry a mean of log ratios and its variance alone; under
     launch noise of a few percent the rule never fires (bench/live.py measures both)."""
     common = sorted(set(a) & set(b))

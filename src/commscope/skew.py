@@ -12,7 +12,7 @@ with d the wait as measured (a sleep overshoots) and each exit the launch's medi
 collective's **skew sensitivity** S(d) is the mean of P_i over the punctual ranks. S = 0: the
 late rank is absorbed; S = 1: everyone waits the whole delay; S > 1: the delay grows.
 P and S are computed per launch, and their intervals are over launches (the unit:
-STYLE.md), by the verdict core's `mean_interval`.
+../shared/STYLE.md), by the verdict core's `mean_interval`.
 """
 
 from __future__ import annotations

@@ -7,13 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from .cases import Case
-from .imported import NO_SAMPLES
 from .kernels import latency_scale, meaning
 from .replication import (PILOT, CommandRatio, History, Spread, interval, launch,
                           run_spreads)
 from .states import OddLaunch, screen
 from .stats import relative_precision, summarize
 from .units import mb_per_s
+
+# An imported case's interval basis: its tool printed figures, not samples.
+NO_SAMPLES = "imported: the tool printed no samples"
 
 
 def case_summary(case: Case) -> dict:

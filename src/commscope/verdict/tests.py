@@ -1,5 +1,5 @@
 """The statistics of every verdict, on log ratios of launch medians (the launch is the
-unit: STYLE.md).
+unit: ../shared/STYLE.md).
 
 An Estimate is one comparison: the log of one side's time over the other's, the variance
 of one unit of it (a launch's ratio, or a launch median where the sides were measured
