@@ -33,6 +33,7 @@ from .health import PHASES, _middle, node_names, tournament_rounds
 from .launcher import launch as launch_argv
 from .launcher.hosts import parse_hosts
 from .launcher.job import current, using
+from .launcher.placement import one_rank_each
 from .measure import measure
 from .plan import Plan, Step
 from .replication import PILOT
@@ -152,10 +153,8 @@ def stopped_ranks(launcher, mpi, ranks: int, placement, records: Path) -> dict[i
     if not isinstance(launcher, MpiLauncher) or placement.hosts is None:
         return {}
     hosts = list(dict.fromkeys(placement.hosts.names))
-    where = dataclasses.replace(placement, hosts=parse_hosts(
-        ",".join(f"{h}:1" for h in hosts), None), ppn=None)
     how = launch_argv(mpi, len(hosts), Path(sys.executable), ["-c", PROBE, str(records)],
-                      where)
+                      one_rank_each(placement, hosts))
     with subprocess.Popen(how.argv, env=how.env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                           start_new_session=True) as probe:
@@ -335,18 +334,19 @@ def check_hosts(store: Store, mpi, plan: Plan, trace: Plan, names: list[str], pp
         run = store.begin_run(command, plan.kernel.name, plan.ranks, False,
                               {**plan.settings(), "point": 0},
                               kernel_facts=plan.kernel.described)
-    kept = [r["number"] for r in store.launches(run) if r["status"] == "complete"]
+    before = store.launches(run)
+    kept = [r["number"] for r in before if r["status"] == "complete"]
     runs = Launches(store, mpi, ppn, deadline, progress, run,
-                    max([r["number"] for r in store.launches(run)], default=0))
+                    max([r["number"] for r in before], default=0))
     first = runs.number
 
     def launched(order: tuple[int, ...]) -> int | None:
         return runs.launch(_plan(trace, order, names, ppn), order)[0]
 
     faults = diagnose(launched, list(range(len(names))), list(range(len(names))))
-    for number in range(first + 1, runs.number + 1):
-        row = next(r for r in store.launches(run) if r["number"] == number)
-        store.note_launch(row["id"], health_trace=True)
+    for row in store.launches(run):  # the trace's, finished or not
+        if row["number"] > first:
+            store.note_launch(row["id"], health_trace=True)
     incomplete = f"health: run {run} {message}; the matrix is incomplete and no verdict is given"
     if not faults:
         store.finish_run(run, "failed", message)
@@ -390,10 +390,8 @@ def _part(plan: Plan, part: tuple[int, ...], names: list[str], ppn: int) -> Plan
     of them in one launch."""
     name = plan.each[0]
     count = tournament_rounds(len(part)) if name == "round" else len(part) - 1
-    hosts = parse_hosts(",".join(f"{names[x]}:{ppn}" for x in part), None)
-    return dataclasses.replace(plan, ranks=len(part) * ppn,
-                               each=(name, tuple(str(v) for v in range(1, count + 1))),
-                               placement=dataclasses.replace(plan.placement, hosts=hosts))
+    return dataclasses.replace(_on_nodes(plan, part, names, ppn),
+                               each=(name, tuple(str(v) for v in range(1, count + 1))))
 
 
 def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
@@ -454,11 +452,15 @@ def _plan(base: Plan, order: tuple[int, ...], names: list[str], ppn: int) -> Pla
     """A launch of these nodes in this order, 2i with 2i+1 (schedule adjacent), every
     pair of them touched first (touch all), so that a pair that cannot talk stops every
     launch that holds it, paired or not: what diagnose traces."""
+    return dataclasses.replace(_on_nodes(base, order, names, ppn),
+                               params={**base.params, "schedule": "adjacent", "touch": "all"})
+
+
+def _on_nodes(plan: Plan, order: tuple[int, ...], names: list[str], ppn: int) -> Plan:
+    """`plan` launched on these nodes, in this order, `ppn` ranks each."""
     hosts = parse_hosts(",".join(f"{names[x]}:{ppn}" for x in order), None)
-    return dataclasses.replace(
-        base, ranks=len(order) * ppn, params={**base.params, "schedule": "adjacent",
-                                                   "touch": "all"},
-        placement=dataclasses.replace(base.placement, hosts=hosts))
+    return dataclasses.replace(plan, ranks=len(order) * ppn,
+                               placement=dataclasses.replace(plan.placement, hosts=hosts))
 
 
 def observations(store: Store, run_id: int, number: int, ppn: int, size: int,

@@ -14,6 +14,7 @@ from ..health import PATTERNS, health_of, tournament_rounds
 from ..kernels import catalog
 from ..launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
 from ..launcher.job import context_of
+from ..launcher.placement import one_rank_each
 from ..launches import measure_runs
 from ..mpi import find_mpi
 from ..plan import plans, sampling
@@ -168,9 +169,8 @@ def _unstarted(mpi, placement, hosts) -> str | None:
 
 def _starts(mpi, placement, part) -> bool:
     """Whether a launch of one rank on each host of `part` starts."""
-    where = dataclasses.replace(placement, hosts=hosts_from(
-        ",".join(f"{h}:1" for h in part), None, None), ppn=None)
-    status, context, _ = context_of(mpi, len(part), where, REACH_TIMEOUT_S)
+    status, context, _ = context_of(mpi, len(part), one_rank_each(placement, part),
+                                    REACH_TIMEOUT_S)
     return status == 0 and context is not None
 
 

@@ -6,12 +6,12 @@ import contextvars
 import os
 import shlex
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UserError
 from ..mpi import Mpi
 from . import slurm
-from .hosts import Hosts
+from .hosts import Hosts, parse_hosts
 
 MAP_BY = ("core", "socket", "node")
 BIND_TO = ("core", "socket", "none")
@@ -51,6 +51,11 @@ class Placement:
 
 def cores() -> int:
     return len(os.sched_getaffinity(0))
+
+
+def one_rank_each(placement: Placement, hosts) -> Placement:
+    """`placement` on these hosts, one rank each: a start, or a look, of every host."""
+    return replace(placement, hosts=parse_hosts(",".join(f"{h}:1" for h in hosts)), ppn=None)
 
 
 def ranks_per_host(placement: Placement, ranks: int) -> dict[str, int] | None:
