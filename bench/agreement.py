@@ -46,11 +46,11 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from commscope.build import native_binary
-from commscope.launcher import launch
-from commscope.mpi import find_mpi
-from commscope.sizes import format_bytes
-from commscope.store import Store
+from commscope.system.build import native_binary
+from commscope.system.launcher import launch
+from commscope.system.mpi import find_mpi
+from commscope.system.sizes import format_bytes
+from commscope.store.store import Store
 
 HERE = Path(__file__).resolve().parent
 

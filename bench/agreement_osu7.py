@@ -29,8 +29,8 @@ import tempfile
 from pathlib import Path
 
 from agreement import osu_rows, run  # bench/: the OSU reader and the commscope run, once
-from commscope.build import native_binary
-from commscope.mpi import find_mpi
+from commscope.system.build import native_binary
+from commscope.system.mpi import find_mpi
 
 KIB = 1024
 MBW_MR = {"ranks": (2, 4), "bytes": (8, 64 * KIB)}

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from commscope.models.groups import fit_runs
-from commscope.report import build
-from commscope.store import Store
-from commscope.summary import case_summary
+from commscope.views.report import build
+from commscope.store.store import Store
+from commscope.stats.summary import case_summary
 
 from stored_run import store_run
 

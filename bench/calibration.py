@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from commscope.build import native_binary
-from commscope.mpi import find_mpi
-from commscope.replication import regimes
+from commscope.system.build import native_binary
+from commscope.system.mpi import find_mpi
+from commscope.stats.replication import regimes
 
 HERE = Path(__file__).resolve().parent
 BEFORE = "b63b3ae"  # main before issue 37's interval: its estimator, replayed

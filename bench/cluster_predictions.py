@@ -1,5 +1,5 @@
 """Predictions across hosts: the ring and bcast, reduce, allreduce at P = 2..8 on the test
-cluster (commscope.cluster: one network namespace per host, one rank per host, every link
+cluster (commscope.system.cluster: one network namespace per host, one rank per host, every link
 shaped by tbf), against what the models predict from a 2-host pingping fit.
 
 Needs root. Prints, per kernel and P, the measured median and each algorithm's
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from commscope.cluster import down, up
+from commscope.system.cluster import down, up
 
 # (label, kernel, its parameters): the ring in both orders of a step's calls, which Open MPI's
 # TCP path takes at 2x apart (docs/kernels-many-rank.md, "ring")

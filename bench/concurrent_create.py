@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from commscope.store import Store
+from commscope.store.store import Store
 
 from stored_run import store_run
 

@@ -46,10 +46,10 @@ from scipy import optimize, stats
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from noisesim import launch_effects  # noqa: E402
 
-from commscope import congestion  # noqa: E402
-from commscope import stats as estimators  # noqa: E402
+from commscope.judge import congestion  # noqa: E402
+from commscope.stats import stats as estimators  # noqa: E402
 from commscope.cli.congestion import SAMPLES, THRESHOLD  # noqa: E402
-from commscope.verdict import parse_threshold  # noqa: E402
+from commscope.stats.verdict import parse_threshold  # noqa: E402
 
 P99 = 0.99
 ISOLATED_SIGMA = 0.1

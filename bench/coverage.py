@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from launchsim import SAMPLES, Design, coverage, intervals, level, one_case, sides  # noqa: E402
 from noisesim import KINDS, load  # noqa: E402
 
-from commscope.compare import compare  # noqa: E402
-from commscope.verdict import Threshold  # noqa: E402
+from commscope.judge.compare import compare  # noqa: E402
+from commscope.stats.verdict import Threshold  # noqa: E402
 
 TAUS = (0.005, 0.01, 0.02, 0.05, 0.10)
 CASES = 24  # a run's sizes, their own spreads from tau to 4 tau, a common launch effect tau/2

@@ -38,10 +38,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from commscope.checks import _Pair, command_terms
-from commscope.compare import Side, compare
-from commscope.replication import Launch, history, interval, run_spreads
-from commscope.verdict import Threshold, Words, claims, paired
+from commscope.judge.checks import _Pair, command_terms
+from commscope.judge.compare import Side, compare
+from commscope.stats.replication import Launch, history, interval, run_spreads
+from commscope.stats.verdict import Threshold, Words, claims, paired
 
 THRESHOLD = Threshold(0.05)
 WORDS = Words("violated", "holds")

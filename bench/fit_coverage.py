@@ -22,7 +22,7 @@ from pathlib import Path
 from unittest import mock
 
 from commscope.models import groups
-from commscope.store import Store
+from commscope.store.store import Store
 
 SMOKE = {"runs": 2, "sizes": "1KiB:8KiB"}  # one next command to check, 4 sizes to fit
 

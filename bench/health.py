@@ -1,6 +1,6 @@
 """`commscope health`: how often it names the fault it should, and what it costs.
 
-cluster (needs root): 8 namespace hosts (commscope.cluster), one rank each, every link
+cluster (needs root): 8 namespace hosts (commscope.system.cluster), one rank each, every link
 shaped to 400 Mbit/s by tbf; per trial one of
   none  nothing slowed: any suspect is a false alarm;
   node  one random host's link slowed to --slow (default 100 Mbit/s): found when that host,
@@ -50,7 +50,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from commscope.health import tournament_rounds  # noqa: E402
+from commscope.health.health import tournament_rounds  # noqa: E402
 
 RATE_BPS = 400e6
 SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
@@ -59,7 +59,7 @@ SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms
 @contextlib.contextmanager
 def eight_hosts():
     """The 8-host namespace cluster, every link shaped to RATE_BPS; down at the end."""
-    from commscope.cluster import ClusterUnavailable, shaped
+    from commscope.system.cluster import ClusterUnavailable, shaped
 
     try:
         with shaped(8, RATE_BPS) as cluster:
@@ -200,10 +200,10 @@ def scale_bench(args) -> None:
     """The fake runner's records (tests/fakempi/native.py) of every launch, streamed through
     ingest into a store as `commscope health` stores them (not timed); then the analysis
     and the report in a fresh process, timed, with its peak memory."""
-    from commscope.build import native_description
-    from commscope.ingest import Ingest
-    from commscope.mpi import find_mpi
-    from commscope.store import Store
+    from commscope.system.build import native_description
+    from commscope.measure.ingest import Ingest
+    from commscope.system.mpi import find_mpi
+    from commscope.store.store import Store
     from fakempi.native import records
 
     nodes, slow = args.nodes, args.nodes // 3
@@ -245,9 +245,9 @@ def scale_bench(args) -> None:
 
 def analyse(db: str) -> None:
     """In a fresh process, so its peak memory is the analysis's and the report's own."""
-    from commscope.report import build
-    from commscope.health import health_of
-    from commscope.store import Store
+    from commscope.views.report import build
+    from commscope.health.health import health_of
+    from commscope.store.store import Store
 
     store = Store(Path(db))
     run = store.runs()[-1]["id"]

@@ -1,5 +1,5 @@
 """compare --live's decision with known truth: simulated launch pairs fed to the same
-pure functions the command uses (commscope.live.sequential), so that its error rates and
+pure functions the command uses (commscope.judge.live.sequential), so that its error rates and
 power are measured where the truth is known (STYLE.md, "Verdicts").
 
 usage: python bench/live.py [--commands N] [--pairs P] [--cases C] [--smoke]
@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from noisesim import CORPUS, launch_effects  # noqa: E402
 
-from commscope.live import MAX_PAIRS, sequential  # noqa: E402
-from commscope.verdict import Threshold  # noqa: E402
+from commscope.judge.live import MAX_PAIRS, sequential  # noqa: E402
+from commscope.stats.verdict import Threshold  # noqa: E402
 
 THRESHOLD = Threshold(0.05)
 TRUTHS = (1.0, THRESHOLD.time_ratio, 1.25)

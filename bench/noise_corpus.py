@@ -15,7 +15,7 @@ launch_medians_s. The conditions:
   busy_both    beside two, one a core's worth each: every rank shares its core;
   second_job   beside a second MPI job: a loop of 2-rank `commscope run pingpong` commands
                with pauses of 0-1.5 s between them, so some launches overlap it and some not;
-  cluster      on the namespace cluster (commscope.cluster.shaped: 2 hosts, unshaped
+  cluster      on the namespace cluster (commscope.system.cluster.shaped: 2 hosts, unshaped
                links, one rank a host via --hosts); needs root, else left out with why.
 
 Written (JSON, a few tens of KB):
@@ -155,7 +155,7 @@ def second_job(folder: Path):
 
 def on_cluster(commands: int, folder: Path) -> dict | str:
     try:
-        from commscope.cluster import ClusterUnavailable, shaped
+        from commscope.system.cluster import ClusterUnavailable, shaped
     except ImportError as exc:
         return f"no cluster module: {exc}"
     try:

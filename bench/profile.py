@@ -79,9 +79,9 @@ int main(int argc, char **argv)
 
 
 def overhead(mpis: list[str], pairs: int, iters: int) -> None:
-    from commscope.build import profile_library
-    from commscope.launcher import launch
-    from commscope.mpi import find_mpi
+    from commscope.system.build import profile_library
+    from commscope.system.launcher import launch
+    from commscope.system.mpi import find_mpi
 
     for prefix in mpis:
         mpi = find_mpi(prefix)
@@ -137,7 +137,7 @@ def overhead(mpis: list[str], pairs: int, iters: int) -> None:
 
 def cluster_trial(mpi: str, fast: float, slow: float, n: int, steps: int,
                   burst: int | None, hosts: int) -> None:
-    from commscope.cluster import shaped
+    from commscope.system.cluster import shaped
 
     with tempfile.TemporaryDirectory() as tmp, shaped(hosts, None) as c:
         for host in c.hosts:

@@ -41,9 +41,9 @@ def write_stream(path: Path, ranks: int, samples: int) -> None:
 
 def child(stream: Path, ranks: int) -> dict:
     """Ingest, statistics and report of one stream, timed; peak RSS of this process."""
-    from commscope.report import build
-    from commscope.store import Store
-    from commscope.summary import case_summary
+    from commscope.views.report import build
+    from commscope.store.store import Store
+    from commscope.stats.summary import case_summary
     from stored_run import store_run
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,8 +77,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(Path(args.child[0]), int(args.child[1]))))
         return
-    from commscope.build import native_description
-    from commscope.mpi import find_mpi
+    from commscope.system.build import native_description
+    from commscope.system.mpi import find_mpi
     from fakempi import make_prefix
 
     counts = [int(r) for r in args.ranks.split(",")]

@@ -1,4 +1,4 @@
-"""`commscope health --screen` (src/commscope/screen.py): what it names and in how many
+"""`commscope health --screen` (src/commscope/health/screen.py): what it names and in how many
 rounds, on simulated screens of known truth, and what its analysis costs at scale.
 
 sim: N nodes, one at a bandwidth ratio r of the typical node (r 1.00: none; 0.80: at the
@@ -47,7 +47,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from screensim import random_launches, screen_of, second_stage  # noqa: E402
 
-from commscope.screen import max_rounds  # noqa: E402
+from commscope.health.screen import max_rounds  # noqa: E402
 
 RATIOS = (1.0, 0.8, 0.75, 0.7, 0.5)
 SLOW = 1  # the slow node's index
@@ -89,7 +89,7 @@ GROUPED = (("2 switches of 16, between them 0.62", np.repeat([0, 1], 16), {0: ma
 def grouped(trials: int) -> None:
     """--groups: the share of screens naming the slow groups as they should (one uplink
     as that group), any group, and any node."""
-    from commscope.screen import group_suspects
+    from commscope.health.screen import group_suspects
     print(f"\nswitch groups (--groups), 32 nodes, {trials} screens a row: as it should "
           "(the pair of switches, or the one switch's uplink), any group, any node")
     for label, groups, uplink, want in GROUPED:
@@ -136,12 +136,12 @@ def launches(args) -> None:
 
 def scale(args) -> None:
     """Made and stored through ingest (not timed), then analysed in a fresh process."""
-    from commscope.build import native_description
-    from commscope.ingest import Ingest
-    from commscope.mpi import find_mpi
-    from commscope.screen import Screen, judge, next_launch
-    from commscope.preflight import observations
-    from commscope.store import Store
+    from commscope.system.build import native_description
+    from commscope.measure.ingest import Ingest
+    from commscope.system.mpi import find_mpi
+    from commscope.health.screen import Screen, judge, next_launch
+    from commscope.health.preflight import observations
+    from commscope.store.store import Store
     from fakempi.native import records
 
     nodes = args.nodes
@@ -188,9 +188,9 @@ def analyse(db: str, nodes: int) -> None:
     """In a fresh process, so that its peak memory is the analysis's own: the screen
     replayed from the store, its launches in order, judged after each as the command
     judges them."""
-    from commscope.preflight import observations
-    from commscope.screen import Launch, Screen, judge
-    from commscope.store import Store
+    from commscope.health.preflight import observations
+    from commscope.health.screen import Launch, Screen, judge
+    from commscope.store.store import Store
 
     store = Store(Path(db))
     run = store.runs()[-1]["id"]

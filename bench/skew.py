@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from commscope import skew
+from commscope.stats import skew
 
 RANKS, CYCLES, DELAY = 4, 20, 1e-3
 TRUTHS = {"everyone waits": [1, 1, 1, 1], "bcast interior": [0, 0, 0, 1],

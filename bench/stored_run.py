@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from commscope.ingest import Ingest
-from commscope.store import Store
+from commscope.measure.ingest import Ingest
+from commscope.store.store import Store
 
 
 def store_run(store: Store, lines: Iterable[str], kernel: str, ranks: int,

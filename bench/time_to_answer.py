@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from commscope.build import native_binary
-from commscope.launcher import launch
-from commscope.mpi import find_mpi
+from commscope.system.build import native_binary
+from commscope.system.launcher import launch
+from commscope.system.mpi import find_mpi
 
 HERE = Path(__file__).resolve().parent
 MAX_BYTES = 4 << 20

@@ -3,7 +3,7 @@ namespace cluster.
 
 local:   tune the collectives at --np ranks on this host, then `tune --verify` the rules
          it wrote, for each --mpi.
-cluster (needs root): the same on 8 namespace hosts (commscope.cluster), one rank each,
+cluster (needs root): the same on 8 namespace hosts (commscope.system.cluster), one rank each,
          every host's link shaped to --rate bit/s by tbf, so that the algorithms' traffic
          patterns, not the shared cores, set their times.
 
@@ -97,7 +97,7 @@ def main() -> None:
             for mpi in mpis:
                 bench(run, mpi, ["--np", args.np], args, keep)
             return
-        from commscope.cluster import ClusterUnavailable, shaped
+        from commscope.system.cluster import ClusterUnavailable, shaped
         try:
             with shaped(8, args.rate) as cluster:
                 run = lambda argv: cluster.run(cluster.hosts[0], argv,  # noqa: E731

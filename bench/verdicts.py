@@ -47,11 +47,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from noisesim import KINDS, launch_effects, load  # noqa: E402
 
-from commscope.compare import Side, compare
-from commscope.health import Matrices, judge
-from commscope.replication import history
-from commscope.tune import Option, Point, choose
-from commscope.verdict import Threshold, Words, claims, paired, unpaired
+from commscope.judge.compare import Side, compare
+from commscope.health.health import Matrices, judge
+from commscope.stats.replication import history
+from commscope.judge.tune import Option, Point, choose
+from commscope.stats.verdict import Threshold, Words, claims, paired, unpaired
 
 VERDICTS = 100
 THRESHOLD = Threshold(0.05)
@@ -83,7 +83,7 @@ class Stored:
 
 
 def compared(rng, truth: np.ndarray, sigma: np.ndarray, k: int, earlier: int) -> list:
-    """compare itself (commscope.compare.compare) on two commands of K launches a case.
+    """compare itself (commscope.judge.compare.compare) on two commands of K launches a case.
     earlier 0: commands differ as much as launches, and compare, with no history, assumes
     as much; else commands agree (no effect of their own) and `earlier` baseline commands
     of each case in the results file are its history, which has to show it."""

@@ -1,5 +1,5 @@
 /* MPI-4 features a kernel or parameter may need, and whether this build has
- * them. The build (src/commscope/build.py) compiles and links each program of
+ * them. The build (src/commscope/system/build.py) compiles and links each program of
  * native/probes/ against the MPI and defines COMMSCOPE_HAVE_<FEATURE> from
  * the result: a library may provide a feature while reporting an older
  * MPI_VERSION (Open MPI 5.0 reports 3.1 and has both). Built by hand, the

@@ -6,7 +6,7 @@
 #include "check.h"
 
 /* Below this many values the binomial ranks are exact; above it the normal
- * approximation (src/commscope/stats.py uses the same bound). */
+ * approximation (src/commscope/stats/stats.py uses the same bound). */
 #define EXACT_CI_MAX_N 1000
 #define Z_975 1.959963984540054
 

@@ -1,7 +1,7 @@
 /* The stopping rule of --precision: how far the 95% confidence interval of
  * the median reaches from the median, relative to it. The loop uses it only
  * to decide when a case has enough samples; the figures users see are
- * computed again in Python from the stored samples (src/commscope/stats.py),
+ * computed again in Python from the stored samples (src/commscope/stats/stats.py),
  * by the same rule. */
 #ifndef COMMSCOPE_PRECISION_H
 #define COMMSCOPE_PRECISION_H

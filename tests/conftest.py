@@ -67,7 +67,7 @@ def _real_mpi_only_where_marked(request):
     if request.node.get_closest_marker("mpi"):
         yield
         return
-    from commscope.launcher.job import using
+    from commscope.system.launcher.job import using
     with using(_NoMpi()):
         yield
 
@@ -108,7 +108,7 @@ def commscope(*args, env: dict | None = None, cwd=None, launcher=None) -> Done:
     `env` replaces the environment and `cwd` the working directory for the command;
     `launcher` replaces the real launcher (the fake: fakempi.inprocess.FakeLauncher)."""
     from commscope.cli import main
-    from commscope.launcher.job import using
+    from commscope.system.launcher.job import using
 
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -139,7 +139,7 @@ def follows_its_schema(args: list[str], done) -> None:
     schema it names (src/commscope/schemas, docs/schemas.md); an export in another tool's
     format, against our schema of that format. A field added, dropped or retyped without
     a new schema fails."""
-    from commscope import schemas
+    from commscope.views import schemas
     fmt = (args[args.index("--format") + 1] if "--format" in args
            else "json" if "--json" in args else None)
     if fmt not in ("json", "bmf", "gab") or done.returncode not in (0, 1, 3) \
@@ -163,7 +163,7 @@ def validator(schema_id: str) -> jsonschema.Draft202012Validator:
     among the published files; one per schema for the whole session."""
     from referencing import Registry, Resource
 
-    from commscope import schemas
+    from commscope.views import schemas
     published = [json.loads(f.read_text()) for f in schemas.HERE.glob("*.json")]
     registry = Registry().with_resources((s["$id"], Resource.from_contents(s))
                                          for s in published)
@@ -192,8 +192,8 @@ def one_line_error(done) -> str:
 def fake_mpi(tmp_path_factory) -> Path:
     """A fake MPI prefix (tests/fakempi): every verb runs for real on synthetic records,
     without launching MPI. Its binary repeats the real binary's kernel description."""
-    from commscope.build import native_description
-    from commscope.mpi import find_mpi
+    from commscope.system.build import native_description
+    from commscope.system.mpi import find_mpi
     from fakempi import make_prefix
 
     return make_prefix(tmp_path_factory.mktemp("fakempi"),

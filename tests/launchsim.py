@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 from noisesim import launch_effects
 
-from commscope.compare import Side
-from commscope.replication import (MAX_LAUNCHES, PILOT, CommandRatio, History, Interval, Launch,
-                                   Spread, command_ratios, history, interval, launch,
-                                   launches_needed, run_spreads)
-from commscope.states import odd_launches
+from commscope.judge.compare import Side
+from commscope.stats.replication import (MAX_LAUNCHES, PILOT, CommandRatio, History, Interval,
+                                         Launch, Spread, command_ratios, history, interval, launch,
+                                         launches_needed, run_spreads)
+from commscope.stats.states import odd_launches
 
 SAMPLES = 20  # per launch: about what a case gets in its share of a default run
 

@@ -1,4 +1,4 @@
-"""Simulated screens (src/commscope/screen.py) and full-matrix checks (health.judge) of
+"""Simulated screens (src/commscope/health/screen.py) and full-matrix checks (health.judge) of
 known truth: node x's bandwidth is exp(a_x) times the typical node's, each launch gives
 every node a factor of its own (node-by-launch noise) and each directed pair measurement
 one more (pair noise); a pair's log bandwidth is mu + a_x + a_y plus both its nodes'
@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from commscope.health import Health, Matrices, judge
-from commscope.screen import FIRST_LAUNCHES, Launch, Observations, run_screen
+from commscope.health.health import Health, Matrices, judge
+from commscope.health.screen import FIRST_LAUNCHES, Launch, Observations, run_screen
 
 NODE_LAUNCH = 0.03
 PAIR = 0.05

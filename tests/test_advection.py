@@ -8,9 +8,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from commscope.build import native_binary
-from commscope.launcher import Placement, launch
-from commscope.mpi import find_mpi
+from commscope.system.build import native_binary
+from commscope.system.launcher import Placement, launch
+from commscope.system.mpi import find_mpi
 from conftest import EMBEDDED, commscope, one_line_error
 
 

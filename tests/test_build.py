@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from commscope import build
-from commscope.mpi import find_mpi
+from commscope.system import build
+from commscope.system.mpi import find_mpi
 
 pytestmark = pytest.mark.mpi  # builds with a real MPI's mpicc
 

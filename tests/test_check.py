@@ -17,10 +17,10 @@ import pytest
 from conftest import commscope, one_line_error
 from pmpi import preloadable
 from fakempi.inprocess import FakeLauncher
-from commscope.cases import Case
-from commscope.checks import barrier_time, judge
-from commscope.guidelines import catalogue, measures
-from commscope.verdict import Threshold, negligible
+from commscope.store.cases import Case
+from commscope.judge.checks import barrier_time, judge
+from commscope.judge.guidelines import catalogue, measures
+from commscope.stats.verdict import Threshold, negligible
 
 SLOW = {1024, 2048}  # the sizes the fake makes the collective itself 40% slower at
 

@@ -84,7 +84,7 @@ def test_db_in_missing_directory(tmp_path):
 
 
 def test_unknown_run_in_existing_store(tmp_path):
-    from commscope.store import Store
+    from commscope.store.store import Store
     Store(tmp_path / "r.db").close()
     line = one_line_error(commscope("results", "show", "9", "--db", tmp_path / "r.db"))
     assert "no run 9" in line

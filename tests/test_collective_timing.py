@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import commscope
-from commscope.store import Store
+from commscope.store.store import Store
 from pmpi import preloadable
 
 pytestmark = pytest.mark.mpi

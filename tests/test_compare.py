@@ -8,9 +8,9 @@ import sqlite3
 import numpy as np
 import pytest
 
-from commscope.verdict import Threshold
-from commscope.compare import Side, compare
-from commscope.store import Store
+from commscope.stats.verdict import Threshold
+from commscope.judge.compare import Side, compare
+from commscope.store.store import Store
 from conftest import commscope, one_line_error
 
 FLOOR_S = 2e-6  # synthetic round trips: a floor plus exponential noise, as timings look
@@ -101,7 +101,7 @@ def test_one_launch_a_side_is_inconclusive_without_history():
 
 
 def test_history_gives_one_launch_a_side_its_between_launch_variance():
-    from commscope.replication import history
+    from commscope.stats.replication import history
     past = history([[1.0, 1.02, 0.98], [1.01, 0.99]])
     result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05), lambda cases: past)
     (c,) = result.changes

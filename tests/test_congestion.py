@@ -22,9 +22,9 @@ from conftest import commscope, one_line_error, validator
 from fakempi.inprocess import FakeLauncher
 from fakempi.native import AGGRESSOR_BPS, CIF_PER_GROUP
 
-from commscope import congestion
-from commscope.stats import harrell_davis, harrell_davis_min_samples
-from commscope.verdict import INCONCLUSIVE, UNDETERMINED, parse_threshold
+from commscope.judge import congestion
+from commscope.stats.stats import harrell_davis, harrell_davis_min_samples
+from commscope.stats.verdict import INCONCLUSIVE, UNDETERMINED, parse_threshold
 from commscope.views.congestion import as_json, table
 
 THRESHOLD = parse_threshold("10%")

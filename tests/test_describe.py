@@ -6,11 +6,11 @@ import subprocess
 
 import pytest
 
-from commscope.build import native_binary, native_description
-from commscope.errors import UserError
-from commscope.kernels import MEANINGS, PARAM_KINDS, catalog, load
-from commscope.mpi import find_mpi
-from commscope.plan import plans
+from commscope.system.build import native_binary, native_description
+from commscope.system.errors import UserError
+from commscope.system.kernels import MEANINGS, PARAM_KINDS, catalog, load
+from commscope.system.mpi import find_mpi
+from commscope.measure.plan import plans
 from conftest import EMBEDDED, commscope
 
 

@@ -8,11 +8,11 @@ import sqlite3
 import numpy as np
 import pytest
 
-from commscope.errors import UserError
-from commscope.mpi import find_mpi
-from commscope.plan import parse_ranks
-from commscope.studies import studies
-from commscope.studies.common import plan
+from commscope.system.errors import UserError
+from commscope.system.mpi import find_mpi
+from commscope.measure.plan import parse_ranks
+from commscope.views.studies import studies
+from commscope.views.studies.common import plan
 from conftest import EMBEDDED, commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
 
@@ -158,8 +158,8 @@ def test_study_plans_are_built_as_run_builds_them():
 
 
 def test_the_convergence_study_leaves_late_samples_out(db):
-    from commscope.studies.point_to_point import running_mean
-    from commscope.store import Store
+    from commscope.views.studies.point_to_point import running_mean
+    from commscope.store.store import Store
 
     store = Store(db)
     run = store.begin_run(["x"], "pingpong", 2, False, {"sync": "window"})
@@ -174,7 +174,7 @@ def test_the_convergence_study_leaves_late_samples_out(db):
 
 
 def test_a_launcher_that_never_exits_after_the_end_is_stopped(fake_mpi, db, monkeypatch):
-    from commscope import measure
+    from commscope.measure import measure
 
     monkeypatch.setattr(measure, "LAUNCHER_EXIT_S", 0.2)
     done = fake(fake_mpi, "run", "pingpong", "--sizes", "8,16", "--iters", "5", "--launches",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from commscope.store import Store
+from commscope.store.store import Store
 
 from conftest import commscope
 

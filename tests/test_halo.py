@@ -6,11 +6,11 @@ import sqlite3
 
 import pytest
 
-from commscope.errors import UserError
-from commscope.kernels import catalog
-from commscope.mpi import find_mpi
-from commscope.plan import Names, params_for
-from commscope.sweep import load
+from commscope.system.errors import UserError
+from commscope.system.kernels import catalog
+from commscope.system.mpi import find_mpi
+from commscope.measure.plan import Names, params_for
+from commscope.measure.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 
 METHODS = ["p2p", "sendrecv", "neighbor", "rma"]

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
-from commscope.health import TOLERANCE, Matrices, fit, judge
+from commscope.health.health import TOLERANCE, Matrices, fit, judge
 from screensim import check_of, matrices_of
 
 RATE = 5e7  # bytes/s of a pair
@@ -241,7 +241,7 @@ def test_a_pair_that_cannot_connect_is_unreachable_and_the_rest_is_judged(fake_m
 def test_benjamini_hochberg_is_scipys():
     from scipy import stats
 
-    from commscope.stats import benjamini_hochberg
+    from commscope.stats.stats import benjamini_hochberg
 
     p = np.random.default_rng(3).random(300) ** 4
     assert np.allclose(benjamini_hochberg(p), stats.false_discovery_control(p))
@@ -330,9 +330,9 @@ def test_bad_input_is_one_line_and_nothing_is_stored(fake_mpi, tmp_path):
 def test_the_native_schedules_meet_every_pair_once(mpi_prefix, tmp_path, ranks):
     """The real kernels' peers: pairs' rounds meet each pair exactly once (a node sits out
     each round when the count is odd), shift's sources are x - d; payloads validated."""
-    from commscope.build import native_binary
-    from commscope.launcher import launch
-    from commscope.mpi import find_mpi
+    from commscope.system.build import native_binary
+    from commscope.system.launcher import launch
+    from commscope.system.mpi import find_mpi
 
     mpi = find_mpi(str(mpi_prefix))
     binary = native_binary(mpi)

@@ -142,8 +142,8 @@ def test_where_the_launcher_names_no_host_the_halves_find_it(eight, mpi_prefix):
     of the hosts are launched until one host is left that no launch starts on."""
     done = eight.run(eight.hosts[0], [sys.executable, "-c", (
         "from commscope.cli.health import _unstarted\n"
-        "from commscope.launcher.placement import Placement\n"
-        "from commscope.mpi import find_mpi\n"
+        "from commscope.system.launcher.placement import Placement\n"
+        "from commscope.system.mpi import find_mpi\n"
         f"print(_unstarted(find_mpi({str(mpi_prefix)!r}), Placement(), "
         f"[{eight.hosts[0]!r}, {eight.hosts[1]!r}, 'cscl-h9', {eight.hosts[2]!r}]))")],
         env=eight.mpi_env(), timeout=600)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from commscope.errors import UserError
+from commscope.system.errors import UserError
 from commscope.importers import parse
-from commscope.store import Store
+from commscope.store.store import Store
 from conftest import commscope, one_line_error
 
 DATA = Path(__file__).parent / "data" / "imports"

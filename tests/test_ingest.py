@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from commscope.ingest import Ingest, RecordsError
-from commscope.progress import Progress
-from commscope.store import Store
+from commscope.measure.ingest import Ingest, RecordsError
+from commscope.system.progress import Progress
+from commscope.store.store import Store
 
 
 def _case(nbytes):

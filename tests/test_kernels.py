@@ -2,9 +2,9 @@
 
 import pytest
 
-from commscope.errors import UserError
-from commscope.kernels import catalog
-from commscope.plan import check_sizes, modes_for, params_for
+from commscope.system.errors import UserError
+from commscope.system.kernels import catalog
+from commscope.measure.plan import check_sizes, modes_for, params_for
 
 
 def kernel(name):

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from commscope import sweep
-from commscope.errors import UserError
-from commscope.launcher import (Placement, check_placement, cores, hosts_from, launch,
-                                parse_hosts, read_hostfile, resolve_launcher)
-from commscope.launcher.commands import srun
-from commscope.mpi import Mpi, find_mpi
-from commscope.provenance import rank_pairs, shm_allowed
+from commscope.measure import sweep
+from commscope.system.errors import UserError
+from commscope.system.launcher import (Placement, check_placement, cores, hosts_from, launch,
+                                       parse_hosts, read_hostfile, resolve_launcher)
+from commscope.system.launcher.commands import srun
+from commscope.system.mpi import Mpi, find_mpi
+from commscope.system.provenance import rank_pairs, shm_allowed
 from conftest import EMBEDDED, commscope, one_line_error
 
 OPEN_MPI = Mpi("openmpi", Path("/opt/ompi/bin/mpicc"), Path("/opt/ompi/bin/mpirun"), "", "test")
@@ -197,7 +197,7 @@ def test_runs_on_one_host_keep_their_recorded_settings():
 
 
 def test_an_allocation_bounds_the_ranks():
-    from commscope.launcher.slurm import allocation, check_ranks
+    from commscope.system.launcher.slurm import allocation, check_ranks
     env = {"SLURM_JOB_ID": "12", "SLURM_JOB_NODELIST": "n[1-3]", "SLURM_JOB_NUM_NODES": "3",
            "SLURM_JOB_CPUS_PER_NODE": "2(x2),1"}
     assert allocation(env)["cpus"] == 5 and allocation(env)["ntasks"] is None

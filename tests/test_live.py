@@ -1,5 +1,5 @@
 """`commscope compare --live`: A and B alternated in ABBA blocks, judged on launch pairs,
-stopped by a group-sequential test or the budget (src/commscope/live.py). Fast tier through
+stopped by a group-sequential test or the budget (src/commscope/judge/live.py). Fast tier through
 the in-process fake, whose B launches run `b_factor` times as long; one real-MPI test with a
 PMPI wrapper that stretches every MPI_Allreduce."""
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from commscope import live
-from commscope.verdict import Estimate, Threshold
+from commscope.judge import live
+from commscope.stats.verdict import Estimate, Threshold
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
 from pmpi import preloadable

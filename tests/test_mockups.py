@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 
 from conftest import EMBEDDED, commscope, one_line_error
-from commscope.kernels import catalog
-from commscope.mpi import find_mpi
+from commscope.system.kernels import catalog
+from commscope.system.mpi import find_mpi
 
 QUICK = ["--iters", "6", "--validate", "--launches", "1"]
 NEW = ["gatherv", "scatterv", "allgatherv", "alltoallv", "reduce_scatter_block", "exscan"]

@@ -10,7 +10,7 @@ from commscope.models import collectives as coll
 from commscope.models.groups import fit_group, group_cases
 from commscope.models.hockney import Line
 from commscope.models.resample import bootstrap_medians
-from commscope.store import Store
+from commscope.store.store import Store
 
 KiB = 1024
 SIZES = [0] + [2 ** k for k in range(23)]  # 0:4MiB
@@ -390,7 +390,7 @@ def test_a_history_of_commands_sets_the_command_shift(tmp_path):
     the replicates shift only by launches: a narrower spread than the assumption that
     commands differ as much as launches; a history of commands 8x as far apart widens it."""
     from commscope.models.resample import launch_shocks
-    from commscope.replication import History
+    from commscope.stats.replication import History
     rng = np.random.default_rng(21)
     run = store_command(tmp_path / "h.db", line(2e-6, 5e9),
                         np.exp(0.05 * rng.standard_normal(3)), 0)

@@ -9,9 +9,9 @@ import sqlite3
 import pytest
 
 from conftest import EMBEDDED, commscope, one_line_error
-from commscope.kernels import catalog
-from commscope.mpi import find_mpi
-from commscope.plan import extent, plans
+from commscope.system.kernels import catalog
+from commscope.system.mpi import find_mpi
+from commscope.measure.plan import extent, plans
 
 QUICK = ["--iters", "6", "--validate", "--launches", "1", "--np", "2,4"]
 COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from commscope.errors import UserError
-from commscope.mpi import find_mpi
+from commscope.system.errors import UserError
+from commscope.system.mpi import find_mpi
 
 EMBEDDED = Path(sys.prefix)
 

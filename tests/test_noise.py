@@ -154,7 +154,7 @@ def test_launchsim_screens_launches_as_results_does():
     stall at one case of that case alone, whose spread is then its own (None)."""
     from launchsim import screened
 
-    from commscope.replication import launch
+    from commscope.stats.replication import launch
     rng = np.random.default_rng(4)
     factors = np.ones((6, 5))  # cases x launches
     factors[:, 1] = 3.0

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from commscope.mpi import find_mpi
+from commscope.system.mpi import find_mpi
 from conftest import commscope, one_line_error
 
 pytestmark = pytest.mark.mpi

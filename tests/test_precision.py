@@ -8,10 +8,10 @@ from contextlib import redirect_stderr
 import numpy as np
 import pytest
 
-from commscope.advice import case_advice, remedy
+from commscope.stats.advice import case_advice, remedy
 from commscope.cli.common import no_figure
-from commscope.store import Store
-from commscope.summary import case_summary, combined_summary
+from commscope.store.store import Store
+from commscope.stats.summary import case_summary, combined_summary
 from conftest import commscope, one_line_error
 
 
@@ -98,7 +98,7 @@ def test_spread_and_tails_are_data_not_flags(db):
     """A clean lognormal case of 1000 samples, and one whose 1% of samples are 3x spikes,
     are flagged with nothing: a z-score limit fires on most such cases and a CV limit on
     spikes that leave the median alone (issue 37); the summary keeps CV and p99."""
-    from commscope.summary import case_summary
+    from commscope.stats.summary import case_summary
     rng = np.random.default_rng(2)
     clean = 1e-6 * rng.lognormal(0, 0.05, 1000)
     spiked = clean.copy()

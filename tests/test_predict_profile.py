@@ -13,7 +13,7 @@ import pytest
 
 from commscope.profiles import Profile, Row
 from commscope.profiles.stored import save_imported
-from commscope.store import Store
+from commscope.store.store import Store
 from conftest import commscope, one_line_error, validator
 from fakempi.inprocess import FakeLauncher
 

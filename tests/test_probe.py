@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import EMBEDDED, commscope, one_line_error
 
-from commscope import probe
+from commscope.measure import probe
 
 US = 1e-6
 

@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from commscope.advice import KINDS, block, options, remedy
+from commscope.stats.advice import KINDS, block, options, remedy
 from conftest import commscope
 from fakempi.inprocess import FakeLauncher
 
@@ -123,7 +123,7 @@ def test_a_host_that_switches_between_two_states_is_told(fake_mpi, db):
 
 
 def test_bandwidth_above_its_copy_ceiling_is_a_finding():
-    from commscope.advice import _above_ceiling, remedy
+    from commscope.stats.advice import _above_ceiling, remedy
     s = {"ceiling_fraction": 1.31, "bandwidth_MBps": 26_200.0, "ceiling_MBps": 20_000.0}
     kind, message, severity = _above_ceiling(s, {})
     assert kind == "above_ceiling" and "1.31x" in message and severity == 1.31
@@ -196,7 +196,7 @@ def test_a_quiet_run_has_no_interval_wider_than_x_2(fake_mpi, db):
 def test_an_app_runs_remedies_name_only_options_app_takes():
     """`commscope app` has neither --launches nor --max-time: no remedy of its runs names
     them, whatever the kind."""
-    from commscope.advice import KINDS, PARTS, _part_remedy, options, remedy
+    from commscope.stats.advice import KINDS, PARTS, _part_remedy, options, remedy
 
     for iters in (None, 20):
         app = options({"launches": 1, "iters": iters}, None, False, "application")

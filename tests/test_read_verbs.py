@@ -17,7 +17,7 @@ DATA = Path(__file__).parent / "data" / "imports"
 def mixed(tmp_path_factory, fake_mpi):
     from commscope.profiles import Profile, stored
     from commscope.profiles.recorded import Recorded
-    from commscope.store import Store
+    from commscope.store.store import Store
 
     db = tmp_path_factory.mktemp("mixed") / "r.db"
 

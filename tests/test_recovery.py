@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from commscope import stopping
+from commscope.system import stopping
 from conftest import commscope
 from fakempi.inprocess import FakeLauncher
 
@@ -27,7 +27,7 @@ def dump(db) -> dict:
 def dead_run(fake_mpi, db, tmp_path):
     """Two finished runs, then a third whose command "died" after two cases, with a third
     case its ranks wrote to the records file afterwards."""
-    from commscope import owner
+    from commscope.system import owner
 
     tmp_path.mkdir()
     for _ in range(2):

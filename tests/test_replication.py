@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from commscope.compare import compare
-from commscope.verdict import Threshold
-from commscope.replication import (MAX_LAUNCHES, PILOT, History, Launch, Spread, history,
-                                   interval, launches_needed)
+from commscope.judge.compare import compare
+from commscope.stats.verdict import Threshold
+from commscope.stats.replication import (MAX_LAUNCHES, PILOT, History, Launch, Spread, history,
+                                         interval, launches_needed)
 from launchsim import Design, command, coverage, intervals, one_case, sides, spread_of
 
 TRIALS = 2000  # the coverage's standard error is then 0.5 points
@@ -94,7 +94,7 @@ def test_commands_that_agree_narrow_the_interval_once_the_history_shows_it():
 
 
 def test_the_ratio_needs_two_earlier_commands_and_follows_a_step_in_size():
-    from commscope.replication import command_ratios
+    from commscope.stats.replication import command_ratios
     one = [history([[1.0, 1.01, 0.99]]) for _ in range(24)]  # one earlier command each
     assert command_ratios(one, range(24)) == [None] * 24
     rng = np.random.default_rng(43)
@@ -209,7 +209,7 @@ def test_compare_never_passes_a_ten_percent_slowdown(tau, called):
 
 
 def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
-    from commscope.compare import Side
+    from commscope.judge.compare import Side
     one = {"k": Side({}, np.array([1.0]), [])}
     other = {"k": Side({}, np.array([1.01]), [])}
     change = compare(one, other, Threshold(0.05)).changes[0]
@@ -221,7 +221,7 @@ def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
 
 
 def test_two_levels_in_the_history_are_found_and_one_spread_is_not():
-    from commscope.replication import regimes
+    from commscope.stats.replication import regimes
     rng = np.random.default_rng(29)
     # 8 B ping-pong here: 0.11 us in most commands, 0.37 us in the rest (docs/statistics.md)
     two = np.log(np.concatenate([0.11 * np.exp(rng.normal(0, 0.03, 26)),
@@ -245,7 +245,7 @@ def test_a_launch_slow_at_small_sizes_only_widens_only_their_intervals():
     """Launch 1 of 3 ran 3x faster at the 12 smallest sizes (this host's 8 B ping-pong
     state) and like the others above: the large sizes' spreads are their own block's,
     not a common effect of every size (replication.launch_regimes)."""
-    from commscope.replication import launch_regimes, run_spreads
+    from commscope.stats.replication import launch_regimes, run_spreads
     rng = np.random.default_rng(47)
     sizes = 2 ** np.arange(24)
     table = rng.normal(0, 0.02, (24, 3))
@@ -262,7 +262,7 @@ def test_launches_identical_to_the_last_bit_teach_no_ratio_and_nothing_overflows
     """A timer's quantised 8 B latency: every launch of a command has the same median, so
     its launch variance is rounding (1e-32), and a ratio over it would reach 1e30: found
     on the namespace cluster, where health then crashed summarising its cases."""
-    from commscope.replication import command_ratios
+    from commscope.stats.replication import command_ratios
     same = [[1e-6 * (1 + 1e-16), 1e-6, 1e-6 * (1 - 1e-16)], [1.3e-6] * 3]
     pasts = [history(same) for _ in range(12)]
     assert pasts[0].between_var < 1e-20 and pasts[0].means_var > 0.01
@@ -305,7 +305,7 @@ def test_a_noisy_size_at_either_end_is_its_own_and_leaves_the_quiet_ones_alone(a
     without it, and keeps its own spread; the quiet sizes' spread stays near their true
     0.02^2 + 0.01^2 instead of taking the noisy size's noise as a launch effect (with equal
     weights and the trend fitted with it: 1.6-2.1x the oracle width, bench/edges.py)."""
-    from commscope.replication import launch_regimes, run_spreads
+    from commscope.stats.replication import launch_regimes, run_spreads
     rng = np.random.default_rng(at)
     flagged, quiet = 0, []
     for _ in range(40):
@@ -336,8 +336,8 @@ def test_a_real_change_stored_after_four_commands_is_two_levels_of_every_case():
     within them and compare calls the change between one command of each level. Each
     case alone finds the levels less often, and where it does not, learns the 1.3x as
     noise between commands (79% of cases called, bench/edges.py)."""
-    from commscope.compare import Side
-    from commscope.replication import shared_levels
+    from commscope.judge.compare import Side
+    from commscope.stats.replication import shared_levels
     rng = np.random.default_rng(67)
 
     def command(shift):

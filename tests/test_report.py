@@ -21,11 +21,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image  # installed with matplotlib
 
 from conftest import commscope, one_line_error
-from commscope.advice import KINDS
-from commscope.report import launches, size
-from commscope.report.data import combined, grouped, load
-from commscope.report.html import FINDINGS_BORDER
-from commscope.store import Store
+from commscope.stats.advice import KINDS
+from commscope.views.report import launches, size
+from commscope.views.report.data import combined, grouped, load
+from commscope.views.report.html import FINDINGS_BORDER
+from commscope.store.store import Store
 from fakempi.inprocess import FakeLauncher
 
 SHORT = ("--sizes", "8,1K,64KiB", "--iters", "10")  # three sizes: the fewest a fit takes
@@ -420,7 +420,7 @@ def expected_figures(kernel: str, found: list[dict]) -> list[str]:
     fraction of the copy ceiling, and the latency at the smallest size with its interval
     (a bandwidth kernel's time per window slot, labelled so), from `results show --json`'s
     cases of one configuration."""
-    from commscope.sizes import format_bytes
+    from commscope.system.sizes import format_bytes
     peak = max((c for c in found if c["bytes"] > 0 and c["bandwidth_MBps"] is not None),
                key=lambda c: c["bandwidth_MBps"])
     rate, median = peak["bandwidth_MBps"], peak["median_s"]
@@ -435,7 +435,7 @@ def expected_figures(kernel: str, found: list[dict]) -> list[str]:
 
 
 def segment_text(fit: dict, i: int) -> str:
-    from commscope.sizes import format_bytes
+    from commscope.system.sizes import format_bytes
     segments = fit["segments"]
     sizes = (f"{format_bytes(segments[i]['from_bytes'])} to "
              f"{format_bytes(segments[i]['to_bytes'])}")
@@ -549,8 +549,8 @@ def test_strip_plot_marks_a_slow_launch(fake_mpi, tmp_path):
     """Three launches of pingpong, the second 2.5x slower: the size section's strip plot
     draws every launch median (those of `results show`), the second launch a cross at every
     size and no other, and names it under the figure."""
-    from commscope.report import strip
-    from commscope.results import measured
+    from commscope.views.report import strip
+    from commscope.stats.results import measured
     db = tmp_path / "slow.db"
     launcher = FakeLauncher(slow_launch=(2, 2.5))
     done = commscope("run", "pingpong", "--np", "2", "--sizes", "1KiB:1MiB", "--launches", "3",
@@ -595,7 +595,7 @@ def test_far_launches_on_simulated_medians(launches, quiet_at_most):
     marked, and a launch 7 SDs slower at every size marked nearly everywhere, the others
     not (docs/report.md gives the rates)."""
     import numpy as np
-    from commscope.report import strip
+    from commscope.views.report import strip
     rng = np.random.default_rng(37)
     sizes, draws = 23, 300
     quiet = slow_marked = others_marked = 0
@@ -618,7 +618,7 @@ def test_far_launches_are_judged_within_a_segment():
     """Launches 25x as far apart in one segment as in the other: judged by one yardstick for
     all sizes, the noisier segment's quiet launches look far; by their segment's, not."""
     import numpy as np
-    from commscope.report import strip
+    from commscope.views.report import strip
     rng = np.random.default_rng(38)
     spread = np.r_[np.full(8, 0.002), np.full(8, 0.05)]  # log SDs: sizes 0-7, then 8-15
     by_segment = one_pool = 0

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from commscope.errors import UserError
-from commscope.kernels import catalog
-from commscope.mpi import find_mpi
-from commscope.plan import split_sync as split
+from commscope.system.errors import UserError
+from commscope.system.kernels import catalog
+from commscope.system.mpi import find_mpi
+from commscope.measure.plan import split_sync as split
 
 
 def kernel(name):
@@ -17,7 +17,7 @@ def kernel(name):
 
 def split_sync(k, sync, given):
     return split(catalog(), k, sync, given)
-from commscope.sweep import load
+from commscope.measure.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 
 EPOCHS = ("fence", "lock", "lock_all_flush", "pscw")

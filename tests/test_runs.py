@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from commscope.kernels import catalog
+from commscope.system.kernels import catalog
 from conftest import commscope, one_line_error
 
 pytestmark = pytest.mark.mpi

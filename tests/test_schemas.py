@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from commscope import schemas
+from commscope.views import schemas
 from conftest import commscope, validator
 from fakempi.inprocess import FakeLauncher
 

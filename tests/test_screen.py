@@ -1,4 +1,4 @@
-"""`commscope health --screen` (src/commscope/screen.py, preflight.py): its statistics on
+"""`commscope health --screen` (src/commscope/health/screen.py, preflight.py): its statistics on
 simulated screens of known truth (tests/screensim.py; bench/screen.py has the tables), and
 the whole command on the fake launcher, where each pair's rate is set exactly."""
 
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from commscope.screen import FIRST_LAUNCHES, centred_on_others, fit_nodes, max_rounds
+from commscope.health.screen import FIRST_LAUNCHES, centred_on_others, fit_nodes, max_rounds
 from conftest import commscope, one_line_error, validator
 from fakempi.inprocess import FakeLauncher, _hosts
 from screensim import screen_of, second_stage
@@ -65,7 +65,7 @@ def test_a_node_at_the_threshold_is_unresolved_and_exits_3(fake_mpi, tmp_path, m
     # (docs/usage.md, "Exit status"); --fail-on undetermined fails it. The screen's pairs
     # are random: seeded, so that at the threshold it is the one outcome every time
     import functools
-    from commscope import preflight
+    from commscope.health import preflight
     monkeypatch.setattr("commscope.cli.health.screen_hosts",
                         functools.partial(preflight.screen_hosts, seed=0))
     slow = lambda x, y: RATE * 0.8 if 3 in (x, y) else RATE
@@ -110,7 +110,7 @@ def test_the_fit_recovers_node_effects_from_random_rounds():
     rng = np.random.default_rng(3)
     truth = rng.normal(0, 0.1, 64)
     from screensim import matching
-    from commscope.screen import Observations
+    from commscope.health.screen import Observations
     pairs = np.concatenate([matching(64, rng) for _ in range(3)])
     source = np.concatenate([pairs[:, 0], pairs[:, 1]])
     dest = np.concatenate([pairs[:, 1], pairs[:, 0]])
@@ -304,7 +304,7 @@ def test_the_look_at_a_stalled_launch_finds_its_stopped_rank(tmp_path):
     import sys
     import time
 
-    from commscope.preflight import ANSWER, PROBE
+    from commscope.health.preflight import ANSWER, PROBE
 
     records = tmp_path / "records.jsonl"
     ranks = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "--output",
@@ -357,8 +357,8 @@ def test_a_node_that_answers_no_one_is_hung_drained_and_left_out(fake_mpi, tmp_p
 def test_a_stored_screen_replays_to_what_it_printed(fake_mpi, tmp_path):
     """The report's read (preflight.replay): the stored rounds and faults judged again
     give the suspects, cleared nodes and looks the command printed."""
-    from commscope.preflight import replay
-    from commscope.store import Store
+    from commscope.health.preflight import replay
+    from commscope.store.store import Store
     from commscope.views.screen import screen_json
 
     db = tmp_path / "s.db"
@@ -439,7 +439,7 @@ def test_simulated_uplinks_are_named_as_groups():
     every screen and no node; four of 8, nothing slow: nothing named."""
     two = np.repeat([0, 1], 16)
     four = np.repeat([0, 1, 2, 3], 8)
-    from commscope.screen import group_suspects
+    from commscope.health.screen import group_suspects
     for seed in range(5):
         found = screen_of(np.zeros(32), 0.2, seed, groups=two, uplink={0: math.log(0.62)})
         assert [g["groups"] for g in group_suspects(found)] == [(0, 1)] and not found.named
@@ -451,8 +451,8 @@ def test_a_round_s_records_grow_as_n_not_n_squared():
     """What rank 0 writes of one round, at 128 and 256 fake ranks (a rank each node): each
     rank's samples, phases and peer, twice the bytes for twice the nodes; the store and
     the fit then hold one round at a time."""
-    from commscope.build import native_description
-    from commscope.mpi import find_mpi
+    from commscope.system.build import native_description
+    from commscope.system.mpi import find_mpi
     from conftest import EMBEDDED
     from fakempi.native import records
 

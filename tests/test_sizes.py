@@ -1,7 +1,7 @@
 import pytest
 
-from commscope.errors import UserError
-from commscope.sizes import format_bytes, parse_sizes
+from commscope.system.errors import UserError
+from commscope.system.sizes import format_bytes, parse_sizes
 
 
 @pytest.mark.parametrize(

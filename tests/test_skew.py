@@ -13,8 +13,8 @@ import pytest
 from conftest import commscope, one_line_error, validator
 from fakempi.inprocess import FakeLauncher
 
-from commscope import skew
-from commscope.verdict.tests import mean_interval
+from commscope.stats import skew
+from commscope.stats.verdict.inference import mean_interval
 
 HOSTS = "a:2,b:2"  # 4 ranks, 2 a host: --sync window's ranks each need a core
 

@@ -3,14 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from commscope.stats import (
-    Summary,
-    median_ci,
-    median_ci_ranks,
-    outlier_mask,
-    percentile,
-    summarize,
-)
+from commscope.stats.stats import (Summary, median_ci, median_ci_ranks, outlier_mask, percentile,
+                                   summarize)
 
 ONE_TO_TEN = [7.0, 3.0, 10.0, 1.0, 5.0, 9.0, 2.0, 8.0, 6.0, 4.0]  # 1..10 shuffled
 

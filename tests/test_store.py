@@ -7,8 +7,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from commscope.errors import UserError
-from commscope.store import APPLICATION_ID, SCHEMA_VERSION, Store
+from commscope.system.errors import UserError
+from commscope.store.store import APPLICATION_ID, SCHEMA_VERSION, Store
 
 
 def _record(samples, ranks=2):
@@ -112,7 +112,7 @@ def test_rank_samples_shape(db):
 
 
 def test_schema_1_store_is_migrated_in_place_keeping_its_cases(db):
-    from commscope.store import SCHEMA_1
+    from commscope.store.store import SCHEMA_1
     con = sqlite3.connect(db)
     con.executescript(SCHEMA_1 + f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;")
     con.execute("INSERT INTO runs (started_utc, status, command, kernel, ranks) "

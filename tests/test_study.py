@@ -53,7 +53,7 @@ def test_each_study_runs_and_writes_its_figure_first(tmp_path, db, name, np, fak
 def test_many_rank_studies_run_on_a_namespace_cluster_as_root(tmp_path, db, mpi_prefix):
     """As root, ring-model makes one namespace host per rank, says so, and its runs' ranks
     sit on hosts of their own (their own host names); the cluster is gone afterwards."""
-    from commscope.cluster import PREFIX, unavailable
+    from commscope.system.cluster import PREFIX, unavailable
     why = unavailable()
     if why:
         pytest.skip(why)

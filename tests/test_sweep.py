@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from commscope.mpi import find_mpi
-from commscope.sweep import load
+from commscope.system.mpi import find_mpi
+from commscope.measure.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 from test_interrupted import interruptible, wait_for_cases
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
 from test_check import agreeing, defined
-from commscope.rules import mpich, openmpi
-from commscope.tune import Range
+from commscope.judge.rules import mpich, openmpi
+from commscope.judge.tune import Range
 
 SIZES = "8,64,4KiB,64KiB"
 
@@ -229,9 +229,9 @@ def test_a_rules_file_open_mpi_would_reject_is_one_line(fake_mpi, db, tmp_path, 
 
 
 def test_open_mpi_rules_read_back_what_was_written():
-    from commscope.kernels import catalog
+    from commscope.system.kernels import catalog
     from conftest import EMBEDDED
-    from commscope.mpi import find_mpi
+    from commscope.system.mpi import find_mpi
     kernels = catalog(find_mpi(str(EMBEDDED))).kernels
     ranges = [Range("alltoall", 4, 8, 64, None), Range("alltoall", 4, 4096, 65536, "pairwise"),
               Range("alltoall", 8, 8, 65536, "linear"), Range("bcast", 8, 8, 8, "binomial")]
@@ -297,7 +297,7 @@ def user_op(mpi_prefix, db, *args, env=None) -> dict:
                      "--iters", "20", "--launches", "1", *args, "--mpi", mpi_prefix,
                      "--db", db, env=env)
     assert done.returncode == 0, done.stderr
-    from commscope.store import Store
+    from commscope.store.store import Store
     (case,) = Store(str(db)).cases(Store(str(db)).runs()[-1]["id"])
     return case.extra["user_op"]
 
@@ -326,12 +326,12 @@ def test_the_written_rules_run_the_chosen_algorithm_at_each_size(mpi_prefix, tmp
     and ring at 64 KiB; MPICH, whose file names only the algorithms its own selection
     does, its own choice at 4 KiB and recursive doubling at 64 KiB. A launch that uses
     the file reduces as each algorithm does, there, and as the library does elsewhere."""
-    from commscope.build import native_binary
-    from commscope.kernels import catalog
-    from commscope.launches import measure_runs
-    from commscope.mpi import find_mpi
-    from commscope.plan import plans, sampling
-    from commscope.store import Store
+    from commscope.system.build import native_binary
+    from commscope.system.kernels import catalog
+    from commscope.measure.launches import measure_runs
+    from commscope.system.mpi import find_mpi
+    from commscope.measure.plan import plans, sampling
+    from commscope.store.store import Store
 
     mpi = find_mpi(str(mpi_prefix))
     known = catalog(mpi)
@@ -395,11 +395,11 @@ def test_a_default_case_after_a_forced_one_is_the_library_s_own(mpi_prefix, tmp_
     """Within one launch, each case forces its algorithm or gives the choice back: the
     default, measured before ring in one launch and after it in the next (the order
     turns from launch to launch), reduces as a launch that forces nothing does."""
-    from commscope.kernels import catalog
-    from commscope.launches import measure_runs
-    from commscope.mpi import find_mpi
-    from commscope.plan import plans, sampling
-    from commscope.store import Store
+    from commscope.system.kernels import catalog
+    from commscope.measure.launches import measure_runs
+    from commscope.system.mpi import find_mpi
+    from commscope.measure.plan import plans, sampling
+    from commscope.store.store import Store
 
     mpi = find_mpi(str(mpi_prefix))
     (plan,) = plans(catalog(mpi), mpi, kernel="allreduce", np="4", sizes="64KiB",
@@ -419,8 +419,8 @@ def test_a_default_case_after_a_forced_one_is_the_library_s_own(mpi_prefix, tmp_
 
 
 def test_an_algorithm_the_rules_format_cannot_name_is_reported_not_chosen():
-    from commscope.tune import Option, Point, choose
-    from commscope.verdict import Estimate
+    from commscope.judge.tune import Option, Point, choose
+    from commscope.stats.verdict import Estimate
 
     def faster(by):  # the default's time over the algorithm's, 5 launches at 1% noise
         return Estimate(math.log(by), 0.01 ** 2, 4, 1 / 5, 5, True)
@@ -446,7 +446,7 @@ def test_verify_measures_both_sides_of_each_boundary_the_file_names(fake_mpi, db
 
 
 def test_the_sizes_of_a_boundary_are_the_range_s_first_and_the_one_before():
-    from commscope.rules import Rules
+    from commscope.judge.rules import Rules
     rules = Rules({"bcast": (8,)}, {("bcast", 8): (1, 1000, 65536)})
     assert rules.sizes("bcast", 8) == [1, 512, 1000, 32768, 65536]
     assert rules.sizes("bcast", 4) == []

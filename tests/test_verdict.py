@@ -1,4 +1,4 @@
-"""The verdict core (commscope.verdict) on estimates of known truth: the threshold in its
+"""The verdict core (commscope.stats.verdict) on estimates of known truth: the threshold in its
 one unit, the tests at the threshold, the words, moderation with an estimated prior, no
 spread as unknown spread, the false-coverage-rate interval of what is named, the one
 JUnit writer, the exit status a gate reads, and the screen's two-stage tests (Pocock's looks, the combination, the
@@ -12,12 +12,12 @@ import xml.etree.ElementTree as ElementTree
 import numpy as np
 import pytest
 
-from commscope.errors import UserError
-from commscope.verdict import (INCONCLUSIVE, UNDETERMINED, Estimate, Threshold, Words, claims,
-                               decide, exit_status, gate, junit, moderate, paired,
-                               parse_threshold, unpaired)
-from commscope.stats import benjamini_hochberg
-from commscope.verdict.tests import Stage, empirical_null, sequential_level, staged_tests
+from commscope.system.errors import UserError
+from commscope.stats.verdict import (INCONCLUSIVE, UNDETERMINED, Estimate, Threshold, Words,
+                                     claims, decide, exit_status, gate, junit, moderate, paired,
+                                     parse_threshold, unpaired)
+from commscope.stats.stats import benjamini_hochberg
+from commscope.stats.verdict.inference import Stage, empirical_null, sequential_level, staged_tests
 
 WORDS = Words("violated", "holds")
 FIVE = Threshold(0.05)

@@ -1,4 +1,4 @@
-"""The test suite's virtual cluster: commscope.cluster (network namespaces as hosts on
+"""The test suite's virtual cluster: commscope.system.cluster (network namespaces as hosts on
 one bridge, or on racks joined by a router; see its docstring), and the fixtures that
 give a test two hosts, or two racks of two."""
 
@@ -8,9 +8,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from commscope.cluster import (  # noqa: F401  (the names the tests use)
-    BRIDGE, CPUS, NETNS_ETC, PREFIX, ROUTER, SUBNET, Cluster, ClusterUnavailable, down,
-    unavailable, up)
+from commscope.system.cluster import (BRIDGE, CPUS, NETNS_ETC, PREFIX, ROUTER, SUBNET, Cluster,
+                                      ClusterUnavailable, down, unavailable, up)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import argparse
 import shlex
 import sys
 
-from commscope.cluster import ClusterUnavailable, down, up
+from commscope.system.cluster import ClusterUnavailable, down, up
 
 
 def main(argv: list[str]) -> int:

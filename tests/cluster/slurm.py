@@ -2,7 +2,7 @@
 
 Debian's Slurm 22.05 (`slurmctld`, `slurmd`, `slurm-client`) and `munge`, installed by
 `make test` as root. Each daemon runs in its host's network and UTS namespaces under the
-host's name (commscope.cluster's `command`), so Slurm sees N machines. Everything the
+host's name (commscope.system.cluster's `command`), so Slurm sees N machines. Everything the
 daemons read or write is in one temporary folder: slurm.conf (pointed at by SLURM_CONF,
 for the daemons and for srun, salloc, sbatch and scancel alike), the munge key and
 socket, spool and state folders, logs and pid files. `stop` ends the daemons and removes
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commscope.cluster import Cluster
+from commscope.system.cluster import Cluster
 
 DAEMONS = ("slurmctld", "slurmd", "munged", "srun", "sbatch", "salloc", "scancel", "sinfo")
 # Where Debian puts them; sbin is off a bare PATH

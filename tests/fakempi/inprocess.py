@@ -1,4 +1,4 @@
-"""The launch seam's in-process fake (src/commscope/launcher/job.py): a Launcher whose
+"""The launch seam's in-process fake (src/commscope/system/launcher/job.py): a Launcher whose
 jobs write, in the test's own process, the records the native binary would (native.py's
 latency model), to the records file as the real rank 0 does, on a clock of their own.
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from commscope.build import native_description
-from commscope.launcher import launch
+from commscope.system.build import native_description
+from commscope.system.launcher import launch
 
 from .native import records as fake_records
 

@@ -176,7 +176,7 @@ sizes = [8, 1024]
 CREATE TABLE warnings (
     run_id INTEGER NOT NULL REFERENCES runs(id),
     case_id INTEGER REFERENCES cases(id),  -- NULL: about the whole run
-    kind TEXT NOT NULL,                    -- cv, short_samples, drift, ... (src/commscope/advice.py)
+    kind TEXT NOT NULL,                    -- cv, short_samples, drift, ... (src/commscope/stats/advice.py)
     message TEXT NOT NULL                  -- what was seen and the remedy
 );
 INSERT INTO "warnings" VALUES(1,1,'outliers','1 of 20 samples of pingpong standard 0 B are outliers (modified z-score > 3.5); they are kept in every figure, and the median and its CI are robust to them');

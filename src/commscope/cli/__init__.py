@@ -7,8 +7,9 @@ import importlib
 import re
 import sys
 
-from .. import __version__, stopping
-from ..errors import BuildError, UserError
+from .. import __version__
+from ..system import stopping
+from ..system.errors import BuildError, UserError
 
 # Each verb: its module and its one line in `commscope --help`. Only the module of the
 # verb given is imported (numpy, scipy and the rest load with it): `--help` and a
@@ -116,7 +117,7 @@ def _main(argv: list[str]) -> int:
         if extra and not getattr(args, "kernel_flags", False):
             top.error(f"unrecognized arguments: {' '.join(extra)}")
         args.extra = extra
-        from ..launcher.placement import oversubscribing  # after --help, which needs none
+        from ..system.launcher.placement import oversubscribing  # after --help, which needs none
         with oversubscribing(getattr(args, "oversubscribe", False), argv):
             code = args.func(args, argv)
         stopping.check()
@@ -146,7 +147,7 @@ def _main(argv: list[str]) -> int:
 
 
 def _close_stores() -> None:
-    store = sys.modules.get("commscope.store")  # a command that opened none never loads it
+    store = sys.modules.get("commscope.store.store")  # a command that opened none never loads it
     if store:
         store.Store.close_all()
 

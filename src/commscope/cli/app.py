@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..advection import (INITS, METHODS, Problem, app_summary, check, check_points, default_dt,
-                         field_bytes, parse_grid)
-from ..errors import UserError
-from ..kernels import catalog
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import Plan, parse_ranks, plans, sampling
+from ..measure.advection import (INITS, METHODS, Problem, app_summary, check, check_points,
+                                 default_dt, field_bytes, parse_grid)
+from ..system.errors import UserError
+from ..system.kernels import catalog
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import Plan, parse_ranks, plans, sampling
 from ..views.advection import render
-from ..build import native_binary
+from ..system.build import native_binary
 from .common import add_db, add_mpi, print_json, show_runs, writing_store
 from .hosts import add_host_flags, host_args
 from .profile import profiled

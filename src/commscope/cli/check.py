@@ -8,22 +8,22 @@ import argparse
 import json
 from dataclasses import replace
 
-from .. import selection
-from ..errors import UserError
-from ..guidelines import SIZE_KINDS, catalogue, impossible, measures, with_side
-from ..kernels import catalog
-from ..launches import measure_runs
-from ..mpi import family, find_mpi
-from ..plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
-from ..progress import Progress
-from ..checks import barrier_time, figures, judge
-from ..results import case_history, measured
-from ..tune import judged
-from ..sizes import format_bytes
-from ..verdict import DEFAULTS, exit_status, parse_threshold
+from ..store import selection
+from ..system.errors import UserError
+from ..judge.guidelines import SIZE_KINDS, catalogue, impossible, measures, with_side
+from ..system.kernels import catalog
+from ..measure.launches import measure_runs
+from ..system.mpi import family, find_mpi
+from ..measure.plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
+from ..system.progress import Progress
+from ..judge.checks import barrier_time, figures, judge
+from ..stats.results import case_history, measured
+from ..judge.tune import judged
+from ..system.sizes import format_bytes
+from ..stats.verdict import DEFAULTS, exit_status, parse_threshold
 from ..views.check import junit, remedies, render
-from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store,
-                     print_json, say_oversubscribed, write_atomic, writing_store)
+from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store, print_json,
+                     say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8:1MiB"
 # Seconds each plan (a kernel and what varies on it) may spend on its launches: a verdict

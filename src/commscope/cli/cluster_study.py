@@ -1,4 +1,4 @@
-"""A many-rank study on a namespace cluster of this machine (commscope.cluster).
+"""A many-rank study on a namespace cluster of this machine (commscope.system.cluster).
 
 On one host, P > 2 ranks share the 2 cores and every message is a memory copy:
 the ring and collectives studies then measure time-slicing, not a network. As
@@ -13,9 +13,9 @@ import os
 import subprocess
 import sys
 
-from ..cluster import CPUS, Cluster, ClusterUnavailable, down, unavailable, up
-from ..errors import UserError
-from ..launcher.placement import cores
+from ..system.cluster import CPUS, Cluster, ClusterUnavailable, down, unavailable, up
+from ..system.errors import UserError
+from ..system.launcher.placement import cores
 
 LINK_MBIT = 1000  # Gigabit Ethernet: the links most clusters' hosts have at least
 

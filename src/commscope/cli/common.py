@@ -11,13 +11,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import names, recovery, schemas, stopping
-from ..advice import KINDS, remedy
-from ..errors import UserError
-from ..results import measured, quality, skews
-from ..sizes import format_bytes
-from ..store import Store
-from ..verdict import FAIL_ON
+from ..store import names
+from ..measure import recovery
+from ..views import schemas
+from ..system import stopping
+from ..stats.advice import KINDS, remedy
+from ..system.errors import UserError
+from ..stats.results import measured, quality, skews
+from ..system.sizes import format_bytes
+from ..store.store import Store
+from ..stats.verdict import FAIL_ON
 from ..views.run import rank_times, render, render_phases, render_ranks
 from ..views.skew import render_skews
 
@@ -133,7 +136,7 @@ def print_json(schema: str, body: dict) -> None:
 
 def kernel_list() -> str:
     """The kernels as the native binary of the MPI found describes them, for --help."""
-    from ..kernels import catalog  # finding an MPI and building happen only for help
+    from ..system.kernels import catalog  # finding an MPI and building happen only for help
     try:
         known = catalog()
     except (UserError, OSError, RuntimeError) as exc:

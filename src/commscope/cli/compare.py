@@ -7,13 +7,14 @@ import argparse
 import dataclasses
 import json
 
-from .. import live, names, selection
-from ..compare import compare, load_side
-from ..errors import UserError
-from ..mpi import find_mpi
-from ..progress import Progress
-from ..results import case_history
-from ..verdict import ALPHA, DEFAULTS, UNDETERMINED, exit_status, parse_threshold
+from ..judge import live
+from ..store import names, selection
+from ..judge.compare import compare, load_side
+from ..system.errors import UserError
+from ..system.mpi import find_mpi
+from ..system.progress import Progress
+from ..stats.results import case_history
+from ..stats.verdict import ALPHA, DEFAULTS, UNDETERMINED, exit_status, parse_threshold
 from ..views import live as live_view
 from ..views.compare import TIMED_OTHERWISE, junit, render, testcases
 from .common import (add_db, add_fail_on, check_output, existing_store, print_json,

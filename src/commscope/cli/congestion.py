@@ -7,16 +7,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from .. import congestion
-from ..errors import UserError
-from ..kernels import catalog
-from ..launcher import hosts_from
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import plans, sampling
-from ..progress import Progress
-from ..sizes import parse_sizes
-from ..verdict import parse_threshold
+from ..judge import congestion
+from ..system.errors import UserError
+from ..system.kernels import catalog
+from ..system.launcher import hosts_from
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import plans, sampling
+from ..system.progress import Progress
+from ..system.sizes import parse_sizes
+from ..stats.verdict import parse_threshold
 from ..views.congestion import as_json, render
 from .common import add_db, add_mpi, print_json, say_oversubscribed, writing_store
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import selection
-from ..errors import UserError
+from ..store import selection
+from ..system.errors import UserError
 from ..models.groups import MAX_SEGMENTS, fit_runs
 from ..models.loggp import fit_loggp
 from ..models.maxrate import across_ranks, fit_maxrate

@@ -8,24 +8,24 @@ import argparse
 import dataclasses
 import re
 
-from ..verdict import DEFAULTS, exit_status, parse_threshold
-from ..errors import UserError
-from ..health import PATTERNS, health_of, tournament_rounds
-from ..kernels import catalog
-from ..launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
-from ..launcher.job import context_of
-from ..launcher.placement import one_rank_each
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import plans, sampling
-from ..progress import Progress
-from ..preflight import check_hosts, screen_hosts
-from ..topology import read_groups, slurm_groups
+from ..stats.verdict import DEFAULTS, exit_status, parse_threshold
+from ..system.errors import UserError
+from ..health.health import PATTERNS, health_of, tournament_rounds
+from ..system.kernels import catalog
+from ..system.launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
+from ..system.launcher.job import context_of
+from ..system.launcher.placement import one_rank_each
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import plans, sampling
+from ..system.progress import Progress
+from ..health.preflight import check_hosts, screen_hosts
+from ..health.topology import read_groups, slurm_groups
 from ..views.health import as_json, junit, prometheus, render, testcases
 from ..views.screen import (junit as screen_junit, render as render_screen, screen_json,
                             testcases as screen_testcases)
-from .common import (add_db, add_fail_on, add_mpi, check_output, print_json,
-                     say_oversubscribed, write_atomic, writing_store)
+from .common import (add_db, add_fail_on, add_mpi, check_output, print_json, say_oversubscribed,
+                     write_atomic, writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 # Launches: enough to name a node at 0.75 of the bandwidth in at least 90% of checks of

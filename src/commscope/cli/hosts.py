@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..launcher import LAUNCHERS
+from ..system.launcher import LAUNCHERS
 
 
 def add_host_flags(p: argparse.ArgumentParser) -> None:

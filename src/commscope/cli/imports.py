@@ -7,12 +7,12 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from .. import imported
-from ..errors import UserError
+from ..importers import imported
+from ..system.errors import UserError
 from ..importers import ImportedRun, parse
 from ..profiles import Profile, stored
-from ..sizes import format_bytes
-from ..store import Store, utc_now
+from ..system.sizes import format_bytes
+from ..store.store import Store, utc_now
 from .common import add_db, print_json, writing_store
 
 

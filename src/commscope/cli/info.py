@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from .. import names
-from ..build import native_binary
-from ..launcher import Placement
-from ..launcher.job import context_of
-from ..mpi import find_mpi
+from ..store import names
+from ..system.build import native_binary
+from ..system.launcher import Placement
+from ..system.launcher.job import context_of
+from ..system.mpi import find_mpi
 from .common import add_mpi, print_json
 
 INFO_TIMEOUT_S = 120.0

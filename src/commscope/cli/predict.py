@@ -6,17 +6,17 @@ import argparse
 import itertools
 import sys
 
-from .. import selection
-from ..cases import Case
-from ..errors import UserError
+from ..store import selection
+from ..store.cases import Case
+from ..system.errors import UserError
 from ..models.collectives import ALGORITHMS
 from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, load_cases
 from ..models.loggp import fit_loggp
 from ..models.maxrate import fit_maxrate
 from ..models.predict import comparable, predictions
-from ..plan import parse_ranks
-from ..sizes import parse_sizes
-from ..store import Store
+from ..measure.plan import parse_ranks
+from ..system.sizes import parse_sizes
+from ..store.store import Store
 from ..views.message_models import loggp_label, maxrate_label
 from ..views.models import render_predictions, source_label
 from .common import add_db, existing_store, print_json

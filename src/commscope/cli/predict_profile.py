@@ -7,13 +7,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import selection
-from ..errors import UserError
+from ..store import selection
+from ..system.errors import UserError
 from ..models.groups import load_cases
 from ..profiles import stored
 from ..profiles.price import Prices, commands, price, stored_prices
 from ..profiles.whatif import Lines, scaled, under_rules
-from ..store import Store
+from ..store.store import Store
 from ..views.profile import predict_json, render_prediction
 from .common import existing_store, print_json
 

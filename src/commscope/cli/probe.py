@@ -9,14 +9,14 @@ import sys
 
 import numpy as np
 
-from .. import probe
-from ..errors import UserError
-from ..launcher import TRANSPORTS
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import plans, sampling
-from ..sizes import parse_sizes
-from ..store import Store
+from ..measure import probe
+from ..system.errors import UserError
+from ..system.launcher import TRANSPORTS
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import plans, sampling
+from ..system.sizes import parse_sizes
+from ..store.store import Store
 from ..views.probe import probe_json, render_probe
 from .common import add_db, add_mpi, exit_code, print_json, say_oversubscribed, writing_store
 from .hosts import add_host_flags, host_args
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     coarse = parse_sizes(args.sizes) if args.sizes else probe.ladder()
     if len(coarse) < 3:
         raise UserError(f"--sizes {args.sizes}: give at least 3 sizes to find a jump between")
-    from ..kernels import catalog
+    from ..system.kernels import catalog
     known = catalog(mpi)
 
     def planned(sizes, modes):

@@ -11,14 +11,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..build import profile_library
-from ..errors import UserError
-from ..launcher import host_fields, launch
-from ..launcher.placement import Placement
-from ..mpi import find_mpi
+from ..system.build import profile_library
+from ..system.errors import UserError
+from ..system.launcher import host_fields, launch
+from ..system.launcher.placement import Placement
+from ..system.mpi import find_mpi
 from ..profiles import stored
 from ..profiles.recorded import Recorded, read
-from ..store import utc_now
+from ..store.store import utc_now
 from ..views.profile import profile_json, render_profile
 from .common import add_db, add_mpi, print_json, writing_store
 from .hosts import add_host_flags, host_args

@@ -4,9 +4,9 @@ runs of --db and nothing else, so that `predict --profile RUN` prices it next.""
 
 from __future__ import annotations
 
-from ..kernels import catalog
-from ..launches import measure_runs
-from ..plan import plans, sampling
+from ..system.kernels import catalog
+from ..measure.launches import measure_runs
+from ..measure.plan import plans, sampling
 from ..profiles import Profile
 from ..profiles.price import needs, runs_of
 from .common import show_runs

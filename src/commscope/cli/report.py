@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import selection
-from ..errors import UserError
+from ..store import selection
+from ..system.errors import UserError
 from .common import add_db, check_output, existing_store
 
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     check_output("-o", args.output)
     store = existing_store(args.db)
     run_ids, how = chosen_runs(store, args.runs, args.sweep)
-    from ..report import build  # matplotlib: imported only by the verbs that draw
+    from ..views.report import build  # matplotlib: imported only by the verbs that draw
 
     write(output, build(store, run_ids, how))
     print(f"report of run {', '.join(map(str, run_ids))} written to {output}")

@@ -6,16 +6,18 @@ import argparse
 import json
 import sys
 
-from .. import names, recovery, selection
-from ..errors import UserError
+from ..store import names
+from ..measure import recovery
+from ..store import selection
+from ..system.errors import UserError
 from ..profiles import stored
-from ..results import exported, measured, quality, summaries
+from ..stats.results import exported, measured, quality, summaries
 from ..views import export
 from ..views.export import MEASURES
 from ..views.profile import render_profile
 from ..views.run import imported_from, render, render_provenance, render_runs
-from .common import (add_db, add_wide, check_output, existing_store, json_text,
-                     print_json, strict_json, write_atomic)
+from .common import (add_db, add_wide, check_output, existing_store, json_text, print_json,
+                     strict_json, write_atomic)
 
 FORMATS = ("csv", "json", "bmf", "gab", "prom")
 

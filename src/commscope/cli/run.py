@@ -6,19 +6,19 @@ import argparse
 import dataclasses
 import re
 
-from .. import skew, units
-from ..errors import UserError
-from ..kernels import Catalog, catalog
-from ..launcher import BIND_TO, MAP_BY, TRANSPORTS
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES,
-                    LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
-from ..progress import Progress
-from ..results import measured, skews
+from ..stats import skew
+from ..system import units
+from ..system.errors import UserError
+from ..system.kernels import Catalog, catalog
+from ..system.launcher import BIND_TO, MAP_BY, TRANSPORTS
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES,
+                            LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
+from ..system.progress import Progress
+from ..stats.results import measured, skews
 from ..views.export import FIGURES, VARIED
-from .common import (add_db, add_mpi, add_wide, kernel_list, print_json, show_runs,
-                     writing_store)
+from .common import add_db, add_mpi, add_wide, kernel_list, print_json, show_runs, writing_store
 from .hosts import add_host_flags, host_args
 
 

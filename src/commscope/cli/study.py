@@ -6,12 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import units
-from ..errors import UserError
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import AUTO_LAUNCHES, DEFAULT_MAX_TIME, parse_ranks
-from ..progress import Progress
+from ..system import units
+from ..system.errors import UserError
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import AUTO_LAUNCHES, DEFAULT_MAX_TIME, parse_ranks
+from ..system.progress import Progress
 from . import cluster_study
 from .common import add_db, add_mpi, print_json, show_runs, writing_store
 
@@ -43,8 +43,8 @@ def add_parser(sub, summary: str) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from ..report import build  # matplotlib: imported only by the verbs that draw
-    from ..studies import studies
+    from ..views.report import build  # matplotlib: imported only by the verbs that draw
+    from ..views.studies import studies
 
     known = studies()
     if args.list and args.json:

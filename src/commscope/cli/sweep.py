@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import UserError
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import AUTO_LAUNCHES
-from ..progress import Progress
-from ..sweep import load
+from ..system.errors import UserError
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import AUTO_LAUNCHES
+from ..system.progress import Progress
+from ..measure.sweep import load
 from .common import add_db, add_mpi, add_wide, print_json, show_runs, writing_store
 
 

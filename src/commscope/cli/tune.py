@@ -11,18 +11,18 @@ import math
 import sys
 from pathlib import Path
 
-from ..build import native_binary
-from ..errors import UserError
-from ..kernels import catalog
-from ..launches import measure_runs
-from ..mpi import find_mpi
-from ..plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launches, parse_ranks,
-                    plans, sampling)
-from ..progress import Progress
-from ..rules import mpich, openmpi
-from ..tune import VARY, can_name, choose, points, ranges, verify
-from ..verdict import DEFAULTS, exit_status, parse_threshold
-from ..results import absorbing_points
+from ..system.build import native_binary
+from ..system.errors import UserError
+from ..system.kernels import catalog
+from ..measure.launches import measure_runs
+from ..system.mpi import find_mpi
+from ..measure.plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launches, parse_ranks,
+                            plans, sampling)
+from ..system.progress import Progress
+from ..judge.rules import mpich, openmpi
+from ..judge.tune import VARY, can_name, choose, points, ranges, verify
+from ..stats.verdict import DEFAULTS, exit_status, parse_threshold
+from ..stats.results import absorbing_points
 from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
 from .common import (add_db, add_fail_on, add_mpi, check_output, exit_code, print_json,

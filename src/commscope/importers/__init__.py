@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UserError
+from ..system.errors import UserError
 from ..profiles import Profile
 from .figures import LINE, checked, kind_of, label_of
 
@@ -79,7 +79,7 @@ def row(path: Path, number: int, names: list[str], tokens: list[str],
 def parse(path: Path) -> list[ImportedRun] | list[Profile]:
     """Every run in one file, in file order, or the one profile it holds; the tool is told
     by the file: SQLite's header for mpisee, a banner for the text tools."""
-    from ..profiles import mpip, mpisee
+    from . import mpip, mpisee
     from . import imb, nccl, osu  # each knows its own banner
     if path.is_dir():
         raise UserError(f"{path}: a directory, not a file; give its files one by one, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import UserError
+from ..system.errors import UserError
 
 # kind -> (whether zero is a measurement, the rule as the refusal states it). A time per
 # message or a run's wall time of zero measured nothing; a sum over calls, a count or a

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from ..errors import UserError
+from ..system.errors import UserError
 from . import ImportedRow, ImportedRun, bad, row
 from .figures import checked, kind_of, label_of
 

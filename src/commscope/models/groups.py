@@ -15,12 +15,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..cases import Case, grouped, identity
-from ..errors import UserError
-from ..kernels import meaning
-from ..replication import History
-from ..results import case_history
-from ..store import Store
+from ..store.cases import Case, grouped, identity
+from ..system.errors import UserError
+from ..system.kernels import meaning
+from ..stats.replication import History
+from ..stats.results import case_history
+from ..store.store import Store
 from . import segmented
 from .hockney import HockneyFit
 from .resample import bootstrap_medians, launch_shocks, point

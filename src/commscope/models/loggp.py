@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cases import Case
+from ..store.cases import Case
 from .hockney import nonnegative_line
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cases import Case
+from ..store.cases import Case
 
 
 MARGIN = 1.05  # a k within 5% of the other limit does not tell R_C and R_N apart

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cases import Case
-from ..stats import median_ci
+from ..store.cases import Case
+from ..stats.stats import median_ci
 from .collectives import ALGORITHMS, MessageTime
 
 

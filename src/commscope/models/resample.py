@@ -12,11 +12,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..cases import Case
-from ..replication import History
-from ..stats import median_ci
-from ..summary import launch_spreads
-from ..verdict.tests import COMMAND_TO_LAUNCH, MAX_DF
+from ..store.cases import Case
+from ..stats.replication import History
+from ..stats.stats import median_ci
+from ..stats.summary import launch_spreads
+from ..stats.verdict.inference import COMMAND_TO_LAUNCH, MAX_DF
 
 CONFIDENCE = 0.95
 # The order-statistic CI of the median is asymptotically median +- z * se

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as t_dist
 
-from ..cases import Case
+from ..store.cases import Case
 from ..models.predict import call_latency
 from . import Profile, Row
 

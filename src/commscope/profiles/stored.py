@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from .. import names
-from ..errors import UserError
-from ..store import Store, utc_now
+from ..store import names
+from ..system.errors import UserError
+from ..store.store import Store, utc_now
 from . import Profile, Row
 
 KERNEL = "profile"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import units
+from ..system import units
 from .tables import Table
 
 HEADER = ("method", "comm", "n", "grid", "steps", "CFL", "samples", "solve ms", "95% CI ms",

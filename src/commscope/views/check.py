@@ -4,14 +4,14 @@ violated."""
 
 from __future__ import annotations
 
-from .. import units
-from ..checks import WORDS
-from ..guidelines import Guideline, remedy
-from ..sizes import format_bytes
-from ..tune import Point
-from ..verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, Claim, Threshold,
-                       apart_words, footer, legend)
-from ..verdict import junit as claims_junit
+from ..system import units
+from ..judge.checks import WORDS
+from ..judge.guidelines import Guideline, remedy
+from ..system.sizes import format_bytes
+from ..judge.tune import Point
+from ..stats.verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, Claim, Threshold,
+                             apart_words, footer, legend)
+from ..stats.verdict import junit as claims_junit
 from .tables import Table
 
 HEADER = ("guideline", "case", "size", "launches", "left us", "right us", "ratio", "interval",

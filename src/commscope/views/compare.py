@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .. import names, units
-from ..compare import LONE_STATE, SHIFT_ONLY, WORDS, CaseChange, Comparison
-from ..verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
-from ..verdict import junit as claims_junit
+from ..store import names
+from ..system import units
+from ..judge.compare import LONE_STATE, SHIFT_ONLY, WORDS, CaseChange, Comparison
+from ..stats.verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
+from ..stats.verdict import junit as claims_junit
 from .glossary import defined
 from .tables import Table
 

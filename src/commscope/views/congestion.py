@@ -4,9 +4,9 @@ the aggressors' load beside them (congestion.py)."""
 
 from __future__ import annotations
 
-from .. import units
-from ..congestion import NO_BOTTLENECK, P99_MIN_SAMPLES, Canary, Judged, Layout
-from ..sizes import format_bytes
+from ..system import units
+from ..judge.congestion import NO_BOTTLENECK, P99_MIN_SAMPLES, Canary, Judged, Layout
+from ..system.sizes import format_bytes
 from .tables import Table
 
 

@@ -21,7 +21,7 @@ import csv
 import io
 import json
 
-from .. import names
+from ..store import names
 from .prometheus import exposition
 
 # The columns of a tidy row before the kernel's parameters and the run's --info labels:

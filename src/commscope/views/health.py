@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 
-from .. import units
-from ..health import ALPHA, Candidate, Health, tournament_rounds
-from ..sizes import format_bytes
-from ..verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, junit as junit_xml
+from ..system import units
+from ..health.health import ALPHA, Candidate, Health, tournament_rounds
+from ..system.sizes import format_bytes
+from ..stats.verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, junit as junit_xml
 from .glossary import defined
 from .prometheus import exposition
 from .tables import Table

@@ -3,10 +3,11 @@ its launch pairs, and how and why the command stopped (docs/compare.md, "Side by
 
 from __future__ import annotations
 
-from .. import names, units
-from ..live import BLOCK, WORDS, Live
-from ..verdict import ALPHA, UNDETERMINED, Threshold, Testcase, detectable
-from ..verdict import junit as claims_junit
+from ..store import names
+from ..system import units
+from ..judge.live import BLOCK, WORDS, Live
+from ..stats.verdict import ALPHA, UNDETERMINED, Threshold, Testcase, detectable
+from ..stats.verdict import junit as claims_junit
 from .glossary import defined
 from .tables import Table
 

@@ -4,8 +4,9 @@ while the report (report/message_models.py) shows the same table as HTML."""
 
 from __future__ import annotations
 
-from .. import names, units
-from ..sizes import format_bytes
+from ..store import names
+from ..system import units
+from ..system.sizes import format_bytes
 from .tables import Table
 
 LOGGP_FOOTER = ("LogGP (Alexandrov et al. 1995): a message costs o_s + (m-1) G + L + o_r; o_s, o_r "

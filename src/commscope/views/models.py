@@ -4,9 +4,10 @@ max-rate: views/message_models.py."""
 
 from __future__ import annotations
 
-from .. import names, units
+from ..store import names
+from ..system import units
 from ..models.groups import RESAMPLES, SEED, GroupFit, summary
-from ..sizes import format_bytes
+from ..system.sizes import format_bytes
 from .glossary import defined
 from .tables import Table
 

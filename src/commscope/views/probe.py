@@ -3,10 +3,10 @@ library setting that names it, then the settings and any disagreement."""
 
 from __future__ import annotations
 
-from .. import names
-from ..probe import JUMP, Bracket, Probe, Regime, Setting, named_by
-from ..sizes import format_bytes
-from ..units import mb_per_s, percent, rate, us
+from ..store import names
+from ..measure.probe import JUMP, Bracket, Probe, Regime, Setting, named_by
+from ..system.sizes import format_bytes
+from ..system.units import mb_per_s, percent, rate, us
 from .tables import Table
 
 

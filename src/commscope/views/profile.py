@@ -4,10 +4,10 @@ the most time first."""
 
 from __future__ import annotations
 
-from .. import units
+from ..system import units
 from ..profiles import Profile, Row
 from ..profiles.price import LOW_EFFICIENCY, Priced, commands, total
-from ..sizes import format_bytes
+from ..system.sizes import format_bytes
 from .tables import Table
 
 

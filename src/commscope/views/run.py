@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 
-from .. import names, units
-from ..kernels import meaning
-from ..sizes import format_bytes
+from ..store import names
+from ..system import units
+from ..system.kernels import meaning
+from ..system.sizes import format_bytes
 from .tables import Table
 
 # What a newcomer reads first: the operation's time, its interval, its rate and the flags

@@ -3,12 +3,12 @@ docs/health.md) and as JUnit testcases."""
 
 from __future__ import annotations
 
-from .. import units
-from ..health import ALPHA, tournament_rounds
-from ..plan import Plan
-from ..screen import Screen, group_suspects
-from ..sizes import format_bytes
-from ..verdict import UNDETERMINED, Testcase, junit as junit_xml
+from ..system import units
+from ..health.health import ALPHA, tournament_rounds
+from ..measure.plan import Plan
+from ..health.screen import Screen, group_suspects
+from ..system.sizes import format_bytes
+from ..stats.verdict import UNDETERMINED, Testcase, junit as junit_xml
 from .glossary import defined
 from .health import REMEDY, WORDS, fault_where
 from .tables import Table

@@ -4,9 +4,9 @@ propagated delay P_i."""
 
 from __future__ import annotations
 
-from .. import units
-from ..sizes import format_bytes
-from ..skew import Skew
+from ..system import units
+from ..system.sizes import format_bytes
+from ..stats.skew import Skew
 from .tables import Table
 
 MAX_RANK_COLUMNS = 16  # beyond this many ranks, the most delayed one stands for them

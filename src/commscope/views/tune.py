@@ -3,12 +3,12 @@ fastest algorithm against it, and the choice; `--verify`: the rules against the 
 
 from __future__ import annotations
 
-from .. import units
-from ..sizes import format_bytes
-from ..tune import VERIFY_WORDS, Point
-from ..verdict import (PAIRED, TERMS, Claim, Threshold, apart_words, detectable, footer,
-                       legend)
-from ..verdict import junit as claims_junit
+from ..system import units
+from ..system.sizes import format_bytes
+from ..judge.tune import VERIFY_WORDS, Point
+from ..stats.verdict import (PAIRED, TERMS, Claim, Threshold, apart_words, detectable, footer,
+                             legend)
+from ..stats.verdict import junit as claims_junit
 from .tables import Table
 
 HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its us",

@@ -1,0 +1,242 @@
+"""Compare two sets of runs case by case, with the launch as the unit: what got faster,
+what got slower, by how much, and what cannot be told from launch noise.
+
+Cases are matched by their identity (cases.identity). Each side of a case is the
+medians of its launches, on the log scale, and each side is one command: the shift's
+variance is the launches' (pooled over the sides with two or more launches) over their
+counts, plus twice the variance between commands (the history's, learned robustly from
+the case's other commands of the same configuration, or assumed equal to the launches').
+Each side's launches in another state are left out (states.py), and a side alone in
+another state is undetermined (lone_state). The verdict core (commscope.stats.verdict) tests each case
+at the threshold, all matched cases one family: `regression` rejects "B no more than the
+threshold slower", `no change` rejects "B beyond the threshold either way" (two one-sided
+tests). See docs/compare.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from ..store.cases import Case, grouped, key
+from ..stats.replication import LEVEL_GAP, History, Spread, case_spread, shared_levels
+from ..stats.states import screen
+from ..stats.summary import launch_spreads, pilot
+from ..stats.verdict import UNDETERMINED, Claim, Estimate, Threshold, Words, claims, unpaired
+from ..stats.verdict.inference import moderated
+
+WORDS = Words("regression", "no change", equivalence=True)
+SHIFT_ONLY = "shift only"  # an imported side: figures without samples, so no test
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a case: its launches' medians (seconds, in launch order), the stored
+    cases, how many first launches chose the launch count (a pilot; None: none did), and
+    the launches' spread from all the run's cases (None: from these launches alone)."""
+    identity: dict
+    medians_s: np.ndarray
+    cases: list[Case]
+    pilot: int | None = None
+    given: Spread | None = None
+
+    @property
+    def launches(self) -> int:
+        return self.medians_s.size
+
+    @property
+    def logs(self) -> np.ndarray:
+        return np.log(self.medians_s)
+
+    @property
+    def spread(self) -> Spread:
+        """How far a launch's log median falls from the side's mean (replication.Spread):
+        the run's, never below what the side's own launches showed. A verdict is not
+        pulled below its own evidence, as the verdict core's moderation is not
+        (verdict.tests.moderated); a run's interval may be (run_spreads)."""
+        own = case_spread(self.logs, self.pilot)
+        if self.given is None or self.launches < 2:
+            return self.given or own
+        return replace(self.given, var=max(self.given.var, own.var))
+
+
+def sides(cases: list[Case]) -> dict[str, Side]:
+    """Each case identity's launch medians (valid samples, the kernel's latency)."""
+    out = {}
+    groups = [(ident, sorted((c for c in found if c.valid_samples.size or c.imported),
+                             key=lambda c: (c.launch or 0, c.id)))
+              for ident, found in grouped(cases)]
+    groups = [(ident, measured) for ident, measured in groups if measured]
+    # each side's launches in another state left out, as its run's figures leave them
+    kept, _ = screen([measured for _, measured in groups])
+    groups = [(ident, mine) for (ident, _), mine in zip(groups, kept)]
+    spreads = launch_spreads(kept)
+    for (ident, measured), given in zip(groups, spreads):
+        out[key(ident)] = Side(ident, np.array([c.imported["median_s"] if c.imported else
+                                                float(np.median(c.latency_s))
+                                                for c in measured]), measured,
+                               pilot(measured), given)
+    return out
+
+
+@dataclass(frozen=True)
+class CaseChange:
+    """One matched case, B against A. Times in seconds; relative: B / A - 1."""
+    case: dict  # its identity (cases.identity)
+    launches_a: int
+    launches_b: int
+    median_a_s: float  # the typical launch's median: exp(mean log launch median)
+    median_b_s: float
+    relative: float | None
+    relative_ci_low: float | None
+    relative_ci_high: float | None
+    method: str  # student (commands' variance assumed as the launches'), student+history,
+    # history (one launch a side), imported or none (inconclusive)
+    df: float | None
+    p_adjusted: float | None  # the verdict's test, BH-adjusted over the matched cases
+    verdict: str  # the verdict core's word, or shift only
+    regression: bool
+    detectable_ratio: float | None  # the smallest B/A these launches detect (80% power)
+
+    def as_dict(self, name) -> dict:
+        """Every field, the identity's spread out; `name` names the case (names.identity)."""
+        return dict(asdict(self), case=name(self.case), **self.case)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    changes: list[CaseChange]  # matched cases, in A's order
+    only_a: list[dict]  # identities
+    only_b: list[dict]
+    threshold: Threshold
+
+    @property
+    def regressions(self) -> list[CaseChange]:
+        return [c for c in self.changes if c.regression]
+
+    def count(self, verdict: str) -> int:
+        return sum(c.verdict == verdict for c in self.changes)
+
+    @property
+    def timed_otherwise(self) -> int:
+        """How many unmatched cases differ from one of the other side only in what a sample
+        is (cases.identity's `sample`): a collective stored before it was timed per call,
+        against one after. Never matched: they measured different quantities."""
+        def without(idents) -> list[str]:
+            return [key({k: v for k, v in i.items() if k != "sample"}) for i in idents]
+        matched = without(c.case for c in self.changes)
+        a, b = without(self.only_a), without(self.only_b)
+        return sum(k in b + matched for k in a) + sum(k in a + matched for k in b)
+
+
+def estimate(a: Side, b: Side, past: History | None) -> tuple[Estimate, str]:
+    """The log-scale shift B - A and how its variance was found. The launches' variance is
+    pooled, not Welch's: when nothing changed both sides measure one case with one
+    variance, and pooling doubles the degrees of freedom, which at a pilot's 2 a side is
+    what keeps the false-change rate at its nominal 5% (Welch-Satterthwaite's
+    approximation gave 5.6% in a simulation like bench/coverage.py's)."""
+    parts = [(s.spread.var, s.spread.df) for s in (a, b) if s.launches >= 2]
+    df = sum(d for _, d in parts)
+    if past is not None:  # the history's launches too: the same case, more degrees
+        parts.append((past.between_var, past.df))
+    total = sum(d for _, d in parts)
+    launch = (sum(v * d for v, d in parts) / total, total) if total else None
+    method = "student" if df else "history" if launch else "none"
+    command = past.command_var if past is not None else None
+    if command is not None and method == "student":
+        method = "student+history"
+    return unpaired(a.logs, b.logs, launch, command,
+                    float(past.command_df) if command is not None else 0), method
+
+
+def pooled(pasts: list[History | None]) -> list[History | None]:
+    """The cases' variances between commands moderated across the cases (the verdict
+    core's `moderated`, its prior's weight estimated): a command effect is the host's as
+    much as the case's, and one case's few earlier commands say little of it alone (so
+    Smyth's posterior, not floored at a case's own rough figure). Its degrees of freedom
+    stay those of the commands, never the cases': the cases of one command share its
+    effect (a command in a slower state is slower at every size), so 3 cases of 7
+    commands hold 6 degrees of freedom between commands, not 18 (moderated with them, 7
+    identical commands here gave df 33 and called a 1.4x shift between two of this host's
+    states 'faster')."""
+    have = [i for i, p in enumerate(pasts) if p is not None and p.command_var is not None]
+    own = np.array([pasts[i].command_df for i in have], dtype=float)
+    var, df = moderated(np.array([pasts[i].command_var for i in have]), own, keep_own=False)
+    out = list(pasts)
+    for i, v, d in zip(have, var, df):
+        out[i] = replace(pasts[i], command_var=float(v), command_df=float(min(d, own.max())))
+    return out
+
+
+def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
+            history_of=lambda cases: None) -> Comparison:
+    """Every case present on both sides, tested (`history_of(cases)`: the store's variance
+    components of that case from its other commands, learned robustly, replication.
+    history, their levels found with the other cases', replication.shared_levels). A
+    side alone in a state (lone_state) is undetermined, whatever the test says."""
+    matched = [k for k in a if k in b]
+    tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
+    pasts = pooled(shared_levels([history_of(a[k].cases + b[k].cases) for k in tested]))
+    found = [estimate(a[k], b[k], past) for k, past in zip(tested, pasts)]
+    judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
+                                     tested, threshold, WORDS)))
+    methods = dict(zip(tested, (m for _, m in found)))
+    for k in lone_state(a, b, dict(zip(tested, pasts))):
+        judged[k] = replace(judged[k], word=UNDETERMINED, failing=False)
+        methods[k] = LONE_STATE
+    dfs = dict(zip(tested, (e.test_df for e, _ in found)))
+    changes = [_change(a[k], b[k], judged.get(k), methods.get(k), dfs.get(k))
+               for k in matched]
+    return Comparison(changes, [s.identity for k, s in a.items() if k not in b],
+                      [s.identity for k, s in b.items() if k not in a], threshold)
+
+
+LONE_STATE = "lone state"  # CaseChange.method where one side sat alone in another state
+
+
+def lone_state(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History | None]
+               ) -> list[str]:
+    """The cases where one side lies LEVEL_GAP (1.5x) or more from the other and from
+    every earlier command of the case's configuration (two or more), while the other side
+    lies among them, and B's shift is alike (within 1.5x, the same way) at half or more
+    of the command's cases: a whole command in another state multiplies every size alike.
+    That is what a command wholly beside another job, or on a slower core, looks like on
+    a shared host (on the machine this was built on, 1 of 10 identical commands ran 2.4-3.2x
+    slower at every size), and what a real change seen once looks like: no test of two
+    commands tells them apart, and a second command at that level, or compare --live,
+    does. A shift unlike across sizes (an added delay: 600x at 8 B, 2x at 16 KiB) is not
+    a state, and is tested as any other."""
+    shifts = {k: float(b[k].logs.mean() - a[k].logs.mean()) for k in pasts}
+    big = [k for k, d in shifts.items() if abs(d) >= LEVEL_GAP]
+    if not big or 2 * len(big) < len(shifts):
+        return []
+    centre = float(np.median([shifts[k] for k in big]))
+    if any(shifts[k] * centre <= 0 or abs(shifts[k] - centre) >= LEVEL_GAP for k in big):
+        return []
+
+    def alone(k: str, side: Side, other: Side) -> bool:
+        means = np.asarray(pasts[k].command_means if pasts[k] else ())
+        if means.size < 2:
+            return False
+        far = np.abs(means - side.logs.mean()) >= LEVEL_GAP
+        return bool(far.all()) and not np.all(np.abs(means - other.logs.mean()) >= LEVEL_GAP)
+    return [k for k in big if alone(k, b[k], a[k]) or alone(k, a[k], b[k])]
+
+
+def _change(a: Side, b: Side, claim: Claim | None, method: str | None,
+            df: float | None) -> CaseChange:
+    median_a, median_b = float(np.exp(a.logs.mean())), float(np.exp(b.logs.mean()))
+    relative = median_b / median_a - 1
+    if claim is None:  # a printed figure: no samples to test
+        return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
+                          None, None, "imported", None, None, SHIFT_ONLY, False, None)
+    low, high = (claim.interval[0] - 1, claim.interval[1] - 1) if claim.interval else (None,
+                                                                                        None)
+    return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative, low,
+                      high, method, df if claim.interval else None, claim.p, claim.word,
+                      claim.failing, claim.detectable)
+
+
+def load_side(store, runs: list[int]) -> dict[str, Side]:
+    return sides([case for run_id in runs for case in store.cases(run_id)])

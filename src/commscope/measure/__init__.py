@@ -1,0 +1,1 @@
+"""Measuring: the plan of a command, its launches and their samples into the store."""

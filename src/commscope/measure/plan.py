@@ -1,0 +1,733 @@
+"""What one launch measures, and the one builder that checks it: kernel, ranks, cases,
+placement, synchronisation and sampling, from plain values.
+
+Every verb and study builds its plans here (`plans`, `sampling`), so what a valid plan
+is lives in one place; `Names` says how each value was given, so a refusal names the
+flag (`--np`) or the sweep file's key (`plan.toml: experiment 2: np`) to fix.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..system.build import WITHOUT, left_out
+from ..system.errors import UserError
+from ..system.kernels import Catalog, Kernel, Param, pair
+from ..system.launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
+from ..system.launcher.placement import cores, most_per_host, room
+from ..stats.replication import MAX_LAUNCHES, PILOT
+from ..system.sizes import format_bytes, parse_sizes
+
+DEFAULT_SIZES = "0:4MiB"
+# The default goal: each case's launch-aware 95% interval within +-5% of its median
+# (replication.py), in at most 1 s of launches per run once 3 launches are in.
+DEFAULT_PRECISION = 0.05
+DEFAULT_MAX_TIME = 1.0
+AUTO_LAUNCHES = (PILOT, MAX_LAUNCHES)  # auto: at least 3 launches, at most 10
+# Per case and launch: the first round of samples. Fewer than the 6 a launch's own CI of
+# the median needs, since the interval is of the launches' medians: a case whose time
+# share ends after 3 samples (bw at 4 MiB: 256 MiB a sample) is still one launch's median.
+LAUNCH_MIN_SAMPLES = 3
+MIN_CASE_TIME = 1e-3  # a launch's per-case share of the budget is never taken below 1 ms
+TIMEOUT_BASE, TIMEOUT_FACTOR = 60.0, 10.0  # default per-case timeout: 60 s + 10x the budget
+ITERS_TIMEOUT = 600.0  # --iters gives no time budget: 10 minutes per case
+
+
+@dataclass(frozen=True)
+class Names:
+    """How a plan's values are named in messages: a verb's flags, or a sweep file's keys."""
+    where: str = ""  # a sweep file's "plan.toml: experiment 2: "
+    flags: bool = True
+
+    def __call__(self, key: str) -> str:
+        return f"--{key.replace('_', '-')}" if self.flags else f"{self.where}{key}"
+
+    def param(self, name: str) -> str:
+        return f"--{name.replace('_', '-')}" if self.flags else f"{self.where}params.{name}"
+
+    def bare(self, *keys: str) -> tuple[str, ...]:
+        """Flags, or a sweep file's keys without where they are: for a remedy inside a
+        message, and for messages that the sweep prefixes itself."""
+        return tuple(self(k) if self.flags else k for k in keys)
+
+    @property
+    def params(self) -> str:
+        """What the kernel's parameters are called: flags, or a sweep file's params table."""
+        return "parameters" if self.flags else "params"
+
+
+FLAGS = Names()
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How a run spends its time: over `launches` launches (None: auto, see launches.py),
+    each case taking a fixed count of samples per launch (iters), a fixed time
+    (min_time), or by default samples until its launch-aware interval is within
+    +-precision of the median, the launches of the run sharing max_time seconds."""
+    iters: int | None = None
+    min_time: float | None = None
+    precision: float = DEFAULT_PRECISION
+    max_time: float = DEFAULT_MAX_TIME
+    timeout: float | None = None  # None: Step.case_timeout derives one
+    launches: int | None = None  # None: auto
+
+    @property
+    def adaptive(self) -> bool:
+        return not (self.iters or self.min_time)
+
+    def settings(self) -> dict:
+        return {"iters": self.iters, "min_time": None if self.iters else self.min_time,
+                "precision": self.precision if self.adaptive else None,
+                "max_time": self.max_time if self.adaptive else None,
+                "launches": self.launches or "auto"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One launch of a run: its number (the seed of its case order), and, when the run
+    samples to a precision, each case's share of the time left and the precision a
+    launch median needs (launches.py)."""
+    number: int = 1
+    case_time_s: float = DEFAULT_MAX_TIME
+    within_precision: float = DEFAULT_PRECISION / 2
+
+    def native_args(self, sampling: Sampling) -> list[str]:
+        args = ["--shuffle", str(self.number)]
+        if sampling.iters:
+            return args + ["--iters", str(sampling.iters)]
+        if sampling.min_time:
+            return args + ["--min-time", repr(sampling.min_time)]
+        return args + ["--precision", repr(self.within_precision), "--max-time",
+                       repr(max(self.case_time_s, MIN_CASE_TIME)), "--min-samples",
+                       str(LAUNCH_MIN_SAMPLES)]
+
+    def case_timeout(self, sampling: Sampling) -> float:
+        """Seconds a case (or the launch before its first record) may go without progress.
+
+        Derived from the case's sampling budget: start-up, probing and calibration
+        take seconds, sampling at most the budget; ten times that is a hang.
+        """
+        if sampling.timeout:
+            return sampling.timeout
+        if sampling.iters:
+            return ITERS_TIMEOUT
+        return TIMEOUT_BASE + TIMEOUT_FACTOR * (sampling.min_time or self.case_time_s)
+
+    def settings(self) -> dict:
+        return {"launch": self.number, "case_time_s": self.case_time_s,
+                "within_precision": self.within_precision}
+
+
+def parse_precision(text, name: str = "--precision") -> float:
+    """A relative precision: 1%, 0.5% or 0.01."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise UserError(f"{name} {text}: give a relative precision such as 1% or 0.01, "
+                        "above 0 and below 100%")
+    return value
+
+
+def parse_launches(value, name: str = "--launches") -> int | None:
+    """A launch count: a whole number from 1, or auto (None)."""
+    if value is None or str(value).strip() == "auto":
+        return None
+    text = str(value).strip()
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(f"{name} {value}: give a whole number of launches from 1, or auto")
+    return int(text)
+
+
+def sampling(*, iters: int | None = None, min_time: float | None = None,
+             precision=None, max_time: float | None = None, timeout: float | None = None,
+             launches=None, names: Names = FLAGS) -> Sampling:
+    """Sampling, checked: one of iters, min_time or precision; positive times; a launch
+    count from 1, or auto."""
+    if sum(v is not None for v in (iters, min_time, precision)) > 1:
+        raise UserError(f"{names.where}give one of {names('precision')}, "
+                        f"{names('min_time')} or {names('iters')}")
+    max_time = DEFAULT_MAX_TIME if max_time is None else max_time
+    if iters is not None and iters < 1:
+        raise UserError(f"{names('iters')} {iters}: give at least 1 sample per case")
+    for key, value in (("min_time", min_time), ("max_time", max_time), ("timeout", timeout)):
+        if value is not None and not value > 0:
+            raise UserError(f"{names(key)} {value}: give a positive number of seconds")
+    budget = ("min_time", min_time) if min_time else ("max_time", max_time) if not iters \
+        else None
+    if timeout is not None and budget and timeout <= budget[1]:
+        raise UserError(f"{names('timeout')} {timeout}: a case may sample for "
+                        f"{names(budget[0])} {budget[1]:g} s; give a timeout above that, or "
+                        f"lower {names(budget[0])}")
+    chosen = DEFAULT_PRECISION if precision is None else parse_precision(precision,
+                                                                          names("precision"))
+    return Sampling(iters, min_time, chosen, max_time, timeout,
+                    parse_launches(launches, names("launches")))
+
+
+# --late: samples per delay and launch when --iters does not say (each cycle is one
+# punctual sample and one of each delay), and launches when --launches is auto: the
+# sensitivity's interval is over launches, and 5 give a t interval of 4 df.
+LATE_CYCLES = 20
+LATE_LAUNCHES = 5
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+@dataclass(frozen=True)
+class Late:
+    """--late RANK:DELAYS (or random:DELAYS): in a late sample, `rank` (None: one drawn per
+    sample) waits each delay before its call (`placebo`: after it), by `wait`."""
+    rank: int | None
+    delays_s: tuple[float, ...]
+    wait: str = "sleep"
+    placebo: bool = False
+
+    def native_args(self) -> list[str]:
+        spec = f"{'random' if self.rank is None else self.rank}:" + ",".join(
+            repr(d) for d in self.delays_s)
+        return ["--late", spec, "--late-wait", self.wait] + (
+            ["--late-placebo"] if self.placebo else [])
+
+    def settings(self) -> dict:
+        return {"rank": "random" if self.rank is None else self.rank,
+                "delays_s": list(self.delays_s), "wait": self.wait, "placebo": self.placebo}
+
+
+def parse_late(spec: str, wait: str = "sleep", placebo: bool = False,
+               names: Names = FLAGS) -> Late:
+    """RANK:D1,D2 or random:D1,D2, each delay a positive time with a unit (0.1ms, 1ms, 10ms;
+    bare: seconds)."""
+    name = names("late")
+    rank, colon, delays = str(spec).partition(":")
+    rank = rank.strip()
+    if not colon or not (rank == "random" or rank.isdigit()):
+        raise UserError(f"{name} {spec}: write RANK:DELAY[,DELAY...] (e.g. 1:0.1ms,1ms,10ms) "
+                        "or random:DELAY[,...]")
+    found = []
+    for item in (d.strip() for d in delays.split(",")):
+        m = re.fullmatch(r"(-?[0-9.]+(?:e-?\d+)?)\s*(s|ms|us)?", item)
+        value = float(m.group(1)) * TIME_UNITS[m.group(2) or "s"] if m and _finite(
+            m.group(1)) else None
+        if value is None or value <= 0:
+            raise UserError(f"{name} {spec}: '{item}' is not a positive delay; give one "
+                            "with a unit, such as 0.1ms, 1ms or 10ms")
+        found.append(value)
+    if wait not in ("sleep", "spin"):
+        raise UserError(f"{names('late_wait')} {wait}: choose sleep or spin")
+    return Late(None if rank == "random" else int(rank), tuple(found), wait, placebo)
+
+
+def check_late(late: Late, k: Kernel, ranks: int, sync: str, names: Names) -> None:
+    if k.family != "collective":
+        raise UserError(f"{names('late')}: {k.name} is not a collective; a late rank is "
+                        "measured on collectives (barrier, bcast, allreduce, ...)")
+    if k.phases:  # its phases are started together by a barrier, which would absorb it
+        raise UserError(f"{names('late')}: {k.name} times its phases apart, each after a "
+                        f"barrier; measure its blocking form ({k.name[1:]})")
+    if late.rank is not None and late.rank >= ranks:
+        raise UserError(f"{names('late')} {late.rank}:...: rank {late.rank} is not one of "
+                        f"the {ranks} ranks ({names('np')} {ranks}: 0 to {ranks - 1})")
+    if sync != "window":
+        raise UserError(f"{names('late')}: the punctual ranks start at an agreed time only "
+                        f"with {names.bare('sync')[0]} window (the default with "
+                        f"{names.bare('late')[0]})")
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernel: Kernel
+    ranks: int
+    modes: list[str | None]
+    sizes: list[int]
+    window: int | None  # None: the kernel takes no window
+    params: dict[str, str] = field(default_factory=dict)
+    sync: str = "barrier"
+    validate: bool = False
+    placement: Placement = Placement()
+    sampling: Sampling = Sampling()
+    cold_cache: bool = False  # buffers rotate through twice the last-level cache
+    # Every case once per value of one kernel parameter, in the same launches (native
+    # --each; None: the parameter not given): (name, values). `commscope check`'s sides.
+    each: tuple[str, tuple[str | None, ...]] | None = None
+    # `run --info KEY=VALUE`: free-form labels stored with the run (not part of what a case
+    # is: two runs that differ only in labels measured the same thing).
+    info: dict[str, str] = field(default_factory=dict)
+    # How a verdict verb judges this run (its threshold, catalogue, ...): stored with it so
+    # that `--runs` and the report judge as the command did (docs/statistics.md).
+    verdict: dict = field(default_factory=dict)
+    late: Late | None = None  # --late: a rank made late in some samples (skew.py)
+
+    @property
+    def cases(self) -> int:
+        return len(self.modes) * len(self.sizes) * (len(self.each[1]) if self.each else 1)
+
+    def native_args(self, step: Step = Step()) -> list[str]:
+        args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
+                "--sync", self.sync]
+        if self.window is not None:
+            args += ["--window", str(self.window)]
+        if self.modes != [None]:
+            args += ["--modes", ",".join(self.modes)]
+        args += step.native_args(self.sampling)
+        for key, value in self.params.items():
+            args += ["--param", f"{key}={value}"]
+        if self.each:
+            name, values = self.each
+            args += ["--each", f"{name}={','.join(v or '' for v in values)}"]
+        if self.validate:
+            args.append("--validate")
+        if self.cold_cache:
+            args.append("--cold-cache")
+        if self.late:
+            args += self.late.native_args()
+        return args
+
+    def settings(self) -> dict:
+        """What was asked for, stored with the run: the provenance of every case in it."""
+        return {"params": self.params, "sync": self.sync, **self.placement.as_dict(),
+                "modes": self.modes, "sizes": self.sizes, **self.sampling.settings(),
+                "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache,
+                **({"each": {self.each[0]: list(self.each[1])}} if self.each else {}),
+                **({"info": self.info} if self.info else {}),
+                **({"verdict": self.verdict} if self.verdict else {}),
+                **({"late": self.late.settings()} if self.late else {})}
+
+
+def parse_ranks(spec, name: str = "--np") -> list[int]:
+    """Process counts: a list (2,4,8) or a power-of-two range (2:16), sorted, distinct."""
+    counts: set[int] = set()
+    for item in (i.strip() for i in str(spec).split(",")):
+        m = re.fullmatch(r"(\d+)(?:\s*:\s*(\d+))?", item)
+        if not m or int(m.group(1)) < 1:
+            raise UserError(f"{name}: '{item}' is not a process count; use a list (2,4,8) "
+                            "or a power-of-two range (2:16)")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise UserError(f"{name}: range {item} ends below its start")
+        if m.group(2) is None:
+            counts.add(lo)
+            continue
+        n = lo
+        while n <= hi:
+            counts.add(n)
+            n *= 2
+    return sorted(counts)
+
+
+def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
+          window: int | None = None, params: dict | None = None, sync: str = "barrier",
+          validate: bool = False, sampling: Sampling = Sampling(), map_by: str | None = None,
+          bind_to: str | None = None, transport: str = "auto", hosts: str | None = None,
+          hostfile: str | None = None, ppn: int | None = None, launcher: str = "auto",
+          app: bool = False, cold_cache: bool = False, late: Late | None = None,
+          names: Names = FLAGS) -> list[Plan]:
+    """One plan per process count, every one checked before anything is launched.
+
+    np and sizes take a spec ("2:8", "0:4MiB") or a list; modes a spec ("all",
+    "standard,ready"); params the kernel's parameters by name, as strings (a name's '-' is
+    its '_': --recv-buffers is recv_buffers).
+    """
+    k = catalog.kernel(kernel) if app else catalog.runnable(kernel)
+    if cold_cache and not k.cold_cache:
+        takes = ", ".join(n for n, other in catalog.kernels.items() if other.cold_cache)
+        raise UserError(f"{names('cold_cache')}: kernel {k.name} keeps its own buffers warm; "
+                        f"cold caches are for {takes}")
+    window = _window(k, window, names)
+    sync, given = split_sync(catalog, k, sync, {n.strip().replace('-', '_'): _param_text(v)
+                                                  for n, v in (params or {}).items()},
+                             names)
+    # A range (the default one, or A:B) holds the sizes in it that the parameters can split;
+    # a list names each size, so one that does not fit is refused.
+    ranged = sizes is None or ":" in str(sizes)
+    sizes, given = _sizes(k, sizes, given, names)
+    chosen_modes = modes_for(k, modes, names)
+    if str(modes).strip() == "all":  # the modes that have the form the parameters ask for
+        limits = [k.params[n].modes for n, v in given.items()
+                  if n in k.params and k.params[n].modes and v != "no"]
+        chosen_modes = [m for m in chosen_modes if all(m in allowed for allowed in limits)]
+    _choice(map_by, MAP_BY, names("map_by"))
+    _choice(bind_to, BIND_TO, names("bind_to"))
+    _choice(transport, TRANSPORTS, names("transport"))
+    placement = Placement(map_by, bind_to, transport,
+                          **host_fields(hosts, hostfile, ppn, launcher, mpi,
+                                        names.bare("hosts", "hostfile", "ppn", "launcher")))
+    found = []
+    for ranks in _counts(np, names):
+        if ranks < k.min_ranks:
+            raise UserError(f"{names('np')} {ranks}: {k.name} needs at least {k.min_ranks} ranks")
+        if ranks % k.ranks_multiple:
+            raise UserError(f"{names('np')} {ranks}: {k.name} needs a multiple of "
+                            f"{k.ranks_multiple} ranks (it pairs them); give "
+                            f"{names('np')} {_nearest_count(k, ranks, placement)}")
+        chosen = params_for(k, given, ranks, names)
+        check_needs(catalog, mpi, k, chosen, chosen_modes, cold_cache, names)
+        these_sizes = [k.meaning.fixed_bytes(chosen, names.param)] if k.meaning.fixed_bytes \
+            else sizes
+        if ranged:  # none fitting: refused below, as a list would be
+            these_sizes = [s for s in these_sizes if all(
+                s % unit == 0 for unit, _ in size_units(k, chosen))] or these_sizes
+        check_sizes(k, these_sizes, chosen, names)
+        check_placement(mpi, ranks, placement)
+        if late:
+            check_late(late, k, ranks, sync, names)
+        check_window_sync(sync, placement, ranks, names)
+        plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
+                    placement, sampling, cold_cache, late=late)
+        check_memory(catalog, plan, names)
+        found.append(plan)
+    return found
+
+
+def _nearest_count(k: Kernel, ranks: int, placement: Placement) -> int:
+    """The count the kernel takes next to `ranks`: above it where the hosts hold that many
+    (launch.room), else below it."""
+    step = k.ranks_multiple
+    up = -(-ranks // step) * step
+    down = max(ranks // step * step, -(-k.min_ranks // step) * step)
+    holds = room(placement)
+    return up if holds is None or up <= holds or down > holds else down
+
+
+def check_window_sync(sync: str, placement: Placement, ranks: int, names: Names) -> None:
+    """--sync window busy-waits every rank until its start: with more ranks than cores on a
+    host a waiting rank keeps another from running, so samples start late (4 ranks on 2
+    cores: every sample below 1 MiB), and the case would have no figure."""
+    most = most_per_host(placement, ranks)
+    if sync == "window" and most is not None and most > cores():
+        raise UserError(f"{names('sync')} window: {most} ranks on a host of {cores()} cores "
+                        "would start every sample late; use "
+                        f"{names.bare('sync')[0]} barrier (the default) or at most {cores()} "
+                        "ranks per host")
+
+
+def _param_text(value) -> str:
+    """A parameter's value as the binary takes it; a sweep file's true or false is a
+    switch's yes or no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).strip()
+
+
+def _counts(np, names: Names) -> list[int]:
+    spec = ",".join(map(str, np)) if isinstance(np, (list, tuple)) else str(np)
+    return parse_ranks(spec, names("np"))
+
+
+def _choice(value, choices: Iterable[str], name: str) -> None:
+    if value is not None and value not in choices:
+        raise UserError(f"{name} {value}: choose from {', '.join(choices)}")
+
+
+def _window(k: Kernel, window: int | None, names: Names) -> int | None:
+    """The window to pass and record; None for a kernel without one (a window given for
+    it, as for every kernel of a sweep, has nothing to set)."""
+    if window is None or k.default_window is None:
+        return k.default_window
+    if window < 1:
+        raise UserError(f"{names('window')} {window}: give at least 1 message in flight")
+    return window
+
+
+def _sizes(k: Kernel, spec, given: dict[str, str], names: Names) -> tuple[list[int], dict]:
+    """The sizes to measure, and the parameters without a size given as a length."""
+    text = None if spec is None else ",".join(map(str, spec)) if isinstance(spec, (list, tuple)) \
+        else str(spec)
+    if k.meaning.fixed_bytes:
+        if text is not None:
+            raise UserError(f"{names('sizes')}: {k.name}'s bytes follow from its "
+                            f"{names.params}; drop {names.bare('sizes')[0]}")
+        return [], given
+    length = k.meaning.length
+    if length and (text is None or length[0] in given):
+        key, unit, default = length
+        if text is not None:
+            raise UserError(f"{names('sizes')}: {k.name}'s size is its length; give "
+                            f"{names.bare('param')[0]} {key}=N or {names.bare('sizes')[0]}, "
+                            "not both")
+        given = dict(given)
+        n = given.pop(key, str(default))
+        if not n.isdigit() or int(n) < 1:
+            raise UserError(f"{names.param(key)}={n}: give the vector length as a positive "
+                            "integer")
+        return [unit * int(n)], given
+    # An empty list (a script's unset variable) is refused, not taken for the default.
+    return parse_sizes(DEFAULT_SIZES if text is None else text, names("sizes")), given
+
+
+def of_kind(k: Kernel, kind: str) -> Param | None:
+    """The kernel's parameter of this kind (native/kernel.h), or None."""
+    return next((p for p in k.params.values() if p.kind == kind), None)
+
+
+def split_sync(catalog: Catalog, k: Kernel, sync: str, given: dict[str, str],
+               names: Names = FLAGS) -> tuple[str, dict[str, str]]:
+    """The timing loop's sync, and the kernel parameters, for a --sync value.
+
+    A kernel with an access epoch (a parameter of kind epoch: rma's) takes it as --sync
+    too: that becomes the parameter's value, and the loop starts samples after a barrier.
+    """
+    name, methods = names("sync"), catalog.sync_methods
+    epoch = of_kind(k, "epoch")
+    if sync == "window" and epoch:
+        # Window sync's busy-wait keeps the target out of MPI, and MPICH 5.0.2 grants a
+        # lock only when the target enters MPI: 8 B lock epochs took 1.6 ms, not 2.1 us.
+        raise UserError(f"{name} window: the {k.name} target would wait outside MPI, stalling "
+                        f"its epochs; use {names.bare('sync')[0]} barrier or one of "
+                        f"{', '.join(epoch.choices)}")
+    if sync in methods:
+        return sync, given
+    takers = [o.name for o in catalog.kernels.values()
+              if of_kind(o, "epoch") and sync in of_kind(o, "epoch").choices]
+    if not epoch or sync not in epoch.choices:
+        if not takers:
+            raise UserError(f"{name} {sync}: invalid choice: '{sync}'; choose from "
+                            f"{', '.join(methods)}, or an access epoch of "
+                            f"{_epoch_kernels(catalog)}")
+        raise UserError(f"{name} {sync}: an RMA access epoch, which only "
+                        f"{', '.join(takers)} takes; use {names.bare('sync')[0]} "
+                        f"{' or '.join(methods)} for {k.name}")
+    if given.get(epoch.name, sync) != sync:
+        raise UserError(f"{name} {sync}: the epoch is already given as "
+                        f"{epoch.name}={given[epoch.name]}; give it once")
+    return "barrier", {**given, epoch.name: sync}
+
+
+def _epoch_kernels(catalog: Catalog) -> str:
+    return "; ".join(f"{k.name}: {', '.join(of_kind(k, 'epoch').choices)}"
+                     for k in catalog.kernels.values() if of_kind(k, "epoch"))
+
+
+def modes_for(k: Kernel, spec: str | None, names: Names = FLAGS) -> list[str | None]:
+    """The send modes to run: the --modes list, checked against what the kernel takes."""
+    name = names("modes")
+    if not k.modes:
+        if spec:
+            raise UserError(f"{name}: kernel {k.name} has no send modes; drop "
+                            f"{names.bare('modes')[0]}")
+        return [None]
+    if not spec:
+        return [k.modes[0]]
+    if spec.strip() == "all":
+        return list(k.modes)
+    wanted = [m.strip() for m in spec.split(",") if m.strip()]
+    if not wanted:
+        raise UserError(f"{name}: '{spec}' names no send mode; choose from: {', '.join(k.modes)}")
+    for m in wanted:
+        if m not in k.modes:
+            raise UserError(f"{name}: unknown send mode '{m}' for {k.name}; "
+                            f"choose from: {', '.join(k.modes)}, or all")
+    return list(dict.fromkeys(wanted))
+
+
+def params_for(k: Kernel, given: dict[str, str], ranks: int,
+               names: Names = FLAGS) -> dict[str, str]:
+    """The kernel's parameters with the declared defaults filled in, each value checked.
+
+    Choices first, then what the kernel's size definition checks (halo's tile and
+    width), then each parameter's kind (native/kernel.h: rank, count, grid, ...).
+    """
+    for name in given:
+        if name not in k.params:
+            takes = ", ".join(k.params) or "no parameters"
+            # `--param x=1` and `--x 1` both land here: name the parameter, not a flag
+            which = f"parameter {name}" if names.flags else names.param(name)
+            raise UserError(f"{which}: kernel {k.name} takes {takes}")
+    values = {name: str(given.get(name, p.default)).strip()
+              for name, p in k.params.items() if name in given or p.default is not None}
+    # A switch given as no is the switch not given: one identity for the same case.
+    values = {name: value for name, value in values.items()
+              if not (k.params[name].kind == "switch" and value == "no")}
+    for name, value in values.items():
+        p = k.params[name]
+        if p.kind == "algorithm":
+            values[name] = algorithm_name(k, p, value, names.param(name))
+        elif p.choices and value not in p.choices:
+            raise UserError(f"{names.param(name)} {value}: choose one of {', '.join(p.choices)}")
+    forced = [n for n in values if k.params[n].kind == "algorithm"]
+    other = [n for n in values if n in ("as", "persistent")]
+    if forced and other:
+        raise UserError(f"{names.param(forced[0])}: forces {k.name}'s own algorithm, which "
+                        f"{names.param(other[0])} replaces; drop one of them")
+    if k.meaning.fixed_bytes:
+        k.meaning.fixed_bytes(values, names.param)
+    for name, value in values.items():
+        _check_kind(k.params[name], value, ranks, names.param(name))
+    return values
+
+
+def algorithm_name(k: Kernel, p, value: str, name: str) -> str:
+    """The library's algorithm `value` (a name, or its number in the library's setting)
+    by name: one case identity whichever way it was given."""
+    if not p.choices:
+        why = f"keeps {p.setting} fixed while a job runs (MPI_T scope constant)" if p.fixed \
+            else f"has no {p.setting}"
+        raise UserError(f"{name}: this MPI library {why}, so {k.name}'s algorithm cannot be "
+                        "forced case by case; run without it, or choose another MPI")
+    if value.isdigit() and int(value) in p.values:
+        return p.choices[p.values.index(int(value))]
+    if value not in p.choices:
+        listed = ", ".join(f"{c} ({v})" for c, v in zip(p.choices, p.values))
+        raise UserError(f"{name} {value}: {k.name} has no such algorithm in this MPI "
+                        f"library ({p.setting}); choose one of {listed}")
+    return value
+
+
+def check_needs(catalog: Catalog, mpi, k: Kernel, params: dict[str, str], modes: list[str],
+                cold_cache: bool, names: Names = FLAGS) -> None:
+    """Refuse, before launching, what this MPI's build lacks (an MPI-4 feature), a
+    parameter with a send mode it does not take, and a parameter that binds the buffers
+    to requests made in set-up asked to rotate through cold ones."""
+    wanted = [(f"kernel {k.name}", k.needs)] + [
+        (names.param(n), k.params[n].needs) for n in params if k.params[n].needs]
+    for what, need in wanted:
+        feature = catalog.features.get(need) if need else None
+        if need and not (feature and feature.present):
+            calls = feature.calls if feature else need
+            if need in left_out():
+                raise UserError(f"{what}: needs {calls}; commscope's build for {mpi.label} "
+                                f"left it out ({WITHOUT}={os.environ[WITHOUT]}): unset it")
+            raise UserError(f"{what}: needs {calls}, which {mpi.label} lacks (its mpi.h says "
+                            f"MPI {catalog.mpi_version}); choose an MPI that has it with "
+                            f"{names.bare('mpi')[0]} PREFIX (MPICH 4.0 or later has it)")
+    for name in params:
+        allowed = k.params[name].modes
+        odd = [m for m in modes if allowed and m not in allowed]
+        if odd:
+            raise UserError(f"{names.param(name)}: send mode {odd[0]} has no such form; "
+                            f"give {names.bare('modes')[0]} {','.join(allowed)}")
+    bound = [n for n in params if k.params[n].binds_buffers]
+    if cold_cache and bound:
+        raise UserError(f"{names.param(bound[0])}: its requests are bound to one buffer in "
+                        f"set-up, so they cannot rotate through cold ones; drop "
+                        f"{names('cold_cache')}")
+
+
+def vector_blocks(value: str | None) -> tuple[int, int] | None:
+    """A layout kind's vector:STRIDE:BLOCK as (stride, block) in elements; None: contiguous."""
+    if value in (None, "contiguous"):
+        return None
+    found = re.fullmatch(r"vector:(\d+):(\d+)", value)
+    if not found or not 1 <= int(found[2]) <= int(found[1]) or int(found[1]) > 2**31 - 1:
+        raise ValueError(value)
+    return int(found[1]), int(found[2])
+
+
+def _check_kind(p, value: str, ranks: int, name: str) -> None:
+    if p.kind == "layout":
+        try:
+            vector_blocks(value)
+        except ValueError:
+            raise UserError(f"{name} {value}: give contiguous or vector:STRIDE:BLOCK, in "
+                            "elements, with STRIDE >= BLOCK >= 1 (e.g. vector:4:1)") from None
+    if p.kind == "rank" and value != "rotate" and (not value.isdigit() or int(value) >= ranks):
+        raise UserError(f"{name} {value}: give a rank from 0 to {ranks - 1}, or rotate")
+    if p.kind in ("count", "parts") and not (value.isdigit() and int(value) >= 1):
+        raise UserError(f"{name} {value}: give a whole number from 1")
+    if p.kind == "number" and not _finite(value):
+        raise UserError(f"{name} {value}: give a finite number")
+    if p.kind == "extent" and pair(value) is None:
+        raise UserError(f"{name} {value}: give NXxNY {p.help}, e.g. {p.default}")
+    if p.kind == "grid" and value != "auto":
+        grid = pair(value)
+        if grid is None:
+            raise UserError(f"{name} {value}: give PXxPY (e.g. 2x2) or auto")
+        if grid[0] * grid[1] != ranks:
+            raise UserError(f"{name} {value}: a {value} process grid is {grid[0] * grid[1]} "
+                            f"ranks, but the run has {ranks}; give PXxPY with PX*PY = {ranks}, "
+                            "or auto")
+
+
+def _finite(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def size_units(k: Kernel, params: dict[str, str]) -> list[tuple[int, str]]:
+    """What every size must be a whole number of under the chosen parameters: (bytes,
+    what they are), e.g. (8, "double (8 B) elements")."""
+    units = []
+    for name, value in params.items():
+        element = (k.params[name].elements or {}).get(value)
+        if element is not None:
+            what = value if element.type == value else f"{value}'s {element.type}"
+            units.append((element.bytes, f"{what} ({element.bytes} B) elements"))
+        if k.params[name].kind == "parts":
+            units.append((int(value), f"{int(value)} equal {name}"))
+    chosen = _value_of_kind(k, params, "layout")
+    vector = vector_blocks(chosen)
+    if vector:  # after the elements: its blocks are counted in them
+        unit = vector[1] * element_bytes(k, params)
+        units.append((unit, f"{chosen} blocks ({unit} B)"))
+    return units
+
+
+def check_sizes(k: Kernel, sizes: list[int], params: dict[str, str],
+                names: Names = FLAGS) -> None:
+    """Every size a whole number of the units the chosen parameters ask for."""
+    for unit, what in size_units(k, params):
+        odd = [s for s in sizes if s % unit]
+        if odd:
+            raise UserError(f"{names('sizes')}: {odd[0]} B is not a whole number of {what}; "
+                            f"give multiples of {unit}")
+
+
+def _value_of_kind(k: Kernel, params: dict[str, str], kind: str) -> str | None:
+    p = of_kind(k, kind)
+    return params.get(p.name) if p else None
+
+
+def element_bytes(k: Kernel, params: dict[str, str]) -> int:
+    """Bytes of the element a chosen value names (double: 8; none chosen: 1, bytes): what
+    a vector layout's blocks count."""
+    for name, value in params.items():
+        element = (k.params[name].elements or {}).get(value)
+        if element is not None:
+            return element.bytes
+    return 1
+
+
+def extent(k: Kernel, nbytes: int, params: dict[str, str]) -> int:
+    """The bytes a message of nbytes payload spans in memory under its vector layout."""
+    vector = vector_blocks(_value_of_kind(k, params, "layout"))
+    if not vector or not nbytes:
+        return nbytes
+    unit = element_bytes(k, params)
+    blocks = nbytes // (vector[1] * unit)
+    return ((blocks - 1) * vector[0] + vector[1]) * unit
+
+
+def available_memory() -> int | None:
+    """MemAvailable of this host in bytes (Linux), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(catalog: Catalog, plan: Plan, names: Names = FLAGS) -> None:
+    """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
+    largest = max(plan.sizes)
+    window = catalog.window_used(plan.kernel, plan.window, largest)
+    per_rank = plan.kernel.meaning.memory(extent(plan.kernel, largest, plan.params), window,
+                                          plan.ranks, plan.params)
+    need = per_rank * (2 if plan.kernel.two_ranks else plan.ranks)
+    have = available_memory()
+    if have is not None and need > have:
+        raise UserError(
+            f"{names('sizes')}: {format_bytes(largest)} messages need {per_rank / 2**30:.1f} GiB "
+            f"per rank for {plan.kernel.name}, {need / 2**30:.1f} GiB on this host for "
+            f"{plan.ranks} ranks, but only {have / 2**30:.1f} GiB is available; "
+            "lower the largest size")

@@ -1,0 +1,163 @@
+"""The figures of stored runs: each case over all its launches, with the history that gives
+a single launch its between-launch variance (replication.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import json
+import os
+
+from ..store import names
+from . import skew
+from .advice import block, options, variance_lines
+from ..store.cases import Case, grouped, identity
+from .replication import CommandRatio, History, command_ratios, history, shared_levels
+from .states import screen
+from ..store.store import Store
+from .summary import combined_summary, launch_spreads
+
+
+def case_history(store: Store, cases: list[Case], level: bool = False) -> History | None:
+    """The between-launch and between-command variances of these cases' case from the
+    launches other runs made of it on the same hosts with the same MPI and configuration
+    (cases.identity with mpi, which holds the library's own settings, and the same `run
+    --info` labels), learned robustly from every one of them (replication.history), so a
+    results file that holds a regression does not blind the comparisons after it
+    (docs/compare.md). `level`: say which of two levels these cases' median is in."""
+    first = cases[0]
+    mine = {c.run_id for c in cases}
+    same = identity(first, mpi=True)
+    labels = first.settings.get("info")
+    groups: dict[tuple, list[float]] = {}
+    for c in store.same_cases(first.kernel, first.send_mode, first.bytes, first.ranks):
+        if c.run_id in mine or c.hosts != first.hosts or not c.valid_samples.size \
+                or identity(c, mpi=True) != same or c.settings.get("info") != labels:
+            continue
+        # One command's launches: a run's, or an old sweep's (its launches were runs).
+        command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
+        groups.setdefault(command, []).append(float(np.median(c.latency_s)))
+    medians = [float(np.median(c.latency_s)) for c in cases if level and c.valid_samples.size]
+    return history(list(groups.values()), float(np.mean(np.log(medians))) if medians else None,
+                   tuple(groups))
+
+
+def histories(store: Store, groups: list[list[Case]]
+              ) -> tuple[list[History | None], list[CommandRatio | None]]:
+    """Each group's (one case's launches') history, its levels found with the other
+    groups' on its hosts with its MPI (replication.shared_levels), and how much commands
+    differ there, learned from the histories of every group there
+    (replication.command_ratios)."""
+    pasts = [case_history(store, found, level=True) for found in groups]
+    ratios: list[CommandRatio | None] = [None] * len(groups)
+    where = [(found[0].hosts, found[0].mpi) for found in groups]
+    for w in set(where):
+        mine = [i for i, v in enumerate(where) if v == w]
+        for i, p in zip(mine, shared_levels([pasts[i] for i in mine])):
+            pasts[i] = p
+        for i, r in zip(mine, command_ratios([pasts[i] for i in mine],
+                                             [groups[i][0].bytes for i in mine])):
+            ratios[i] = r
+    return pasts, ratios
+
+
+def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
+    """Each case of the runs: its stored cases (one per launch) and their summary, launches
+    combined (summary.combined_summary); a case measured in one launch takes its history's
+    between-launch variance, if any."""
+    cases = [c for run_id in run_ids for c in store.cases(run_id)]
+    groups = [found for _, found in sorted(grouped(cases), key=lambda g: _order(g[1][0]))]
+    flags: dict[int, list[str]] = {}
+    for run_id in run_ids:
+        for w in store.warnings(run_id):
+            flags.setdefault(w["case_id"], []).append(w["kind"])
+    kept, odd = screen(groups)  # launches in another state: named, left out (states.py)
+    pasts, ratios = histories(store, kept)
+    return [(found, {**combined_summary(mine, past, spread, ratio, left_out),
+                     "flags": flags.get(found[0].id, [])})
+            for found, mine, left_out, spread, past, ratio
+            in zip(groups, kept, odd, launch_spreads(kept), pasts, ratios)]
+
+
+def skews(store: Store, found: list[tuple[list[Case], dict]]
+          ) -> list[tuple[dict, list[skew.Skew]]]:
+    """Each --late case of `found` (measured's): its summary (the punctual samples') and
+    its delays' skew figures (skew.skews)."""
+    return [(summary, skew.skews(cases, store.rank_samples))
+            for cases, summary in found if "late" in cases[0].extra]
+
+
+def absorbing_points(store: Store, run_ids: list[int]) -> list[dict]:
+    """`tune --late`'s points: per collective, np, size and delay, the default's S and
+    each algorithm's against it (skew.absorbing), JSON-ready."""
+    groups: dict[tuple, dict] = {}
+    for summary, found in skews(store, measured(store, run_ids)):
+        algorithm = summary["params"].get("algorithm")
+        for s in found:
+            key = (summary["kernel"], summary["ranks"], summary["bytes"], s.delay_s)
+            groups.setdefault(key, {})[algorithm] = s
+    points = []
+    for (kernel, ranks, nbytes, delay), by in sorted(groups.items()):
+        if None not in by:
+            continue
+        default = by.pop(None)
+        points.append({"kernel": kernel, "ranks": ranks, "bytes": nbytes, "delay_s": delay,
+                       "late_rank": default.late_rank, "default": default.sensitivity,
+                       "default_ci": list(default.sensitivity_ci or []) or None,
+                       "algorithms": [{"algorithm": a.algorithm, "sensitivity": a.sensitivity,
+                                       "sensitivity_ci": list(a.sensitivity_ci or []) or None,
+                                       "less": a.less, "less_ci": list(a.less_ci or []) or None,
+                                       "chosen": a.chosen}
+                                      for a in skew.absorbing(default, by)]})
+    return points
+
+
+def summaries(store: Store, run_ids: list[int]) -> list[dict]:
+    return [s for _, s in measured(store, run_ids)]
+
+
+def exported(store: Store, run_ids: list[int]) -> list[dict]:
+    """Each (run, case) with what `results export --format` gives beside its summary: the
+    run's start, MPI library, hosts, oversubscription and `run --info` labels, and the
+    case's identity (cases.identity)."""
+    rows = []
+    for run_id in run_ids:
+        row = store.run(run_id)
+        context = json.loads(row["context"]) if row["context"] else {}
+        info = json.loads(row["settings"] or "{}").get("info", {})
+        rows += [{"run": run_id, "started_utc": row["started_utc"],
+                  "mpi": names.library(row["mpi_version"]), "hosts": context.get("hosts", []),
+                  "oversubscribed": bool(row["oversubscribed"]), "info": info,
+                  "identity": identity(found[0]), "case": summary}
+                 for found, summary in measured(store, [run_id])]
+    return rows
+
+
+def quality(store: Store, run_ids: list[int],
+            summaries_of: dict[int, list[dict]] | None = None) -> list[str]:
+    """The quality block: each run's variance lines (advice.variance_lines) from the case
+    summaries its caller already computed (`summaries_of`: run id -> summaries; a run
+    without them, such as a health check's matrix, gets none), then the runs' stored
+    flags (advice.block), cases named with their process count."""
+    found, lines = [], []
+    for run_id in run_ids:
+        cases = store.case_labels(run_id)
+        row = store.run(run_id)
+        settings = options(json.loads(row["settings"] or "{}"),
+                           json.loads(row["context"]) if row["context"] else None,
+                           bool(row["oversubscribed"]),
+                           json.loads(row["kernel_facts"] or "{}").get("family"))
+        lines += variance_lines(run_id, (summaries_of or {}).get(run_id, []), settings)
+        for w in store.warnings(run_id):
+            c = cases.get(w["case_id"])
+            name = f"{names.case(*c[:3])} np{c[3]}" if c else None
+            found.append((w, name, settings))
+    return lines + block(found, os.cpu_count())
+
+
+def _order(case: Case) -> tuple:
+    """Rows as the command asked for them: its runs in order, each mode's sizes, whatever
+    order the launches measured them in."""
+    modes = case.settings.get("modes") or [None]
+    return (case.run_id, modes.index(case.send_mode) if case.send_mode in modes else 0,
+            case.bytes, case.launched_ranks)

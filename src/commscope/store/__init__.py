@@ -1,0 +1,1 @@
+"""The results store: one SQLite file of runs, launches and cases, and how a case is named."""

@@ -1,0 +1,112 @@
+"""What the report reads from the store, loaded once: runs, their cases, summaries and warnings."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ...store import cases as identities
+from ...store.cases import Case
+from ...models.groups import CONFIGURATION
+from ...stats.replication import History
+from ...stats.results import case_history
+from ...store.store import Store
+from ...stats.summary import case_summary, combined_summary
+from . import figures
+
+# Shown against the process count P: the collectives, and the ring, whose time grows with P.
+RING = "ring"
+
+
+@dataclass(frozen=True)
+class RunData:
+    row: sqlite3.Row
+    context: dict  # the native context record; empty when the run stopped before it
+    settings: dict
+    command: list[str]
+    host: dict  # the launching host's facts measured with the run; empty before schema 4
+    cases: list[Case]
+    warnings: list[sqlite3.Row]
+    skips: list[sqlite3.Row]
+    sweep: sqlite3.Row | None  # the sweep the run belongs to: name, plan path, ...
+    # id -> Store.case_labels' (kernel, send mode, bytes, launched ranks, ranks) of every
+    # case, its cases loaded or not
+    labels: dict[int, tuple]
+
+    @property
+    def id(self) -> int:
+        return self.row["id"]
+
+
+@dataclass
+class ReportData:
+    runs: list[RunData]
+    summaries: dict[int, dict]  # case id -> summary.case_summary
+    rank_samples: Callable[[int], np.ndarray]  # case id -> ranks x n, as store.rank_samples
+    mode_color: dict[str | None, str]  # one colour per send mode in every figure
+    # a case's other commands in the results file (results.case_history), for fits
+    history: Callable[[list[Case]], History | None]
+    # the quality block of the runs (results.quality), once the report has their figures
+    quality: list[str] = field(default_factory=list)
+
+    @property
+    def cases(self) -> list[Case]:
+        return [c for r in self.runs for c in r.cases]
+
+
+def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> ReportData:
+    """The runs; those of the kernels in `matrices` without their cases, which their own
+    section reads as a whole (a health check's pairs: report/health.py)."""
+    runs = []
+    for run_id in dict.fromkeys(run_ids):
+        row = store.run(run_id)
+        runs.append(RunData(row, json.loads(row["context"]) if row["context"] else {},
+                            json.loads(row["settings"]) if row["settings"] else {},
+                            json.loads(row["command"]),
+                            json.loads(row["host_facts"]) if row["host_facts"] else {},
+                            [] if row["kernel"] in matrices else store.cases(run_id),
+                            store.warnings(run_id), store.skips(run_id),
+                            None if row["sweep_id"] is None else store.sweep(row["sweep_id"]),
+                            store.case_labels(run_id)))
+    found = [c for r in runs for c in r.cases]
+    return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
+                      figures.mode_colors(c.send_mode for c in found),
+                      lambda cases: case_history(store, cases))
+
+
+def by_verdict(data: ReportData, verb: str) -> list[tuple[dict, list[RunData]]]:
+    """The runs `verb` made, grouped by how their command judged (the verdict parameters
+    it stored with them), so the report judges each group as its command did."""
+    groups: dict[str, list[RunData]] = {}
+    for r in data.runs:
+        if r.command[1:2] == [verb]:
+            groups.setdefault(json.dumps(r.settings.get("verdict", {}), sort_keys=True),
+                              []).append(r)
+    return [(json.loads(text), runs) for text, runs in groups.items()]
+
+
+def combined(cases: list[Case]) -> list[dict]:
+    """One summary per case identity among these cases, its launches combined
+    (summary.combined_summary)."""
+    return [combined_summary(found) for _, found in identities.grouped(cases)]
+
+
+def over_ranks(case: Case) -> bool:
+    """Shown against P rather than against size."""
+    return case.family == "collective" or case.kernel == RING
+
+
+def application(case: Case) -> bool:
+    return case.family == "application"
+
+
+def grouped(cases: list[Case], send_mode: bool = True,
+            ranks: bool = True) -> list[tuple[dict, list[Case]]]:
+    """Cases grouped as fits group them (models.groups), less the send mode or the ranks
+    (with oversubscription) where a figure puts those on one set of axes."""
+    return identities.grouped(cases, **{**CONFIGURATION, "send_mode": send_mode,
+                                        "ranks": ranks, "oversubscribed": ranks})
