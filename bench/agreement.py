@@ -192,7 +192,7 @@ def as_osu(db: Path) -> dict[int, float]:
     """OSU's maximum from the last run's raw samples, per size: per launch the largest over
     ranks of each rank's mean over its samples, then the median over launches (us)."""
     store = Store(db)
-    run_id = max(r["id"] for r in store.runs())
+    run_id = max(r.id for r in store.runs())
     per_size: dict[int, list[float]] = {}
     for case in store.cases(run_id):
         ranks = store.rank_samples(case.id)

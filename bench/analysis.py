@@ -82,7 +82,8 @@ def main() -> None:
         print(f"  {name:<10} {at - previous:6.2f} s")
         previous = at
     total = previous - start
-    print(f"total {total:.2f} s  (target <= {TARGET_S:g} s): {'met' if total <= TARGET_S else 'MISSED'}")
+    print(f"total {total:.2f} s  (target <= {TARGET_S:g} s): "
+          f"{'met' if total <= TARGET_S else 'MISSED'}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ def main() -> int:
     ap.add_argument("--burst", type=int, help="bytes of each link's token bucket (default: "
                                               "Cluster.shape's, 2.5 ms of the rate)")
     ap.add_argument("--db", type=Path, help="predict again from a results file this bench "
-                                            "made (the models may have changed), measuring nothing")
+                                            "made (the models may have changed), measuring "
+                                            "nothing")
     args = ap.parse_args()
     if args.db:
         with sqlite3.connect(args.db) as con:

@@ -59,7 +59,8 @@ def main() -> None:
             runs = len(Store(path).runs())
             if runs != 2:
                 failures.append(f"{path}: {runs} runs stored, 2 expected")
-    print(f"{2 * args.pairs} concurrent starts on {args.pairs} new files: {len(failures)} failures")
+    print(f"{2 * args.pairs} concurrent starts on {args.pairs} new files: "
+          f"{len(failures)} failures")
     for f in failures[:5]:
         print(f"  {f}")
     print(f"opening took median {sorted(opened)[len(opened) // 2] * 1e3:.1f} ms, "

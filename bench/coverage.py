@@ -227,7 +227,7 @@ def main() -> None:
         slow = [compare(sides(rng, d), sides(rng, d, 1.10), Threshold(0.05)) for _ in range(pairs)]
 
         def share(found, verdicts):
-            v = [c.verdict for r in found for c in r.changes]
+            v = [c.claim.word for r in found for c in r.changes]
             return sum(x in verdicts for x in v) / len(v)
         alarms = sum(bool(r.regressions) for r in same) / pairs
         print(f"{tau:>6.1%} {alarms:>21.1%} "

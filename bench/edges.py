@@ -14,9 +14,9 @@ with its trial count.
   earlier commands; commands differing 1, 1.5 and 2 times launches. false: share of
   commands with any `violated`, and whether the command term was learned or assumed.
 - check --all: 4, 10, 20 and 40 guidelines (--all's count) of 35 sizes, every verdict
-  at the bound, both sides in the same 5 launches (noise 5% times a lognormal factor, sd 0.3); false: share of commands
-  with any `violated`, with the guidelines selected together (the default) and each on
-  its own (--families guideline).
+  at the bound, both sides in the same 5 launches (noise 5% times a lognormal factor,
+  sd 0.3); false: share of commands with any `violated`, with the guidelines selected
+  together (the default) and each on its own (--families guideline).
 - named: families of 20 where every member lies 1.3-1.6x (bound 1.053); of the named
   intervals, the share that miss the truth (FCR).
 - run interval: 24 sizes 1 B-8 MiB in 5 launches, commands differing as much as launches

@@ -250,7 +250,7 @@ def analyse(db: str) -> None:
     from commscope.store.store import Store
 
     store = Store(Path(db))
-    run = store.runs()[-1]["id"]
+    run = store.runs()[-1].id
     started = time.perf_counter()
     health = health_of(store, run)
     analysed = time.perf_counter()

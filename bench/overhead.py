@@ -91,9 +91,11 @@ def main() -> None:
     bw = bare_mean["bw"] / mean["bw"]
     print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating launches each)")
     print(f"8 B half round trip   commscope mean {mean['pingpong'] * 1e6:.3f} us "
-          f"(median {median['pingpong'] * 1e6:.3f})  bare mean {bare_mean['pingpong'] * 1e6:.3f} us")
+          f"(median {median['pingpong'] * 1e6:.3f})  "
+          f"bare mean {bare_mean['pingpong'] * 1e6:.3f} us")
     print(f"1 MiB bw              commscope mean {MIB / mean['bw'] / 1e6:,.0f} MB/s "
-          f"(median {MIB / median['bw'] / 1e6:,.0f})  bare mean {MIB / bare_mean['bw'] / 1e6:,.0f} MB/s")
+          f"(median {MIB / median['bw'] / 1e6:,.0f})  "
+          f"bare mean {MIB / bare_mean['bw'] / 1e6:,.0f} MB/s")
     print(f"latency ratio   {lat:.3f}  (target <= 1.02)")
     print(f"bandwidth ratio {bw:.3f}  (target >= 0.98)")
 

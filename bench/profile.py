@@ -1,9 +1,10 @@
 """`commscope profile` and `predict --profile` (docs/profile.md), measured.
 
 cluster (needs root): advection2d (`commscope app advection2d --profile --measure`,
-Irecv/Isend halos) on --hosts namespace hosts (default 4), one rank each, every link at --fast Mbit/s:
-profiled, and the cases it needs measured; then the links at --slow Mbit/s, profiled and
-measured again. The profile at --fast priced on the runs at --slow is set against what
+Irecv/Isend halos) on --hosts namespace hosts (default 4), one rank each, every link at
+--fast Mbit/s: profiled, and the cases it needs measured; then the links at --slow
+Mbit/s, profiled and measured again. The profile at --fast priced on the runs at --slow
+is set against what
 the profile at --slow spent in the same rows: the ratio (the target: within 15%) and
 the order of the top three rows (by predicted, and by profiled time; an exchange's sends,
 priced with its receives, are left out of both).
@@ -196,7 +197,8 @@ def cluster_trial(mpi: str, fast: float, slow: float, n: int, steps: int,
               f"predicted {top_predicted}, profiled {top_profiled}: "
               f"{'same order' if top_predicted == top_profiled else 'different'}", flush=True)
         for r in moved["rows"]:
-            print(f"  {r['call']:<14} {r['comm_size']:>2} {r['bytes']:>8} {r['peer'] or '':<6} x{r['count']:<6} "
+            print(f"  {r['call']:<14} {r['comm_size']:>2} {r['bytes']:>8} {r['peer'] or '':<6} "
+                  f"x{r['count']:<6} "
                   f"predicted {r['predicted_s']:.5f} s, {r['predicted_s'] / r['count'] * 1e6:.1f}"
                   f" µs a call; profiled there {profiled_slow.get(key(r), 0):.5f} s; profiled "
                   f"at {fast:g}: {r['profiled_s']:.5f} s ({r['source']})")

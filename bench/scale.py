@@ -104,8 +104,9 @@ def main() -> None:
         growth = math.log(hi / lo)
         t = math.log(results[hi]["total"] / results[lo]["total"]) / growth
         m = math.log(results[hi]["peak_MB"] / results[lo]["peak_MB"]) / growth
-        print(f"from {lo} to {hi} ranks ({hi // lo}x): time x{results[hi]['total'] / results[lo]['total']:.1f} "
-              f"(~ ranks^{t:.2f}), peak memory x{results[hi]['peak_MB'] / results[lo]['peak_MB']:.1f} "
+        print(f"from {lo} to {hi} ranks ({hi // lo}x): "
+              f"time x{results[hi]['total'] / results[lo]['total']:.1f} (~ ranks^{t:.2f}), "
+              f"peak memory x{results[hi]['peak_MB'] / results[lo]['peak_MB']:.1f} "
               f"(~ ranks^{m:.2f})")
 
 

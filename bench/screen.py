@@ -193,13 +193,13 @@ def analyse(db: str, nodes: int) -> None:
     from commscope.store.store import Store
 
     store = Store(Path(db))
-    run = store.runs()[-1]["id"]
+    run = store.runs()[-1].id
     hosts = [f"n{i}" for i in range(nodes)]
     started = time.perf_counter()
     s = Screen(nodes, 0.2)
     for row in store.launches(run):
-        s.launches.append(Launch(row["number"], ()))
-        s.obs = s.obs.add(observations(store, run, row["number"], 1, 1048576, hosts))
+        s.launches.append(Launch(row.number, ()))
+        s.obs = s.obs.add(observations(store, run, row.number, 1, 1048576, hosts))
         judge(s)
     took = time.perf_counter() - started
     print(json.dumps({"analysis_s": took, "drain": [hosts[x] for x in sorted(s.named)],

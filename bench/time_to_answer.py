@@ -125,7 +125,8 @@ def main() -> None:
             ours.append(commscope(mpi, Path(tmp) / f"bench{i}.db", max_bytes))
     wall = statistics.median(run.wall for run in ours)
     fixed = statistics.median(w for w, _ in theirs)
-    print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  ({args.rounds} alternating rounds, medians)")
+    print(f"MPI: {mpi.family} in {mpi.bin_dir.parent}  "
+          f"({args.rounds} alternating rounds, medians)")
     print(f"{label:<47}{fixed:6.2f} s")
     print(f"{'commscope defaults (launch-aware CI per case)':<47}{wall:6.2f} s")
     print(f"wall-time ratio {wall / fixed:.2f}  (goal <= 1)")

@@ -103,8 +103,7 @@ def compared(rng, truth: np.ndarray, sigma: np.ndarray, k: int, earlier: int) ->
 
 def judged_compare(a: dict, b: dict, past: dict) -> list:
     result = compare(a, b, THRESHOLD, lambda cases: past[cases[0].case])
-    return [Judged(c.regression, None if c.relative_ci_low is None else
-                   (1 + c.relative_ci_low, 1 + c.relative_ci_high)) for c in result.changes]
+    return [Judged(c.failing, c.interval) for c in result.claims]
 
 
 def one_command(rng, truth: np.ndarray, noise: float, k: int, design: str,

@@ -265,6 +265,26 @@ def test_bad_input_is_one_line_and_stores_nothing(fake_mpi, db, args, words):
     assert not db.exists()
 
 
+@pytest.mark.parametrize("vary, right, words", [
+    ("as", "scan+bcast", ["as scan+bcast: choose one of reduce+bcast, "]),
+    ("nosuch", "x", ["has no parameter nosuch to vary; it takes "]),
+])
+def test_a_side_the_kernel_does_not_take_is_refused_before_launching(fake_mpi, db, tmp_path,
+                                                                       vary, right, words):
+    """The values --each varies are checked as the plan is built: a --catalogue guideline
+    whose side the kernel lacks is named with what it takes, and nothing is launched or
+    stored (the fake binary would measure it)."""
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"guidelines": [
+        {"id": "allreduce<=mine", "kind": "pattern", "kernel": "allreduce", "vary": vary,
+         "left": None, "right": right}]}))
+    line = one_line_error(commscope("check", "allreduce<=mine", "--catalogue", path, "--mpi",
+                                    fake_mpi, "--db", db, launcher=FakeLauncher()))
+    assert line.startswith("commscope: check: guideline allreduce<=mine of --catalogue: "), line
+    assert all(w in line for w in words), line
+    assert not db.exists()
+
+
 def test_runs_with_nothing_to_check_are_refused(fake_mpi, db):
     done = commscope("run", "pingpong", "--sizes", "8", "--launches", "1", "--mpi", fake_mpi,
                      "--db", db, launcher=FakeLauncher())

@@ -70,15 +70,15 @@ def test_student_t_on_log_launch_medians_by_hand():
     la, lb = np.log(a), np.log(b)
     from scipy import stats
     # Student's pooled variance, over the launches and, assumed as large, between the
-    # two commands (verdict.tests.COMMAND_TO_LAUNCH = 1)
+    # two commands (verdict.inference.COMMAND_TO_LAUNCH = 1)
     pooled = (2 * la.var(ddof=1) + 3 * lb.var(ddof=1)) / 5
     se = math.sqrt(pooled * (1 / 3 + 1 / 4 + 2))
     assert (c.method, c.df) == ("student", 5)
     # the test at the threshold, two-sided read in its direction: H0 B 1/0.95 times A's
     d = lb.mean() - la.mean()
-    assert c.p_adjusted == pytest.approx(2 * stats.t.sf((d - math.log(1 / 0.95)) / se, 5))
+    assert c.claim.p == pytest.approx(2 * stats.t.sf((d - math.log(1 / 0.95)) / se, 5))
     half = stats.t.ppf(0.975, 5) * se
-    assert c.relative_ci_low == pytest.approx(math.expm1(lb.mean() - la.mean() - half))
+    assert c.claim.interval[0] == pytest.approx(math.exp(lb.mean() - la.mean() - half))
     assert c.median_a_s == pytest.approx(math.exp(la.mean()))
 
 
@@ -90,14 +90,14 @@ def test_one_launch_against_several_takes_their_variance():
     se = math.sqrt(lb.var(ddof=1) * (1 + 1 / 3 + 2))
     from scipy import stats
     half = stats.t.ppf(0.975, 2) * se
-    assert c.relative_ci_high == pytest.approx(math.expm1(lb.mean() + half))
+    assert c.claim.interval[1] == pytest.approx(math.exp(lb.mean() + half))
 
 
 def test_one_launch_a_side_is_inconclusive_without_history():
     result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05))
     (c,) = result.changes
-    assert (c.verdict, c.regression, c.p_adjusted) == ("inconclusive", False, None)
-    assert c.relative == pytest.approx(0.3)
+    assert (c.claim.word, c.claim.failing, c.claim.p) == ("inconclusive", False, None)
+    assert c.claim.ratio == pytest.approx(1.3)
 
 
 def test_history_gives_one_launch_a_side_its_between_launch_variance():
@@ -105,7 +105,7 @@ def test_history_gives_one_launch_a_side_its_between_launch_variance():
     past = history([[1.0, 1.02, 0.98], [1.01, 0.99]])
     result = compare({"k": _side([1.0])}, {"k": _side([1.3])}, Threshold(0.05), lambda cases: past)
     (c,) = result.changes
-    assert c.method == "history" and c.df == past.df == 3 and c.verdict == "regression"
+    assert c.method == "history" and c.df == past.df == 3 and c.claim.word == "regression"
 
 
 @pytest.mark.parametrize("b, verdict", [
@@ -117,7 +117,7 @@ def test_history_gives_one_launch_a_side_its_between_launch_variance():
 ])
 def test_verdicts_tell_apart_change_no_change_and_noise(b, verdict):
     result = compare({"k": _side([1.0, 1.002, 0.998])}, {"k": _side(b)}, Threshold(0.05))
-    assert result.changes[0].verdict == verdict
+    assert result.changes[0].claim.word == verdict
 
 
 # --- synthetic runs through the store and the CLI ---

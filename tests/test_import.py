@@ -279,4 +279,4 @@ def test_what_cannot_be_a_measurement_is_refused_and_the_store_is_kept(tmp_path,
     assert one_line_error(commscope("import", good, path, "--db", db)) == \
         f"commscope: {path}{says}"
     assert _files(store) == before
-    assert [r["id"] for r in Store(db).runs()] == [1]
+    assert [r.id for r in Store(db).runs()] == [1]

@@ -24,14 +24,14 @@ def test_records_land_as_they_arrive(db, capsys):
                             "mpi_library_version": "MPICH Version: 5.0.2"}) + "\n")
     ingest.feed("some MPI library warning\n")
     ingest.feed(json.dumps({"type": "case_start", "kernel": "bw", "bytes": 8}) + "\n")
-    assert json.loads(store.run(run)["in_flight"])["bytes"] == 8
+    assert store.run(run).in_flight["bytes"] == 8
     ingest.feed(json.dumps(_case(8)) + "\n")
-    assert store.run(run)["in_flight"] is None and len(store.cases(run)) == 1
+    assert store.run(run).in_flight is None and len(store.cases(run)) == 1
     ingest.feed(json.dumps({"type": "case_start", "kernel": "bw", "bytes": 16}) + "\n")
     ingest.feed('{"type": "case", "kernel": "bw", "byt')  # cut short by a dying rank
     assert ingest.in_flight["bytes"] == 16 and not ingest.ended
     assert [c["bytes"] for c in seen] == [8]
-    assert store.run(run)["mpi_library"] == "MPICH"
+    assert store.run(run).mpi_library == "MPICH"
     assert "some MPI library warning" in capsys.readouterr().err
 
 

@@ -162,7 +162,7 @@ def test_a_stalled_launch_is_left_out_of_its_case():
 
 def test_pairs_to_decide_follow_the_effect_and_spread():
     # d = 0.1 beyond b = log(1/0.95) = 0.0513 by 0.0487, s = 0.1: n = (z s / gap)^2, z
-    # of `over`'s two-sided test at 0.05 (verdict.tests)
+    # of `over`'s two-sided test at 0.05 (verdict.inference)
     e = Estimate(0.1, 0.01, 3, 1 / 4, 4, True)
     z = 1.959963984540054
     assert live.pairs_to_decide(e, Threshold(0.05).log, 0.05) == \

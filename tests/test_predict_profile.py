@@ -32,7 +32,7 @@ def profile_run(db, rows, ranks=2) -> int:
 def mean_cost(db, kernel, nbytes) -> float:
     """The newest run's mean per-call time at this size, over its launches' means."""
     store = Store(db)
-    runs = [r["id"] for r in store.runs() if r["kernel"] == kernel]
+    runs = [r.id for r in store.runs() if r.kernel == kernel]
     cases = [c for c in store.cases(max(runs)) if c.bytes == nbytes]
     return float(np.mean([c.latency_s.mean() for c in cases]))
 

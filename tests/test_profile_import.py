@@ -155,7 +155,7 @@ def test_import_prints_and_stores_profiles_in_file_order(tmp_path, mpisee_db):
     assert done.stdout.splitlines()[1].startswith("run 2: osu 7.2 osu_latency")
     store = Store(db)
     assert [stored.load(store, i).source["tool"] for i in (1, 3)] == ["mpisee", "mpip"]
-    assert json.loads(store.run(1)["command"]) == ["commscope", "import", str(mpisee_db)]
+    assert store.run(1).command == ["commscope", "import", str(mpisee_db)]
 
     listed = json.loads(commscope("import", MPIP, osu, "--json", "--db", db).stdout)["runs"]
     assert [(r["run"], r["kind"], r["tool"]) for r in listed] == \

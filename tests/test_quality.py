@@ -8,6 +8,7 @@ import os
 import re
 
 from commscope.stats.advice import KINDS, block, options, remedy
+from commscope.store.rows import WarningRow
 from conftest import commscope
 from fakempi.inprocess import FakeLauncher
 
@@ -47,7 +48,7 @@ def test_ranks_the_launcher_bound_unasked_count_as_bound():
 
 
 def _warning(kind, message, severity):
-    return {"kind": kind, "message": message, "severity": severity}
+    return WarningRow(None, kind, message, severity)
 
 
 def test_three_short_lines_per_kind_worst_cases_first():

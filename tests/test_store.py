@@ -2,13 +2,15 @@
 
 import multiprocessing
 import hashlib
+import os
 import sqlite3
 
 import numpy as np
 import pytest
 
 from commscope.system.errors import UserError
-from commscope.store.store import APPLICATION_ID, SCHEMA_VERSION, Store
+from commscope.store.schema import APPLICATION_ID, SCHEMA_VERSION
+from commscope.store.store import Store
 
 
 def _record(samples, ranks=2):
@@ -40,8 +42,8 @@ def test_round_trip_keeps_raw_samples_exactly(db):
     assert case.samples.tolist() == samples  # bit-exact float64
     assert again.rank_samples(case_id).tolist() == [samples, [s * 0.5 for s in samples]]
     row = again.run(run)
-    assert row["status"] == "complete" and row["mpi_library"] == "MPICH"
-    assert row["finished_utc"] is not None
+    assert row.status == "complete" and row.mpi_library == "MPICH"
+    assert row.finished_utc is not None
 
 
 def test_new_store_is_marked_with_schema_and_application(db):
@@ -49,6 +51,29 @@ def test_new_store_is_marked_with_schema_and_application(db):
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def test_runs_and_launches_come_back_typed_with_their_json_decoded(db):
+    store = Store(db)
+    run = store.begin_run(["commscope", "run", "bw"], "bw", 2, True, settings={"window": 64})
+    launch = store.begin_launch(run, 1, True, settings={"records": "r.jsonl"})
+    store.set_context(launch, {"hosts": ["a"], "mpi_library": "MPICH"})
+    store.set_in_flight(launch, {"kernel": "bw", "bytes": 8})
+    store.note_run(run, screen_nodes=["a", "b"])
+    row, (launched,) = store.run(run), store.launches(run)
+    assert (row.command, row.kernel, row.ranks, row.oversubscribed) == (
+        ["commscope", "run", "bw"], "bw", 2, True)
+    assert row.settings == {"window": 64, "screen_nodes": ["a", "b"]}
+    assert row.context == {"hosts": ["a"], "mpi_library": "MPICH"}
+    assert row.in_flight == {"kernel": "bw", "bytes": 8} and row.owner["pid"] == os.getpid()
+    assert (row.family, row.host_facts, row.source) == (None, {}, None)
+    assert (row.n_cases, row.n_launches) == (0, 1) and store.runs() == [row]
+    assert (launched.number, launched.status, launched.oversubscribed) == (1, "running", True)
+    assert launched.settings == {"records": "r.jsonl"} and launched.context["hosts"] == ["a"]
+    # the export keeps the run's JSON columns as the text stored (export:3)
+    stored = store.as_stored(run)
+    assert stored["run"]["settings"] == '{"window":64,"screen_nodes":["a","b"]}'
+    assert stored["command"] == row.command and stored["launches"][0]["in_flight"]["bytes"] == 8
 
 
 def test_each_case_is_committed_before_the_run_ends(db):
@@ -112,7 +137,7 @@ def test_rank_samples_shape(db):
 
 
 def test_schema_1_store_is_migrated_in_place_keeping_its_cases(db):
-    from commscope.store.store import SCHEMA_1
+    from commscope.store.schema import SCHEMA_1
     con = sqlite3.connect(db)
     con.executescript(SCHEMA_1 + f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;")
     con.execute("INSERT INTO runs (started_utc, status, command, kernel, ranks) "

@@ -298,7 +298,7 @@ def user_op(mpi_prefix, db, *args, env=None) -> dict:
                      "--db", db, env=env)
     assert done.returncode == 0, done.stderr
     from commscope.store.store import Store
-    (case,) = Store(str(db)).cases(Store(str(db)).runs()[-1]["id"])
+    (case,) = Store(str(db)).cases(Store(str(db)).runs()[-1].id)
     return case.extra["user_op"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import sqlite3
 import sys
 
 from .. import __version__

@@ -10,17 +10,16 @@ from dataclasses import replace
 
 from ..store import selection
 from ..system.errors import UserError
-from ..judge.guidelines import SIZE_KINDS, catalogue, impossible, measures, with_side
+from ..judge.guidelines import SIZE_KINDS, catalogue, impossible, measures, sides
 from ..system.kernels import catalog
 from ..measure.launches import measure_runs
 from ..system.mpi import family, find_mpi
 from ..measure.plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
-from ..system.progress import Progress
 from ..judge.checks import barrier_time, figures, judge
 from ..stats.results import case_history, measured
 from ..judge.tune import judged
 from ..system.sizes import format_bytes
-from ..stats.verdict import DEFAULTS, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
 from ..views.check import junit, remedies, render
 from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store, print_json,
                      say_oversubscribed, write_atomic, writing_store)
@@ -32,7 +31,7 @@ MAX_TIME = 3.0
 # Launches by default: 5 give the paired t 4 degrees of freedom. With auto's 3 (2 degrees
 # of freedom, a heavy tail), Benjamini-Hochberg over the ~1400 verdicts of --all left a
 # ratio of 1.87 (interval 1.72-2.04) 'within noise' in one command and violated in the next.
-LAUNCHES = 5
+LAUNCHES = DEFAULTS["check"].launches
 
 
 def add_parser(sub, summary: str) -> None:
@@ -59,7 +58,7 @@ def add_parser(sub, summary: str) -> None:
                         f"{AUTO_LAUNCHES[0]}, as `run`; default %(default)s)")
     p.add_argument("--threshold", metavar="T",
                    help="how far below the right side's bandwidth the left side must be to "
-                        f"violate (default {DEFAULTS['check']}; with --runs, what the "
+                        f"violate (default {DEFAULTS['check'].threshold}; with --runs, what the "
                         "command that measured them gave)")
     p.add_argument("--families", choices=("command", "guideline"), default="command",
                    help="how verdicts are adjusted: the guidelines selected together, so "
@@ -88,8 +87,8 @@ def _judgeable(g, sizes: list[int]) -> None:
                         f"m/{g.k} is among --sizes; add {wanted or 'sizes divisible by 2'}")
 
 
-def _measure(args, cat, command: list[str], verdict: dict) -> tuple[list[int], object, list,
-                                                                      str]:
+def _measure(args, cat, command: list[str], verdict: VerdictSpec
+             ) -> tuple[list[int], object, list, str]:
     """Plan every guideline at every process count, refusing what cannot be checked
     before anything runs; then measure them, launch k of every plan before launch k+1.
     Each run stores `verdict`, how its claims are made, so --runs and the report judge as
@@ -105,43 +104,41 @@ def _measure(args, cat, command: list[str], verdict: dict) -> tuple[list[int], o
                 raise UserError(f"check: {reason}")
         for m in measures(chosen):
             (plan,) = plans(known, mpi, kernel=m.kernel, np=str(np_), sizes=args.sizes,
-                            sampling=sampling(launches=args.launches, max_time=MAX_TIME))
+                            sampling=sampling(launches=args.launches, max_time=MAX_TIME),
+                            verdict=replace(verdict, guidelines=tuple(g.id for g in chosen)),
+                            **sides(m, chosen, cat))
             if not args.all:
                 for g in chosen:
                     if g.kernel == m.kernel and g.kind in SIZE_KINDS:
                         _judgeable(g, plan.sizes)
-            planned.append(replace(with_side(plan, m),
-                                   verdict=dict(verdict, guidelines=[g.id for g in chosen])))
+            planned.append(plan)
     store = writing_store(args.db)  # checked before launching
-    progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
-                                                          or AUTO_LAUNCHES[0]), "check")
-    runs = measure_runs(store, mpi, planned, command, progress=progress)
-    progress.close()
+    runs = measure_runs(store, mpi, planned, command)
     return [r.run_id for r in runs if r.run_id is not None], store, chosen, mpi.family
 
 
-def stored_verdict(store, run_ids: list[int]) -> dict:
-    """How the command that measured these runs judged them (the first run's), or {}."""
+def stored_verdict(store, run_ids: list[int]) -> VerdictSpec:
+    """How the command that measured these runs judged them (the first run's), or as
+    check does by default."""
     for run_id in run_ids:
-        found = json.loads(store.run(run_id)["settings"] or "{}").get("verdict")
+        found = VerdictSpec.of(store.run(run_id).settings.get("verdict"))
         if found:
             return found
-    return {}
+    return VerdictSpec("check")
 
 
 def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
     store = existing_store(args.db)
     run_ids = selection.parse(args.runs, store, "--runs")
-    kernels = {store.run(r)["kernel"] for r in run_ids}
+    kernels = {store.run(r).kernel for r in run_ids}
     chosen = cat.find(args.ids, kernels | {g.kernel for g in cat.guidelines}) if args.ids \
         else cat.on(sorted(kernels))
-    return run_ids, store, chosen, family(store.run(run_ids[0])["mpi_version"] or "")
+    return run_ids, store, chosen, family(store.run(run_ids[0]).mpi_version or "")
 
 
 def _barrier(store, run_ids):
     """One barrier's time in given launches, from their context records (barrier_time)."""
-    timers = {(run_id, launch["number"]):
-              json.loads(launch["context"] or "{}").get("timer") or {}
+    timers = {(run_id, launch.number): launch.context.get("timer") or {}
               for run_id in run_ids for launch in store.launches(run_id)}
     return lambda launches: barrier_time([timers[k] for k in launches if k in timers])
 
@@ -150,12 +147,13 @@ def _tuned(store, guidelines) -> list:
     """tune's choices for the collectives these guidelines judge, from the tune runs the
     results file holds, each judged as its command did (tune.judged)."""
     kernels = {g.kernel for g in guidelines if g.kind in ("pattern", "specialised")}
-    groups: dict[str, list] = {}
+    groups: dict[str, tuple[dict, list]] = {}
     for r in store.runs():
-        if r["kernel"] in kernels and json.loads(r["command"])[1:2] == ["tune"]:
-            given = json.loads(r["settings"] or "{}").get("verdict", {})
-            groups.setdefault(json.dumps(given, sort_keys=True), []).extend(store.cases(r["id"]))
-    return judged([(json.loads(given), cases) for given, cases in groups.items()])
+        if r.kernel in kernels and r.command[1:2] == ["tune"]:
+            given = VerdictSpec.of(r.settings.get("verdict")) or VerdictSpec("tune")
+            groups.setdefault(json.dumps(given.as_dict(), sort_keys=True),
+                              (given, []))[1].extend(store.cases(r.id))
+    return judged(list(groups.values()))
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -168,16 +166,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.runs:
         given = stored_verdict(existing_store(args.db), selection.parse(
             args.runs, existing_store(args.db), "--runs"))
-        threshold = parse_threshold(args.threshold or given.get("threshold")
-                                    or DEFAULTS["check"])
-        cat = catalogue(args.catalogue, given.get("catalogue"))
-        args.ids = args.ids or given.get("guidelines")  # the command's, so its families
+        threshold = parse_threshold(args.threshold) if args.threshold else given.limit
+        cat = catalogue(args.catalogue, given.catalogue)
+        args.ids = args.ids or given.guidelines  # the command's, so its families
         run_ids, store, chosen, family = _stored(args, cat)
     else:
-        threshold = parse_threshold(args.threshold or DEFAULTS["check"])
+        threshold = parse_threshold(args.threshold or DEFAULTS["check"].threshold)
         cat = catalogue(args.catalogue)
-        verdict = {"verb": "check", "threshold": f"{threshold.fraction:g}",
-                   "catalogue": cat.extra}
+        verdict = VerdictSpec("check", f"{threshold.fraction:g}", catalogue=cat.extra)
         run_ids, store, chosen, family = _measure(args, cat, ["commscope", *argv], verdict)
     say_oversubscribed(store, run_ids)
     cases = [c for r in run_ids for c in store.cases(r)]

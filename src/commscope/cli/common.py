@@ -176,11 +176,11 @@ def say_oversubscribed(store, run_ids: list[int]) -> None:
     """One line on stderr where ranks outnumbered cores in any of these runs, for the verbs
     that show no quality block (check, tune, health, probe, compare): their verdicts rest
     on latencies that include time-slicing."""
-    over = [row for row in map(store.run, run_ids) if row["oversubscribed"]]
+    over = [row for row in map(store.run, run_ids) if row.oversubscribed]
     if over:
-        ranks = max(row["ranks"] for row in over)
+        ranks = max(row.ranks for row in over)
         print(f"commscope: oversubscribed (up to {ranks} ranks in run"
-              f"{'s' if len(over) > 1 else ''} {', '.join(str(row['id']) for row in over)}): "
+              f"{'s' if len(over) > 1 else ''} {', '.join(str(row.id) for row in over)}): "
               f"{KINDS['oversubscribed']}; {remedy('oversubscribed', {})}", file=sys.stderr)
 
 

@@ -4,12 +4,11 @@ KERNEL ...`: A and B measured side by side in one command (docs/compare.md)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 
 from ..judge import live
 from ..store import names, selection
 from ..judge.compare import compare, load_side
+from ..measure.plan import side
 from ..system.errors import UserError
 from ..system.mpi import find_mpi
 from ..system.progress import Progress
@@ -37,7 +36,7 @@ def add_parser(sub, summary: str) -> None:
                         f"every case is decided or --max-time (default {live.LIVE_MAX_TIME:g} "
                         "s) runs out")
     _b_options(p)
-    p.add_argument("--threshold", default=DEFAULTS["compare"], metavar="T",
+    p.add_argument("--threshold", default=DEFAULTS["compare"].threshold, metavar="T",
                    help="the bandwidth shortfall that fails the comparison: 5% (B below 0.95 "
                         "of A's rate) or 0.05 (default %(default)s)")
     p.add_argument("--all", action="store_true",
@@ -105,7 +104,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _live_remedy(store, runs_a: list[int], runs_b: list[int]) -> str:
     a, b = store.run(runs_a[0]), store.run(runs_b[0])
-    return live.live_command(json.loads(a["command"]), json.loads(b["command"]), a["kernel"])
+    return live.live_command(a.command, b.command, a.kernel)
 
 
 def _live_args(argv: list[str]) -> argparse.Namespace:
@@ -120,7 +119,7 @@ def _live_args(argv: list[str]) -> argparse.Namespace:
     p.prog = "commscope compare --live"
     p.add_argument("--live", action="store_true")
     _b_options(p)
-    p.add_argument("--threshold", default=DEFAULTS["compare"])
+    p.add_argument("--threshold", default=DEFAULTS["compare"].threshold)
     p.add_argument("--junit", metavar="FILE")
     add_fail_on(p)
     p.set_defaults(max_time=None)
@@ -153,16 +152,8 @@ def run_live(argv: list[str]) -> int:
         mpi_b = find_mpi(args.b_mpi) if args.b_mpi else mpi_a
     except UserError as exc:
         raise UserError(f"--b-mpi {args.b_mpi}: no MPI there ({exc})") from None
-    sides = {}
-    for side, mpi in (("A", mpi_a), ("B", mpi_b)):
-        planned = plans_from(args, mpi)
-        share = budget / (2 * len(planned))
-        sides[side] = live.Side(mpi, [dataclasses.replace(
-            p, info={**p.info, "side": side},
-            sampling=dataclasses.replace(p.sampling, max_time=share),
-            placement=p.placement if side == "A" else dataclasses.replace(
-                p.placement, library=p.placement.library + mca, environment=env))
-            for p in planned])
+    sides = {"A": live.Side(mpi_a, side(plans_from(args, mpi_a), "A", budget / 2)),
+             "B": live.Side(mpi_b, side(plans_from(args, mpi_b), "B", budget / 2, mca, env))}
     store = writing_store(args.db)
     cases = sum(p.cases for p in sides["A"].plans + sides["B"].plans)
     progress = Progress(cases * int(args.launches), f"{args.kernel} A/B")

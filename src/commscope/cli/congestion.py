@@ -5,7 +5,6 @@ median and the p99, with its interval, and the aggressors' own load (docs/under-
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from ..judge import congestion
 from ..system.errors import UserError
@@ -14,14 +13,13 @@ from ..system.launcher import hosts_from
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import plans, sampling
-from ..system.progress import Progress
 from ..system.sizes import parse_sizes
-from ..stats.verdict import parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, parse_threshold
 from ..views.congestion import as_json, render
 from .common import add_db, add_mpi, print_json, say_oversubscribed, writing_store
 
 DEFAULT_CANARY = "pingpong:8,bw:128KiB,allreduce:8"
-LAUNCHES = 5  # each launch one replicate of every CIF: a t interval of 4 df
+LAUNCHES = DEFAULTS["congestion"].launches  # each launch one replicate of every CIF
 # Samples per phase and launch, a fixed count: every sample starts with a barrier of all
 # the ranks, aggressors too, which crosses the congested path, so a --min-time budget
 # (which counts the samples, not the barriers) ran 20 s where it asked for 0.5. Each
@@ -34,7 +32,7 @@ LAUNCHES = 5  # each launch one replicate of every CIF: a t interval of 4 df
 SAMPLES = {"pingpong": congestion.P99_SAMPLES, "allreduce": congestion.P99_SAMPLES,
            "bw": congestion.P99_SAMPLES, "idle": 50}
 BW_WINDOW = 2
-THRESHOLD = "10%"
+THRESHOLD = DEFAULTS["congestion"].threshold
 
 
 def add_parser(sub, summary: str) -> None:
@@ -150,21 +148,16 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     # one run per canary, its phases --each aggressor=none,PATTERN; and the aggressors
     # alone (the canaries idle): their own rate
     for kind, nbytes in [*kinds, ("idle", 8)]:
-        (plan,) = plans(known, mpi, kernel="congestion", np=str(where.ranks),
-                        sizes=str(nbytes), params={**common, "canary": kind},
-                        window=BW_WINDOW, hosts=where.spec,
-                        sampling=sampling(iters=SAMPLES[kind], launches=args.launches))
         phases = ("none", args.aggressor) if kind != "idle" else (args.aggressor,)
-        planned.append(dataclasses.replace(
-            plan, params={k: v for k, v in plan.params.items() if k != "aggressor"},
-            each=("aggressor", phases),
-            verdict={"verb": "congestion", "threshold": str(threshold.fraction),
-                     "aggressors": args.aggressors, "placebo": args.placebo}))
+        planned += plans(known, mpi, kernel="congestion", np=str(where.ranks),
+                         sizes=str(nbytes), params={**common, "canary": kind},
+                         each=("aggressor", phases),
+                         window=BW_WINDOW, hosts=where.spec,
+                         sampling=sampling(iters=SAMPLES[kind], launches=args.launches),
+                         verdict=VerdictSpec("congestion", str(threshold.fraction),
+                                             aggressors=args.aggressors, placebo=args.placebo))
     store = writing_store(args.db)  # checked before launching
-    progress = Progress(sum(p.cases for p in planned) * planned[0].sampling.launches,
-                        "congestion")
-    runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
-    progress.close()
+    runs = measure_runs(store, mpi, planned, ["commscope", *argv])
     failed = [o for r in runs for o in r.outcomes if o.status != "complete"]
     if failed or any(r.run_id is None for r in runs):
         raise UserError(f"congestion: {failed[0].message if failed else 'nothing measured'}; "

@@ -5,10 +5,9 @@ intervals, and a drain list (docs/health.md)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 
-from ..stats.verdict import DEFAULTS, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
 from ..system.errors import UserError
 from ..health.health import PATTERNS, health_of, tournament_rounds
 from ..system.kernels import catalog
@@ -18,7 +17,6 @@ from ..system.launcher.placement import one_rank_each
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import plans, sampling
-from ..system.progress import Progress
 from ..health.preflight import check_hosts, screen_hosts
 from ..health.topology import read_groups, slurm_groups
 from ..views.health import as_json, junit, prometheus, render, testcases
@@ -32,7 +30,7 @@ DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 # 8 nodes (5% pair noise, 3% node-by-launch noise; bench/verdicts.py health --nodes 8
 # --launches 3,5,8,10): 3 named it in 39%, 5 in 68%, 8 in 88.5-91.5% (four runs), 10 in
 # 97.1% (1000 checks).
-LAUNCHES = 10
+LAUNCHES = DEFAULTS["health"].launches
 # Samples per case: each pair is one case's ranks, and the launches are the replicates.
 SAMPLES = 3
 REACH_TIMEOUT_S = 120.0
@@ -90,7 +88,7 @@ def add_parser(sub, summary: str) -> None:
                         "MPI's own (default auto)")
     p.add_argument("--launches", default=str(LAUNCHES), metavar="K|auto",
                    help="launches, each measuring the whole matrix (default %(default)s)")
-    p.add_argument("--threshold", default=DEFAULTS["health"], metavar="T",
+    p.add_argument("--threshold", default=DEFAULTS["health"].threshold, metavar="T",
                    help="how far below the bandwidth the model predicts, beyond doubt, a "
                         "node, link or distance must be to be named (default %(default)s)")
     p.add_argument("--json", action="store_true", help="the matrices and suspects as JSON")
@@ -195,21 +193,16 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         else ("distance", count - 1)
     (plan,) = plans(catalog(mpi), mpi, kernel=args.pattern, np=str(count * args.ppn),
                     sizes=args.sizes, window=args.window, params={"ppn": args.ppn},
-                    sampling=sampling(iters=SAMPLES, launches=args.launches), hosts=spec,
-                    ppn=None if spec else args.ppn, launcher=args.launcher)
-    plan = dataclasses.replace(plan, params={k: v for k, v in plan.params.items() if k != name},
-                               each=(name, tuple(str(v) for v in range(1, values + 1))),
-                               verdict={"verb": "health", "threshold": f"{threshold:g}"})
-    if args.deadline is not None:
-        plan = dataclasses.replace(plan, sampling=dataclasses.replace(
-            plan.sampling, timeout=args.deadline))
+                    each=(name, tuple(str(v) for v in range(1, values + 1))),
+                    sampling=sampling(iters=SAMPLES, launches=args.launches,
+                                      timeout=args.deadline),
+                    hosts=spec, ppn=None if spec else args.ppn, launcher=args.launcher,
+                    verdict=VerdictSpec("health", f"{threshold:g}"))
     store = writing_store(args.db)  # checked before launching
     started = _reach(mpi, plan, args.deadline or REACH_TIMEOUT_S)
     run_id, failed, message = None, [], "did not start: its ranks waited on each other"
     if started:
-        progress = Progress(plan.cases * (plan.sampling.launches or 3), "health")
-        (measured,) = measure_runs(store, mpi, [plan], ["commscope", *argv], progress=progress)
-        progress.close()
+        (measured,) = measure_runs(store, mpi, [plan], ["commscope", *argv])
         failed = [o for o in measured.outcomes if o.status != "complete"]
         run_id = measured.run_id
         message = failed[0].message if failed else "nothing was measured"
@@ -235,13 +228,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     return exit_status(cases, args.fail_on)
 
 
-def _pairs_plan(args, mpi, spec: str, count: int, sizes: str):
-    """The pairs kernel over the nodes: the screen's rounds, and the launches that trace
-    what stopped the full matrix's (at its smallest size alone: they need only finish)."""
+def _pairs_plan(args, mpi, spec: str, count: int, sizes: str,
+               verdict: VerdictSpec | None = None):
+    """The pairs kernel over the nodes: the screen's rounds (judged by `verdict`), and the
+    launches that trace what stopped the full matrix's (at its smallest size alone: they
+    need only finish)."""
     (plan,) = plans(catalog(mpi), mpi, kernel="pairs", np=str(count * args.ppn), sizes=sizes,
                     window=args.window, params={"ppn": args.ppn},
                     sampling=sampling(iters=SAMPLES, launches="1"), hosts=spec,
-                    launcher=args.launcher)
+                    launcher=args.launcher, verdict=verdict)
     return plan
 
 
@@ -259,9 +254,8 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
     if count < MIN_SCREEN:
         raise UserError(f"health --screen: {count} nodes; a screen needs {MIN_SCREEN} or more "
                         "(a node is judged against the others), or drop --screen")
-    plan = dataclasses.replace(_pairs_plan(args, mpi, spec, count, args.sizes),
-                               verdict={"verb": "health", "threshold": f"{threshold:g}",
-                                        "screen": True})
+    plan = _pairs_plan(args, mpi, spec, count, args.sizes,
+                       VerdictSpec("health", f"{threshold:g}", screen=True))
     names = list(plan.placement.hosts.names)
     group_names, groups = read_groups(args.groups, names) if args.groups else \
         slurm_groups(names) or ([], None)

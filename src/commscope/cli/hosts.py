@@ -1,4 +1,4 @@
-"""The multi-host flags (--hosts, --hostfile, --ppn, --launcher), shared by the verbs that launch."""
+"""The multi-host flags (--hosts, --hostfile, --ppn, --launcher), shared by launching verbs."""
 
 from __future__ import annotations
 

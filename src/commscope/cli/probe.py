@@ -4,7 +4,6 @@ library's own settings for them (probe.py)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
@@ -118,9 +117,8 @@ def _settings(store: Store, run_id: int):
     """A probe run's path and the library's settings for it, read through MPI_T
     (probe.protocol_settings): (over_network, applies, limits, all read)."""
     row = store.run(run_id)
-    context = json.loads(row["context"]) if row["context"] else {}
-    settings = json.loads(row["settings"]) if row["settings"] else {}
-    over_network = settings.get("transport") == "tcp" or len(context.get("hosts", [])) > 1
+    context = row.context
+    over_network = row.settings.get("transport") == "tcp" or len(context.get("hosts", [])) > 1
     read = context.get("library_protocols")
     return (over_network, *probe.protocol_settings(context.get("mpi_library"), read,
                                                    over_network), read)
@@ -129,5 +127,5 @@ def _settings(store: Store, run_id: int):
 def _report(store: Store, mode, runs: list[int], result: probe.Probe) -> dict:
     """One mode's probe with the library's settings beside it (views.probe.probe_json)."""
     over_network, applies, limits, read = _settings(store, runs[0])
-    return probe_json(mode, runs, store.run(runs[0])["mpi_version"], over_network, result,
+    return probe_json(mode, runs, store.run(runs[0]).mpi_version, over_network, result,
                       applies, limits, read)

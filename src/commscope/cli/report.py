@@ -36,7 +36,7 @@ def chosen_runs(store, given: list[str], sweep: int | None) -> tuple[list[int], 
         runs += [r for r in found if r not in runs]
     if runs:
         return runs, "as given"
-    return [r["id"] for r in store.runs()], "every run in the file"
+    return [r.id for r in store.runs()], "every run in the file"
 
 
 def write(path: Path, text: str) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..store import names
+from ..store.rows import RunRow
 from ..measure import recovery
 from ..store import selection
 from ..system.errors import UserError
@@ -105,36 +105,36 @@ def _recover(db: str) -> int:
     ended = recovery.recover(store)
     for run_id in ended:
         row = store.run(run_id)
-        print(f"run {run_id}: {names.status(row)}; {row['message']}")
+        print(f"run {run_id}: {names.status(row)}; {row.message}")
     if not ended:
         print(f"{db}: no run of a dead command on this host; nothing to recover")
     return 0
 
 
-def _listed(row) -> dict:
+def _listed(row: RunRow) -> dict:
     """`results list --json`: one run's line as an object."""
-    return {"run": row["id"], "started_utc": row["started_utc"],
-            "finished_utc": row["finished_utc"], "status": names.status(row),
-            "kernel": row["kernel"], "ranks": row["ranks"], "launches": row["n_launches"],
-            "cases": row["n_cases"], "mpi": names.library(row["mpi_version"]),
-            "mpi_version": row["mpi_version"], "oversubscribed": bool(row["oversubscribed"]),
-            "sweep": row["sweep_id"], "command": json.loads(row["command"])}
+    return {"run": row.id, "started_utc": row.started_utc,
+            "finished_utc": row.finished_utc, "status": names.status(row),
+            "kernel": row.kernel, "ranks": row.ranks, "launches": row.n_launches,
+            "cases": row.n_cases, "mpi": names.library(row.mpi_version),
+            "mpi_version": row.mpi_version, "oversubscribed": row.oversubscribed,
+            "sweep": row.sweep_id, "command": row.command}
 
 
 def _show(store, run_id: int, wide: bool = False) -> str:
     row = store.run(run_id)
-    if row["kernel"] == stored.KERNEL:  # a program's calls, not a kernel's cases
+    if row.kernel == stored.KERNEL:  # a program's calls, not a kernel's cases
         p = stored.recorded(store, run_id)
-        return render_profile(run_id, p, row["message"]) if p.rows else \
+        return render_profile(run_id, p, row.message) if p.rows else \
             stored.no_calls(run_id, row, p)
-    lines = [f"run {row['id']}: {row['kernel']} on {row['ranks']} ranks, {names.status(row)}, "
-             f"started {row['started_utc']}"]
-    if row["context"]:
-        lines.append(render_provenance(json.loads(row["context"]), bool(row["oversubscribed"])))
-    if row["source"]:
-        lines.append(imported_from(json.loads(row["source"])))
-    if row["message"]:
-        lines.append(row["message"])
+    lines = [f"run {row.id}: {row.kernel} on {row.ranks} ranks, {names.status(row)}, "
+             f"started {row.started_utc}"]
+    if row.context:
+        lines.append(render_provenance(row.context, row.oversubscribed))
+    if row.source:
+        lines.append(imported_from(row.source))
+    if row.message:
+        lines.append(row.message)
     found = [s for _, s in measured(store, [run_id])]
     lines.append(render(found, wide))
     return "\n".join(lines + quality(store, [run_id], {run_id: found}))
@@ -143,14 +143,7 @@ def _show(store, run_id: int, wide: bool = False) -> str:
 def _export(store, run_id: int) -> dict:
     """The run, its command and first context, each launch, and each case with its
     launches' raw samples."""
-    row = store.run(run_id)
-    return {"run": {k: row[k] for k in row.keys() if k not in ("context", "command")},
-            "command": json.loads(row["command"]),
-            "context": json.loads(row["context"]) if row["context"] else None,
-            "launches": [{k: (json.loads(launch[k]) if k in ("settings", "context", "in_flight")
-                              and launch[k] else launch[k]) for k in launch.keys()}
-                         for launch in store.launches(run_id)],
-            "warnings": [dict(w) for w in store.warnings(run_id)],
+    return {**store.as_stored(run_id),
             "cases": [dict(s, samples_s=[c.samples.tolist() for c in cases],
                            launch_numbers=[c.launch for c in cases])
                       for cases, s in measured(store, [run_id])]}

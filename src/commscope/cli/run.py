@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 
 from ..stats import skew
@@ -15,7 +14,6 @@ from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES,
                             LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
-from ..system.progress import Progress
 from ..stats.results import measured, skews
 from ..views.export import FIGURES, VARIED
 from .common import add_db, add_mpi, add_wide, kernel_list, print_json, show_runs, writing_store
@@ -141,19 +139,17 @@ def plans_from(args: argparse.Namespace, mpi):
     """One plan per process count, every one checked before anything is launched."""
     known = catalog(mpi)
     late, iters, launches = _late(args)
-    found = plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
-                  modes=args.modes, window=args.window, params=kernel_params(args, known),
-                  sync=args.sync or ("window" if late else "barrier"), validate=args.validate,
-                  cold_cache=args.cold_cache,
-                  sampling=sampling(iters=iters, min_time=args.min_time,
-                                    precision=None if iters or args.min_time
-                                    else args.precision,
-                                    max_time=args.max_time, timeout=args.timeout,
-                                    launches=launches),
-                  map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
-                  late=late, **host_args(args))
-    info = labels(args.info, known)
-    return [dataclasses.replace(p, info=info) for p in found]
+    return plans(known, mpi, kernel=args.kernel, np=args.np, sizes=args.sizes,
+                 modes=args.modes, window=args.window, params=kernel_params(args, known),
+                 sync=args.sync or ("window" if late else "barrier"), validate=args.validate,
+                 cold_cache=args.cold_cache,
+                 sampling=sampling(iters=iters, min_time=args.min_time,
+                                   precision=None if iters or args.min_time
+                                   else args.precision,
+                                   max_time=args.max_time, timeout=args.timeout,
+                                   launches=launches),
+                 map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
+                 late=late, info=labels(args.info, known), **host_args(args))
 
 
 def _late(args: argparse.Namespace):
@@ -192,11 +188,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     planned = plans_from(args, mpi)
     store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
-    progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
-                                                          or AUTO_LAUNCHES[0]),
-                        f"{planned[0].kernel.name}")
-    runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
-    progress.close()
+    runs = measure_runs(store, mpi, planned, ["commscope", *argv])
     everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
     if args.json and planned[0].late:
         print_json("skew", {"cases": everything, "skew": [

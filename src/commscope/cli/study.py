@@ -10,8 +10,7 @@ from ..system import units
 from ..system.errors import UserError
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
-from ..measure.plan import AUTO_LAUNCHES, DEFAULT_MAX_TIME, parse_ranks
-from ..system.progress import Progress
+from ..measure.plan import DEFAULT_MAX_TIME, parse_ranks
 from . import cluster_study
 from .common import add_db, add_mpi, print_json, show_runs, writing_store
 
@@ -66,8 +65,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     study = known[args.name]
     counts = parse_ranks(args.np or study.default_np)
     if args.hosts and not study.across_hosts:
+        across = ", ".join(s.name for s in known.values() if s.across_hosts)
         raise UserError(f"--hosts: study {study.name} runs on one host; the many-rank studies "
-                        f"take hosts ({', '.join(s.name for s in known.values() if s.across_hosts)})")
+                        f"take hosts ({across})")
     mpi = find_mpi(args.mpi)
     if study.across_hosts and not args.hosts:
         where = cluster_study.choose(args.on, counts)
@@ -77,10 +77,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     plans = study.plans(counts, mpi, max_time=args.max_time, **hosts)  # all checked first
     out.mkdir(parents=True, exist_ok=True)
     store = writing_store(args.db)
-    progress = Progress(sum(p.cases * (p.sampling.launches or AUTO_LAUNCHES[0]) for p in plans),
-                        f"study {study.name}")
-    runs = measure_runs(store, mpi, plans, ["commscope", *argv], progress=progress)
-    progress.close()
+    runs = measure_runs(store, mpi, plans, ["commscope", *argv])
     _, code = show_runs(store, runs, args.db, as_json=True)  # skips, failures, quality only
     run_ids = [r.run_id for r in runs if r.run_id is not None]
     report = out / "report.html"

@@ -9,7 +9,6 @@ from ..system.errors import UserError
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import AUTO_LAUNCHES
-from ..system.progress import Progress
 from ..measure.sweep import load
 from .common import add_db, add_mpi, add_wide, print_json, show_runs, writing_store
 
@@ -52,12 +51,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     print(f"sweep {sweep_id} ({plan.name}): {plan.cases} cases in {len(plan.points)} points, "
           f"{per} each; {len(stored)} already stored, {more}{total - len(stored)} to run",
           file=sys.stderr)
-    progress = Progress(total - len(stored), f"sweep {sweep_id}")
     try:
-        runs = measure_runs(store, mpi, plan.points, ["commscope", *argv], sweep_id, progress,
-                            plan.key, stored)
+        runs = measure_runs(store, mpi, plan.points, ["commscope", *argv], sweep_id, plan.key,
+                            stored)
     finally:
-        progress.close()
         store.release_sweep(sweep_id)
     everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
     if code:

@@ -6,7 +6,6 @@ default and those rules in alternate launches (docs/tune.md)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -18,10 +17,9 @@ from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launches, parse_ranks,
                             plans, sampling)
-from ..system.progress import Progress
 from ..judge.rules import mpich, openmpi
 from ..judge.tune import VARY, can_name, choose, points, ranges, verify
-from ..stats.verdict import DEFAULTS, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
 from ..stats.results import absorbing_points
 from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
@@ -34,7 +32,7 @@ LATE_SIZES = "8,4KiB,256KiB"  # --late: each size's samples wait out every delay
 # Seconds of sampling each case gets per launch: a plan (one collective at one np, every
 # algorithm at every size) may spend this times its cases times its launches.
 CASE_S = 0.2
-LAUNCHES = 5  # as `check`: the paired t on 4 degrees of freedom
+LAUNCHES = DEFAULTS["tune"].launches
 FORMATS = {"openmpi": openmpi, "mpich": mpich}  # each library's rules module
 
 
@@ -64,7 +62,7 @@ def add_parser(sub, summary: str) -> None:
                         "tune-mpich.json, as the MPI is)")
     p.add_argument("--verify", metavar="FILE",
                    help="measure the default against a rules file `tune` wrote instead")
-    p.add_argument("--min-gain", default=DEFAULTS["tune"], metavar="G",
+    p.add_argument("--min-gain", default=DEFAULTS["tune"].threshold, metavar="G",
                    help="the least gain worth a rule: an algorithm is chosen only where it "
                         "is faster than the default by more, beyond doubt; --verify fails a "
                         "size where the rules are slower by more (default %(default)s)")
@@ -100,30 +98,26 @@ def _algorithm(known, name: str, label: str) -> None:
                         "leave it out")
 
 
-def _plans(args, mpi, known, kernels: list[str], library=(), each: bool = False) -> list:
-    """One plan per (np, collective); `each`: every algorithm beside the default."""
-    made = []
-    for np_ in parse_ranks(args.np):
-        for name in kernels:
-            (plan,) = plans(known, mpi, kernel=name, np=str(np_), sizes=args.sizes,
-                            sampling=sampling(launches=args.launches), **host_args(args))
-            if each:
-                plan = dataclasses.replace(plan, each=(VARY, (None, *known.kernel(
-                    name).params[VARY].choices)))
-            launches = plan.sampling.launches or AUTO_LAUNCHES[0]
-            made.append(dataclasses.replace(
-                plan, placement=dataclasses.replace(plan.placement, library=tuple(library)),
-                sampling=sampling(launches=args.launches,
-                                  max_time=CASE_S * plan.cases * launches)))
-    return made
+def _algorithms(known, name: str) -> tuple:
+    """--each's values for every algorithm of `name` beside the default (None)."""
+    return VARY, (None, *known.kernel(name).params[VARY].choices)
+
+
+def _plans(args, mpi, known, kernels: list[str], np: str, sizes: str, launches: str,
+           library=(), each: bool = False, verdict: dict | None = None) -> list:
+    """One plan per (np, collective), each case sampling CASE_S per launch; `each`: every
+    algorithm beside the default."""
+    return [plan for np_ in parse_ranks(np) for name in kernels
+            for plan in plans(known, mpi, kernel=name, np=str(np_), sizes=sizes,
+                              sampling=sampling(launches=launches), case_time_s=CASE_S,
+                              library=library, verdict=verdict,
+                              each=_algorithms(known, name) if each else None,
+                              **host_args(args))]
 
 
 def _measure(store, mpi, planned, argv) -> list[int]:
     """The runs' ids; a run that did not complete ends the command with its words."""
-    progress = Progress(sum(p.cases for p in planned) * (planned[0].sampling.launches
-                                                          or AUTO_LAUNCHES[0]), "tune")
-    runs = measure_runs(store, mpi, planned, ["commscope", *argv], progress=progress)
-    progress.close()
+    runs = measure_runs(store, mpi, planned, ["commscope", *argv])
     for r in runs:
         if r.status != "complete":
             print(f"commscope: tune: run {r.run_id} ({r.plan.kernel.name} at {r.plan.ranks} "
@@ -143,16 +137,12 @@ def _tune_late(args, argv, mpi, known) -> int:
     launches, with a rank late (skew.py); per point and delay the one that absorbs it
     best beyond doubt (skew.absorbing)."""
     late = parse_late(args.late)
-    args.np, args.sizes = args.np or "4", args.sizes or LATE_SIZES
-    made = []
-    for np_ in parse_ranks(args.np):
-        for name in args.collectives:
-            (plan,) = plans(known, mpi, kernel=name, np=str(np_), sizes=args.sizes,
-                            sync="window", late=late, **host_args(args),
-                            sampling=sampling(iters=LATE_CYCLES * (len(late.delays_s) + 1),
-                                              launches=args.launches))
-            made.append(dataclasses.replace(plan, each=(VARY, (None, *known.kernel(
-                name).params[VARY].choices))))
+    made = [plan for np_ in parse_ranks(args.np or "4") for name in args.collectives
+            for plan in plans(known, mpi, kernel=name, np=str(np_),
+                              sizes=args.sizes or LATE_SIZES, sync="window", late=late,
+                              each=_algorithms(known, name), **host_args(args),
+                              sampling=sampling(iters=LATE_CYCLES * (len(late.delays_s) + 1),
+                                                launches=args.launches))]
     store = writing_store(args.db)  # checked before launching
     run_ids = _measure(store, mpi, made, argv)
     found = absorbing_points(store, run_ids)
@@ -179,20 +169,17 @@ def _tune(args, argv, mpi, known) -> int:
         return _tune_late(args, argv, mpi, known)
     path = _output(args, mpi.family)
     min_gain = parse_threshold(args.min_gain, "--min-gain")
-    args.np = args.np or "4"
-    args.sizes = args.sizes or DEFAULT_SIZES
     rules = FORMATS[mpi.family]
     writable = rules.writable(native_binary(mpi))
     # How the choice is made, stored with the runs so the report chooses as this did.
-    verdict = {"verb": "tune", "min_gain": f"{min_gain.fraction:g}",
-               "writable": None if writable is None else
-               {k: sorted(v) for k, v in writable.items()}}
-    planned = [dataclasses.replace(p, verdict=verdict)
-               for p in _plans(args, mpi, known, args.collectives, each=True)]
+    verdict = VerdictSpec("tune", min_gain=f"{min_gain.fraction:g}", writable=None
+                          if writable is None else {k: sorted(v) for k, v in writable.items()})
+    planned = _plans(args, mpi, known, args.collectives, args.np or "4",
+                     args.sizes or DEFAULT_SIZES, args.launches, each=True, verdict=verdict)
     store = writing_store(args.db)  # checked before launching
     run_ids = _measure(store, mpi, planned, argv)
     chosen = choose(points([c for r in run_ids for c in store.cases(r)]),
-                    can_name(verdict["writable"]), min_gain)
+                    can_name(verdict.writable), min_gain)
     if not chosen:
         raise UserError("tune: no point holds both the default and an algorithm; every "
                         "case failed or was refused (commscope results show)")
@@ -233,15 +220,17 @@ def _verify(args, argv, mpi, known) -> int:
     for name in covered:
         _algorithm(known, name, mpi.label)
     settings = rules.settings(path)
-    if args.np is None:  # the communicator sizes the file was tuned at
-        args.np = ",".join(map(str, sorted({n for sizes in covered.values() for n in sizes})))
+    # the communicator sizes the file was tuned at
+    np = args.np or ",".join(map(str, sorted({n for sizes in covered.values() for n in sizes})))
     # Per collective and np two pairs of runs, default (D) and rules (R), in the order
     # D R R D: launch k of each runs D R R D, so neither side always goes first.
-    launches = parse_launches(args.launches)
-    args.launches = str(math.ceil((launches or LAUNCHES) / 2))
-    quads = [[d, r, r, d] for name in covered
-             for d, r in zip(_plans(_sized(args, read, name), mpi, known, [name]),
-                             _plans(_sized(args, read, name), mpi, known, [name], settings))]
+    launches = str(math.ceil((parse_launches(args.launches) or LAUNCHES) / 2))
+    quads = []
+    for name in covered:
+        sizes = _sizes(args, read, name, np)
+        default, ruled = (_plans(args, mpi, known, [name], np, sizes, launches, library)
+                          for library in ((), settings))
+        quads += [[d, r, r, d] for d, r in zip(default, ruled)]
     store = writing_store(args.db)
     run_ids = _measure(store, mpi, [p for q in quads for p in q], argv)
     cases = [store.cases(r) for r in run_ids]
@@ -259,15 +248,14 @@ def _verify(args, argv, mpi, known) -> int:
     return exit_status(checks, args.fail_on)
 
 
-def _sized(args, read, name: str) -> argparse.Namespace:
-    """args with the sizes --verify measures `name` at: --sizes where given, else both
-    sides of each boundary between the file's ranges (the default sizes where it has
-    none: one choice at every size)."""
+def _sizes(args, read, name: str, np: str) -> str:
+    """The sizes --verify measures `name` at: --sizes where given, else both sides of each
+    boundary between the file's ranges (the default sizes where it has none: one choice
+    at every size)."""
     if args.sizes:
-        return args
-    found = sorted({b for np_ in parse_ranks(args.np) for b in read.sizes(name, np_)})
-    return argparse.Namespace(**{**vars(args), "sizes": ",".join(map(str, found))
-                                 if found else DEFAULT_SIZES})
+        return args.sizes
+    found = sorted({b for np_ in parse_ranks(np) for b in read.sizes(name, np_)})
+    return ",".join(map(str, found)) if found else DEFAULT_SIZES
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

@@ -6,7 +6,7 @@ The model, per launch: log b_xy = mu + a_x + a_y (+ s_d in shift, d = y - x mod 
 fitted by medians (Tukey's median polish, extended to a node's effect on both ends of its
 pairs), so that one bad node or link moves the others' effects little. A node is its a_x,
 a link its residual e_xy, a step its s_d: each a log ratio to what the rest of the matrix
-predicts. The launch is the unit (../shared/STYLE.md): each candidate's K values, one per
+predicts. The launch is the unit (CONTRIBUTING.md): each candidate's K values, one per
 launch, give a t interval and a one-sided t test of "more than `threshold` slower", adjusted by
 Benjamini-Hochberg over the candidates of its kind; one is named where the adjusted p is
 below 5%. Each candidate's spread between launches is moderated towards the one all
@@ -28,11 +28,13 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from ..stats.verdict import ALPHA, DEFAULTS, Threshold, parse_threshold
+from ..stats.verdict import (ALPHA, DEFAULTS, Threshold, VerdictSpec, more_launches,
+                              parse_threshold)
 from ..stats.verdict.inference import (NO_SPREAD, Stage, empirical_null, family_tests, moderated,
                                        staged_tests)
+from ..store.rows import PairCase
 
-DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"]).fraction
+DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"].threshold).fraction
 PATTERNS = ("pairs", "shift")
 
 
@@ -85,15 +87,6 @@ def node_names(context: dict, ppn: int) -> list[str]:
     """Node x's host as the launch placed its ranks: rank x*ppn's (native/nodes.h)."""
     placement = sorted(context["placement"], key=lambda p: p["rank"])
     return [placement[r]["host"] for r in range(0, len(placement), ppn)]
-
-
-class PairCase(NamedTuple):
-    """What the matrices read of a stored case (Store.case_phases)."""
-    bytes: int
-    window: int | None
-    launch: int | None
-    peers: np.ndarray  # each rank's peer (-1: none), as the record's `peers`
-    phases: dict  # name -> [rank][sample] seconds
 
 
 # The phase each figure is read from, by pattern: the sender's stream and the round trip
@@ -483,8 +476,8 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
     np.fill_diagonal(measured, False)
     xs, ys = np.nonzero(measured)
     if k < 2:
-        health.note = "one launch: its spread between launches is unknown, so nothing is " \
-                      "named; measure in 3 or more (--launches 3)"
+        health.note = ("one launch: its spread between launches is unknown, so nothing is "
+                       f"named; {more_launches('health')}")
         return health
     limit = Threshold(threshold)
     named = []
@@ -528,41 +521,31 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
 def health_of(store, run_id: int, threshold: float | None = None) -> Health:
     """A stored health run judged: its nodes from the first launch's placement, ppn from
     its parameters, and the threshold its command gave (or `threshold`, or the default)."""
-    import json
-
     row = store.run(run_id)
+    settings = row.settings
     if threshold is None:
-        given = json.loads(row["settings"] or "{}").get("verdict", {}).get("threshold")
-        command = json.loads(row["command"])
+        spec = VerdictSpec.of(settings.get("verdict"))
+        given = spec.threshold if spec else None
+        command = row.command
         for i, word in enumerate(command if given is None else []):  # stored before verdicts
             if word == "--threshold" and i + 1 < len(command):
                 given = command[i + 1]
             elif word.startswith("--threshold="):
                 given = word.partition("=")[2]
         threshold = parse_threshold(given).fraction if given else DEFAULT_THRESHOLD
-    settings = json.loads(row["settings"])
     ppn = int(settings["params"].get("ppn", 1))
     rows = store.launches(run_id)
     sizes = store.case_sizes(run_id)
     # the launches that measured the matrix: complete, and not a trace's (check_hosts)
-    noted = {r["number"]: json.loads(r["settings"] or "{}") for r in rows}
-    launches = [r["number"] for r in rows if r["status"] == "complete"
-                and not noted[r["number"]].get("health_trace")] or [1]
-    names = settings.get("health_nodes") or node_names(json.loads(rows[0]["context"] or "{}"),
-                                                       ppn)
+    noted = {r.number: r.settings for r in rows}
+    launches = [r.number for r in rows if r.status == "complete"
+                and not noted[r.number].get("health_trace")] or [1]
+    names = settings.get("health_nodes") or node_names(rows[0].context, ppn)
     # a launch of some of the nodes: its nodes in its host order (check_hosts)
     places = {k: np.array(noted[k]["health_part"]) for k in launches
               if noted.get(k, {}).get("health_part")}
-    parsed: dict[str, np.ndarray] = {}  # a round's peers, the same in each launch and size
-
-    def peers(text: str) -> np.ndarray:
-        if text not in parsed:
-            parsed[text] = np.array(json.loads(text), dtype=np.int64)
-        return parsed[text]
-
-    cases = (PairCase(b, w, k, peers(text), phases)
-             for b, w, k, text, phases in store.case_phases(run_id, (sizes[0], sizes[-1])))
-    health = judge(matrices(cases, row["kernel"], names, ppn, sizes, launches, places),
+    cases = store.case_phases(run_id, (sizes[0], sizes[-1]))
+    health = judge(matrices(cases, row.kernel, names, ppn, sizes, launches, places),
                    threshold)
     health.faults = [{"kind": f["kind"], "hosts": [names[x] for x in f["nodes"]],
                       "evidence": f["evidence"]} for f in settings.get("health_faults", [])]

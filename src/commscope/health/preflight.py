@@ -14,8 +14,6 @@ went on, or was stopped at its deadline and ran clean when launched again, is `s
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import re
 import signal
@@ -31,12 +29,13 @@ import numpy as np
 from ..system.errors import UserError
 from .health import PHASES, _middle, node_names, tournament_rounds
 from ..system.launcher import launch as launch_argv
-from ..system.launcher.hosts import parse_hosts
+from ..system.launcher.hosts import Hosts, parse_hosts
 from ..system.launcher.job import current, using
 from ..system.launcher.placement import one_rank_each
 from ..measure.measure import measure
-from ..measure.plan import Plan, Step
+from ..measure.plan import Plan, Step, on_hosts
 from ..stats.replication import PILOT
+from ..stats.verdict.spec import VerdictSpec
 from .screen import Faults, Launch, Observations, Screen, judge, run_screen
 from ..store.store import Store
 
@@ -189,9 +188,6 @@ class Launches:
         complete) and, `watch`ed, what it showed of a stall. `wait_s`: the seconds it may
         go without a record (default wait_s(); 0: the plan's own)."""
         wait = self.wait_s() if wait_s is None else wait_s
-        if wait:
-            plan = dataclasses.replace(plan, sampling=dataclasses.replace(plan.sampling,
-                                                                           timeout=wait))
         if self.run is None:
             self.run = self.begin()
         self.number += 1
@@ -199,8 +195,8 @@ class Launches:
             else None
         started = time.monotonic()
         with using(watching) if watching else nullcontext():
-            outcome = measure(self.store, self.mpi, plan, self.run, Step(self.number),
-                              progress=self.progress)
+            outcome = measure(self.store, self.mpi, plan, self.run,
+                              Step(self.number, timeout_s=wait or None), progress=self.progress)
         seen = None if watching is None else Stall(
             watching.job.seen or {}, {r: order[r // self.ppn] for r in range(plan.ranks)},
             watching.job.quiet_s)
@@ -335,9 +331,9 @@ def check_hosts(store: Store, mpi, plan: Plan, trace: Plan, names: list[str], pp
                               {**plan.settings(), "point": 0},
                               kernel_facts=plan.kernel.described)
     before = store.launches(run)
-    kept = [r["number"] for r in before if r["status"] == "complete"]
+    kept = [r.number for r in before if r.status == "complete"]
     runs = Launches(store, mpi, ppn, deadline, progress, run,
-                    max([r["number"] for r in before], default=0))
+                    max([r.number for r in before], default=0))
     first = runs.number
 
     def launched(order: tuple[int, ...]) -> int | None:
@@ -345,8 +341,8 @@ def check_hosts(store: Store, mpi, plan: Plan, trace: Plan, names: list[str], pp
 
     faults = diagnose(launched, list(range(len(names))), list(range(len(names))))
     for row in store.launches(run):  # the trace's, finished or not
-        if row["number"] > first:
-            store.note_launch(row["id"], health_trace=True)
+        if row.number > first:
+            store.note_launch(row.id, health_trace=True)
     incomplete = f"health: run {run} {message}; the matrix is incomplete and no verdict is given"
     if not faults:
         store.finish_run(run, "failed", message)
@@ -390,8 +386,8 @@ def _part(plan: Plan, part: tuple[int, ...], names: list[str], ppn: int) -> Plan
     of them in one launch."""
     name = plan.each[0]
     count = tournament_rounds(len(part)) if name == "round" else len(part) - 1
-    return dataclasses.replace(_on_nodes(plan, part, names, ppn),
-                               each=(name, tuple(str(v) for v in range(1, count + 1))))
+    return on_hosts(plan, _hosts(part, names, ppn),
+                    each=(name, tuple(str(v) for v in range(1, count + 1))))
 
 
 def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
@@ -452,15 +448,12 @@ def _plan(base: Plan, order: tuple[int, ...], names: list[str], ppn: int) -> Pla
     """A launch of these nodes in this order, 2i with 2i+1 (schedule adjacent), every
     pair of them touched first (touch all), so that a pair that cannot talk stops every
     launch that holds it, paired or not: what diagnose traces."""
-    return dataclasses.replace(_on_nodes(base, order, names, ppn),
-                               params={**base.params, "schedule": "adjacent", "touch": "all"})
+    return on_hosts(base, _hosts(order, names, ppn), {"schedule": "adjacent", "touch": "all"})
 
 
-def _on_nodes(plan: Plan, order: tuple[int, ...], names: list[str], ppn: int) -> Plan:
-    """`plan` launched on these nodes, in this order, `ppn` ranks each."""
-    hosts = parse_hosts(",".join(f"{names[x]}:{ppn}" for x in order), None)
-    return dataclasses.replace(plan, ranks=len(order) * ppn,
-                               placement=dataclasses.replace(plan.placement, hosts=hosts))
+def _hosts(order: tuple[int, ...], names: list[str], ppn: int) -> Hosts:
+    """These nodes, in this order, `ppn` slots each."""
+    return parse_hosts(",".join(f"{names[x]}:{ppn}" for x in order), None)
 
 
 def observations(store: Store, run_id: int, number: int, ppn: int, size: int,
@@ -469,15 +462,15 @@ def observations(store: Store, run_id: int, number: int, ppn: int, size: int,
     labelled the screen's launch `label` (default `number`): x's sent stream to its peer
     moves ppn W n bytes in its slowest rank's time (health's matrices read the same
     phase)."""
-    row = next(r for r in store.launches(run_id) if r["number"] == number)
-    local = node_names(json.loads(row["context"]), ppn)
+    row = next(r for r in store.launches(run_id) if r.number == number)
+    local = node_names(row.context, ppn)
     index = np.array([names.index(h) for h in local])
     source, dest, log_bw = [], [], []
     for nbytes, window, _, peers, phases in store.case_phases(run_id, (size,), number):
         if not nbytes:
             continue
         times = _middle(phases[PHASES["pairs"]["bandwidth"]]).reshape(-1, ppn).max(axis=1)
-        peer = np.array(json.loads(peers), dtype=np.int64).reshape(-1, ppn)[:, 0]
+        peer = peers.reshape(-1, ppn)[:, 0]
         node = np.nonzero(peer >= 0)[0]
         source.append(index[node])
         dest.append(index[peer[node] // ppn])
@@ -492,16 +485,16 @@ def observations(store: Store, run_id: int, number: int, ppn: int, size: int,
 def replay(store: Store, run_id: int) -> tuple[Screen, list[str], list[int]]:
     """A stored screen judged again as it was run, round by round (its faults from the
     round they were found): the Screen, its nodes and sizes (the report's read)."""
-    settings = json.loads(store.run(run_id)["settings"])
+    settings = store.run(run_id).settings
     names, sizes = settings["screen_nodes"], settings["sizes"]
     ppn = int(settings["params"].get("ppn", 1))
     faults = [{**f, "nodes": tuple(f["nodes"])} for f in settings.get("screen_faults", [])]
     grouped = settings.get("screen_groups")
-    s = Screen(len(names), float(settings["verdict"]["threshold"]),
+    s = Screen(len(names), VerdictSpec.of(settings["verdict"]).limit.fraction,
                groups=None if not grouped else np.array(grouped["of"]),
                group_names=grouped["names"] if grouped else [])
-    rounds = {json.loads(r["settings"] or "{}").get("screen_round"): r["number"]
-              for r in store.launches(run_id) if r["status"] == "complete"}
+    rounds = {r.settings.get("screen_round"): r.number
+              for r in store.launches(run_id) if r.status == "complete"}
     rounds.pop(None, None)  # the launches that traced a fault
     for k, number in sorted(rounds.items()):
         s.faults = [f for f in faults if f["launch"] <= k]

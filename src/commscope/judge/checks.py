@@ -189,7 +189,7 @@ def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | 
     results.case_history), moderated across the command's pairs as compare's are
     (compare.pooled), the mean of the two sides' on the fewer degrees of freedom; None
     where neither side has one (or the sides share launches): the verdict core then
-    assumes the launches' variance (verdict.tests.COMMAND_TO_LAUNCH), and the claim says
+    assumes the launches' variance (verdict.inference.COMMAND_TO_LAUNCH), and the claim says
     so (its `command_term`)."""
     apart = [i for i, p in enumerate(pairs) if p.apart and p.cases]
     # each side's cases are one command's: their levels found together (shared_levels)
@@ -212,7 +212,7 @@ def judge(guidelines: list[Guideline], cases: list[Case], threshold: Threshold,
     """Every guideline's claim at every (series, size) the cases hold both sides of, each
     guideline its own family; `barrier(launches)`: one barrier's time in those launches
     (barrier_time); `together`: the command is the gate, so the guidelines are selected
-    together before any is named (verdict.tests.selected_levels), else each guideline
+    together before any is named (verdict.inference.selected_levels), else each guideline
     names on its own; `history_of(cases)`: their case's history, for sides that are two
     commands (command_terms); `figure`: each case's summary as `results show` gives it
     and the launches it keeps (figures, of results.measured), else figures_alone(cases)."""

@@ -7,15 +7,15 @@ variance is the launches' (pooled over the sides with two or more launches) over
 counts, plus twice the variance between commands (the history's, learned robustly from
 the case's other commands of the same configuration, or assumed equal to the launches').
 Each side's launches in another state are left out (states.py), and a side alone in
-another state is undetermined (lone_state). The verdict core (commscope.stats.verdict) tests each case
-at the threshold, all matched cases one family: `regression` rejects "B no more than the
-threshold slower", `no change` rejects "B beyond the threshold either way" (two one-sided
-tests). See docs/compare.md.
+another state is undetermined (lone_state). The verdict core (commscope.stats.verdict)
+tests each case at the threshold, all matched cases one family: `regression` rejects "B
+no more than the threshold slower", `no change` rejects "B beyond the threshold either
+way" (two one-sided tests). See docs/compare.md.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from ..store.cases import Case, grouped, key
 from ..stats.replication import LEVEL_GAP, History, Spread, case_spread, shared_levels
 from ..stats.states import screen
 from ..stats.summary import launch_spreads, pilot
-from ..stats.verdict import UNDETERMINED, Claim, Estimate, Threshold, Words, claims, unpaired
+from ..stats.verdict import (UNDETERMINED, Claim, Estimate, Threshold, Words, claims,
+                              unmeasured, unpaired)
 from ..stats.verdict.inference import moderated
 
 WORDS = Words("regression", "no change", equivalence=True)
@@ -54,7 +55,7 @@ class Side:
         """How far a launch's log median falls from the side's mean (replication.Spread):
         the run's, never below what the side's own launches showed. A verdict is not
         pulled below its own evidence, as the verdict core's moderation is not
-        (verdict.tests.moderated); a run's interval may be (run_spreads)."""
+        (verdict.inference.moderated); a run's interval may be (run_spreads)."""
         own = case_spread(self.logs, self.pilot)
         if self.given is None or self.launches < 2:
             return self.given or own
@@ -82,26 +83,29 @@ def sides(cases: list[Case]) -> dict[str, Side]:
 
 @dataclass(frozen=True)
 class CaseChange:
-    """One matched case, B against A. Times in seconds; relative: B / A - 1."""
+    """One matched case, B against A, and its claim (the ratio B / A, its interval, p and
+    word: the verdict core's). Times in seconds."""
     case: dict  # its identity (cases.identity)
     launches_a: int
     launches_b: int
     median_a_s: float  # the typical launch's median: exp(mean log launch median)
     median_b_s: float
-    relative: float | None
-    relative_ci_low: float | None
-    relative_ci_high: float | None
     method: str  # student (commands' variance assumed as the launches'), student+history,
     # history (one launch a side), imported or none (inconclusive)
     df: float | None
-    p_adjusted: float | None  # the verdict's test, BH-adjusted over the matched cases
-    verdict: str  # the verdict core's word, or shift only
-    regression: bool
-    detectable_ratio: float | None  # the smallest B/A these launches detect (80% power)
+    claim: Claim  # all matched cases one family; an imported side: shift only, untested
 
     def as_dict(self, name) -> dict:
-        """Every field, the identity's spread out; `name` names the case (names.identity)."""
-        return dict(asdict(self), case=name(self.case), **self.case)
+        """The case's JSON item (schema compare): `name` names the case (names.identity);
+        the claim's ratio and interval as B / A - 1."""
+        c = self.claim
+        low, high = (c.interval[0] - 1, c.interval[1] - 1) if c.interval else (None, None)
+        return {"case": name(self.case), "launches_a": self.launches_a,
+                "launches_b": self.launches_b, "median_a_s": self.median_a_s,
+                "median_b_s": self.median_b_s, "relative": c.ratio - 1,
+                "relative_ci_low": low, "relative_ci_high": high, "method": self.method,
+                "df": self.df if c.interval else None, "p_adjusted": c.p, "verdict": c.word,
+                "regression": c.failing, "detectable_ratio": c.detectable, **self.case}
 
 
 @dataclass(frozen=True)
@@ -112,11 +116,15 @@ class Comparison:
     threshold: Threshold
 
     @property
+    def claims(self) -> list[Claim]:
+        return [c.claim for c in self.changes]
+
+    @property
     def regressions(self) -> list[CaseChange]:
-        return [c for c in self.changes if c.regression]
+        return [c for c in self.changes if c.claim.failing]
 
     def count(self, verdict: str) -> int:
-        return sum(c.verdict == verdict for c in self.changes)
+        return sum(c.word == verdict for c in self.claims)
 
     @property
     def timed_otherwise(self) -> int:
@@ -227,15 +235,11 @@ def lone_state(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History 
 def _change(a: Side, b: Side, claim: Claim | None, method: str | None,
             df: float | None) -> CaseChange:
     median_a, median_b = float(np.exp(a.logs.mean())), float(np.exp(b.logs.mean()))
-    relative = median_b / median_a - 1
-    if claim is None:  # a printed figure: no samples to test
-        return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative,
-                          None, None, "imported", None, None, SHIFT_ONLY, False, None)
-    low, high = (claim.interval[0] - 1, claim.interval[1] - 1) if claim.interval else (None,
-                                                                                        None)
-    return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, relative, low,
-                      high, method, df if claim.interval else None, claim.p, claim.word,
-                      claim.failing, claim.detectable)
+    if claim is None:  # a printed figure: no samples to test, the shift alone
+        claim = replace(unmeasured("compare", key(a.identity)), ratio=median_b / median_a,
+                        word=SHIFT_ONLY, launches=min(a.launches, b.launches), paired=False)
+        method, df = "imported", None
+    return CaseChange(a.identity, a.launches, b.launches, median_a, median_b, method, df, claim)
 
 
 def load_side(store, runs: list[int]) -> dict[str, Side]:

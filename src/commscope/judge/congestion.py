@@ -108,25 +108,44 @@ def p99(samples: np.ndarray) -> float:
     return math.exp(harrell_davis(np.log(samples), P99))
 
 
+Phase = tuple  # (kind, bytes, isolated, congested): one canary's two phases by launch
+
+
+def cifs(phases: list[Phase], threshold: Threshold, loaded: bool) -> list[Canary]:
+    """Each canary's CIF for the median and the p99, each launch one replicate; `loaded`:
+    the aggressors ran at their own rate. One command's canaries ask one question (does
+    this pattern congest them?), so their medians are one family and their p99s another,
+    adjusted over all the canaries (docs/statistics.md, "Verdicts")."""
+    found, families, subjects, owner = [], [], [], []
+    fewest = []
+    for i, (kind, nbytes, isolated, congested) in enumerate(phases):
+        fewest.append(min((len(v) for phase in (isolated, congested) for v in phase.values()),
+                          default=0))
+        found.append(paired({k: float(np.median(v)) for k, v in congested.items()},
+                            {k: float(np.median(v)) for k, v in isolated.items()}))
+        families.append("cif median")
+        if fewest[-1] >= P99_MIN_SAMPLES:  # else no p99 figure rather than a biased one
+            found.append(paired({k: p99(v) for k, v in congested.items()},
+                                {k: p99(v) for k, v in isolated.items()}))
+            families.append("cif p99")
+        subjects += [f"{kind} {nbytes} B"] * (len(found) - len(subjects))
+        owner += [i] * (len(found) - len(owner))
+    claimed = claims(found, families, subjects, threshold, CIF_WORDS) if found else []
+    out = []
+    for i, (kind, nbytes, _, _) in enumerate(phases):
+        mine = {c.family: c for c, o in zip(claimed, owner) if o == i}
+        median = mine["cif median"]
+        tail = mine.get("cif p99") or unmeasured("cif p99", median.subject)
+        # equivalence within the threshold both ways, not merely an interval that holds 1
+        verdict = NO_BOTTLENECK if median.word == CIF_WORDS.under and loaded else median.word
+        out.append(Canary(kind, nbytes, median, tail, median.launches, verdict, fewest[i]))
+    return out
+
+
 def cif(isolated: dict[int, np.ndarray], congested: dict[int, np.ndarray], kind: str,
         nbytes: int, threshold: Threshold, loaded: bool) -> Canary:
-    """A canary's CIF for the median and the p99, each launch one replicate; `loaded`:
-    the aggressors ran at their own rate."""
-    subject = f"{kind} {nbytes} B"
-    fewest = min((len(v) for phase in (isolated, congested) for v in phase.values()),
-                 default=0)
-    found = [paired({k: float(np.median(v)) for k, v in congested.items()},
-                    {k: float(np.median(v)) for k, v in isolated.items()})]
-    if fewest >= P99_MIN_SAMPLES:  # else no p99 figure rather than a biased one
-        found.append(paired({k: p99(v) for k, v in congested.items()},
-                            {k: p99(v) for k, v in isolated.items()}))
-    claimed = claims(found, ["cif median", "cif p99"][:len(found)], [subject] * len(found),
-                     threshold, CIF_WORDS)
-    median = claimed[0]
-    tail = claimed[1] if len(claimed) > 1 else unmeasured("cif p99", subject)
-    # equivalence within the threshold both ways, not merely an interval that holds 1
-    verdict = NO_BOTTLENECK if median.word == CIF_WORDS.under and loaded else median.word
-    return Canary(kind, nbytes, median, tail, median.launches, verdict, fewest)
+    """One canary judged alone (cifs of one phase): the bench's and the tests' unit."""
+    return cifs([(kind, nbytes, isolated, congested)], threshold, loaded)[0]
 
 
 def load(alone: dict[int, float], beside: dict[int, float], threshold: Threshold) -> Claim:
@@ -185,7 +204,7 @@ def judge(store, run_ids: list[int], pattern: str, threshold: Threshold) -> Judg
                    if not np.isnan(v).all()}
     held = load(alone, beside_mean, threshold)
     loaded = held.word == LOAD_WORDS.under
-    found = [cif(iso, con, kind, nbytes, threshold, loaded) for kind, nbytes, iso, con in phases]
+    found = cifs(phases, threshold, loaded)
     return Judged(found, held, float(np.nanmedian(list(alone.values()) or [math.nan])),
                   float(np.nanmedian(list(beside_mean.values()) or [math.nan])), len(alone),
                   threshold)

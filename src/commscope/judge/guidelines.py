@@ -13,7 +13,7 @@ monotony:KERNEL and split:KERNEL compare a kernel's sizes with each other instea
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..system.errors import UserError
@@ -156,13 +156,17 @@ def impossible(g: Guideline, np: int, min_ranks: int) -> str | None:
     return None
 
 
-def with_side(plan, m: Measure):
-    """The plan of a Measure: its send modes, or native --each over the parameter."""
+def sides(m: Measure, guidelines: list[Guideline], cat: Catalogue) -> dict:
+    """The plan builder's keywords for a Measure's sides: its send modes, or native --each
+    over the parameter, whose values a refusal says came from the guidelines on it."""
     if m.vary == "send_mode":
-        return replace(plan, modes=list(m.values))
+        return {"modes": ",".join(m.values)}
     if m.vary is None:
-        return plan
-    return replace(plan, each=(m.vary, m.values))
+        return {}
+    ids = [g.id for g in guidelines if (g.kernel, g.vary) == (m.kernel, m.vary)]
+    theirs = any(e.get("id") in ids for e in cat.extra or [])
+    return {"each": (m.vary, m.values), "each_from": f"check: guideline {', '.join(ids)}"
+            + (" of --catalogue" if theirs else "")}
 
 
 def _setting(g: Guideline, family: str) -> str:

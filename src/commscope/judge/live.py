@@ -8,7 +8,7 @@ Google Benchmark's random interleaving), and each case is judged on launch *pair
 and B's launch of the same turn, whose log ratio cancels what the two launches shared
 (verdict.paired). The pairs are looked at after each block, from FIRST_LOOK on, by a
 group-sequential test: every look's tests are held to Pocock's one-sided level for the
-looks planned (verdict.tests.sequential_level), so that with looks the chance of a false
+looks planned (verdict.inference.sequential_level), so that with looks the chance of a false
 verdict stays at alpha; the command stops once every case is decided, or when its time
 (or its planned pairs) runs out, with each undecided case's pairs still needed.
 
@@ -97,7 +97,7 @@ ODD_RATIO = 2.0  # ... and at least 2x from it: a launch in another state or a s
 def odd_pairs(a: dict, b: dict) -> set:
     """One case's pairs whose log ratio B/A is an outlier by Hampel's identifier (median
     +- ODD_MADS x 1.4826 MAD; Davies and Gather, JASA 88, 1993) and at least ODD_RATIO
-    off: a launch in another state (2-4x) or beside another job (10^2-10^5x, ../shared/STYLE.md).
+    off: a launch in another state (2-4x) or beside another job (10^2-10^5x, CONTRIBUTING.md).
     One such launch would carry a mean of log ratios and its variance alone; under
     launch noise of a few percent the rule never fires (bench/live.py measures both)."""
     common = sorted(set(a) & set(b))
@@ -139,7 +139,7 @@ def pairs_to_decide(e: Estimate, bound: float, level: float) -> int | None:
     if not e.df or not e.var > 0:
         return None
     s, d = math.sqrt(e.var), e.log_ratio
-    # `over` and `apart` are two-sided (verdict.tests), `under` one-sided
+    # `over` and `apart` are two-sided (verdict.inference), `under` one-sided
     gaps = [(d - bound, 2), (bound - abs(d), 1)] + ([(-d, 2)] if d < 0 else [])
     need = min((float(ndtri(1 - level / sides)) * s / g) ** 2 for g, sides in gaps if g > 0) \
         if any(g > 0 for g, _ in gaps) else math.inf

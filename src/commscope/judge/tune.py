@@ -24,10 +24,10 @@ from .checks import Time, figures_alone, rest
 from ..system.sizes import format_bytes
 from ..stats.verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
 from ..stats.verdict import paired as paired_estimate
-from ..stats.verdict import parse_threshold
+from ..stats.verdict import VerdictSpec, parse_threshold
 from ..stats.verdict.inference import selected_levels
 
-MIN_GAIN = parse_threshold(DEFAULTS["tune"])
+MIN_GAIN = parse_threshold(DEFAULTS["tune"].threshold)
 # The rules against the default: inferior, slower by more than the least gain (a gate's
 # failure); non-inferior, within it.
 VERIFY_WORDS = Words("inferior", "non-inferior")
@@ -199,13 +199,12 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
     return chosen
 
 
-def judged(groups: list[tuple[dict, list[Case]]]) -> list[Point]:
+def judged(groups: list[tuple[VerdictSpec, list[Case]]]) -> list[Point]:
     """The choices of stored tune runs, each group of cases judged with the verdict
     parameters its command stored (min gain, what the rules file can name), so the report
     and check's remedies choose as the command did."""
     return [p for given, cases in groups
-            for p in choose(points(cases), can_name(given.get("writable")),
-                            parse_threshold(given.get("min_gain") or DEFAULTS["tune"]))]
+            for p in choose(points(cases), can_name(given.writable), given.limit)]
 
 
 def ranges(chosen: list[Point]) -> list[Range]:

@@ -1,4 +1,4 @@
-"""The advection2d application's problem: checked before launching, as the native side checks again.
+"""The advection2d application's problem: checked before launching; the native side checks again.
 
 c_t + u c_x + v c_y = 0 on [0, 2pi)^2, n x n grid points x_i = i 2pi/n, solved by
 Beam-Warming dimension by dimension (docs/app-advection2d.md). Everything here is

@@ -29,7 +29,6 @@ ran long (_step).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import statistics
 import time
@@ -84,16 +83,18 @@ class Run:
 
 
 def measure_runs(store: Store, mpi: Mpi, plans: list[Plan], command: list[str],
-                 sweep_id: int | None = None, progress: Progress | None = None,
+                 sweep_id: int | None = None,
                  case_key: Callable[[int, int, str | None, int], str] | None = None,
                  stored: set[str] = frozenset(),
                  on_launch: Callable[[Run, Outcome], None] | None = None) -> list[Run]:
     """Every plan's run, launch k of every plan before launch k+1 of any, so that drift
     over the command spreads over all plans. `case_key(plan index, launch number, mode,
     bytes)` names a sweep's cases, and cases whose key is `stored` are not measured
-    again. Stops at the first launch that does not complete."""
+    again. Stops at the first launch that does not complete. Its progress (_progress) is
+    drawn on a terminal."""
     owner.check_temp()
     runs = [_planned(store, mpi, Run(p, i)) for i, p in enumerate(plans)]
+    progress = _progress(plans, command, sweep_id, stored)
     try:
         return _measure_runs(store, mpi, runs, command, sweep_id, progress, case_key, stored,
                              on_launch)
@@ -105,6 +106,18 @@ def measure_runs(store: Store, mpi: Mpi, plans: list[Plan], command: list[str],
                                   f"{message}; {len(store.cases(run.run_id))} finished "
                                   "cases kept")
         raise
+    finally:
+        progress.close()
+
+
+def _progress(plans: list[Plan], command: list[str], sweep_id: int | None,
+              stored: set[str]) -> Progress:
+    """The command's progress: every plan's cases in the launches each case gets at least
+    (a fixed count, or auto's pilot), less a resumed sweep's stored ones; named by the
+    verb (and the sweep)."""
+    total = sum(p.cases * (p.sampling.launches or PILOT) for p in plans) - len(stored)
+    label = " ".join(command[1:2]) + (f" {sweep_id}" if sweep_id is not None else "")
+    return Progress(total, label)
 
 
 def _planned(store: Store, mpi: Mpi, run: Run) -> Run:
@@ -257,8 +270,7 @@ def _launch(store, mpi, run: Run, todo, number: int, command, sweep_id, progress
                                      {**p.settings(), "point": run.index, **pilot}, sweep_id,
                                      kernel_facts=p.kernel.described,
                                      host_facts=_facts(store, mpi, p))
-    sizes = sorted({b for bs in todo.values() for b in bs})
-    launch_plan = dataclasses.replace(p, modes=list(todo), sizes=sizes)
+    launch_plan = p.measuring(todo)
     step = _step(run, number, launch_plan.cases)
     key = None if case_key is None else \
         (lambda rec: case_key(run.index, number, rec.get("send_mode"), rec["bytes"]))

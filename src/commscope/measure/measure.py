@@ -143,8 +143,8 @@ def _outcome(store: Store, plan: Plan, job: Job, ingest: Ingest, timeout_s: floa
     else:
         # The native core's own line says most; else the launcher's last words.
         lines = "".join(stderr).strip().splitlines()
-        ours = [l for l in lines if l.startswith("commscope-native")]
-        last = ours[:1] or [l.strip() for l in lines if l.strip(" -")][-2:]
+        ours = [line for line in lines if line.startswith("commscope-native")]
+        last = ours[:1] or [line.strip() for line in lines if line.strip(" -")][-2:]
         reason = f"MPI job exited with code {code}" + (": " + " | ".join(last) if last else "")
     return ended("failed", _stopped_message("failed", ingest) + "; " + reason)
 

@@ -1,8 +1,10 @@
 """What one launch measures, and the one builder that checks it: kernel, ranks, cases,
 placement, synchronisation and sampling, from plain values.
 
-Every verb and study builds its plans here (`plans`, `sampling`), so what a valid plan
-is lives in one place; `Names` says how each value was given, so a refusal names the
+Every verb and study builds its plans here (`plans`, `sampling`), and a plan is derived
+from a built one only here (a side of a comparison: `side`; a launch on some of its hosts:
+`on_hosts`; a launch of some of its cases: Plan.measuring), so what a valid plan is lives
+in one place; `Names` says how each value was given, so a refusal names the
 flag (`--np`) or the sweep file's key (`plan.toml: experiment 2: np`) to fix.
 """
 
@@ -11,15 +13,17 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from ..system.build import WITHOUT, left_out
 from ..system.errors import UserError
 from ..system.kernels import Catalog, Kernel, Param, pair
 from ..system.launcher import BIND_TO, MAP_BY, TRANSPORTS, Placement, check_placement, host_fields
+from ..system.launcher.hosts import Hosts
 from ..system.launcher.placement import cores, most_per_host, room
 from ..stats.replication import MAX_LAUNCHES, PILOT
+from ..stats.verdict.spec import VerdictSpec
 from ..system.sizes import format_bytes, parse_sizes
 
 DEFAULT_SIZES = "0:4MiB"
@@ -91,10 +95,13 @@ class Sampling:
 class Step:
     """One launch of a run: its number (the seed of its case order), and, when the run
     samples to a precision, each case's share of the time left and the precision a
-    launch median needs (launches.py)."""
+    launch median needs (launches.py); `timeout_s`, where given, the seconds a case of this
+    launch may go without progress (health's rounds: their deadline, set launch by launch
+    from the slowest before it)."""
     number: int = 1
     case_time_s: float = DEFAULT_MAX_TIME
     within_precision: float = DEFAULT_PRECISION / 2
+    timeout_s: float | None = None
 
     def native_args(self, sampling: Sampling) -> list[str]:
         args = ["--shuffle", str(self.number)]
@@ -112,8 +119,8 @@ class Step:
         Derived from the case's sampling budget: start-up, probing and calibration
         take seconds, sampling at most the budget; ten times that is a hang.
         """
-        if sampling.timeout:
-            return sampling.timeout
+        if self.timeout_s or sampling.timeout:
+            return self.timeout_s or sampling.timeout
         if sampling.iters:
             return ITERS_TIMEOUT
         return TIMEOUT_BASE + TIMEOUT_FACTOR * (sampling.min_time or self.case_time_s)
@@ -261,12 +268,18 @@ class Plan:
     info: dict[str, str] = field(default_factory=dict)
     # How a verdict verb judges this run (its threshold, catalogue, ...): stored with it so
     # that `--runs` and the report judge as the command did (docs/statistics.md).
-    verdict: dict = field(default_factory=dict)
+    verdict: VerdictSpec | None = None
     late: Late | None = None  # --late: a rank made late in some samples (skew.py)
 
     @property
     def cases(self) -> int:
         return len(self.modes) * len(self.sizes) * (len(self.each[1]) if self.each else 1)
+
+    def measuring(self, todo: dict[str | None, list[int]]) -> Plan:
+        """The plan of a launch that measures only these cases, send mode -> sizes (the
+        cases whose pilot asks for more launches: launches.py)."""
+        sizes = sorted({b for bs in todo.values() for b in bs})
+        return replace(self, modes=list(todo), sizes=sizes)
 
     def native_args(self, step: Step = Step()) -> list[str]:
         args = ["--kernel", self.kernel.name, "--sizes", ",".join(map(str, self.sizes)),
@@ -296,8 +309,33 @@ class Plan:
                 "window": self.window, "validate": self.validate, "cold_cache": self.cold_cache,
                 **({"each": {self.each[0]: list(self.each[1])}} if self.each else {}),
                 **({"info": self.info} if self.info else {}),
-                **({"verdict": self.verdict} if self.verdict else {}),
+                **({"verdict": self.verdict.as_dict()} if self.verdict else {}),
                 **({"late": self.late.settings()} if self.late else {})}
+
+
+def side(plans: list[Plan], name: str, max_time: float, library=(),
+         environment=()) -> list[Plan]:
+    """One side of an A/B comparison in alternate launches (`compare --live`): its plans
+    labelled side=NAME (Plan.info), sharing max_time seconds alike, launched with these
+    library settings beside their own and this environment (a side's change)."""
+    share = max_time / len(plans)
+    return [replace(p, info={**p.info, "side": name},
+                    sampling=replace(p.sampling, max_time=share),
+                    placement=replace(p.placement, library=p.placement.library + tuple(library),
+                                      environment=p.placement.environment + tuple(environment)))
+            for p in plans]
+
+
+def on_hosts(plan: Plan, hosts: Hosts, params: dict[str, str] | None = None,
+             each: tuple[str, Iterable[str | None]] | None = None) -> Plan:
+    """`plan` launched on these hosts instead, a rank in every slot (health's rounds, and the
+    parts of its full matrix): with `params` set beside its own, and `each` (its values
+    checked as plans checks them) for its own."""
+    moved = replace(plan, ranks=hosts.total, placement=replace(plan.placement, hosts=hosts),
+                    params={**plan.params, **(params or {})})
+    if params:  # checked; the plan keeps its order of them (the binary's --param order)
+        params_for(moved.kernel, moved.params, moved.ranks)
+    return _each(moved, each, "", FLAGS) if each else moved
 
 
 def parse_ranks(spec, name: str = "--np") -> list[int]:
@@ -327,12 +365,20 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
           bind_to: str | None = None, transport: str = "auto", hosts: str | None = None,
           hostfile: str | None = None, ppn: int | None = None, launcher: str = "auto",
           app: bool = False, cold_cache: bool = False, late: Late | None = None,
+          each: tuple[str, Iterable[str | None]] | None = None, each_from: str = "",
+          case_time_s: float | None = None, library: Iterable[tuple[str, str]] = (),
+          info: dict[str, str] | None = None, verdict: VerdictSpec | None = None,
           names: Names = FLAGS) -> list[Plan]:
     """One plan per process count, every one checked before anything is launched.
 
     np and sizes take a spec ("2:8", "0:4MiB") or a list; modes a spec ("all",
     "standard,ready"); params the kernel's parameters by name, as strings (a name's '-' is
-    its '_': --recv-buffers is recv_buffers).
+    its '_': --recv-buffers is recv_buffers). `each` (name, values) measures every case
+    once per value of that parameter in the same launches, each value checked (_each;
+    `each_from` says what gave them, for a refusal). `case_time_s`: the seconds each case
+    samples per launch, the plan's max_time following from its cases and launches.
+    `library`: the MPI library's settings for the launches (Plan.placement); `info` and
+    `verdict` are stored with the run (Plan).
     """
     k = catalog.kernel(kernel) if app else catalog.runnable(kernel)
     if cold_cache and not k.cold_cache:
@@ -355,7 +401,7 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
     _choice(map_by, MAP_BY, names("map_by"))
     _choice(bind_to, BIND_TO, names("bind_to"))
     _choice(transport, TRANSPORTS, names("transport"))
-    placement = Placement(map_by, bind_to, transport,
+    placement = Placement(map_by, bind_to, transport, library=tuple(library),
                           **host_fields(hosts, hostfile, ppn, launcher, mpi,
                                         names.bare("hosts", "hostfile", "ppn", "launcher")))
     found = []
@@ -379,10 +425,53 @@ def plans(catalog: Catalog, mpi, *, kernel: str, np="2", sizes=None, modes=None,
             check_late(late, k, ranks, sync, names)
         check_window_sync(sync, placement, ranks, names)
         plan = Plan(k, ranks, chosen_modes, these_sizes, window, chosen, sync, validate,
-                    placement, sampling, cold_cache, late=late)
+                    placement, sampling, cold_cache, late=late, info=dict(info or {}),
+                    verdict=verdict)
         check_memory(catalog, plan, names)
+        if each:
+            plan = _each(plan, each, each_from, names, catalog, mpi)
+        if case_time_s is not None:
+            plan = replace(plan, sampling=replace(plan.sampling, max_time=case_time_s * (
+                plan.cases * (plan.sampling.launches or AUTO_LAUNCHES[0]))))
         found.append(plan)
     return found
+
+
+@dataclass(frozen=True)
+class _Varied(Names):
+    """Names in a refusal of an --each value: the parameter after what gave the values
+    (`source`: a guideline), else as the verb names it."""
+    source: str = ""
+
+    def param(self, name: str) -> str:
+        return f"{self.source}: {name}" if self.source else super().param(name)
+
+
+def _each(plan: Plan, each, source: str, names: Names, catalog: Catalog | None = None,
+          mpi=None) -> Plan:
+    """The plan measuring every case once per value of one kernel parameter (native
+    --each; a value None: the parameter not given), each value checked before any launch
+    as the parameter given alone is (its choices and kind, beside the other parameters;
+    with the catalog also what the MPI's build and the send modes allow, and the memory
+    it takes); the parameter then leaves the plan's own, which the binary takes once."""
+    name, values = each[0], tuple(each[1])
+    k = plan.kernel
+    said = _Varied(names.where, names.flags, source)
+    if name not in k.params:
+        raise UserError(f"{source or names.param(name)}: kernel {k.name} has no parameter "
+                        f"{name} to vary; it takes {', '.join(k.params) or 'no parameters'}")
+    if not values:
+        raise UserError(f"{said.param(name)}: give at least one value to measure")
+    own = {n: v for n, v in plan.params.items() if n != name}
+    for value in values:
+        if value is None:
+            continue
+        chosen = params_for(k, {**own, name: value}, plan.ranks, said)
+        check_sizes(k, plan.sizes, chosen, said)
+        if catalog is not None:
+            check_needs(catalog, mpi, k, chosen, plan.modes, plan.cold_cache, said)
+            check_memory(catalog, replace(plan, params=chosen), said)
+    return replace(plan, params=own, each=(name, values))
 
 
 def _nearest_count(k: Kernel, ranks: int, placement: Placement) -> int:

@@ -20,6 +20,7 @@ from typing import Callable
 from ..store import names
 from ..system import owner
 from .ingest import Ingest
+from ..store.rows import RunRow
 from ..store.store import Store
 
 
@@ -41,10 +42,10 @@ def recover(store: Store) -> list[int]:
     finished after; the runs so ended."""
     ended = []
     for row in store.running_runs():
-        if owner.gone(row["owner"]):
-            _adopt_orphans(store, row["id"])
+        if owner.gone(row.owner):
+            _adopt_orphans(store, row.id)
             _end_gone(store, row)
-            ended.append(row["id"])
+            ended.append(row.id)
     return ended
 
 
@@ -63,15 +64,15 @@ def _adopt_orphans(store: Store, run_id: int) -> None:
     died: those past the ones stored, in the records file the launch names, while it is
     there."""
     for launch in store.running_launches(run_id):
-        settings = json.loads(launch["settings"] or "{}")
+        settings = launch.settings
         try:
             lines = Path(settings.get("records", "")).read_text().splitlines(keepends=True)
         except (OSError, UnicodeDecodeError):
             continue
         keys = settings.get("case_keys")
-        ingest = Ingest(store, run_id, launch["id"], case_key=keys and (
+        ingest = Ingest(store, run_id, launch.id, case_key=keys and (
             lambda rec: keys.get(_case_key_name(rec.get("send_mode"), rec["bytes"]))))
-        done = store.count_cases(launch_id=launch["id"])
+        done = store.count_cases(launch_id=launch.id)
         for line in lines:
             try:
                 case = json.loads(line).get("type") == "case" and line.endswith("\n")
@@ -84,12 +85,11 @@ def _adopt_orphans(store: Store, run_id: int) -> None:
                     ingest.feed(line)
 
 
-def _end_gone(store: Store, row) -> None:
-    who = json.loads(row["owner"])
-    kept = store.count_cases(run_id=row["id"])
-    flight = json.loads(row["in_flight"]) if row["in_flight"] else None
+def _end_gone(store: Store, row: RunRow) -> None:
+    who, flight = row.owner, row.in_flight
+    kept = store.count_cases(run_id=row.id)
     message = (f"{names.GONE}: its command (pid {who['pid']} on {who['host']}) ended without "
                f"finishing it; {kept} finished case{'s' * (kept != 1)} kept"
                + (f"; {names.case(flight['kernel'], flight.get('send_mode'), flight['bytes'])}"
                   " was in flight" if flight else ""))
-    store.end_running(row["id"], "interrupted", message)
+    store.end_running(row.id, "interrupted", message)

@@ -1,7 +1,8 @@
 """Sweep plans: a TOML file of experiments, expanded into points of stable cases.
 
 A plan's top level holds defaults for every experiment (launches, precision
-and max_time, or min_time, or iters; validate, cold_cache, window, sync); each [[experiment]] names a kernel and any of
+and max_time, or min_time, or iters; validate, cold_cache, window, sync); each
+[[experiment]] names a kernel and any of
 sizes, np, map_by, bind_to, transport, sync, modes, window and a [params]
 table, and where to run it: hosts or hostfile, ppn, launcher (one of each,
 as in `commscope run`). List values multiply: every combination of np, map_by, bind_to,
@@ -63,7 +64,8 @@ def _as_list(value) -> list:
 def _checked_keys(table: dict, allowed: set[str], where: str) -> None:
     for key in table:
         if key not in allowed:
-            raise UserError(f"{where}: unknown key '{key}'; use one of {', '.join(sorted(allowed))}")
+            raise UserError(f"{where}: unknown key '{key}'; "
+                            f"use one of {', '.join(sorted(allowed))}")
 
 
 def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
@@ -74,7 +76,8 @@ def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
         raise UserError(f"{where}: no kernel; add kernel = \"pingpong\" (or another kernel)")
     params = exp.get("params", {})
     if not isinstance(params, dict):
-        raise UserError(f"{where}: params must be a table, e.g. params = {{ op = [\"sum\", \"max\"] }}")
+        raise UserError(f"{where}: params must be a table, "
+                        "e.g. params = { op = [\"sum\", \"max\"] }")
     spec = exp.get("hosts")
     fixed = {"kernel": exp["kernel"],
              "sizes": _as_list(exp["sizes"]) if "sizes" in exp else None,
@@ -127,6 +130,7 @@ def load(path: str, mpi) -> SweepPlan:
                                  how_many)
         except UserError as exc:
             message = str(exc)
-            raise UserError(message if message.startswith(path) else f"{where}: {message}") from None
+            raise UserError(message if message.startswith(path)
+                            else f"{where}: {message}") from None
     digest = hashlib.sha256(text.encode()).hexdigest()
     return SweepPlan(top.get("name", Path(path).stem), str(path), text, digest, found)

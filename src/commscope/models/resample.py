@@ -7,21 +7,18 @@ raw samples: timing samples are skewed and heavy-tailed, the median is not.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Callable
 
 import numpy as np
 
 from ..store.cases import Case
 from ..stats.replication import History
-from ..stats.stats import median_ci
+from ..stats.stats import LEVEL, MAX_DF, Z, median_ci
 from ..stats.summary import launch_spreads
-from ..stats.verdict.inference import COMMAND_TO_LAUNCH, MAX_DF
+from ..stats.verdict.inference import COMMAND_TO_LAUNCH
 
-CONFIDENCE = 0.95
 # The order-statistic CI of the median is asymptotically median +- z * se
 # (Le Boudec 2010, Thm 2.1), so se = CI width / (2 z).
-Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
 # A zero-width CI (most samples equal on a coarse timer) would give one size
 # unbounded weight: no median's standard error is taken below 0.1% of it.
 MIN_RELATIVE_SE = 1e-3
@@ -49,7 +46,7 @@ def point(case: Case) -> Point:
         return Point(case.bytes, np.array([median]), median, MIN_RELATIVE_SE * abs(median))
     latency = np.sort(case.latency_s)
     median = float(np.median(latency))
-    ci = median_ci(latency, CONFIDENCE, presorted=True)
+    ci = median_ci(latency, LEVEL, presorted=True)
     se = (ci[1] - ci[0]) / (2 * Z) if ci else abs(median)
     return Point(case.bytes, latency, median, max(se, MIN_RELATIVE_SE * abs(median)))
 

@@ -21,10 +21,10 @@ import socket
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as t_dist
 
 from ..store.cases import Case
 from ..models.predict import call_latency
+from ..stats.verdict.inference import mean_interval
 from . import Profile, Row
 
 SEND_MODES = {"MPI_Send": "standard", "MPI_Ssend": "synchronous", "MPI_Rsend": "ready",
@@ -233,15 +233,9 @@ def _mean_cost(cases: list[Case]) -> tuple[float, tuple[float, float] | None, in
     launch, over its samples. The mean, not the median: a program pays every call."""
     newest = max(c.run_id for c in cases)
     launches = [call_latency(c) for c in cases if c.run_id == newest]
-    means = np.array([x.mean() for x in launches])
-    if means.size >= 2:
-        half = t_dist.ppf(0.975, means.size - 1) * means.std(ddof=1) / math.sqrt(means.size)
-    else:
-        x = launches[0]
-        half = 1.96 * x.std(ddof=1) / math.sqrt(x.size) if x.size > 1 else math.nan
-    mean, half = float(means.mean()), float(half)
-    return mean, None if not math.isfinite(half) else (max(mean - half, 0.0), mean + half), \
-        newest
+    means = [float(x.mean()) for x in launches]
+    mean, ci = mean_interval(means if len(means) >= 2 else launches[0])
+    return mean, None if ci is None else (max(ci[0], 0.0), ci[1]), newest
 
 
 def _weight(a: int, b: int, x: int) -> float:
@@ -286,7 +280,7 @@ def stored_prices(store, rules: str | None = None) -> Prices:
     """Every measured (not imported) case of a results file, profiles aside; with `rules`
     (a rules file's path), those measured under it."""
     from ..models.groups import load_cases
-    ids = [r["id"] for r in store.runs() if r["kernel"] != "profile"]
+    ids = [r.id for r in store.runs() if r.kernel != "profile"]
     cases = [c for c in load_cases(store, ids) if not c.imported]
     return Prices(cases, f"the runs under {rules}" if rules else str(store.path), rules)
 

@@ -3,9 +3,8 @@ its ranks and their wall times in its settings; profile_rows its rows per rank."
 
 from __future__ import annotations
 
-import json
-
 from ..store import names
+from ..store.rows import RunRow
 from ..system.errors import UserError
 from ..store.store import Store, utc_now
 from . import Profile, Row
@@ -47,16 +46,15 @@ def save_imported(store: Store, command: list[str], profile: Profile) -> int:
 
 def hosts_of(store: Store, run_id: int) -> list[str]:
     """Each rank's host, as the profiling library read it ([] for an imported profile)."""
-    settings = json.loads(store.run(run_id)["settings"] or "{}")
-    return settings.get("profile", {}).get("hosts", [])
+    return store.run(run_id).settings.get("profile", {}).get("hosts", [])
 
 
 def load(store: Store, run_id: int, flag: str = "--profile") -> Profile:
     """The profile of run `run_id`, for the verbs that price it: a run that is not a
     profile, or one without rows, is the user's to fix."""
     run = store.run(run_id)
-    if run["kernel"] != KERNEL:
-        raise UserError(f"{flag} {run_id}: run {run_id} is a {run['kernel']} run, not a "
+    if run.kernel != KERNEL:
+        raise UserError(f"{flag} {run_id}: run {run_id} is a {run.kernel} run, not a "
                         "profile; give a run that `commscope profile` or `commscope import` "
                         "of an mpisee or mpiP file stored")
     found = recorded(store, run_id)
@@ -70,17 +68,16 @@ def load(store: Store, run_id: int, flag: str = "--profile") -> Profile:
 def recorded(store: Store, run_id: int) -> Profile:
     """What profile run `run_id` holds, rows or none: the read verbs show a failed one."""
     run = store.run(run_id)
-    settings = json.loads(run["settings"] or "{}").get("profile", {})
+    settings = run.settings.get("profile", {})
     rows = tuple(Row(r["call"], r["comm_size"], r["bytes"], r["peer"], r["count"],
                      r["time_s"], r["rank"], r["bytes_sum"], r["overlap_s"])
                  for r in store.profile_rows(run_id))
-    source = json.loads(run["source"]) if run["source"] else {"tool": "commscope"}
-    return Profile(tuple(settings.get("program", ())), run["ranks"],
-                   tuple(settings.get("wall_s", ())), rows, source)
+    return Profile(tuple(settings.get("program", ())), run.ranks,
+                   tuple(settings.get("wall_s", ())), rows, run.source or {"tool": "commscope"})
 
 
-def no_calls(run_id: int, row, p: Profile) -> str:
+def no_calls(run_id: int, row: RunRow, p: Profile) -> str:
     """The line a read verb shows for a profile run that recorded no MPI call."""
     what = " ".join(p.program) or p.source.get("file", "")
     return (f"run {run_id}: profile of {what} on {p.ranks} ranks, {names.status(row)}: "
-            f"{row['message'] or 'no message'}; no MPI call recorded")
+            f"{row.message or 'no message'}; no MPI call recorded")

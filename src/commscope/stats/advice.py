@@ -17,10 +17,12 @@ import numpy as np
 from ..store import names
 from ..system import units
 from ..store.cases import Case
+from ..store.rows import WarningRow
 from .replication import UNUSUAL
 from .states import OddLaunch
 from .stats import median_ci
 from .summary import case_summary
+from .verdict.threshold import LEAST_LAUNCHES, more_launches
 
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
 # A collective's sample is one call, as OSU times it: warned of only where the timer's
@@ -335,12 +337,14 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
         return f"run at most one rank per core{per_host}, or spread them with --hosts"
     if kind == "wide":
         if launches != "auto":
-            return f"measure in more launches than --launches {launches}, or use auto"
+            return more_launches(given=launches) + (
+                ", or use auto" if int(launches) >= LEAST_LAUNCHES else "")
         if pin:
             return "pin ranks with --bind-to core, so launches differ less"
         return "raise --max-time so auto can make more launches, or accept the wider interval"
     if kind == "capped":
-        return f"raise --max-time (it was {settings.get('max_time')} s), or accept the wider interval"
+        return (f"raise --max-time (it was {settings.get('max_time')} s), "
+                "or accept the wider interval")
     if kind == "levels":
         return ("compare commands of the same level: the interval is that of the level this "
                 "command fell in (its history kept to that level)")
@@ -352,15 +356,15 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
                 "often land in another state the machine is shared: measure where nothing "
                 "else runs, and answer an A/B question with compare --live")
     if kind == "disagree":
-        more = "" if launches == "auto" else f" than --launches {launches}"
-        return (f"measure in more launches{more}, so that a majority names the odd one, "
-                "on a quieter machine")
+        more = "measure in more launches" if launches == "auto" else \
+            more_launches(given=launches)
+        return f"{more}, so that a majority names the odd one, on a quieter machine"
     if kind == "above_ceiling":
         cold = "" if settings.get("cold_cache") else "measure with --cold-cache, and "
         return (f"{cold}read docs/native.md, 'Copy ceilings': the transfer found its data in "
                 "cache where the copy did not, or the library copied with more than one core")
     if kind == "one_launch":
-        return "measure in 3 or more launches (--launches auto, the default, does)"
+        return more_launches()
     if kind in ("all_late", "late"):
         return "use --sync barrier, or fewer ranks per core"
     if kind == "few_samples":
@@ -442,23 +446,23 @@ def _states_said(summaries: list[dict]) -> str:
     return f" ({'; '.join(said)})" if said else ""
 
 
-def block(found: list[tuple[dict, str | None, dict]], cores: int | None = None) -> list[str]:
+def block(found: list[tuple[WarningRow, str | None, dict]],
+          cores: int | None = None) -> list[str]:
     """The quality block's flags: three short lines per kind (the name the table's flags column
     gives its cases), the number of cases (runs, for run-wide kinds), the worst WORST
-    cases and one remedy. `found`: (warning, case name, run settings) with
-    warning a stored row (kind, message, severity)."""
+    cases and one remedy. `found`: (stored warning, case name, run settings)."""
     by_kind: dict[str, list] = {}
     for warning, name, settings in found:
-        by_kind.setdefault(warning["kind"], []).append((warning, name, settings))
+        by_kind.setdefault(warning.kind, []).append((warning, name, settings))
     lines = []
     for kind in sorted(by_kind, key=lambda k: list(KINDS).index(k) if k in KINDS else 99):
-        rows = sorted(by_kind[kind], key=lambda r: -(r[0]["severity"] or 0))
+        rows = sorted(by_kind[kind], key=lambda r: -(r[0].severity or 0))
         count = len(rows)
         unit = "run" if rows[0][1] is None else "case"
         # Warnings stored before schema 5 have no severity, and their message is a sentence
         # with its old remedy: those are named only.
-        worst = "; ".join(name or "run" if w["severity"] is None else
-                          f"{name or 'run'}: {w['message']}" for w, name, _ in rows[:WORST])
+        worst = "; ".join(name or "run" if w.severity is None else
+                          f"{name or 'run'}: {w.message}" for w, name, _ in rows[:WORST])
         more = f"; and {count - WORST} more" if count > WORST else ""
         lines += [f"flag {kind}: {count} {unit}{'s' if count > 1 else ''}, "
                   f"{KINDS.get(kind, kind)}",

@@ -50,27 +50,19 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
-from statistics import NormalDist
 
 import numpy as np
 
 from .states import STATE_GAP, stalls
-from .stats import median_ci, satterthwaite
-from .verdict.inference import (COMMAND_TO_LAUNCH, MAX_DF, NO_SPREAD, UNUSUAL, moderated_df,
+from .stats import LEVEL, Z, median_ci, satterthwaite, t_quantile
+from .verdict.inference import (COMMAND_TO_LAUNCH, NO_SPREAD, UNUSUAL, moderated_df,
                                 step_at, trend_prior, unusual_p)
 
-CONFIDENCE = 0.95
-Z = NormalDist().inv_cdf((1 + CONFIDENCE) / 2)
 MIN_HISTORY_DF = 2  # fewer: a variance from the history says too little
 PILOT = 3  # --launches auto: launches every case gets, from which the rest are chosen
 MAX_LAUNCHES = 10  # and the most it gets
 MIN_POOLED_CASES = 3  # fewer cases in a run: each case's launches alone give its spread
 
-
-def t_quantile(df: float) -> float:
-    """The (1 + CONFIDENCE) / 2 quantile of Student's t with df degrees of freedom."""
-    from scipy.special import stdtrit  # 0.2 s to import: not before a run's figures need it
-    return float(stdtrit(min(df, MAX_DF), (1 + CONFIDENCE) / 2))
 
 
 @dataclass(frozen=True)
@@ -155,14 +147,14 @@ def _spreads(table: np.ndarray, sizes=None) -> list[Spread]:
     K - 1 degrees of freedom), and each case varies on its own besides (the residual of the
     two-way layout). The residual variances are moderated towards a prior that follows
     the message size (a constant, a line or a step in log size, as a protocol switch
-    makes: verdict.tests.trend_prior), as far as their spread about it allows (empirical
+    makes: verdict.inference.trend_prior), as far as their spread about it allows (empirical
     Bayes: G. K. Smyth, "Linear models and empirical Bayes methods for assessing
     differential expression in microarray experiments", Stat. Appl. Genet. Mol. Biol.
     3(1), 2004, section 6.2), which gives 3 launches of 24 sizes the degrees of freedom
     of dozens where the sizes vary alike, and each its own where they do not. A case's
     spread is the common effect's mean square over S plus (1 - 1/S) its moderated
     residual variance, its degrees of freedom Satterthwaite's, the moderated part's no
-    more than the trend at its size is worth (verdict.tests.moderated_df). A case whose
+    more than the trend at its size is worth (verdict.inference.moderated_df). A case whose
     own residual variance is beyond its prior's (p < UNUSUAL, an F test, the prior
     fitted without it: left_out_p) keeps its own, on its own degrees of freedom: its
     variance and its t quantile come from the same evidence; the prior is then fitted
@@ -271,7 +263,7 @@ def launch(latency_s: np.ndarray) -> Launch:
     ordered = np.sort(latency_s)
     half = ordered.size // 2  # the median of sorted samples, without sorting them again
     median = float(ordered[half] if ordered.size % 2 else (ordered[half - 1] + ordered[half]) / 2)
-    ci = median_ci(ordered, CONFIDENCE, presorted=True)
+    ci = median_ci(ordered, LEVEL, presorted=True)
     low, high = ci if ci else (float(ordered[0]), float(ordered[-1]))
     # The order-statistic CI of the median is asymptotically median +- z se (Le Boudec
     # 2010, Thm 2.1); on the log scale se(log m) = se(m) / m.
@@ -489,7 +481,7 @@ def command_ratios(histories: list[History | None], sizes) -> list[CommandRatio 
     earlier commands (CommandRatio): borrowed across the cases, as their launch variances
     are (run_spreads), since one case's two earlier commands say little and a run's
     dozens of cases much. Pooled apart on each side of a step in the cases' log V_i /
-    tau_i^2 over message size, where the BIC finds one (verdict.tests.step_at): commands
+    tau_i^2 over message size, where the BIC finds one (verdict.inference.step_at): commands
     need not vary in proportion to launches at every size (on this host 11 times the
     launches' variance at 8 B ping-pong, 1.6 times from 4 KiB: docs/statistics.md). None
     where a side has fewer than MIN_HISTORY_DF degrees of freedom between commands."""
@@ -643,11 +635,11 @@ def half_width(s2: float, df: float, k: int, past: History | None,
     degrees of freedom are Satterthwaite's."""
     if _pools_more(ratio, past):
         var, var_df, sigma2 = _learned(s2, df, k, past, ratio)
-        return t_quantile(var_df) * math.sqrt(var), sigma2, "host"
+        return float(t_quantile(var_df)) * math.sqrt(var), sigma2, "host"
     sigma2, sigma_df, how = command_term(s2, df, past)
     if how == "history":
         df = satterthwaite([(s2 / k, df), (sigma2, sigma_df)])
-    return t_quantile(df) * math.sqrt(s2 / k + sigma2), sigma2, how
+    return float(t_quantile(df)) * math.sqrt(s2 / k + sigma2), sigma2, how
 
 
 MAX_SPAN = 100.0  # high over low: an interval wider than x/10 is no figure to act on
@@ -712,7 +704,7 @@ def _interval(launches, within_ci, past, pilot, given, ratio) -> Interval:
             var = past.between_var + sigma2
             df = satterthwaite([(past.between_var, past.df), (sigma2, sigma_df)]) \
                 if how == "history" else past.df
-        half = t_quantile(df) * math.sqrt(var + within)
+        half = float(t_quantile(df)) * math.sqrt(var + within)
         return Interval(1, median, median * math.exp(-half), median * math.exp(half), "history",
                         _cv(past.between_var), _cv(within),
                         _dominant(past.between_var, within), medians, _cv(sigma2), how)

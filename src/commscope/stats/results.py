@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import json
 import os
 
 from ..store import names
@@ -70,7 +69,7 @@ def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
     flags: dict[int, list[str]] = {}
     for run_id in run_ids:
         for w in store.warnings(run_id):
-            flags.setdefault(w["case_id"], []).append(w["kind"])
+            flags.setdefault(w.case_id, []).append(w.kind)
     kept, odd = screen(groups)  # launches in another state: named, left out (states.py)
     pasts, ratios = histories(store, kept)
     return [(found, {**combined_summary(mine, past, spread, ratio, left_out),
@@ -123,11 +122,9 @@ def exported(store: Store, run_ids: list[int]) -> list[dict]:
     rows = []
     for run_id in run_ids:
         row = store.run(run_id)
-        context = json.loads(row["context"]) if row["context"] else {}
-        info = json.loads(row["settings"] or "{}").get("info", {})
-        rows += [{"run": run_id, "started_utc": row["started_utc"],
-                  "mpi": names.library(row["mpi_version"]), "hosts": context.get("hosts", []),
-                  "oversubscribed": bool(row["oversubscribed"]), "info": info,
+        rows += [{"run": run_id, "started_utc": row.started_utc,
+                  "mpi": names.library(row.mpi_version), "hosts": row.context.get("hosts", []),
+                  "oversubscribed": row.oversubscribed, "info": row.settings.get("info", {}),
                   "identity": identity(found[0]), "case": summary}
                  for found, summary in measured(store, [run_id])]
     return rows
@@ -143,13 +140,10 @@ def quality(store: Store, run_ids: list[int],
     for run_id in run_ids:
         cases = store.case_labels(run_id)
         row = store.run(run_id)
-        settings = options(json.loads(row["settings"] or "{}"),
-                           json.loads(row["context"]) if row["context"] else None,
-                           bool(row["oversubscribed"]),
-                           json.loads(row["kernel_facts"] or "{}").get("family"))
+        settings = options(row.settings, row.context or None, row.oversubscribed, row.family)
         lines += variance_lines(run_id, (summaries_of or {}).get(run_id, []), settings)
         for w in store.warnings(run_id):
-            c = cases.get(w["case_id"])
+            c = cases.get(w.case_id)
             name = f"{names.case(*c[:3])} np{c[3]}" if c else None
             found.append((w, name, settings))
     return lines + block(found, os.cpu_count())

@@ -12,7 +12,7 @@ with d the wait as measured (a sleep overshoots) and each exit the launch's medi
 collective's **skew sensitivity** S(d) is the mean of P_i over the punctual ranks. S = 0: the
 late rank is absorbed; S = 1: everyone waits the whole delay; S > 1: the delay grows.
 P and S are computed per launch, and their intervals are over launches (the unit:
-../shared/STYLE.md), by the verdict core's `mean_interval`.
+CONTRIBUTING.md), by the verdict core's `mean_interval`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .stats import ALPHA
 from .verdict.inference import mean_interval
 
 
@@ -139,7 +140,7 @@ def absorbing(default: Skew, others: dict[str, Skew]) -> list[Absorbs]:
     for name, s in others.items():
         common = sorted(set(default.per_launch) & set(s.per_launch))
         less, ci = mean_interval([default.per_launch[k] - s.per_launch[k] for k in common],
-                                 alpha=0.05 / m) if common else (math.nan, None)
+                                 alpha=ALPHA / m) if common else (math.nan, None)
         found.append(Absorbs(name, s.sensitivity, s.sensitivity_ci, less, ci))
     sure = [a for a in found if a.less_ci is not None and a.less_ci[0] > 0
             and not math.isnan(a.sensitivity)]

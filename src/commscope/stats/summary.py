@@ -165,8 +165,8 @@ def _imported(case: Case) -> dict:
            "send_mode": None, "bytes": case.bytes, "ranks": case.ranks, "window": None,
            "params": case.params, "sync": None, "map_by": None, "bind_to": None,
            "transport": "auto", "case_key": None, "launches": 1, "n": 0,
-           **_statistics(None, None), "p99_s": None, "launch_spread_p": None, "levels": None, "other_state": [],
-           "invalid": 0, "precision_target": None,
+           **_statistics(None, None), "p99_s": None, "launch_spread_p": None, "levels": None,
+           "other_state": [], "invalid": 0, "precision_target": None,
            "capped": False, "validated": False, "bus_factor": None, "ceiling_MBps": None,
            "ceiling_fraction": None, "cache": None}
     out.update(case.imported)

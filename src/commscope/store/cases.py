@@ -59,7 +59,7 @@ class Case:
 
     @property
     def latency_s(self) -> np.ndarray:
-        """The valid samples as the kernel's latency (half round trip, time per window slot, ...)."""
+        """Valid samples as the kernel's latency (half round trip, time per window slot, ...)."""
         return self.valid_samples * latency_scale(self)
 
     @property

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ..system import owner, units
 from ..system.sizes import format_bytes
+from .rows import RunRow
 
 
 def library(version_text: str | None) -> str:
-    """The first phrase of MPI_Get_library_version's text: "Open MPI v5.0.11", "MPICH Version: 5.0.2"."""
+    """MPI_Get_library_version's first phrase: "Open MPI v5.0.11", "MPICH Version: 5.0.2"."""
     if not version_text:
         return "MPI unknown"
     return " ".join(version_text.splitlines()[0].split(",")[0].split())
@@ -101,10 +102,10 @@ def ranges(ids: list[int]) -> str:
 GONE = "process gone"  # a run's message starts so when its command died without ending it
 
 
-def status(row) -> str:
+def status(row: RunRow) -> str:
     """A run's status as shown: `interrupted (process gone)` for a run whose command died,
     whether a later writing command has ended it yet (recovery.py) or not."""
-    if row["status"] == "running" and "owner" in row.keys() and owner.gone(row["owner"]):
+    if row.status == "running" and owner.gone(row.owner):
         return f"interrupted ({GONE})"
-    gone = row["message"] and row["message"].startswith(GONE)
-    return f"{row['status']} ({GONE})" if gone else row["status"]
+    gone = row.message and row.message.startswith(GONE)
+    return f"{row.status} ({GONE})" if gone else row.status

@@ -3,12 +3,13 @@
 Samples are stored as little-endian float64 blobs (seconds per iteration), one
 blob per case for the kernel's samples and one (ranks x n, row-major) for
 every rank's own samples. Every write is committed at once, so a crash loses
-at most the case in flight.
+at most the case in flight. The file's layout and migrations are schema.py's; what
+reading it gives, typed rows with their JSON decoded, is rows.py's.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import gc
 import json
 import os
@@ -17,160 +18,17 @@ import time
 import weakref
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 from urllib.parse import quote
 
 import numpy as np
 
-from . import names
+from . import names, rows
 from ..system import owner, stopping
 from .cases import Case
+from .rows import LaunchRow, PairCase, RunRow, SkipRow, SweepRow, WarningRow
+from .schema import APPLICATION_ID, SCHEMA_VERSION, migrate
 from ..system.errors import UserError
-
-SCHEMA_VERSION = 9
-APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
-
-# Schema 1, then one migration per later version: a new store runs them all,
-# an older store the ones it lacks, in one transaction.
-SCHEMA_1 = """
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    started_utc TEXT NOT NULL,
-    finished_utc TEXT,
-    status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
-    command TEXT NOT NULL,        -- JSON list: the commscope command line
-    kernel TEXT NOT NULL,
-    ranks INTEGER NOT NULL,
-    oversubscribed INTEGER NOT NULL DEFAULT 0,
-    mpi_library TEXT,
-    mpi_version TEXT,
-    context TEXT,                 -- JSON: the native context record
-    in_flight TEXT,               -- JSON: the case being measured when the run stopped
-    message TEXT                  -- why the run stopped early
-);
-CREATE TABLE cases (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    kernel TEXT NOT NULL,
-    send_mode TEXT,
-    bytes INTEGER NOT NULL,
-    ranks INTEGER NOT NULL,
-    window INTEGER,
-    batch INTEGER NOT NULL,
-    warmup_iterations INTEGER NOT NULL,
-    validated INTEGER NOT NULL,
-    timed_by TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    samples BLOB NOT NULL,
-    rank_samples BLOB NOT NULL
-);
-CREATE TABLE skips (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    kernel TEXT NOT NULL,
-    send_mode TEXT,
-    bytes INTEGER NOT NULL,
-    reason TEXT NOT NULL
-);
-CREATE INDEX cases_by_run ON cases(run_id);
-"""
-
-MIGRATIONS = {
-    2: """
-ALTER TABLE runs ADD COLUMN settings TEXT;   -- JSON: kernel params, placement, transport, sync
-ALTER TABLE runs ADD COLUMN sweep_id INTEGER REFERENCES sweeps(id);
-ALTER TABLE runs ADD COLUMN launch INTEGER;  -- 1..K within a sweep's repeated launches
-ALTER TABLE cases ADD COLUMN extra TEXT;     -- JSON: the record's kernel-specific fields
-ALTER TABLE cases ADD COLUMN case_key TEXT;  -- a sweep case's stable id
-CREATE TABLE sweeps (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL,
-    plan_path TEXT NOT NULL,
-    plan_text TEXT NOT NULL,
-    plan_hash TEXT NOT NULL,
-    created_utc TEXT NOT NULL
-);
-CREATE INDEX cases_by_key ON cases(case_key);
-""",
-    3: """
-CREATE TABLE warnings (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    case_id INTEGER REFERENCES cases(id),  -- NULL: about the whole run
-    kind TEXT NOT NULL,                    -- cv, short_samples, drift, ... (src/commscope/stats/advice.py)
-    message TEXT NOT NULL                  -- what was seen and the remedy
-);
-CREATE INDEX warnings_by_run ON warnings(run_id);
-""",
-    4: """
-ALTER TABLE runs ADD COLUMN kernel_facts TEXT;  -- JSON: the kernel as the native binary described it
-ALTER TABLE runs ADD COLUMN host_facts TEXT;    -- JSON: the launching host, measured with the run
--- Runs stored before schema 4 carry no description; their kernels' families, as they were then.
-UPDATE runs SET kernel_facts = '{"family": "' || CASE
-    WHEN kernel IN ('pingpong', 'pingping', 'bw', 'bibw') THEN 'point-to-point'
-    WHEN kernel = 'rma' THEN 'one-sided'
-    WHEN kernel IN ('fanin', 'ring', 'vector_sum') THEN 'many-rank'
-    WHEN kernel = 'halo' THEN 'halo'
-    WHEN kernel = 'advection2d' THEN 'application'
-    ELSE 'collective' END || '"}';
-""",
-    5: """
-CREATE TABLE launches (          -- one mpirun of a run; a run has one or more
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    number INTEGER NOT NULL,     -- 1..K within the run: also the seed of its case order
-    started_utc TEXT NOT NULL,
-    finished_utc TEXT,
-    status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
-    oversubscribed INTEGER NOT NULL DEFAULT 0,
-    settings TEXT,               -- JSON: what this launch was asked for (time per case, ...)
-    context TEXT,                -- JSON: its native context record (placement, timer, ...)
-    in_flight TEXT,
-    message TEXT
-);
-CREATE INDEX launches_by_run ON launches(run_id);
-ALTER TABLE cases ADD COLUMN launch_id INTEGER REFERENCES launches(id);
--- Every run stored before schema 5 was one launch (a sweep's launches were runs).
-INSERT INTO launches (id, run_id, number, started_utc, finished_utc, status, oversubscribed,
-                      context, in_flight, message)
-    SELECT id, id, COALESCE(launch, 1), started_utc, finished_utc, status, oversubscribed,
-           context, in_flight, message FROM runs;
-UPDATE cases SET launch_id = run_id;
-ALTER TABLE warnings ADD COLUMN severity REAL;  -- the kind's own measure: the worst cases first
-""",
-    6: """
--- JSON: an imported run's tool, version, benchmark, file and the tool's definitions
--- (commscope import); NULL for runs commscope measured.
-ALTER TABLE runs ADD COLUMN source TEXT;
-""",
-    7: """
--- JSON: the process measuring the run, or running or resuming the sweep (owner.py): a
--- running run whose owner is gone was interrupted; a sweep whose owner lives is locked.
-ALTER TABLE runs ADD COLUMN owner TEXT;
-ALTER TABLE sweeps ADD COLUMN owner TEXT;
-""",
-    8: """
--- little-endian float64 [phase][rank][sample] of a kernel with phases, the phases in the
--- order extra's phase_names gives; before schema 8 they were JSON in extra (phase_samples_s)
-ALTER TABLE cases ADD COLUMN phase_samples BLOB;
-""",
-    9: """
--- an MPI program's communication per rank (commscope profile, or an mpisee or mpiP file
--- imported; src/commscope/profiles): its run's kernel is 'profile'
-CREATE TABLE profile_rows (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    rank INTEGER NOT NULL,
-    call TEXT NOT NULL,          -- MPI_Allreduce, MPI_Isend, ...
-    comm_size INTEGER NOT NULL,
-    bytes INTEGER NOT NULL,      -- the power-of-two bucket
-    peer TEXT,                   -- point-to-point: 'local' or 'remote'
-    count INTEGER NOT NULL,
-    time_s REAL NOT NULL,
-    bytes_sum INTEGER,           -- the calls' sizes added up, where the profiler says
-    overlap_s REAL               -- nonblocking: the program's time between start and completion
-);
-CREATE INDEX profile_rows_by_run ON profile_rows(run_id);
-""",
-}
-
 
 BUSY_TIMEOUT_S = 60.0  # how long a command waits for another's lock on the results file
 LOCK_POLL_S = 0.05  # SQLite's own wait for a lock, between two checks for a stop signal
@@ -186,8 +44,8 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-# A case row with the fields of its run and launch that make it what it is. A case of an
-# old sweep (its launches were runs) keeps its run's launch number.
+# A case row with the fields of its run and launch that make it what it is (rows.case). A
+# case of an old sweep (its launches were runs) keeps its run's launch number.
 CASES = ("SELECT cases.*, runs.settings, runs.ranks AS launched_ranks, runs.oversubscribed, "
          "runs.mpi_version, COALESCE(runs.launch, launches.number) AS launch, "
          "runs.kernel_facts, runs.sweep_id, "
@@ -195,60 +53,9 @@ CASES = ("SELECT cases.*, runs.settings, runs.ranks AS launched_ranks, runs.over
          "FROM cases JOIN runs ON runs.id = cases.run_id "
          "LEFT JOIN launches ON launches.id = cases.launch_id")
 
-
-def _params(settings: dict, extra: dict) -> dict:
-    """The case's kernel parameters: the run's, with the value --each gave this case (its
-    `variant`; None: the parameter not given), so each side is the case it would be in a
-    run of its own."""
-    params = dict(settings.get("params", {}))
-    for name, value in extra.get("variant", {}).items():
-        if value is None:
-            params.pop(name, None)
-        else:
-            params[name] = value
-    return params
-
-
-@functools.lru_cache(maxsize=32)
-def _run_json(text: str | None):
-    """A run's or launch's JSON, read once for all its cases (a health check has thousands:
-    its settings list every round). Shared between them: read, never changed."""
-    return json.loads(text) if text else None
-
-
-def _case(row: sqlite3.Row) -> Case:
-    settings = _run_json(row["settings"]) or {}
-    facts = _run_json(row["kernel_facts"]) or {}
-    extra = _extra(row)
-    return Case(row["id"], row["run_id"], row["kernel"], row["send_mode"], row["bytes"],
-                row["ranks"], row["window"], row["batch"], row["warmup_iterations"],
-                bool(row["validated"]), row["timed_by"],
-                np.frombuffer(row["samples"], dtype="<f8"), settings,
-                _params(settings, extra), extra,
-                row["case_key"], row["launched_ranks"], bool(row["oversubscribed"]),
-                row["mpi_version"], row["launch"], facts.get("family"),
-                tuple(_run_json(row["hosts"]) or ()), row["sweep_id"],
-                _rank_mean(row))
-
-
-def _extra(row: sqlite3.Row) -> dict:
-    """The record's own fields, each phase's [rank][sample] times among them (from their
-    blob: as JSON they took 48 ms a case to write and 7 ms to read at 1024 ranks)."""
-    extra = json.loads(row["extra"]) if row["extra"] else {}
-    if row["phase_samples"] is not None:
-        names = extra.pop("phase_names")
-        times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
-            len(names), row["ranks"], row["n"])
-        extra["phase_samples_s"] = dict(zip(names, times))
-    return extra
-
-
-def _rank_mean(row: sqlite3.Row) -> np.ndarray | None:
-    """The per-sample mean over ranks, for a case whose samples are the slowest rank's."""
-    ranks, n = row["ranks"], row["n"]
-    if row["timed_by"] != "max" or not n or len(row["rank_samples"]) != 8 * ranks * n:
-        return None
-    return np.frombuffer(row["rank_samples"], dtype="<f8").reshape(ranks, n).mean(axis=0)
+# A run row with how many cases and launches it holds (rows.run).
+RUNS = ("SELECT runs.*, (SELECT count(*) FROM cases WHERE run_id = runs.id) AS n_cases, "
+        "(SELECT count(*) FROM launches WHERE run_id = runs.id) AS n_launches FROM runs")
 
 
 def _blob(values) -> bytes:
@@ -394,9 +201,9 @@ class Store:
             tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
             if app_id == 0 and tables == 0:
-                self._migrate(SCHEMA_1, 2)  # a store is created whole or not at all
+                migrate(self.db, 0)  # a store is created whole or not at all
             elif app_id == APPLICATION_ID and 0 < version < SCHEMA_VERSION:
-                self._migrate("", version + 1)
+                migrate(self.db, version)
         self._write(body)
         self._check_application()
 
@@ -415,21 +222,6 @@ class Store:
         if version != SCHEMA_VERSION:
             raise UserError(f"--db {self.path}: results schema {version}, this commscope reads "
                             f"schema {SCHEMA_VERSION}; use a matching commscope or another --db")
-
-    def _migrate(self, script: str, first: int) -> None:
-        """Run `script` and the migrations from version `first` on, inside the caller's
-        transaction: statement by statement, as executescript would commit it first."""
-        steps = "".join(MIGRATIONS[v] for v in range(first, SCHEMA_VERSION + 1))
-        text = (f"{script}\n{steps}\nPRAGMA application_id = {APPLICATION_ID};\n"
-                f"PRAGMA user_version = {SCHEMA_VERSION};\n")
-        statement = ""
-        for line in text.splitlines(keepends=True):
-            statement += line
-            if sqlite3.complete_statement(statement):
-                self.db.execute(statement)
-                statement = ""
-        if statement.strip():
-            self.db.execute(statement)
 
     def close(self) -> None:
         self.db.close()
@@ -612,27 +404,28 @@ class Store:
 
     # --- reading ---
 
-    def runs(self) -> list[sqlite3.Row]:
-        return self.db.execute(
-            "SELECT runs.*, (SELECT count(*) FROM cases WHERE run_id = runs.id) AS n_cases, "
-            "(SELECT count(*) FROM launches WHERE run_id = runs.id) AS n_launches "
-            "FROM runs ORDER BY id").fetchall()
+    def runs(self) -> list[RunRow]:
+        return [rows.run(r) for r in self.db.execute(f"{RUNS} ORDER BY id")]
 
-    def running_runs(self) -> list[sqlite3.Row]:
+    def running_runs(self) -> list[RunRow]:
         """Runs still `running` that name the process measuring them."""
-        return self.db.execute("SELECT id, owner, in_flight FROM runs "
-                               "WHERE status = 'running' AND owner IS NOT NULL").fetchall()
+        return [rows.run(r) for r in self.db.execute(
+            f"{RUNS} WHERE status = 'running' AND owner IS NOT NULL ORDER BY id")]
 
-    def running_launches(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT id, settings FROM launches WHERE run_id = ? "
-                               "AND status = 'running'", (run_id,)).fetchall()
+    def running_launches(self, run_id: int) -> list[LaunchRow]:
+        return [rows.launch(r) for r in self.db.execute(
+            "SELECT * FROM launches WHERE run_id = ? AND status = 'running' ORDER BY number",
+            (run_id,))]
 
     def count_cases(self, run_id: int | None = None, launch_id: int | None = None) -> int:
         column, value = ("launch_id", launch_id) if launch_id is not None else ("run_id", run_id)
         return self.db.execute(f"SELECT count(*) FROM cases WHERE {column} = ?",
                                (value,)).fetchone()[0]
 
-    def launches(self, run_id: int) -> list[sqlite3.Row]:
+    def launches(self, run_id: int) -> list[LaunchRow]:
+        return [rows.launch(r) for r in self._launch_rows(run_id)]
+
+    def _launch_rows(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM launches WHERE run_id = ? ORDER BY number",
                                (run_id,)).fetchall()
 
@@ -649,18 +442,29 @@ class Store:
             "WHERE json_extract(settings, '$.start_up_key') = ? ORDER BY id DESC LIMIT ?",
             (key, count))]
 
-    def run(self, run_id: int) -> sqlite3.Row:
-        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+    def run(self, run_id: int) -> RunRow:
+        return rows.run(self._run_row(RUNS, run_id))
+
+    def _run_row(self, query: str, run_id: int) -> sqlite3.Row:
+        row = self.db.execute(f"{query} WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise UserError(f"no run {run_id} in {self.path}; `commscope results list` shows the runs")
+            raise UserError(f"no run {run_id} in {self.path}; `commscope results list` shows "
+                            "the runs")
         return row
+
+    def as_stored(self, run_id: int) -> dict:
+        """The run, its command, first context and launches as `results export --format
+        json` writes them (rows.as_stored), and its warnings."""
+        return {**rows.as_stored(self._run_row("SELECT * FROM runs", run_id),
+                                 self._launch_rows(run_id)),
+                "warnings": [dataclasses.asdict(w) for w in self.warnings(run_id)]}
 
     def cases(self, run_id: int, launch: int | None = None) -> list[Case]:
         """The run's cases, of launch number `launch` alone where given."""
         if launch is None:
-            return [_case(r) for r in self.db.execute(
+            return [rows.case(r) for r in self.db.execute(
                 f"{CASES} WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))]
-        return [_case(r) for r in self.db.execute(
+        return [rows.case(r) for r in self.db.execute(
             f"{CASES} WHERE cases.run_id = ? AND COALESCE(runs.launch, launches.number) = ? "
             "ORDER BY cases.id", (run_id, launch))]
 
@@ -673,26 +477,20 @@ class Store:
             "cases.ranks FROM cases JOIN runs ON runs.id = cases.run_id "
             "WHERE cases.run_id = ? ORDER BY cases.id", (run_id,))}
 
-    def case_phases(self, run_id: int, sizes: tuple[int, ...], launch: int | None = None):
-        """(bytes, window, launch number, peers as JSON text, {phase: [rank][sample]}) of
-        each case of these sizes (of launch number `launch` alone, where given), and
-        nothing else of it: the health matrices' read, and a screen's after each round.
-        The peers stay text, the same for every case of a round, so that the reader parses
-        each once (the record's whole JSON, 6138 times, was a third of a 1024-node read)."""
+    def case_phases(self, run_id: int, sizes: tuple[int, ...],
+                    launch: int | None = None) -> Iterator[PairCase]:
+        """Each case of these sizes (of launch number `launch` alone, where given) as its
+        peers and phase times, and nothing else of it: the health matrices' read, and a
+        screen's after each round."""
         only = "" if launch is None else " AND launches.number = ?"
-        for row in self.db.execute(
-                "SELECT cases.bytes, cases.window, cases.ranks, cases.n, cases.phase_samples, "
-                "json_extract(cases.extra, '$.peers') AS peers, "
-                "json_extract(cases.extra, '$.phase_names') AS names, launches.number "
-                "FROM cases LEFT JOIN launches ON launches.id = cases.launch_id "
-                "WHERE cases.run_id = ? AND cases.bytes IN "
-                f"({','.join('?' * len(sizes))}){only}",
-                (run_id, *sizes, *([] if launch is None else [launch]))):
-            names = _run_json(row["names"])
-            times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
-                len(names), row["ranks"], row["n"])
-            yield (row["bytes"], row["window"], row["number"], row["peers"],
-                   dict(zip(names, times)))
+        return rows.pair_cases(self.db.execute(
+            "SELECT cases.bytes, cases.window, cases.ranks, cases.n, cases.phase_samples, "
+            "json_extract(cases.extra, '$.peers') AS peers, "
+            "json_extract(cases.extra, '$.phase_names') AS names, launches.number "
+            "FROM cases LEFT JOIN launches ON launches.id = cases.launch_id "
+            "WHERE cases.run_id = ? AND cases.bytes IN "
+            f"({','.join('?' * len(sizes))}){only}",
+            (run_id, *sizes, *([] if launch is None else [launch]))))
 
     def case_sizes(self, run_id: int) -> list[int]:
         return [r[0] for r in self.db.execute(
@@ -702,7 +500,7 @@ class Store:
                    ranks: int) -> list[Case]:
         """Every stored case of this kernel, send mode, size and ranks: the candidates for a
         case's history (cases.identity decides which are the same)."""
-        return [_case(r) for r in self.db.execute(
+        return [rows.case(r) for r in self.db.execute(
             f"{CASES} WHERE cases.kernel = ? AND cases.send_mode IS ? AND cases.bytes = ? "
             "AND cases.ranks = ? AND runs.status = 'complete' ORDER BY cases.id",
             (kernel, send_mode, nbytes, ranks))]
@@ -720,10 +518,11 @@ class Store:
         """Hold the sweep for this process: None, or the owner that still holds it (a
         process that lives, or one on another host, whose life cannot be told)."""
         def body():
-            held = self.db.execute("SELECT owner FROM sweeps WHERE id = ?",
+            text = self.db.execute("SELECT owner FROM sweeps WHERE id = ?",
                                    (sweep_id,)).fetchone()[0]
-            if held and not owner.gone(held) and json.loads(held) != owner.me():
-                return json.loads(held)
+            held = json.loads(text) if text else None
+            if held and not owner.gone(held) and held != owner.me():
+                return held
             self.db.execute("UPDATE sweeps SET owner = ? WHERE id = ?",
                             (json.dumps(owner.me()), sweep_id))
             return None
@@ -744,12 +543,14 @@ class Store:
                                "WHERE runs.sweep_id = ?", (sweep_id,))
         return {r[0] for r in rows}
 
-    def sweep(self, sweep_id: int) -> sqlite3.Row | None:
+    def sweep(self, sweep_id: int) -> SweepRow | None:
         """The sweep's name, plan path, plan text and hash, and when it was created."""
-        return self.db.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+        row = self.db.execute("SELECT id, name, plan_path, plan_text, plan_hash, created_utc "
+                              "FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+        return None if row is None else SweepRow(*row)
 
     def latest_command_runs(self, each_kernel: bool = False) -> list[int]:
-        """The latest command's runs: the latest sweep's, or the consecutive runs of one command line.
+        """The latest command's runs: the latest sweep's, or consecutive runs of one command line.
 
         `commscope run --np 2,4` stores one run per process count with the same
         command line; an identical command repeated right after is pooled with it.
@@ -762,20 +563,20 @@ class Store:
         commands: list[list] = []  # latest first: a sweep's runs, or consecutive runs of one
         sweeps = set()             # command line
         for r in reversed(runs):
-            if r["sweep_id"] is not None:
-                if r["sweep_id"] not in sweeps:
-                    sweeps.add(r["sweep_id"])
-                    commands.append([s for s in runs if s["sweep_id"] == r["sweep_id"]])
-            elif commands and commands[-1][-1]["sweep_id"] is None \
-                    and commands[-1][-1]["command"] == r["command"]:
+            if r.sweep_id is not None:
+                if r.sweep_id not in sweeps:
+                    sweeps.add(r.sweep_id)
+                    commands.append([s for s in runs if s.sweep_id == r.sweep_id])
+            elif commands and commands[-1][-1].sweep_id is None \
+                    and commands[-1][-1].command == r.command:
                 commands[-1].append(r)
             else:
                 commands.append([r])
         chosen, seen = [], set()
         for command in commands[:None if each_kernel else 1]:
-            kernels = {r["kernel"] for r in command}
+            kernels = {r.kernel for r in command}
             if not kernels <= seen:
-                chosen += [r["id"] for r in command]
+                chosen += [r.id for r in command]
                 seen |= kernels
         return sorted(chosen)
 
@@ -788,10 +589,11 @@ class Store:
                               (case_id,)).fetchone()
         return np.frombuffer(row["rank_samples"], dtype="<f8").reshape(row["ranks"], row["n"])
 
-    def warnings(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT case_id, kind, message, severity FROM warnings "
-                               "WHERE run_id = ? "
-                               "ORDER BY rowid", (run_id,)).fetchall()
+    def warnings(self, run_id: int) -> list[WarningRow]:
+        return [WarningRow(*r) for r in self.db.execute(
+            "SELECT case_id, kind, message, severity FROM warnings WHERE run_id = ? "
+            "ORDER BY rowid", (run_id,))]
 
-    def skips(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM skips WHERE run_id = ?", (run_id,)).fetchall()
+    def skips(self, run_id: int) -> list[SkipRow]:
+        return [SkipRow(*r) for r in self.db.execute(
+            "SELECT kernel, send_mode, bytes, reason FROM skips WHERE run_id = ?", (run_id,))]

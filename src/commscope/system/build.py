@@ -22,7 +22,7 @@ from .mpi import Mpi
 BINARY = "commscope-native"
 DESCRIPTION = "describe.json"
 CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE")
-PROBES = "probes"  # native/probes/FEATURE.c: links where the MPI has FEATURE (native/mpi_features.h)
+PROBES = "probes"  # native/probes/FEATURE.c: links if the MPI has FEATURE (native/mpi_features.h)
 PROFILE = "profile"  # native/profile/: the profiling library (profiles/library.py), not the binary
 # Features to build without although the MPI has them, e.g. "partitioned": to see what a
 # user of an MPI without them gets (docs/native.md, "MPI-4 features").
@@ -109,7 +109,8 @@ def _feature_flags(mpi: Mpi, probes: Path, out_dir: Path, without: list[str]) ->
         exe = out_dir / f"probe-{probe.stem}.{os.getpid()}"
         # Only a missing declaration or symbol counts; warnings do not.
         done = subprocess.run([str(mpi.mpicc), "-std=c11", "-D_GNU_SOURCE",
-                               "-Werror=implicit-function-declaration", str(probe), "-o", str(exe)],
+                               "-Werror=implicit-function-declaration", str(probe),
+                               "-o", str(exe)],
                               capture_output=True, stdin=subprocess.DEVNULL)
         exe.unlink(missing_ok=True)
         have = done.returncode == 0 and probe.stem not in without

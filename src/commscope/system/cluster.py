@@ -214,7 +214,8 @@ class Cluster:
         FCS (no preamble or gap on a veth).
         """
         spec = _tbf(rate_bps, burst_bytes, latency_s)
-        subprocess.run(["tc", "-netns", host, "qdisc", "replace", "dev", "eth0", *spec], check=True)
+        subprocess.run(["tc", "-netns", host, "qdisc", "replace", "dev", "eth0", *spec],
+                       check=True)
         subprocess.run(["tc", "qdisc", "replace", "dev", self.link(host), *spec], check=True)
 
     def shape_to(self, host: str, dest: str, rate_bps: float, others_bps: float) -> None:

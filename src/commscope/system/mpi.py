@@ -108,7 +108,8 @@ def _version_text(launcher: Path, size: int, mtime_ns: int) -> str:
         done = subprocess.run([str(launcher), "--version"], capture_output=True,
                               text=True, timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"{launcher} --version failed ({exc}); check that MPI installation") from None
+        raise UserError(f"{launcher} --version failed ({exc}); "
+                        "check that MPI installation") from None
     return (done.stdout + done.stderr).strip()
 
 
@@ -119,7 +120,8 @@ def find_mpi(prefix: str | None = None) -> Mpi:
         if _executable(launcher):
             break
     else:
-        raise UserError(f"{mpicc}: no mpiexec or mpirun beside it; give a complete MPI with --mpi PREFIX")
+        raise UserError(f"{mpicc}: no mpiexec or mpirun beside it; "
+                        "give a complete MPI with --mpi PREFIX")
     stat = launcher.resolve().stat()
     version_text = _version_text(launcher, stat.st_size, stat.st_mtime_ns)
     found = family(version_text)

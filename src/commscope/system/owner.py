@@ -45,11 +45,9 @@ def me() -> dict:
             "start": _start_ticks(os.getpid()), "boot": _boot()}
 
 
-def gone(owner: dict | str | None) -> bool:
+def gone(owner: dict | None) -> bool:
     """Whether the owner is known to have ended: on this host and boot, its (pid, start)
     is no longer a process. False where that cannot be told (another host, no /proc)."""
-    if isinstance(owner, str):
-        owner = json.loads(owner)
     if not owner or owner.get("host") != socket.gethostname() or owner.get("start") is None:
         return False
     if owner.get("boot") != _boot():

@@ -13,7 +13,8 @@ FOOTER = ("solve: one whole solve from the initial condition, slowest rank; comp
 
 
 def _row(s: dict) -> tuple[str, ...]:
-    ci = "n<6" if s["ci_low_s"] is None else f"{units.ms(s['ci_low_s'])}-{units.ms(s['ci_high_s'])}"
+    ci = ("n<6" if s["ci_low_s"] is None
+          else f"{units.ms(s['ci_low_s'])}-{units.ms(s['ci_high_s'])}")
     phases = s.get("phase_median_s") or {}
     grid = s.get("process_grid")
     return (s["params"]["method"], s["params"]["comm"], str(s["points_per_side"]),

@@ -12,6 +12,7 @@ from ..judge.tune import Point
 from ..stats.verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, Claim, Threshold,
                              apart_words, footer, legend)
 from ..stats.verdict import junit as claims_junit
+from ..stats.verdict import more_launches
 from .tables import Table
 
 HEADER = ("guideline", "case", "size", "launches", "left us", "right us", "ratio", "interval",
@@ -93,8 +94,8 @@ def render(found: list[Claim], guidelines: list[Guideline], threshold: Threshold
                      "as the launches'; keep earlier runs of both sides in the results "
                      "file to learn it")
     if any(c.word == INCONCLUSIVE for c in found):
-        lines.append("inconclusive: one launch leaves the launches' spread unknown; measure "
-                     "in 3 or more (--launches 3, or the default 5)")
+        lines.append("inconclusive: one launch leaves the launches' spread unknown; "
+                     + more_launches("check"))
     lines += [f"remedy: {text}" for text in remedies(found, guidelines, family, tuned)]
     return "\n".join(lines)
 

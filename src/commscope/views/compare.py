@@ -7,6 +7,7 @@ from ..system import units
 from ..judge.compare import LONE_STATE, SHIFT_ONLY, WORDS, CaseChange, Comparison
 from ..stats.verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
 from ..stats.verdict import junit as claims_junit
+from ..stats.verdict import more_launches
 from .glossary import defined
 from .tables import Table
 
@@ -15,24 +16,25 @@ HEADER = ("case", "launches", "A us", "B us", "change", "interval", "p (BH)", "v
 TIMED_OTHERWISE = ("the same case timed as batches of back-to-back calls on one side (stored "
                    "before collectives were timed one call from a barrier) and per call on "
                    "the other; measure the older side again to compare them")
-REMEDY = ("one launch a side cannot separate a change from launch noise: measure each side "
-          "in 3 or more launches (--launches 3, the default auto), or keep earlier runs of "
-          "the case on these hosts in the results file as its history")
+REMEDY = (f"one launch a side cannot separate a change from launch noise: "
+          f"{more_launches('compare')}, or keep earlier runs of the case on these hosts in "
+          "the results file as its history")
 
 
 def _row(c: CaseChange) -> tuple[str, ...]:
-    ci = "-" if c.relative_ci_low is None else \
-        f"{units.percent(c.relative_ci_low, True)} to {units.percent(c.relative_ci_high, True)}"
+    claim = c.claim
+    ci = "-" if claim.interval is None else (f"{units.percent(claim.interval[0] - 1, True)} to "
+                                             f"{units.percent(claim.interval[1] - 1, True)}")
     return (names.identity(c.case), f"{c.launches_a}/{c.launches_b}", units.us(c.median_a_s),
-            units.us(c.median_b_s), units.percent(c.relative, signed=True), ci,
-            "-" if c.p_adjusted is None else units.p_value(c.p_adjusted), c.verdict)
+            units.us(c.median_b_s), units.percent(claim.ratio - 1, signed=True), ci,
+            "-" if claim.p is None else units.p_value(claim.p), claim.word)
 
 
 def render(result: Comparison, everything: bool, live: str | None = None) -> str:
     """The changes that matter (every matched case with `everything`, and the unmatched
     ones), then the summary line."""
     lines = []
-    shown = [c for c in result.changes if everything or c.verdict != WORDS.under]
+    shown = [c for c in result.changes if everything or c.claim.word != WORDS.under]
     if shown:
         lines.append(Table(HEADER, [_row(c) for c in shown], align="l", rule=True).text())
     if everything:
@@ -48,7 +50,7 @@ def summary(result: Comparison, live: str | None = None) -> str:
         WORDS.over, WORDS.under)]
     counts = ", ".join(f"{result.count(w)} {w}" for w in words)
     unmatched = len(result.only_a) + len(result.only_b)
-    seen = detectable(c.detectable_ratio for c in result.changes)
+    seen = detectable(c.detectable for c in result.claims)
     line = (f"{len(result.changes)} matched cases: {counts}. Threshold {result.threshold}; "
             f"{WORDS.over}: B beyond it, {WORDS.under}: B within it either way, each at a "
             f"false discovery rate of {ALPHA:g} over the cases; {UNDETERMINED}: the interval "
@@ -91,8 +93,8 @@ def testcases(result: Comparison) -> list[Testcase]:
         row = dict(zip(HEADER, _row(c)))
         figures = (f"{row['change']} (interval {row['interval']}), p (BH) {row['p (BH)']}, "
                    f"A {row['A us']} us, B {row['B us']} us, launches {row['launches']}")
-        cases.append(Testcase(c.case.get("kernel", ""), names.identity(c.case), c.verdict,
-                              f"{c.verdict}: {figures}", c.regression))
+        cases.append(Testcase(c.case.get("kernel", ""), names.identity(c.case), c.claim.word,
+                              f"{c.claim.word}: {figures}", c.claim.failing))
     return cases
 
 

@@ -10,7 +10,8 @@ import numpy as np
 from ..system import units
 from ..health.health import ALPHA, Candidate, Health, tournament_rounds
 from ..system.sizes import format_bytes
-from ..stats.verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, junit as junit_xml
+from ..stats.verdict import INCONCLUSIVE, UNDETERMINED, Testcase, Threshold, more_launches
+from ..stats.verdict import junit as junit_xml
 from .glossary import defined
 from .prometheus import exposition
 from .tables import Table
@@ -76,7 +77,8 @@ def drain_line(h: Health) -> str:
     line = f"drain: {' '.join(h.drain) or 'none named'}"
     if h.unresolved:
         line += (f"; {len(h.unresolved)} of {len(h.matrices.nodes)} nodes unresolved "
-                 f"({' '.join(h.unresolved)}): measure more launches (--launches)")
+                 f"({' '.join(h.unresolved)}): "
+                 f"{more_launches('health', given=h.matrices.launches)}")
     return line
 
 

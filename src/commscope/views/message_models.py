@@ -9,10 +9,10 @@ from ..system import units
 from ..system.sizes import format_bytes
 from .tables import Table
 
-LOGGP_FOOTER = ("LogGP (Alexandrov et al. 1995): a message costs o_s + (m-1) G + L + o_r; o_s, o_r "
-                "and g measured per size as Kielmann et al. (2000) do, each the median over the "
-                "launches of a launch's median; L = RTT(0)/2 - g(0); G: the slope of g(m), a "
-                "physical line; constants at the smallest size (docs/models.md)")
+LOGGP_FOOTER = ("LogGP (Alexandrov et al. 1995): a message costs o_s + (m-1) G + L + o_r; "
+                "o_s, o_r and g measured per size as Kielmann et al. (2000) do, each the median "
+                "over the launches of a launch's median; L = RTT(0)/2 - g(0); G: the slope of "
+                "g(m), a physical line; constants at the smallest size (docs/models.md)")
 MAXRATE_FOOTER = ("max-rate (Gropp, Olson & Samfass 2016): k senders on a node take "
                   "alpha + k n / min(R_N, k R_C); k = P/2 pairs of mbw_mr, all senders on one "
                   "node; a rate that no k reached is given as a lower bound (docs/models.md)")

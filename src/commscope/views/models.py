@@ -8,6 +8,7 @@ from ..store import names
 from ..system import units
 from ..models.groups import RESAMPLES, SEED, GroupFit, summary
 from ..system.sizes import format_bytes
+from ..stats.verdict import more_launches
 from .glossary import defined
 from .tables import Table
 
@@ -87,13 +88,13 @@ def render_fit(g: GroupFit) -> str:
         f" (CI {format_bytes(b['ci_bytes'][0])}-{format_bytes(b['ci_bytes'][1])})"
         if b["ci_bytes"] else "") for b in s["breakpoints"]) or "none"
     return "\n".join([title, table,
-                      f"segments by BIC: {len(segments)} of 1..{max(b['segments'] for b in s['bic'])}; "
-                      f"breakpoints: {breaks}",
+                      f"segments by BIC: {len(segments)} of "
+                      f"1..{max(b['segments'] for b in s['bic'])}; breakpoints: {breaks}",
                       f"relative rms residual: one line {units.percent(g.rel_rms_residual)}, "
                       f"segments {units.percent(g.rel_rms_residual_segmented)}"]
                      + ([f"note: {s['note']}"] if s.get("note") else [])
                      + (["CIs within the launch: one launch cannot tell how much the next "
-                         "differs; measure with --launches 3 or more"]
+                         f"differs; {more_launches()}"]
                         if g.ci_basis == "one launch" else []))
 
 

@@ -129,9 +129,9 @@ def render_phases(summaries: list[dict]) -> str:
 
 def render_runs(runs) -> str:
     """`results list`: one line per stored run."""
-    rows = [(r["id"], r["started_utc"], names.status(r), r["kernel"], r["ranks"], r["n_launches"],
-             r["n_cases"], names.library(r["mpi_version"])
-             + ("  (oversubscribed)" if r["oversubscribed"] else ""))
+    rows = [(r.id, r.started_utc, names.status(r), r.kernel, r.ranks, r.n_launches,
+             r.n_cases, names.library(r.mpi_version)
+             + ("  (oversubscribed)" if r.oversubscribed else ""))
             for r in runs]
     return Table(("run", "started (UTC)", "status", "kernel", "ranks", "launches", "cases", "MPI"),
                  rows, align="rlllrrrl").text()

@@ -123,7 +123,8 @@ def drain_line(s: Screen, names: list[str]) -> str:
 def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str,
            transient_ok: bool = False) -> str:
     lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
-             f"{len(s.launches)} launches (the full matrix: {tournament_rounds(s.nodes)} a launch), "
+             f"{len(s.launches)} launches "
+             f"(the full matrix: {tournament_rounds(s.nodes)} a launch), "
              f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
     lines += render_suspects(s, names, transient_ok)
     if not s.named and not s.slow_links:

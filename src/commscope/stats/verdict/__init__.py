@@ -5,9 +5,10 @@ at the threshold, its family, its word and one serialisation (docs/statistics.md
 
 - threshold.py: the level, the thresholds and their one unit, parsed once, and the
   difference below one barrier that no threshold makes a finding;
-- tests.py: the estimates (paired, unpaired with the command term), moderated variances,
+- inference.py: the estimates (paired, unpaired with the command term), moderated variances,
   the one-sided tests at the threshold, Benjamini-Hochberg over a family and the
   false-coverage-rate intervals of what is named;
+- spec.py: how a command's verdicts are made, stored with its runs;
 - claim.py: the words, the claim and its table row, JSON item and JUnit testcase, and the
   exit status a gate reads.
 """
@@ -16,11 +17,13 @@ from .claim import (FAIL_ON, INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, UNDETERMIN
                     Testcase, Words, apart_words, claims, detectable, exit_status, footer, gate,
                     junit, legend, unmeasured)
 from .inference import Estimate, decide, moderate, paired, unpaired
-from .threshold import ALPHA, DEFAULTS, Threshold, negligible, parse_threshold
+from .spec import VerdictSpec
+from .threshold import (ALPHA, DEFAULTS, Defaults, Threshold, more_launches, negligible,
+                        parse_threshold)
 
 __all__ = ["ALPHA", "DEFAULTS", "FAIL_ON", "INCONCLUSIVE", "NEGLIGIBLE", "PAIRED", "TERMS",
-           "UNDETERMINED", "Claim", "Estimate", "Testcase", "Threshold", "Words", "apart_words",
-           "claims",
+           "UNDETERMINED", "Claim", "Defaults", "Estimate", "Testcase", "Threshold", "Words",
+           "apart_words", "claims",
            "decide", "detectable", "exit_status", "footer", "gate", "junit", "legend",
-           "moderate", "negligible",
-           "paired", "parse_threshold", "unmeasured", "unpaired"]
+           "moderate", "more_launches", "negligible",
+           "paired", "parse_threshold", "unmeasured", "unpaired", "VerdictSpec"]

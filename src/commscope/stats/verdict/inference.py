@@ -1,5 +1,5 @@
 """The statistics of every verdict, on log ratios of launch medians (the launch is the
-unit: ../shared/STYLE.md).
+unit: CONTRIBUTING.md).
 
 An Estimate is one comparison: the log of one side's time over the other's, the variance
 of one unit of it (a launch's ratio, or a launch median where the sides were measured
@@ -31,14 +31,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..stats import benjamini_hochberg, satterthwaite
+from ..stats import benjamini_hochberg, satterthwaite, t_cdf, t_quantile
 from .threshold import ALPHA, POWER
 
 MIN_MODERATED = 3  # fewer comparisons cannot estimate a prior's spread
 # sigma^2 / tau^2 without history: commands differ as much as a command's launches
 # (measured here: pingpong 0.9, bw 0.1-0.5; docs/statistics.md).
 COMMAND_TO_LAUNCH = 1.0
-MAX_DF = 1e6  # t quantiles of more degrees of freedom are the normal's
 # A log ratio's variance below this is the rounding of identical launches (sd 1e-10 against
 # 1e-16 of a double's), not a measured spread: no spread at all, which is unknown spread.
 NO_SPREAD = 1e-20
@@ -117,7 +116,7 @@ def mean_interval(values, alpha: float = ALPHA) -> tuple[float, tuple[float, flo
     mean = float(v.mean())
     if v.size < 2 or v.var(ddof=1) <= NO_SPREAD:
         return mean, None
-    half = float(_quantile(np.array(v.size - 1.0), 1 - alpha / 2)) * math.sqrt(
+    half = float(t_quantile(np.array(v.size - 1.0), 1 - alpha / 2)) * math.sqrt(
         v.var(ddof=1) / v.size)
     return mean, (mean - half, mean + half)
 
@@ -300,7 +299,7 @@ class Family:
 
 def over_p(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float) -> np.ndarray:
     """`over`'s raw p: the two-sided t test of d = bound, read in its direction."""
-    return np.minimum(2 * _t(df, -(d - bound) / se), 1.0)
+    return np.minimum(2 * t_cdf(df, -(d - bound) / se), 1.0)
 
 
 def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
@@ -314,16 +313,16 @@ def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
     # adjusted to alpha's scale: named where below alpha, 1 in a family not selected
     over = np.minimum(benjamini_hochberg(over_p(d, se, df, bound)) * alpha
                       / max(over_alpha, 1e-300), 1.0)
-    under = _t(df, (d - bound) / se)
+    under = t_cdf(df, (d - bound) / se)
     if equivalence:
-        under = np.maximum(under, _t(df, -(d + bound) / se))
+        under = np.maximum(under, t_cdf(df, -(d + bound) / se))
     m, named = d.size, max(int(np.sum(over < alpha)), 1)
-    fcr = _quantile(df, 1 - named * over_alpha / (2 * m)) * se  # named: d less it is the cut's
+    fcr = t_quantile(df, 1 - named * over_alpha / (2 * m)) * se  # named: d less it is the cut's
     return Family(over, benjamini_hochberg(under),
-                  benjamini_hochberg(2 * _t(df, -np.abs(d) / se)),
-                  _quantile(df, 1 - alpha / 2) * se, fcr,
-                  np.exp(bound + (_quantile(df, 1 - alpha / (2 * m))
-                                  + _quantile(df, POWER)) * se),
+                  benjamini_hochberg(2 * t_cdf(df, -np.abs(d) / se)),
+                  t_quantile(df, 1 - alpha / 2) * se, fcr,
+                  np.exp(bound + (t_quantile(df, 1 - alpha / (2 * m))
+                                  + t_quantile(df, POWER)) * se),
                   bound + fcr)
 
 
@@ -425,7 +424,7 @@ class Stage:
         estimated: no evidence either way)."""
         from scipy.special import ndtri
         with np.errstate(all="ignore"):
-            z = -ndtri(_t(self.df, -(self.d - b) / self.se))
+            z = -ndtri(t_cdf(self.df, -(self.d - b) / self.se))
         return np.where(np.isfinite(self.se) & (self.se > 0), z, 0.0)
 
 
@@ -491,15 +490,6 @@ class Decided:
     detectable: float | None
     cut: float | None = None
 
-
-def _t(df: np.ndarray, x: np.ndarray) -> np.ndarray:
-    from scipy.special import stdtr
-    return stdtr(np.minimum(df, MAX_DF), x)
-
-
-def _quantile(df: np.ndarray, q) -> np.ndarray:
-    from scipy.special import stdtrit
-    return stdtrit(np.minimum(df, MAX_DF), q)
 
 
 def decide(found: list[Estimate], bound: float, equivalence: bool = False,

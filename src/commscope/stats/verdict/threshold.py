@@ -12,11 +12,36 @@ import re
 from dataclasses import dataclass
 
 from ...system.errors import UserError
+from ..stats import ALPHA  # noqa: F401 (the verbs read the level here, with the thresholds)
 
-ALPHA = 0.05  # the false discovery rate of each family, and 1 - each interval's level
 POWER = 0.80  # what the smallest detectable change is detected with
-# Each verb's default threshold, and tune's least gain worth writing (docs/statistics.md).
-DEFAULTS = {"check": "5%", "compare": "5%", "health": "20%", "tune": "5%"}
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """A judging verb's defaults: its threshold (tune's: the least gain worth writing) and
+    its launches (auto: as many as the spread asks, docs/statistics.md)."""
+    threshold: str
+    launches: int | str
+
+
+# Five launches: the paired t on 4 degrees of freedom; health's ten, a node's effect on 9.
+DEFAULTS = {"check": Defaults("5%", 5), "compare": Defaults("5%", "auto"),
+            "health": Defaults("20%", 10), "tune": Defaults("5%", 5),
+            "congestion": Defaults("10%", 5)}
+LEAST_LAUNCHES = 3  # the fewest whose spread a test can use (2 degrees of freedom)
+
+
+def more_launches(verb: str = "run", given: int | str | None = None) -> str:
+    """The one remedy for launches too few to tell a difference from launch noise: past
+    `given` launches where that many were measured, else LEAST_LAUNCHES (the verb's
+    default launches, auto or a count, give at least that)."""
+    if str(given).isdigit() and int(given) >= LEAST_LAUNCHES:
+        return f"measure in more launches than --launches {given}"
+    default = DEFAULTS[verb].launches if verb in DEFAULTS else "auto"
+    was = f", not --launches {given}" if str(given).isdigit() else ""
+    return (f"measure in {LEAST_LAUNCHES} or more launches{was} (--launches {LEAST_LAUNCHES}; "
+            f"the default, {default}, does)")
 
 
 @dataclass(frozen=True)

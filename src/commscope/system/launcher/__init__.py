@@ -79,5 +79,5 @@ def launch(mpi: Mpi, ranks: int, binary: Path, args: list[str],
     else:
         extra, env = commands.mpiexec(placement, ranks, oversubscribed)
         argv = [str(mpi.launcher), *extra]
-    return Launch(argv + [str(binary), *args], {**os.environ, **env, **dict(placement.environment)},
-                  oversubscribed)
+    return Launch(argv + [str(binary), *args],
+                  {**os.environ, **env, **dict(placement.environment)}, oversubscribed)

@@ -75,7 +75,8 @@ def _hosts(entries: list[tuple[str, int | None, str]], ppn: int | None,
     names, slots, stated = [], [], []
     for name, count, where in entries:
         if name in names:
-            raise UserError(f"{where}: host {name} is listed twice; give it once with all its slots")
+            raise UserError(f"{where}: host {name} is listed twice; "
+                            "give it once with all its slots")
         if count is not None and ppn is not None and count != ppn:
             raise UserError(f"{where}: {name}:{count} disagrees with {ppn_flag} {ppn}; "
                             f"give slots per host or {ppn_flag}, not both")
@@ -96,13 +97,14 @@ def parse_hosts(spec: str, ppn: int | None = None, flag: str = "--hosts",
             raise UserError(f"{flag} {spec}: empty host name; list hosts as a:2,b:2")
         name, colon, count = item.partition(":")
         where = f"{flag} {spec}"
-        entries.append((_checked_name(name, where), _count(count, where) if colon else None, where))
+        entries.append((_checked_name(name, where), _count(count, where) if colon else None,
+                        where))
     return _hosts(entries, ppn, ppn_flag)
 
 
 def read_hostfile(path: str, ppn: int | None = None, flag: str = "--hostfile",
                   ppn_flag: str = "--ppn") -> Hosts:
-    """One host per line: `name`, `name:N` (MPICH's form) or `name slots=N` (Open MPI's); # comments."""
+    """One host per line: `name`, `name:N` (MPICH's) or `name slots=N` (Open MPI's); # comments."""
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as exc:
@@ -118,7 +120,8 @@ def read_hostfile(path: str, ppn: int | None = None, flag: str = "--hostfile",
         for word in words[1:]:
             key, eq, value = word.partition("=")
             if key != "slots" or not eq or colon:
-                raise UserError(f"{where}: '{word}' not understood; write `name slots=N` or `name:N`")
+                raise UserError(f"{where}: '{word}' not understood; "
+                                "write `name slots=N` or `name:N`")
             slots = _count(value, where)
         entries.append((_checked_name(name, where), slots, where))
     if not entries:

@@ -1,4 +1,4 @@
-"""What a launch asks for (mapping, binding, transport, hosts, launcher); refusals before launching."""
+"""What a launch asks for (mapping, binding, transport, hosts, launcher); refusals up front."""
 
 from __future__ import annotations
 

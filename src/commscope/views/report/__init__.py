@@ -9,7 +9,6 @@ docs/report.md for what each section shows.
 from __future__ import annotations
 
 import dataclasses
-import json
 from datetime import datetime, timezone
 
 from ...system.kernels import MEANINGS
@@ -30,12 +29,12 @@ def build(store: Store, run_ids: list[int], chosen: str,
     provenance and warnings for all; `chosen` says how the runs were chosen; `first`:
     sections to put before everything (a study's own figure). It reads stored data only."""
     data = load(store, run_ids, HEALTH)
-    found = size.fits(size.size_cases(data), data.history)  # the p2p fits also give the ring's model
-    checks = [r.id for r in data.runs if r.row["kernel"] in HEALTH]
+    found = size.fits(size.size_cases(data), data.history)  # p2p fits also give the ring's model
+    checks = [r.id for r in data.runs if r.row.kernel in HEALTH]
     # runs a section reads whole, not as a kernel's cases
-    loads = [r.id for r in data.runs if r.row["kernel"] in ("congestion", "profile")]
+    loads = [r.id for r in data.runs if r.row.kernel in ("congestion", "profile")]
     screened = {r.id for r in data.runs if r.id in checks
-                and json.loads(r.row["settings"] or "{}").get("screen")}
+                and r.settings.get("screen")}
     screens = {run_id: replay(store, run_id) for run_id in checks if run_id in screened}
     healths = {run_id: health_of(store, run_id) for run_id in checks if run_id not in screened}
     # the figures `results show` prints, computed as it computes them
@@ -44,10 +43,10 @@ def build(store: Store, run_ids: list[int], chosen: str,
     # health check's matrix, never loaded whole, has none (health prints no such block)
     of_run = {r.id: summaries(store, [r.id]) for r in data.runs if r.id not in checks + loads}
     data = dataclasses.replace(data, quality=quality(store, [r.id for r in data.runs], of_run))
-    kernels = dict.fromkeys(r.row["kernel"] for r in data.runs
+    kernels = dict.fromkeys(r.row.kernel for r in data.runs
                             if r.id not in checks and r.id not in loads)
     groups = [_kernel(kernel, dataclasses.replace(
-        data, runs=[r for r in data.runs if r.row["kernel"] == kernel]), found)
+        data, runs=[r for r in data.runs if r.row.kernel == kernel]), found)
         for kernel in kernels]
     sections = [*filter(None, [health.render_runs(healths), screen.render_runs(screens),
                                congestion.render(store, [r.row for r in data.runs
@@ -78,4 +77,5 @@ def _kernel(kernel: str, data: ReportData, found) -> Section:
              ranks.render(data), scaling.render(data, found), advection.render(data),
              ceiling.render(data), message_models.render(data), imported.render(data),
              guidelines.render(data), tune.render(data), skew.render(data)]
-    return Section(f"kernel-{kernel}", title, join(()), tuple(p.within(kernel) for p in parts if p))
+    return Section(f"kernel-{kernel}", title, join(()),
+                   tuple(p.within(kernel) for p in parts if p))

@@ -4,23 +4,22 @@ factors and intervals, the verdicts, and the aggressors' load beside them
 
 from __future__ import annotations
 
-import json
-
 from ...judge.congestion import judge
-from ...stats.verdict import Threshold
+from ...stats.verdict import VerdictSpec
+from ...store.rows import RunRow
 from ..congestion import table
 from .html import Section, el, section
 from .html import table as html_table
 
 
-def commands(rows) -> dict[str, list[int]]:
+def commands(rows: list[RunRow]) -> dict[tuple[str, ...], list[int]]:
     """The runs of each `congestion` command (one a canary, one its aggressors alone),
     by the command line that made them."""
-    found: dict[str, list[int]] = {}
+    found: dict[tuple[str, ...], list[int]] = {}
     for row in rows:
-        settings = json.loads(row["settings"] or "{}")
-        if settings.get("verdict", {}).get("verb") == "congestion":
-            found.setdefault(row["command"], []).append(row["id"])
+        spec = VerdictSpec.of(row.settings.get("verdict"))
+        if spec and spec.verb == "congestion":
+            found.setdefault(tuple(row.command), []).append(row.id)
     return found
 
 
@@ -30,12 +29,12 @@ def render(store, rows) -> Section | None:
         return None
     body = []
     for command, run_ids in found.items():
-        settings = json.loads(store.run(run_ids[0])["settings"])
+        settings = store.run(run_ids[0]).settings
         pattern = next(v for v in settings["each"]["aggressor"] if v != "none")
-        verdict = settings["verdict"]
-        judged = judge(store, run_ids, pattern, Threshold(float(verdict["threshold"])))
-        title = (f"runs {', '.join(map(str, run_ids))}: {verdict['aggressors']} {pattern} "
-                 f"aggressor group(s){', placebo' if verdict['placebo'] else ''}")
-        body += [el("p", el("code", " ".join(json.loads(command)))),
+        verdict = VerdictSpec.of(settings["verdict"])
+        judged = judge(store, run_ids, pattern, verdict.limit)
+        title = (f"runs {', '.join(map(str, run_ids))}: {verdict.aggressors} {pattern} "
+                 f"aggressor group(s){', placebo' if verdict.placebo else ''}")
+        body += [el("p", el("code", " ".join(command))),
                  html_table(table(judged, title))]
     return section("congestion", "Congestion", *body)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -11,11 +10,13 @@ import numpy as np
 
 from ...store import cases as identities
 from ...store.cases import Case
+from ...store.rows import RunRow, SkipRow, SweepRow, WarningRow
 from ...models.groups import CONFIGURATION
 from ...stats.replication import History
 from ...stats.results import case_history
 from ...store.store import Store
 from ...stats.summary import case_summary, combined_summary
+from ...stats.verdict.spec import VerdictSpec
 from . import figures
 
 # Shown against the process count P: the collectives, and the ring, whose time grows with P.
@@ -24,22 +25,36 @@ RING = "ring"
 
 @dataclass(frozen=True)
 class RunData:
-    row: sqlite3.Row
-    context: dict  # the native context record; empty when the run stopped before it
-    settings: dict
-    command: list[str]
-    host: dict  # the launching host's facts measured with the run; empty before schema 4
+    row: RunRow
     cases: list[Case]
-    warnings: list[sqlite3.Row]
-    skips: list[sqlite3.Row]
-    sweep: sqlite3.Row | None  # the sweep the run belongs to: name, plan path, ...
+    warnings: list[WarningRow]
+    skips: list[SkipRow]
+    sweep: SweepRow | None  # the sweep the run belongs to: name, plan path, ...
     # id -> Store.case_labels' (kernel, send mode, bytes, launched ranks, ranks) of every
     # case, its cases loaded or not
     labels: dict[int, tuple]
 
     @property
     def id(self) -> int:
-        return self.row["id"]
+        return self.row.id
+
+    @property
+    def context(self) -> dict:
+        """The native context record; empty when the run stopped before it."""
+        return self.row.context
+
+    @property
+    def settings(self) -> dict:
+        return self.row.settings
+
+    @property
+    def command(self) -> list[str]:
+        return self.row.command
+
+    @property
+    def host(self) -> dict:
+        """The launching host's facts measured with the run; empty before schema 4."""
+        return self.row.host_facts
 
 
 @dataclass
@@ -64,13 +79,9 @@ def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> Re
     runs = []
     for run_id in dict.fromkeys(run_ids):
         row = store.run(run_id)
-        runs.append(RunData(row, json.loads(row["context"]) if row["context"] else {},
-                            json.loads(row["settings"]) if row["settings"] else {},
-                            json.loads(row["command"]),
-                            json.loads(row["host_facts"]) if row["host_facts"] else {},
-                            [] if row["kernel"] in matrices else store.cases(run_id),
+        runs.append(RunData(row, [] if row.kernel in matrices else store.cases(run_id),
                             store.warnings(run_id), store.skips(run_id),
-                            None if row["sweep_id"] is None else store.sweep(row["sweep_id"]),
+                            None if row.sweep_id is None else store.sweep(row.sweep_id),
                             store.case_labels(run_id)))
     found = [c for r in runs for c in r.cases]
     return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
@@ -78,15 +89,16 @@ def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> Re
                       lambda cases: case_history(store, cases))
 
 
-def by_verdict(data: ReportData, verb: str) -> list[tuple[dict, list[RunData]]]:
+def by_verdict(data: ReportData, verb: str) -> list[tuple[VerdictSpec, list[RunData]]]:
     """The runs `verb` made, grouped by how their command judged (the verdict parameters
     it stored with them), so the report judges each group as its command did."""
-    groups: dict[str, list[RunData]] = {}
+    groups: dict[str, tuple[VerdictSpec, list[RunData]]] = {}
     for r in data.runs:
         if r.command[1:2] == [verb]:
-            groups.setdefault(json.dumps(r.settings.get("verdict", {}), sort_keys=True),
-                              []).append(r)
-    return [(json.loads(text), runs) for text, runs in groups.items()]
+            given = VerdictSpec.of(r.settings.get("verdict")) or VerdictSpec(verb)
+            groups.setdefault(json.dumps(given.as_dict(), sort_keys=True),
+                              (given, []))[1].append(r)
+    return list(groups.values())
 
 
 def combined(cases: list[Case]) -> list[dict]:

@@ -102,7 +102,7 @@ def _span(segments: list[dict], i: int) -> str:
 
 def _alpha(line: dict) -> str:
     # alpha >= 0 is a bound of the fit (docs/models.md): at 0 the data would have a negative
-    # start-up time, which is no figure (../shared/STYLE.md).
+    # start-up time, which is no figure (CONTRIBUTING.md).
     if line["alpha_s"] <= 0:
         return "not identifiable (at its bound, 0)"
     return with_ci(units.us(line["alpha_s"]), line["alpha_ci_s"], units.us)

@@ -8,7 +8,6 @@ import numpy as np
 
 from ...judge.checks import barrier_time, judge
 from ...judge.guidelines import catalogue
-from ...stats.verdict import DEFAULTS, parse_threshold
 from . import figures
 from .data import ReportData, by_verdict
 from .html import Section, el, figure, section
@@ -51,12 +50,12 @@ def judged(data: ReportData) -> list:
     stored runs as the command made them (checks.judge); [] without such runs."""
     out = []
     for given, runs in by_verdict(data, "check"):
-        threshold = parse_threshold(given.get("threshold") or DEFAULTS["check"])
-        cat = catalogue(entries=given.get("catalogue"))
-        ids = given.get("guidelines")
+        threshold = given.limit
+        cat = catalogue(entries=given.catalogue)
+        ids = given.guidelines
         chosen = cat.find(ids, {g.kernel for g in cat.guidelines} |
-                          {r.row["kernel"] for r in runs}) if ids else \
-            cat.on(sorted({r.row["kernel"] for r in runs}))
+                          {r.row.kernel for r in runs}) if ids else \
+            cat.on(sorted({r.row.kernel for r in runs}))
         barrier = barrier_time([r.context.get("timer") or {} for r in runs])
         out.append((threshold, judge(chosen, [c for r in runs for c in r.cases], threshold,
                                      lambda launches, b=barrier: b)))

@@ -62,8 +62,10 @@ def _heat(h: Health, values: np.ndarray, label: str, columns: list[str] | None =
         for s in h.suspects:
             if s.kind == "node":
                 x = nodes.index(s.hosts[0])
-                ax.add_patch(Rectangle((-0.5, x - 0.5), len(nodes), 1, fill=False, ec=MARK, lw=1.5))
-                ax.add_patch(Rectangle((x - 0.5, -0.5), 1, len(nodes), fill=False, ec=MARK, lw=1.5))
+                ax.add_patch(Rectangle((-0.5, x - 0.5), len(nodes), 1,
+                                       fill=False, ec=MARK, lw=1.5))
+                ax.add_patch(Rectangle((x - 0.5, -0.5), 1, len(nodes),
+                                       fill=False, ec=MARK, lw=1.5))
             elif s.kind == "link":
                 a, b = (nodes.index(n) for n in s.direction.split("->"))
                 ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, ec=MARK, lw=2))
@@ -108,8 +110,8 @@ def _run(h: Health, run_id: int) -> list:
     body.append(figure(_heat(h, m.median("bandwidth") / 1e6, "MB/s"),
                        f"bandwidth heat map, run {run_id}",
                        "Bandwidth heat map: row sends, column receives; median over launches. "
-                       "Suspects outlined in red (a node: its row and column; a link: its cell). Beyond "
-                       f"{MAX_CELLS} nodes a cell is a block of nodes, its slowest pair."))
+                       "Suspects outlined in red (a node: its row and column; a link: its cell). "
+                       f"Beyond {MAX_CELLS} nodes a cell is a block of nodes, its slowest pair."))
     body.append(figure(_heat(h, m.median("latency") * 1e6, "µs", cmap="viridis_r",
                              worst=np.nanmax),
                        f"latency heat map, run {run_id}",

@@ -4,8 +4,6 @@ for them (no band, no distribution)."""
 
 from __future__ import annotations
 
-import json
-
 from ...system.sizes import format_bytes
 from ..tables import Table
 from .data import ReportData
@@ -15,9 +13,9 @@ from .html import Section, el, section, table
 def render(data: ReportData) -> Section | None:
     body = []
     for run in data.runs:
-        if not run.row["source"]:
+        source = run.row.source
+        if not source:
             continue
-        source = json.loads(run.row["source"])
         printed = [c.extra.get("printed", {}) for c in run.cases]
         names = list(dict.fromkeys(k for p in printed for k in p))
         body += [el("h4", f"Run {run.id}: {source['tool']} {source['version']} "

@@ -38,20 +38,20 @@ def draw(done) -> bytes:
 
 
 def render(store, rows) -> Section | None:
-    profiles = [row for row in rows if row["kernel"] == stored.KERNEL]
+    profiles = [row for row in rows if row.kernel == stored.KERNEL]
     if not profiles:
         return None
     prices = stored_prices(store)
     lines = Lines(prices)
     body = []
     for row in profiles:
-        p = stored.recorded(store, row["id"])
+        p = stored.recorded(store, row.id)
         if not p.rows:
-            body.append(el("p", stored.no_calls(row["id"], row, p)))
+            body.append(el("p", stored.no_calls(row.id, row, p)))
             continue
-        priced = price(p, prices, stored.hosts_of(store, row["id"]), lines)
+        priced = price(p, prices, stored.hosts_of(store, row.id), lines)
         done = [x for x in priced if x.cost_s is not None]
-        body.append(el("p", f"Profile {row['id']}: ", el("code", " ".join(p.program)),
+        body.append(el("p", f"Profile {row.id}: ", el("code", " ".join(p.program)),
                        f", {p.ranks} ranks; {len(priced) - len(done)} of {len(priced)} rows "
                        "not priced here (`commscope predict --profile` says what to run)."))
         if not done:

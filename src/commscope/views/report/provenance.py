@@ -20,15 +20,15 @@ ALL_LEFT = "l" * 9  # provenance is words, not numbers
 
 def by_kind(warnings) -> str:
     """A run's warnings counted by kind, in the quality block's order: "capped 1, slow_first 3"."""
-    counts = Counter(w["kind"] for w in warnings)
+    counts = Counter(w.kind for w in warnings)
     order = list(KINDS)
     return ", ".join(f"{kind} {counts[kind]}" for kind in sorted(
         counts, key=lambda k: (order.index(k) if k in order else len(order), k))) or "none"
 
 
 def overview(data: ReportData) -> Html:
-    rows = [(r.id, r.row["kernel"], r.row["ranks"], names.status(r.row), len(r.labels),
-             names.library(r.row["mpi_version"]), r.row["started_utc"],
+    rows = [(r.id, r.row.kernel, r.row.ranks, names.status(r.row), len(r.labels),
+             names.library(r.row.mpi_version), r.row.started_utc,
              by_kind(r.warnings)) for r in data.runs]
     return table(Table(("run", "kernel", "ranks", "status", "cases", "MPI", "started (UTC)",
                         "warnings by kind"), rows, align=ALL_LEFT))
@@ -42,19 +42,19 @@ def _compact(value) -> str:
 def _facts(run: RunData) -> list[tuple[str, object]]:
     row, ctx, s = run.row, run.context, run.settings
     sweep = "-" if run.sweep is None else (
-        f"sweep {run.sweep['id']} \"{run.sweep['name']}\" (plan {run.sweep['plan_path']}, "
-        f"created {run.sweep['created_utc']}), launch {row['launch']}")
+        f"sweep {run.sweep.id} \"{run.sweep.name}\" (plan {run.sweep.plan_path}, "
+        f"created {run.sweep.created_utc}), launch {row.launch}")
     return [
         ("command line", el("code", shlex.join(run.command))),
-        ("status", row["status"] + (f": {row['message']}" if row["message"] else "")),
-        ("started / finished (UTC)", f"{row['started_utc']} / {row['finished_utc'] or '-'}"),
+        ("status", row.status + (f": {row.message}" if row.message else "")),
+        ("started / finished (UTC)", f"{row.started_utc} / {row.finished_utc or '-'}"),
         ("native start (UTC)", ctx.get("utc", "-")),
         ("sweep", sweep),
-        ("MPI library", el("pre", row["mpi_version"] or "-")),
+        ("MPI library", el("pre", row.mpi_version or "-")),
         ("MPI standard", ctx.get("mpi_standard", "-")),
         ("hosts", ", ".join(ctx.get("hosts", [])) or "-"),
-        ("ranks", f"{row['ranks']}" + (" (oversubscribed: more ranks than cores)"
-                                       if row["oversubscribed"] else " (not oversubscribed)")),
+        ("ranks", f"{row.ranks}" + (" (oversubscribed: more ranks than cores)"
+                                    if row.oversubscribed else " (not oversubscribed)")),
         ("placement requested", f"map-by {s.get('map_by') or 'default'}, "
                                 f"bind-to {s.get('bind_to') or 'default'}"),
         ("transport requested", s.get("transport", "auto")),
@@ -67,7 +67,9 @@ def _facts(run: RunData) -> list[tuple[str, object]]:
                                if k not in ("params", "map_by", "bind_to", "transport", "sync")})),
         ("compiler", ctx.get("compiler", "-")),
         ("native command", el("code", shlex.join(ctx.get("argv", [])) or "-")),
-        ("case in flight when it stopped", _compact(row["in_flight"])),
+        # the record as the native side wrote it, its fields in its own order
+        ("case in flight when it stopped",
+         _compact(json.dumps(row.in_flight) if row.in_flight else None)),
     ]
 
 
@@ -76,7 +78,7 @@ def _case_names(run: RunData) -> dict[int, str]:
 
 
 def _run(run: RunData) -> list[Html]:
-    out = [el("h3", f"Run {run.id}: {run.row['kernel']} on {run.row['ranks']} ranks"),
+    out = [el("h3", f"Run {run.id}: {run.row.kernel} on {run.row.ranks} ranks"),
            table(Table(None, _facts(run), align=ALL_LEFT))]
     placement = run.context.get("placement") or []
     if placement:
@@ -85,18 +87,18 @@ def _run(run: RunData) -> list[Html]:
                                 for p in placement], align=ALL_LEFT)))
     if run.skips:
         out.append(table(Table(("skipped", "size", "reason"),
-                               [(" ".join(filter(None, (s["kernel"], s["send_mode"]))),
-                                 format_bytes(s["bytes"]), s["reason"]) for s in run.skips],
+                               [(" ".join(filter(None, (s.kernel, s.send_mode))),
+                                 format_bytes(s.bytes), s.reason) for s in run.skips],
                                align=ALL_LEFT)))
     case_names = _case_names(run)
     if run.warnings:
         settings = options(run.settings, run.context,
-                           any(w["kind"] == "oversubscribed" for w in run.warnings),
-                           json.loads(run.row["kernel_facts"] or "{}").get("family"))
+                           any(w.kind == "oversubscribed" for w in run.warnings),
+                           run.row.family)
         out.append(table(Table(("warning", "case", "what was seen", "remedy"),
-                               [(w["kind"], case_names.get(w["case_id"], "whole run"),
-                                 w["message"],
-                                 remedy(w["kind"], settings))
+                               [(w.kind, case_names.get(w.case_id, "whole run"),
+                                 w.message,
+                                 remedy(w.kind, settings))
                                 for w in run.warnings], align=ALL_LEFT)))
     else:
         out.append(el("p", "No warnings stored for this run."))

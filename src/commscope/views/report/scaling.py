@@ -44,7 +44,7 @@ def source_fit(found: dict[str, GroupFit], config: dict) -> GroupFit | None:
 
 def oversubscribed(data: ReportData, cases) -> list[int]:
     runs = {c.run_id for c in cases}
-    return [r.id for r in data.runs if r.id in runs and r.row["oversubscribed"]]
+    return [r.id for r in data.runs if r.id in runs and r.row.oversubscribed]
 
 
 def _columns(data: ReportData, cases):

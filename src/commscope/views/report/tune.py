@@ -22,8 +22,8 @@ CAPTION = ("Each time as `commscope results show` gives it (the launches' median
 def _figure(mine) -> bytes:
     fig, axes = figures.new(1, 1, width=6.5)
     ax = axes[0][0]
-    ax.plot([p.bytes for p in mine], [p.default_s * 1e6 for p in mine], "o-", color="black", lw=2, ms=3,
-            label="default")
+    ax.plot([p.bytes for p in mine], [p.default_s * 1e6 for p in mine], "o-", color="black",
+            lw=2, ms=3, label="default")
     names = sorted({o.algorithm for p in mine for o in p.options})
     for i, name in enumerate(names):
         at = [(p.bytes, o.time_s) for p in mine for o in p.options if o.algorithm == name]

@@ -38,8 +38,8 @@ def _section(store, run_ids):
                           key=lambda c: c.bytes)
             rows = [app_summary(c, case_summary(c)) for c in mine]
             n = [r["points_per_side"] for r in rows]
-            time_ax.plot(n, [r["median_s"] * MS_PER_S for r in rows], style, color=figures.color(i),
-                         label=f"{ranks} ranks, communication {comm}")
+            time_ax.plot(n, [r["median_s"] * MS_PER_S for r in rows], style,
+                         color=figures.color(i), label=f"{ranks} ranks, communication {comm}")
             if comm == "on":
                 error_ax.plot(n, [r.get("l2_error") for r in rows], style,
                               color=figures.color(i), label=f"{ranks} ranks, L2")

@@ -75,7 +75,7 @@ def _ring_plans(counts, mpi, hosts=None, max_time=None):
 def _ring_section(store, run_ids):
     """Seed 001's figure: ring time against P per mapping, the ping-ping-fitted model over it."""
     found = cases(store, run_ids)
-    oversubscribed = {r: bool(store.run(r)["oversubscribed"]) for r in run_ids}
+    oversubscribed = {r: store.run(r).oversubscribed for r in run_ids}
     fig, axes = figures.new(1, 1)
     ax = axes[0][0]
     for i, m in enumerate(dict.fromkeys(c.settings.get("map_by") for c in found)):
@@ -87,7 +87,8 @@ def _ring_section(store, run_ids):
             mine = [c for c in rings if oversubscribed[c.run_id] == over]
             if not mine:
                 continue
-            ax.plot([c.ranks for c in mine], [case_summary(c)["median_s"] * US_PER_S for c in mine],
+            ax.plot([c.ranks for c in mine],
+                    [case_summary(c)["median_s"] * US_PER_S for c in mine],
                     "o", color=colour, fillstyle="none" if over else "full",
                     label=f"ring, {mapping}" + (", oversubscribed" if over else ""))
         pingping = [c for c in found if c.kernel == "pingping" and c.settings.get("map_by") == m]
