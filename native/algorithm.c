@@ -110,9 +110,9 @@ static void read_companions(struct algorithms *a)
         MPI_Datatype type;
         MPI_T_enum e;
         MPI_T_cvar_handle handle;
-        if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &e, NULL, &desc_len,
-                                &bind, &scope) != MPI_SUCCESS || type != MPI_INT ||
-            strncmp(name, a->setting, prefix) != 0 || name[prefix] != '_' ||
+        if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &e, NULL, &desc_len, &bind,
+                                &scope) != MPI_SUCCESS ||
+            type != MPI_INT || strncmp(name, a->setting, prefix) != 0 || name[prefix] != '_' ||
             MPI_T_cvar_handle_alloc(i, NULL, &handle, &count) != MPI_SUCCESS)
             continue;
         if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) {
@@ -155,8 +155,9 @@ static void lookup(struct algorithms *a, const char *collective)
         int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope;
         MPI_Datatype type;
         MPI_T_enum e;
-        if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &e, desc,
-                                &desc_len, &bind, &scope) != MPI_SUCCESS || type != MPI_INT)
+        if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &e, desc, &desc_len,
+                                &bind, &scope) != MPI_SUCCESS ||
+            type != MPI_INT)
             return;
         a->fixed = scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY;
         if (a->fixed)
@@ -196,8 +197,9 @@ static MPI_T_cvar_handle handle_of(const char *name, MPI_Datatype *type)
     int index = cvar_index(name), count, name_len = 0, desc_len = 0, verbosity, bind, scope;
     MPI_T_enum e;
     MPI_T_cvar_handle handle;
-    if (index < 0 || MPI_T_cvar_get_info(index, NULL, &name_len, &verbosity, type, &e, NULL,
-                                         &desc_len, &bind, &scope) != MPI_SUCCESS ||
+    if (index < 0 ||
+        MPI_T_cvar_get_info(index, NULL, &name_len, &verbosity, type, &e, NULL, &desc_len, &bind,
+                            &scope) != MPI_SUCCESS ||
         MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS)
         die("cannot reach the MPI library's %s through MPI_T", name);
     return handle;

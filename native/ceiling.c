@@ -8,9 +8,9 @@
 #include "buffer.h"
 #include "cache.h"
 #include "check.h"
-#include "precision.h"
 #include "kernel.h"
 #include "options.h"
+#include "precision.h"
 
 #define BATCH_MIN_S 2e-5    /* a timed batch lasts this long, many timer ticks */
 #define BATCHES 7           /* timed batches per rank: their median */
@@ -57,8 +57,7 @@ static unsigned char *scratch_for(const struct kcase *c, size_t bytes)
         size_t most = 0;
         for (size_t i = 0; i < c->cfg->sizes.n; i++) {
             size_t copied = c->cfg->sizes.v[i];
-            size_t stride = buffer_round_pages(copied < COPY_MAX_BYTES ? copied
-                                                                       : COPY_MAX_BYTES);
+            size_t stride = buffer_round_pages(copied < COPY_MAX_BYTES ? copied : COPY_MAX_BYTES);
             size_t need = 2 * stride * cache_sets(c, 2 * stride);
             most = need > most ? need : most;
         }
@@ -74,8 +73,10 @@ static unsigned char *scratch_for(const struct kcase *c, size_t bytes)
 static double measure(const struct kcase *c)
 {
     size_t copied = c->bytes < COPY_MAX_BYTES ? c->bytes : COPY_MAX_BYTES;
-    struct copies k = {.bytes = copied, .stride = buffer_round_pages(copied),
-                       .per_set = c->window > 0 ? (uint64_t)c->window : 1};
+    struct copies k = {
+        .bytes = copied,
+        .stride = buffer_round_pages(copied),
+        .per_set = c->window > 0 ? (uint64_t)c->window : 1};
     k.count = cache_sets(c, 2 * k.stride);
     k.sets = scratch_for(c, 2 * k.stride * k.count);
     uint64_t i = 0, n = 1;

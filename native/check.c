@@ -42,13 +42,14 @@ static int world_rank(void)
 static _Noreturn void fail(const char *message, const struct mismatch *m)
 {
     int rank = world_rank();
-    struct error_record r = {.in_case = current_case.active,
-                             .kernel = current_case.kernel,
-                             .send_mode = current_case.send_mode,
-                             .bytes = current_case.bytes,
-                             .rank = rank,
-                             .message = message,
-                             .mismatch = m != NULL};
+    struct error_record r = {
+        .in_case = current_case.active,
+        .kernel = current_case.kernel,
+        .send_mode = current_case.send_mode,
+        .bytes = current_case.bytes,
+        .rank = rank,
+        .message = message,
+        .mismatch = m != NULL};
     if (m) {
         r.iteration = m->iteration;
         r.source_rank = m->source_rank;
@@ -93,8 +94,7 @@ void check_mpi_failed(int rc, const char *call, const char *file, int line)
         longjmp(*back, 1);
     }
     char message[MPI_MAX_ERROR_STRING + 512];
-    snprintf(message, sizeof message, "%s:%d: %s failed: %s", file, line,
-             call, text);
+    snprintf(message, sizeof message, "%s:%d: %s failed: %s", file, line, call, text);
     fail(message, NULL);
 }
 
@@ -122,7 +122,6 @@ void die_mismatch(const struct mismatch *m)
     snprintf(message, sizeof message,
              "validation failed: iteration %llu, payload from rank %d, "
              "byte %zu: expected 0x%02x, got 0x%02x",
-             (unsigned long long)m->iteration, m->source_rank, m->offset,
-             m->expected, m->got);
+             (unsigned long long)m->iteration, m->source_rank, m->offset, m->expected, m->got);
     fail(message, m);
 }

@@ -30,8 +30,7 @@ void check_case_end(void);
 void check_refusable(jmp_buf *refused);
 const char *check_refusal(void);
 
-_Noreturn void check_mpi_failed(int rc, const char *call, const char *file,
-                                int line);
+_Noreturn void check_mpi_failed(int rc, const char *call, const char *file, int line);
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* calloc that dies (with an error record) instead of returning NULL. */

@@ -22,16 +22,14 @@
 /* Below MPI's guaranteed MPI_TAG_UB (32767) and used by no kernel. */
 #define TAG_CLOCK 31001
 
-static void exchange_with(int peer, MPI_Comm comm, double *offset,
-                          double *rtt)
+static void exchange_with(int peer, MPI_Comm comm, double *offset, double *rtt)
 {
     *rtt = INFINITY;
     for (int e = 0; e < EXCHANGES; e++) {
         double remote;
         double t_send = MPI_Wtime();
         CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_CLOCK, comm));
-        CHECK_MPI(MPI_Recv(&remote, 1, MPI_DOUBLE, peer, TAG_CLOCK, comm,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Recv(&remote, 1, MPI_DOUBLE, peer, TAG_CLOCK, comm, MPI_STATUS_IGNORE));
         double t_recv = MPI_Wtime();
         if (t_recv - t_send < *rtt) {
             *rtt = t_recv - t_send;
@@ -43,8 +41,7 @@ static void exchange_with(int peer, MPI_Comm comm, double *offset,
 static void answer(MPI_Comm comm)
 {
     for (int e = 0; e < EXCHANGES; e++) {
-        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_CLOCK, comm,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_CLOCK, comm, MPI_STATUS_IGNORE));
         double now = MPI_Wtime();
         CHECK_MPI(MPI_Send(&now, 1, MPI_DOUBLE, 0, TAG_CLOCK, comm));
     }
@@ -63,8 +60,7 @@ void clock_sync_estimate(struct clock_sync *s, MPI_Comm comm)
     else
         answer(comm);
     CHECK_MPI(MPI_Bcast(both, 2 * ranks, MPI_DOUBLE, 0, comm));
-    *s = (struct clock_sync){.ranks = ranks, .offset_s = both,
-                             .rtt_s = both + ranks};
+    *s = (struct clock_sync){.ranks = ranks, .offset_s = both, .rtt_s = both + ranks};
 }
 
 void clock_sync_free(struct clock_sync *s)

@@ -13,27 +13,30 @@
 
 const char *const coll_dtype_names[] = {"int", "long", "float", "double", NULL};
 const struct element coll_dtype_elements[] = {
-    {"int", sizeof(int)}, {"long", sizeof(long)}, {"float", sizeof(float)},
+    {"int", sizeof(int)},
+    {"long", sizeof(long)},
+    {"float", sizeof(float)},
     {"double", sizeof(double)}};
 /* Up to where the type holds every integer exactly: INT_MAX, float's 24-bit
  * and double's 53-bit significands (long, as double: far beyond any job). */
-static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0,
-                                     9007199254740992.0};
+static const double dtype_exact[] = {INT_MAX, 9007199254740992.0, 16777216.0, 9007199254740992.0};
 const char *const coll_op_names[] = {"sum", "max", "min", "user", NULL};
 
 const struct kparam coll_persistent_params[] = {COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
-const struct kparam coll_rooted_params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
-const struct kparam coll_reducing_params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
-const struct kparam coll_rooted_reducing_params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
-                                                     COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
+const struct kparam coll_rooted_params[] = {
+    COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
+const struct kparam coll_reducing_params[] = {
+    COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
+const struct kparam coll_rooted_reducing_params[] = {
+    COLL_ROOT_PARAM, COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, {0}};
 #define TESTS_PARAM                                                       \
     {.name = "tests", PARAM_COUNT, NULL, "MPI_Test calls spread over the compute "  \
      "of the overlapped phase (default none)", NULL, NULL}
 const struct kparam nbc_params[] = {TESTS_PARAM, {0}};
 const struct kparam nbc_rooted_params[] = {COLL_ROOT_PARAM, TESTS_PARAM, {0}};
 const struct kparam nbc_reducing_params[] = {COLL_REDUCING_PARAMS, TESTS_PARAM, {0}};
-const struct kparam nbc_rooted_reducing_params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
-                                                    TESTS_PARAM, {0}};
+const struct kparam nbc_rooted_reducing_params[] = {
+    COLL_ROOT_PARAM, COLL_REDUCING_PARAMS, TESTS_PARAM, {0}};
 
 #define KEY_MAX 1023 /* element_key's largest value */
 #define RANK_TERM 16 /* inputs add rank mod RANK_TERM */
@@ -41,10 +44,14 @@ const struct kparam nbc_rooted_reducing_params[] = {COLL_ROOT_PARAM, COLL_REDUCI
 static MPI_Datatype dtype_mpi(enum coll_dtype d)
 {
     switch (d) {
-    case COLL_INT: return MPI_INT;
-    case COLL_LONG: return MPI_LONG;
-    case COLL_FLOAT: return MPI_FLOAT;
-    case COLL_DOUBLE: return MPI_DOUBLE;
+    case COLL_INT:
+        return MPI_INT;
+    case COLL_LONG:
+        return MPI_LONG;
+    case COLL_FLOAT:
+        return MPI_FLOAT;
+    case COLL_DOUBLE:
+        return MPI_DOUBLE;
     }
     return MPI_DATATYPE_NULL;
 }
@@ -77,10 +84,14 @@ static MPI_User_function *const user_sums[] = {
 static MPI_Op op_mpi(enum coll_op op)
 {
     switch (op) {
-    case COLL_SUM: return MPI_SUM;
-    case COLL_MAX: return MPI_MAX;
-    case COLL_MIN: return MPI_MIN;
-    case COLL_USER: break;
+    case COLL_SUM:
+        return MPI_SUM;
+    case COLL_MAX:
+        return MPI_MAX;
+    case COLL_MIN:
+        return MPI_MIN;
+    case COLL_USER:
+        break;
     }
     return MPI_OP_NULL;
 }
@@ -113,8 +124,8 @@ static int parse_root(const struct kcase *c)
     char *end;
     long root = strtol(value, &end, 10);
     if (value[0] < '0' || value[0] > '9' || *end || root >= c->ranks)
-        bad_param(c, "--param root: '%s' is not a rank from 0 to %d or rotate",
-                  value, c->ranks - 1);
+        bad_param(c, "--param root: '%s' is not a rank from 0 to %d or rotate", value,
+                  c->ranks - 1);
     return (int)root;
 }
 
@@ -136,10 +147,11 @@ static struct coll parse(const struct kcase *c)
         .root = parse_root(c),
         .as = coll_as(c),
         .persistent = kcase_param_switch(c, "persistent"),
-        .op = kernel_param(c->cfg->kernel, "op")
-                  ? (enum coll_op)kcase_param_choice(c, "op") : COLL_SUM,
+        .op = kernel_param(c->cfg->kernel, "op") ? (enum coll_op)kcase_param_choice(c, "op")
+                                                 : COLL_SUM,
         .dtype = kernel_param(c->cfg->kernel, "dtype")
-                     ? (enum coll_dtype)kcase_param_choice(c, "dtype") : COLL_INT,
+                     ? (enum coll_dtype)kcase_param_choice(c, "dtype")
+                     : COLL_INT,
         .type = MPI_BYTE,
         .mpi_op = MPI_OP_NULL};
 }
@@ -189,18 +201,16 @@ const char *coll_reduction_unsupported(const struct kcase *c)
     size_t size = coll_dtype_elements[s.dtype].bytes;
     if (c->bytes % size) {
         snprintf(reason, sizeof reason,
-                 "%zu bytes is not a whole number of %s (%zu-byte) elements",
-                 c->bytes, coll_dtype_names[s.dtype], size);
+                 "%zu bytes is not a whole number of %s (%zu-byte) elements", c->bytes,
+                 coll_dtype_names[s.dtype], size);
         return reason;
     }
     if (c->bytes / size > INT_MAX)
         return "over INT_MAX elements: the collective kernels make no "
                "large-count calls";
     /* The largest partial result, a sum over every rank, must be exact. */
-    if ((double)c->ranks * KEY_MAX + (double)rank_terms(c->ranks) >
-        dtype_exact[s.dtype]) {
-        snprintf(reason, sizeof reason,
-                 "the check's sums over %d ranks are not exact in %s",
+    if ((double)c->ranks * KEY_MAX + (double)rank_terms(c->ranks) > dtype_exact[s.dtype]) {
+        snprintf(reason, sizeof reason, "the check's sums over %d ranks are not exact in %s",
                  c->ranks, coll_dtype_names[s.dtype]);
         return reason;
     }
@@ -212,15 +222,18 @@ const char *coll_split_unsupported(const struct kcase *c, size_t units, const ch
     static char reason[160];
     if (units % (size_t)c->ranks == 0)
         return NULL;
-    snprintf(reason, sizeof reason, "%zu %s do not split into %d equal parts, as this "
-             "mock-up needs", units, unit, c->ranks);
+    snprintf(reason, sizeof reason,
+             "%zu %s do not split into %d equal parts, as this "
+             "mock-up needs",
+             units, unit, c->ranks);
     return reason;
 }
 
 const char *coll_whole_unsupported(size_t units)
 {
     return units > INT_MAX ? "this mock-up moves all P blocks in one call: over INT_MAX "
-                             "elements" : NULL;
+                             "elements"
+                           : NULL;
 }
 
 int coll_may_be_root(const struct kcase *c)
@@ -336,8 +349,7 @@ void coll_persist(struct kcase *c, coll_call_fn *call)
     uint64_t iteration = c->iteration;
     for (int i = 0; i < s->request_count; i++) {
         c->iteration = (uint64_t)i; /* root i / inputs, input i mod inputs */
-        call(c, coll_iteration(c), roots == 1 ? s->root : i / (int)s->inputs,
-             &s->requests[i]);
+        call(c, coll_iteration(c), roots == 1 ? s->root : i / (int)s->inputs, &s->requests[i]);
     }
     c->iteration = iteration;
     coll_iteration(c);
@@ -352,8 +364,8 @@ void coll_call(struct kcase *c, coll_call_fn *call)
         return;
     }
     int roots = s->request_count / (int)s->inputs;
-    MPI_Request *r = &s->requests[(roots == 1 ? 0 : root) * (int)s->inputs +
-                                  (int)(c->iteration % s->inputs)];
+    MPI_Request *r =
+        &s->requests[(roots == 1 ? 0 : root) * (int)s->inputs + (int)(c->iteration % s->inputs)];
     CHECK_MPI(MPI_Start(r));
     CHECK_MPI(MPI_Wait(r, MPI_STATUS_IGNORE));
 }
@@ -398,14 +410,13 @@ void coll_block_fill(const struct kcase *c, void *buf, int source, int block)
         pattern_fill(buf, c->bytes, block_key(c, block), source);
 }
 
-void coll_block_check(const struct kcase *c, const void *buf, int source,
-                      int block, size_t at)
+void coll_block_check(const struct kcase *c, const void *buf, int source, int block, size_t at)
 {
     if (!c->validate)
         return;
     struct mismatch m = {.iteration = c->iteration, .source_rank = source};
-    if (pattern_find_mismatch(buf, c->bytes, block_key(c, block), source,
-                              &m.offset, &m.expected, &m.got)) {
+    if (pattern_find_mismatch(buf, c->bytes, block_key(c, block), source, &m.offset, &m.expected,
+                              &m.got)) {
         m.offset += at;
         die_mismatch(&m);
     }
@@ -434,17 +445,22 @@ static void fill_shape(const struct kcase *c, const struct coll *s)
     int root = coll_root(c);
     switch (s->shape) {
     case COLL_SHAPE_GATHER:
-    case COLL_SHAPE_ALLGATHER: coll_block_fill(c, s->send, c->rank, 0); break;
+    case COLL_SHAPE_ALLGATHER:
+        coll_block_fill(c, s->send, c->rank, 0);
+        break;
     case COLL_SHAPE_SCATTER:
         if (c->rank == root)
             fill_blocks(c, s->send, root);
         break;
-    case COLL_SHAPE_ALLTOALL: fill_blocks(c, s->send, c->rank); break;
+    case COLL_SHAPE_ALLTOALL:
+        fill_blocks(c, s->send, c->rank);
+        break;
     case COLL_SHAPE_BCAST:
         if (c->rank == root)
             coll_block_fill(c, s->recv, root, 0);
         break;
-    case COLL_SHAPE_REDUCTION: break; /* coll_buffers wrote it, once */
+    case COLL_SHAPE_REDUCTION:
+        break; /* coll_buffers wrote it, once */
     }
 }
 
@@ -458,10 +474,16 @@ static void check_shape(const struct kcase *c, const struct coll *s)
         if (c->rank == root)
             check_blocks(c, s->recv, 0);
         break;
-    case COLL_SHAPE_ALLGATHER: check_blocks(c, s->recv, 0); break;
-    case COLL_SHAPE_SCATTER: coll_block_check(c, s->recv, root, c->rank, 0); break;
+    case COLL_SHAPE_ALLGATHER:
+        check_blocks(c, s->recv, 0);
+        break;
+    case COLL_SHAPE_SCATTER:
+        coll_block_check(c, s->recv, root, c->rank, 0);
+        break;
     /* Block r came from rank r, which sent us its block number c->rank. */
-    case COLL_SHAPE_ALLTOALL: check_blocks(c, s->recv, c->rank); break;
+    case COLL_SHAPE_ALLTOALL:
+        check_blocks(c, s->recv, c->rank);
+        break;
     case COLL_SHAPE_BCAST:
         if (c->rank != root)
             coll_block_check(c, s->recv, root, 0, 0);
@@ -482,8 +504,7 @@ void coll_once(struct kcase *c, coll_call_fn *call, enum coll_shape shape)
     coll_call(c, call);
 }
 
-void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors,
-                         size_t first)
+void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors, size_t first)
 {
     struct coll *s = c->state;
     s->contributors = contributors;
@@ -544,26 +565,37 @@ static inline long long element_key(uint64_t index, unsigned input)
         return false;                                                    \
     } while (0)
 
-static void affine_fill(enum coll_dtype d, void *buf, size_t n, size_t first,
-                        unsigned input, long long a, long long b)
+static void affine_fill(enum coll_dtype d, void *buf, size_t n, size_t first, unsigned input,
+                        long long a, long long b)
 {
     switch (d) {
-    case COLL_INT: AFFINE_FILL(int); break;
-    case COLL_LONG: AFFINE_FILL(long); break;
-    case COLL_FLOAT: AFFINE_FILL(float); break;
-    case COLL_DOUBLE: AFFINE_FILL(double); break;
+    case COLL_INT:
+        AFFINE_FILL(int);
+        break;
+    case COLL_LONG:
+        AFFINE_FILL(long);
+        break;
+    case COLL_FLOAT:
+        AFFINE_FILL(float);
+        break;
+    case COLL_DOUBLE:
+        AFFINE_FILL(double);
+        break;
     }
 }
 
-static bool affine_find(enum coll_dtype d, const void *buf, size_t n,
-                        size_t first, unsigned input, long long a, long long b,
-                        size_t *bad, long long *want_out, double *got)
+static bool affine_find(enum coll_dtype d, const void *buf, size_t n, size_t first, unsigned input,
+                        long long a, long long b, size_t *bad, long long *want_out, double *got)
 {
     switch (d) {
-    case COLL_INT: AFFINE_FIND(int);
-    case COLL_LONG: AFFINE_FIND(long);
-    case COLL_FLOAT: AFFINE_FIND(float);
-    case COLL_DOUBLE: AFFINE_FIND(double);
+    case COLL_INT:
+        AFFINE_FIND(int);
+    case COLL_LONG:
+        AFFINE_FIND(long);
+    case COLL_FLOAT:
+        AFFINE_FIND(float);
+    case COLL_DOUBLE:
+        AFFINE_FIND(double);
     }
     return false;
 }
@@ -577,8 +609,8 @@ void coll_fill_input(const struct kcase *c)
                     c->rank % RANK_TERM);
 }
 
-void coll_check(const struct kcase *c, const void *buf, int contributors,
-                size_t first, size_t count)
+void coll_check(const struct kcase *c, const void *buf, int contributors, size_t first,
+                size_t count)
 {
     const struct coll *s = c->state;
     /* The op over inputs key + (r mod 16), r = 0 .. contributors-1. */
@@ -596,7 +628,6 @@ void coll_check(const struct kcase *c, const void *buf, int contributors,
     if (affine_find(s->dtype, buf, count, first, input, a, b, &bad, &want, &got))
         die("%s op=%s dtype=%s: rank %d, element %zu, iteration %llu: "
             "expected %lld, got %.17g",
-            c->cfg->kernel->name, coll_op_names[s->op], coll_dtype_names[s->dtype],
-            c->rank, first + bad, (unsigned long long)c->iteration, want,
-            got);
+            c->cfg->kernel->name, coll_op_names[s->op], coll_dtype_names[s->dtype], c->rank,
+            first + bad, (unsigned long long)c->iteration, want, got);
 }

@@ -189,8 +189,7 @@ int coll_root(const struct kcase *c);
  * block's offset in the receive buffer, named in an error. No-ops without
  * --validate. */
 void coll_block_fill(const struct kcase *c, void *buf, int source, int block);
-void coll_block_check(const struct kcase *c, const void *buf, int source,
-                      int block, size_t at);
+void coll_block_check(const struct kcase *c, const void *buf, int source, int block, size_t at);
 
 /* One iteration of a collective (its kernel's run_once): the call alone, on
  * this iteration's buffers. The first iteration's blocks are filled first
@@ -198,8 +197,7 @@ void coll_block_check(const struct kcase *c, const void *buf, int source,
  * outside the timed region. A reduction checks `count` elements from element
  * `first` of the vector, over ranks 0 .. contributors-1 (0: none here). */
 void coll_once(struct kcase *c, coll_call_fn *call, enum coll_shape shape);
-void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors,
-                         size_t first);
+void coll_reduction_once(struct kcase *c, coll_call_fn *call, int contributors, size_t first);
 /* The collectives' verify (kernel.h): checks what the iteration's call
  * delivered (a reduction's result always, --validate's blocks), then writes
  * --validate's blocks of the next iteration. */
@@ -215,7 +213,7 @@ void coll_verify(struct kcase *c);
  * at the first difference; it only reads. */
 #define COLL_INPUTS 2
 void coll_fill_input(const struct kcase *c);
-void coll_check(const struct kcase *c, const void *buf, int contributors,
-                size_t first, size_t count);
+void coll_check(const struct kcase *c, const void *buf, int contributors, size_t first,
+                size_t count);
 
 #endif

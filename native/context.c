@@ -10,8 +10,8 @@
 
 #include "check.h"
 #include "kernel.h"
-#include "msg.h"
 #include "mpit.h"
+#include "msg.h"
 #include "options.h"
 #include "records.h"
 #include "timer.h"
@@ -77,8 +77,8 @@ static void standard_version(char *out, size_t len)
     snprintf(out, len, "%d.%d", major, minor);
 }
 
-void context_write(const struct config *cfg, const struct timer_info *timer,
-                   int argc, char **argv, MPI_Comm comm)
+void context_write(const struct config *cfg, const struct timer_info *timer, int argc, char **argv,
+                   MPI_Comm comm)
 {
     int rank, ranks;
     CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -94,10 +94,8 @@ void context_write(const struct config *cfg, const struct timer_info *timer,
     int *cpus = rank == 0 ? xcalloc((size_t)ranks, sizeof *cpus) : NULL;
     int *nodes = rank == 0 ? xcalloc((size_t)ranks, sizeof *nodes) : NULL;
     int node = shm_node(comm, rank);
-    CHECK_MPI(MPI_Gather(host, HOST_CHARS, MPI_CHAR, hosts, HOST_CHARS,
-                         MPI_CHAR, 0, comm));
-    CHECK_MPI(MPI_Gather(binding, HOST_CHARS, MPI_CHAR, bindings, HOST_CHARS,
-                         MPI_CHAR, 0, comm));
+    CHECK_MPI(MPI_Gather(host, HOST_CHARS, MPI_CHAR, hosts, HOST_CHARS, MPI_CHAR, 0, comm));
+    CHECK_MPI(MPI_Gather(binding, HOST_CHARS, MPI_CHAR, bindings, HOST_CHARS, MPI_CHAR, 0, comm));
     CHECK_MPI(MPI_Gather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, comm));
     CHECK_MPI(MPI_Gather(&node, 1, MPI_INT, nodes, 1, MPI_INT, 0, comm));
     if (rank != 0)

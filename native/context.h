@@ -13,7 +13,7 @@ struct timer_info;
 int shm_node(MPI_Comm comm, int rank);
 
 /* Collective: gathers each rank's host and CPU; rank 0 writes the record. */
-void context_write(const struct config *cfg, const struct timer_info *timer,
-                   int argc, char **argv, MPI_Comm comm);
+void context_write(const struct config *cfg, const struct timer_info *timer, int argc, char **argv,
+                   MPI_Comm comm);
 
 #endif

@@ -3,9 +3,9 @@
 #include <stdio.h>
 
 #include "algorithm.h"
-#include "mpi_features.h"
 #include "jsonl.h"
 #include "kernel.h"
+#include "mpi_features.h"
 #include "records.h"
 #include "sync.h"
 

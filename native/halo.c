@@ -10,8 +10,7 @@
 
 #include "check.h"
 
-const char *const halo_methods[] = {"p2p", "sendrecv", "neighbor", "rma",
-                                    NULL};
+const char *const halo_methods[] = {"p2p", "sendrecv", "neighbor", "rma", NULL};
 static const char *const side_names[] = {"west", "east", "south", "north"};
 
 /* Every rank has the same faces mask and layout, so "fill ghost side s"
@@ -67,8 +66,10 @@ void torus_create(MPI_Comm parent, const int dims[2], struct torus *t)
     bool fits = dims[0] >= 0 && dims[1] >= 0 &&
                 (dims[0] && dims[1] ? fixed == size : size % fixed == 0);
     if (!fits)
-        die_once(parent, "process grid %dx%d does not fit %d ranks (0 lets "
-                 "MPI choose a dimension)", dims[0], dims[1], size);
+        die_once(parent,
+                 "process grid %dx%d does not fit %d ranks (0 lets "
+                 "MPI choose a dimension)",
+                 dims[0], dims[1], size);
     t->dims[0] = dims[0];
     t->dims[1] = dims[1];
     CHECK_MPI(MPI_Dims_create(size, 2, t->dims));
@@ -76,10 +77,8 @@ void torus_create(MPI_Comm parent, const int dims[2], struct torus *t)
     CHECK_MPI(MPI_Cart_create(parent, 2, t->dims, periodic, 0, &t->comm));
     CHECK_MPI(MPI_Comm_rank(t->comm, &rank));
     CHECK_MPI(MPI_Cart_coords(t->comm, rank, 2, t->coords));
-    CHECK_MPI(MPI_Cart_shift(t->comm, 0, 1, &t->neighbour[HALO_WEST],
-                             &t->neighbour[HALO_EAST]));
-    CHECK_MPI(MPI_Cart_shift(t->comm, 1, 1, &t->neighbour[HALO_SOUTH],
-                             &t->neighbour[HALO_NORTH]));
+    CHECK_MPI(MPI_Cart_shift(t->comm, 0, 1, &t->neighbour[HALO_WEST], &t->neighbour[HALO_EAST]));
+    CHECK_MPI(MPI_Cart_shift(t->comm, 1, 1, &t->neighbour[HALO_SOUTH], &t->neighbour[HALO_NORTH]));
 }
 
 void torus_free(struct torus *t)
@@ -90,8 +89,7 @@ void torus_free(struct torus *t)
 size_t halo_field_len(const struct tile *t)
 {
     return halo_stride(t) *
-           ((size_t)t->ny + (size_t)t->ghost[HALO_SOUTH] +
-            (size_t)t->ghost[HALO_NORTH]);
+           ((size_t)t->ny + (size_t)t->ghost[HALO_SOUTH] + (size_t)t->ghost[HALO_NORTH]);
 }
 
 /* Where ghost side s starts, and the interior strip of the same width
@@ -127,22 +125,26 @@ static MPI_Datatype strip_type(const struct tile *t, enum halo_side side)
     return type;
 }
 
-struct halo *halo_create(const struct torus *t, const struct tile *tile,
-                         double *field, enum halo_method method,
-                         unsigned faces)
+struct halo *halo_create(const struct torus *t, const struct tile *tile, double *field,
+                         enum halo_method method, unsigned faces)
 {
     if (tile->nx < 1 || tile->ny < 1)
-        die_once(t->comm, "halo tile %dx%d: give at least one interior "
-                 "point per dimension", tile->nx, tile->ny);
+        die_once(t->comm,
+                 "halo tile %dx%d: give at least one interior "
+                 "point per dimension",
+                 tile->nx, tile->ny);
     if (halo_field_len(tile) > (size_t)INT_MAX)
-        die_once(t->comm, "halo tile %dx%d with its ghosts exceeds INT_MAX "
-                 "doubles (MPI int strides and counts)", tile->nx, tile->ny);
+        die_once(t->comm,
+                 "halo tile %dx%d with its ghosts exceeds INT_MAX "
+                 "doubles (MPI int strides and counts)",
+                 tile->nx, tile->ny);
     for (int s = 0; s < 4; s++) {
         int across = s == HALO_WEST || s == HALO_EAST ? tile->nx : tile->ny;
         if (tile->ghost[s] < 0 || tile->ghost[s] > across)
-            die_once(t->comm, "halo width %d on the %s side: give 0 to %d "
-                     "(the interior points it copies)", tile->ghost[s],
-                     side_names[s], across);
+            die_once(t->comm,
+                     "halo width %d on the %s side: give 0 to %d "
+                     "(the interior points it copies)",
+                     tile->ghost[s], side_names[s], across);
     }
     struct halo *h = xcalloc(1, sizeof *h);
     h->comm = t->comm;
@@ -153,20 +155,15 @@ struct halo *halo_create(const struct torus *t, const struct tile *tile,
     for (int s = 0; s < 4; s++) {
         h->neighbour[s] = t->neighbour[s];
         h->moves[s] = ((faces >> s) & 1u) && tile->ghost[s] > 0;
-        h->strip[s] = h->moves[s] ? strip_type(tile, (enum halo_side)s)
-                                  : MPI_DATATYPE_NULL;
-        size_t along = s == HALO_WEST || s == HALO_EAST ? (size_t)tile->ny
-                                                        : (size_t)tile->nx;
+        h->strip[s] = h->moves[s] ? strip_type(tile, (enum halo_side)s) : MPI_DATATYPE_NULL;
+        size_t along = s == HALO_WEST || s == HALO_EAST ? (size_t)tile->ny : (size_t)tile->nx;
         if (h->moves[s])
             h->bytes_sent += (uint64_t)tile->ghost[s] * along * sizeof(double);
         h->requests[2 * s] = h->requests[2 * s + 1] = MPI_REQUEST_NULL;
     }
     if (method == HALO_RMA)
-        CHECK_MPI(MPI_Win_create(field,
-                                 (MPI_Aint)(halo_field_len(tile) *
-                                            sizeof(double)),
-                                 sizeof(double), MPI_INFO_NULL, h->comm,
-                                 &h->win));
+        CHECK_MPI(MPI_Win_create(field, (MPI_Aint)(halo_field_len(tile) * sizeof(double)),
+                                 sizeof(double), MPI_INFO_NULL, h->comm, &h->win));
     return h;
 }
 
@@ -189,9 +186,8 @@ static void neighbor_exchange(struct halo *h)
         recv_at[d] = h->ghost_at[d] * (MPI_Aint)sizeof(double);
         recv_types[d] = h->moves[d] ? h->strip[d] : MPI_DOUBLE;
     }
-    CHECK_MPI(MPI_Neighbor_alltoallw(h->field, send_counts, send_at,
-                                     send_types, h->field, recv_counts,
-                                     recv_at, recv_types, h->comm));
+    CHECK_MPI(MPI_Neighbor_alltoallw(h->field, send_counts, send_at, send_types, h->field,
+                                     recv_counts, recv_at, recv_types, h->comm));
 }
 
 void halo_begin(struct halo *h)
@@ -210,9 +206,8 @@ void halo_begin(struct halo *h)
     if (h->method == HALO_P2P)
         for (int s = 0; s < 4; s++)
             if (h->moves[s])
-                CHECK_MPI(MPI_Irecv(f + h->ghost_at[s], 1, h->strip[s],
-                                    h->neighbour[s], s, h->comm,
-                                    &h->requests[2 * s]));
+                CHECK_MPI(MPI_Irecv(f + h->ghost_at[s], 1, h->strip[s], h->neighbour[s], s,
+                                    h->comm, &h->requests[2 * s]));
     for (int s = 0; s < 4; s++) {
         if (!h->moves[s])
             continue;
@@ -220,20 +215,16 @@ void halo_begin(struct halo *h)
         const double *strip = f + h->source_at[s];
         switch (h->method) {
         case HALO_P2P:
-            CHECK_MPI(MPI_Isend(strip, 1, h->strip[s], to, s, h->comm,
-                                &h->requests[2 * s + 1]));
+            CHECK_MPI(MPI_Isend(strip, 1, h->strip[s], to, s, h->comm, &h->requests[2 * s + 1]));
             break;
         case HALO_SENDRECV:
-            CHECK_MPI(MPI_Sendrecv(strip, 1, h->strip[s], to, s,
-                                   f + h->ghost_at[s], 1, h->strip[s],
-                                   h->neighbour[s], s, h->comm,
-                                   MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_Sendrecv(strip, 1, h->strip[s], to, s, f + h->ghost_at[s], 1,
+                                   h->strip[s], h->neighbour[s], s, h->comm, MPI_STATUS_IGNORE));
             break;
         case HALO_RMA:
             /* Same layout everywhere: the target's ghost s is at our
              * ghost_at[s] (disp_unit: one double). */
-            CHECK_MPI(MPI_Put(strip, 1, h->strip[s], to, h->ghost_at[s], 1,
-                              h->strip[s], h->win));
+            CHECK_MPI(MPI_Put(strip, 1, h->strip[s], to, h->ghost_at[s], 1, h->strip[s], h->win));
             break;
         case HALO_NEIGHBOR:
             break;

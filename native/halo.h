@@ -61,9 +61,8 @@ struct halo; /* datatypes, requests and, for rma, the window: opaque */
  * Only the ghost cells of the sides in `faces` are filled (the others keep
  * their place in the layout): a dimension-split solver exchanges x faces
  * before its x sweep and y faces before its y sweep. */
-struct halo *halo_create(const struct torus *t, const struct tile *tile,
-                         double *field, enum halo_method method,
-                         unsigned faces);
+struct halo *halo_create(const struct torus *t, const struct tile *tile, double *field,
+                         enum halo_method method, unsigned faces);
 /* Start the exchange. Between halo_begin and halo_end the caller may read
  * the field and write only cells that no neighbour reads (interior cells
  * further than the ghost widths from every face) and no ghost cells. For

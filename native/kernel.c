@@ -35,13 +35,15 @@ const struct kernel *kernel_at(size_t index)
     return index < sizeof kernels / sizeof kernels[0] ? kernels[index] : NULL;
 }
 
-const char *const timed_by_names[] = {[TIMED_BY_ORIGIN] = "origin",
-                                      [TIMED_BY_MAX] = "max"};
+const char *const timed_by_names[] = {[TIMED_BY_ORIGIN] = "origin", [TIMED_BY_MAX] = "max"};
 
 const char *const kernel_family_names[] = {
-    [FAMILY_POINT_TO_POINT] = "point-to-point", [FAMILY_ONE_SIDED] = "one-sided",
-    [FAMILY_MANY_RANK] = "many-rank",           [FAMILY_COLLECTIVE] = "collective",
-    [FAMILY_HALO] = "halo",                     [FAMILY_APPLICATION] = "application",
+    [FAMILY_POINT_TO_POINT] = "point-to-point",
+    [FAMILY_ONE_SIDED] = "one-sided",
+    [FAMILY_MANY_RANK] = "many-rank",
+    [FAMILY_COLLECTIVE] = "collective",
+    [FAMILY_HALO] = "halo",
+    [FAMILY_APPLICATION] = "application",
     [FAMILY_HEALTH] = "health",
 };
 
@@ -94,8 +96,11 @@ const char *const *kparam_choices(const struct kernel *k, const struct kparam *p
 
 const char *const p2p_dtype_names[] = {"char", "int", "long", "float", "double", NULL};
 const struct element p2p_dtype_elements[] = {
-    {"char", sizeof(char)}, {"int", sizeof(int)}, {"long", sizeof(long)},
-    {"float", sizeof(float)}, {"double", sizeof(double)}};
+    {"char", sizeof(char)},
+    {"int", sizeof(int)},
+    {"long", sizeof(long)},
+    {"float", sizeof(float)},
+    {"double", sizeof(double)}};
 static MPI_Datatype p2p_dtype(int index)
 {
     const MPI_Datatype types[] = {MPI_CHAR, MPI_INT, MPI_LONG, MPI_FLOAT, MPI_DOUBLE};
@@ -122,7 +127,8 @@ static struct p2p_shape {
         (sscanf(layout, "vector:%d:%d", &s.stride, &s.block) != 2 || s.block < 1 ||
          s.stride < s.block))
         die("--param layout=%s: give contiguous or vector:STRIDE:BLOCK with "
-            "STRIDE >= BLOCK >= 1", layout);
+            "STRIDE >= BLOCK >= 1",
+            layout);
     return s;
 }
 
@@ -134,8 +140,8 @@ const char *p2p_unsupported(const struct kcase *c)
         return NULL;
     size_t unit = s.element_bytes * (size_t)(s.block ? s.block : 1);
     if (c->bytes % unit) {
-        snprintf(reason, sizeof reason, "%zu bytes is not a whole number of %zu-byte %s",
-                 c->bytes, unit, s.block ? "blocks" : "elements");
+        snprintf(reason, sizeof reason, "%zu bytes is not a whole number of %zu-byte %s", c->bytes,
+                 unit, s.block ? "blocks" : "elements");
         return reason;
     }
     if (c->bytes > INT_MAX)
@@ -156,8 +162,8 @@ void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots)
             extent = ((blocks - 1) * (size_t)s.stride + (size_t)s.block) * s.element_bytes;
         }
     }
-    ((struct kcase *)c)->layout = (struct layout){s.block * s.element_bytes,
-                                                  (size_t)s.stride * s.element_bytes};
+    ((struct kcase *)c)->layout = (struct layout){
+        s.block * s.element_bytes, (size_t)s.stride * s.element_bytes};
     b->c = c;
     b->sends = sends;
     b->stride = extent ? buffer_round_pages(extent) : buffer_page_size();
@@ -223,11 +229,11 @@ static const char *parts_unsupported(const struct kcase *c, const struct kparam 
     const char *value = kcase_param(c, p->name);
     long long parts = 0;
     char end;
-    if (!value || (sscanf(value, "%lld%c", &parts, &end) == 1 && parts >= 1 &&
-                   parts <= INT_MAX && c->bytes % (size_t)parts == 0))
+    if (!value || (sscanf(value, "%lld%c", &parts, &end) == 1 && parts >= 1 && parts <= INT_MAX &&
+                   c->bytes % (size_t)parts == 0))
         return NULL;
-    snprintf(reason, sizeof reason, "%zu bytes do not split into %lld equal %s", c->bytes,
-             parts, p->name);
+    snprintf(reason, sizeof reason, "%zu bytes do not split into %lld equal %s", c->bytes, parts,
+             p->name);
     return reason;
 }
 
@@ -245,8 +251,7 @@ const char *kcase_param(const struct kcase *c, const char *key)
 {
     const struct kparam *p = kernel_param(c->cfg->kernel, key);
     if (!p)
-        die("kernel %s reads --param %s, which it does not declare",
-            c->cfg->kernel->name, key);
+        die("kernel %s reads --param %s, which it does not declare", c->cfg->kernel->name, key);
     const char *value = p->def;
     for (size_t i = 0; i < c->cfg->params.n; i++)
         if (strcmp(c->cfg->params.v[i].key, key) == 0)
@@ -261,8 +266,8 @@ int kcase_param_choice(const struct kcase *c, const char *key)
     const char *value = kcase_param(c, key);
     int index = value ? kparam_choice_index(kernel_param(c->cfg->kernel, key), value) : -1;
     if (index < 0)
-        die("--param %s=%s: kernel %s has no such choice", key,
-            value ? value : "", c->cfg->kernel->name);
+        die("--param %s=%s: kernel %s has no such choice", key, value ? value : "",
+            c->cfg->kernel->name);
     return index;
 }
 
@@ -302,8 +307,8 @@ void payload_check(const struct kcase *c, const void *buf, int source_rank)
     size_t block, blocks = payload_blocks(c, &block);
     for (size_t k = 0; k < blocks; k++)
         if (pattern_find_mismatch((const char *)buf + k * c->layout.stride, block,
-                                  c->iteration * blocks + k, source_rank, &m.offset,
-                                  &m.expected, &m.got)) {
+                                  c->iteration * blocks + k, source_rank, &m.offset, &m.expected,
+                                  &m.got)) {
             m.offset += k * c->layout.stride;
             die_mismatch(&m);
         }

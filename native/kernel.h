@@ -220,9 +220,9 @@ struct p2p {
 };
 void p2p_init(struct p2p *b, const struct kcase *c, bool sends, int slots);
 /* The point-to-point kernels' element type and layout (docs/native.md,
- * "Persistent requests, element types and layouts"): messages of c->bytes of --param dtype elements
- * (default MPI_BYTE), laid out as --param layout says (default contiguous).
- * p2p_init reads both where the kernel declares them. */
+ * "Persistent requests, element types and layouts"): messages of c->bytes of --param dtype
+ * elements (default MPI_BYTE), laid out as --param layout says (default contiguous). p2p_init
+ * reads both where the kernel declares them. */
 #define P2P_DTYPE_PARAM                                                       \
     {.name = "dtype", PARAM_CHOICE, NULL, "the element type (default: bytes, " \
      "MPI_BYTE); sizes are whole elements", p2p_dtype_names, p2p_dtype_elements}

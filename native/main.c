@@ -80,8 +80,8 @@ static bool ranks_refused(const struct kernel *k, int ranks, char *error, size_t
 {
     if (ranks < k->min_ranks)
         snprintf(error, size,
-                 "commscope-native: kernel %s needs at least %d ranks, this run has %d",
-                 k->name, k->min_ranks, ranks);
+                 "commscope-native: kernel %s needs at least %d ranks, this run has %d", k->name,
+                 k->min_ranks, ranks);
     else if (k->ranks_multiple && ranks % k->ranks_multiple)
         snprintf(error, size,
                  "commscope-native: kernel %s needs a multiple of %d ranks, this run has %d",
@@ -110,10 +110,9 @@ int main(int argc, char **argv)
 
     struct config parsed;
     char error[512];
-    enum options_result result =
-        options_parse(argc, argv, &parsed, error, sizeof error);
-    if (result == OPTIONS_OK && !parsed.info
-        && ranks_refused(parsed.kernel, ranks, error, sizeof error)) {
+    enum options_result result = options_parse(argc, argv, &parsed, error, sizeof error);
+    if (result == OPTIONS_OK && !parsed.info &&
+        ranks_refused(parsed.kernel, ranks, error, sizeof error)) {
         options_free(&parsed);
         result = OPTIONS_BAD;
     }

@@ -17,8 +17,7 @@
 #define COMMSCOPE_HAVE_PARTITIONED (MPI_VERSION >= 4)
 #endif
 
-enum feature { FEATURE_NONE, FEATURE_PERSISTENT_COLLECTIVES, FEATURE_PARTITIONED,
-               FEATURE_COUNT };
+enum feature { FEATURE_NONE, FEATURE_PERSISTENT_COLLECTIVES, FEATURE_PARTITIONED, FEATURE_COUNT };
 
 struct feature_info {
     const char *name;  /* as --describe and native/probes/NAME.c name it */

@@ -15,9 +15,17 @@
  * waits when idle (yield or spin), which decides what oversubscribed figures
  * mean. */
 static const char *const transport_cvars[] = {
-    "pml", "btl", "btl_tcp_if_include", "btl_tcp_if_exclude", "mpi_yield_when_idle", "MPIR_CVAR_NOLOCAL", "MPIR_CVAR_CH4_NETMOD",
-    "MPIR_CVAR_CH4_SHM_POSIX_EAGER", "MPIR_CVAR_CH4_PROGRESS_THROTTLE",
-    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT", NULL,
+    "pml",
+    "btl",
+    "btl_tcp_if_include",
+    "btl_tcp_if_exclude",
+    "mpi_yield_when_idle",
+    "MPIR_CVAR_NOLOCAL",
+    "MPIR_CVAR_CH4_NETMOD",
+    "MPIR_CVAR_CH4_SHM_POSIX_EAGER",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT",
+    NULL,
 };
 
 /* Sizes in bytes. Open MPI's ob1 sends a message eagerly while it and its
@@ -27,11 +35,18 @@ static const char *const transport_cvars[] = {
  * single copy (CMA, XPMEM) at their thresholds; its OFI netmod sends eagerly
  * below its eager threshold (-1: the provider's limit). */
 static const char *const protocol_cvars[] = {
-    "btl_sm_eager_limit", "btl_sm_rndv_eager_limit", "btl_sm_max_send_size",
-    "btl_tcp_eager_limit", "btl_tcp_rndv_eager_limit", "btl_tcp_max_send_size",
-    "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE", "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
-    "MPIR_CVAR_CH4_IPC_XPMEM_P2P_THRESHOLD", "MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD",
-    "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE", NULL,
+    "btl_sm_eager_limit",
+    "btl_sm_rndv_eager_limit",
+    "btl_sm_max_send_size",
+    "btl_tcp_eager_limit",
+    "btl_tcp_rndv_eager_limit",
+    "btl_tcp_max_send_size",
+    "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE",
+    "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD",
+    "MPIR_CVAR_CH4_IPC_XPMEM_P2P_THRESHOLD",
+    "MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD",
+    "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE",
+    NULL,
 };
 
 static const char *const *const sets[] = {
@@ -87,8 +102,7 @@ static bool read_integer(MPI_T_cvar_handle handle, MPI_Datatype type, long long 
 static bool integer_type(MPI_Datatype type)
 {
     return type == MPI_INT || type == MPI_UNSIGNED || type == MPI_LONG ||
-           type == MPI_UNSIGNED_LONG || type == MPI_LONG_LONG ||
-           type == MPI_UNSIGNED_LONG_LONG;
+           type == MPI_UNSIGNED_LONG || type == MPI_LONG_LONG || type == MPI_UNSIGNED_LONG_LONG;
 }
 
 /* Reads cvar `index` into v; false when it cannot be read or has a type
@@ -139,8 +153,8 @@ struct cvar_list mpit_read(enum mpit_set set)
         int verbosity, bind, scope;
         MPI_Datatype type;
         MPI_T_enum enumtype;
-        if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype,
-                                desc, &desc_len, &bind, &scope) != MPI_SUCCESS ||
+        if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, desc, &desc_len,
+                                &bind, &scope) != MPI_SUCCESS ||
             bind != MPI_T_BIND_NO_OBJECT)
             continue;
         const char *known = wanted(names, name);

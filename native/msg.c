@@ -2,8 +2,8 @@
 
 #include <limits.h>
 
-#include "check.h"
 #include "buffer.h"
+#include "check.h"
 
 /* LC(MPI_Send) is MPI_Send_c with large counts, MPI_Send without. */
 #if MSG_LARGE_COUNT
@@ -13,9 +13,8 @@
 #endif
 
 const char *const send_mode_names[SEND_MODE_COUNT] = {
-    [SEND_STANDARD] = "standard",       [SEND_SYNCHRONOUS] = "synchronous",
-    [SEND_BUFFERED] = "buffered",       [SEND_READY] = "ready",
-    [SEND_NONBLOCKING] = "nonblocking", [SEND_SENDRECV] = "sendrecv",
+    [SEND_STANDARD] = "standard", [SEND_SYNCHRONOUS] = "synchronous", [SEND_BUFFERED] = "buffered",
+    [SEND_READY] = "ready",       [SEND_NONBLOCKING] = "nonblocking", [SEND_SENDRECV] = "sendrecv",
 };
 
 #define MSG_BLOCK ((size_t)1 << 20)
@@ -26,16 +25,14 @@ static MPI_Datatype block_type(size_t bytes)
 {
     size_t blocks = bytes / MSG_BLOCK, rest = bytes % MSG_BLOCK;
     if (blocks > INT_MAX)
-        die("message of %zu bytes is too large for a derived datatype",
-            bytes);
+        die("message of %zu bytes is too large for a derived datatype", bytes);
     MPI_Datatype block, body, whole;
     CHECK_MPI(MPI_Type_contiguous((int)MSG_BLOCK, MPI_BYTE, &block));
     CHECK_MPI(MPI_Type_contiguous((int)blocks, block, &body));
     int lengths[2] = {1, (int)rest};
     MPI_Aint displacements[2] = {0, (MPI_Aint)(blocks * MSG_BLOCK)};
     MPI_Datatype types[2] = {body, MPI_BYTE};
-    CHECK_MPI(MPI_Type_create_struct(rest ? 2 : 1, lengths, displacements,
-                                     types, &whole));
+    CHECK_MPI(MPI_Type_create_struct(rest ? 2 : 1, lengths, displacements, types, &whole));
     CHECK_MPI(MPI_Type_commit(&whole));
     CHECK_MPI(MPI_Type_free(&body));
     CHECK_MPI(MPI_Type_free(&block));
@@ -45,8 +42,7 @@ static MPI_Datatype block_type(size_t bytes)
 struct msg_type msg_type_create(size_t bytes)
 {
     if (bytes <= INT_MAX)
-        return (struct msg_type){(msg_count)bytes, MPI_BYTE,
-                                 MPI_DATATYPE_NULL, false};
+        return (struct msg_type){(msg_count)bytes, MPI_BYTE, MPI_DATATYPE_NULL, false};
     MPI_Datatype blocks = block_type(bytes);
     if (MSG_LARGE_COUNT)
         return (struct msg_type){(msg_count)bytes, MPI_BYTE, blocks, false};
@@ -73,8 +69,8 @@ void msg_type_free(struct msg_type *t)
         CHECK_MPI(MPI_Type_free(&t->blocks));
 }
 
-void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t,
-              int dest, int tag, MPI_Comm comm)
+void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t, int dest, int tag,
+              MPI_Comm comm)
 {
     switch (mode) {
     case SEND_SYNCHRONOUS:
@@ -101,8 +97,8 @@ void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t,
     }
 }
 
-void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *t,
-                   int dest, int tag, MPI_Comm comm, MPI_Request *req)
+void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *t, int dest,
+                   int tag, MPI_Comm comm, MPI_Request *req)
 {
     switch (mode) {
     case SEND_SYNCHRONOUS:
@@ -125,38 +121,34 @@ void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *
     }
 }
 
-void msg_recv_init(void *buf, const struct msg_type *t, int source, int tag,
-                   MPI_Comm comm, MPI_Request *req)
+void msg_recv_init(void *buf, const struct msg_type *t, int source, int tag, MPI_Comm comm,
+                   MPI_Request *req)
 {
     CHECK_MPI(LC(MPI_Recv_init)(buf, t->count, t->type, source, tag, comm, req));
 }
 
-void msg_isend(const void *buf, const struct msg_type *t, int dest, int tag,
-               MPI_Comm comm, MPI_Request *req)
+void msg_isend(const void *buf, const struct msg_type *t, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req)
 {
     CHECK_MPI(LC(MPI_Isend)(buf, t->count, t->type, dest, tag, comm, req));
 }
 
-void msg_recv(void *buf, const struct msg_type *t, int source, int tag,
-              MPI_Comm comm)
+void msg_recv(void *buf, const struct msg_type *t, int source, int tag, MPI_Comm comm)
 {
-    CHECK_MPI(LC(MPI_Recv)(buf, t->count, t->type, source, tag, comm,
-                           MPI_STATUS_IGNORE));
+    CHECK_MPI(LC(MPI_Recv)(buf, t->count, t->type, source, tag, comm, MPI_STATUS_IGNORE));
 }
 
-void msg_irecv(void *buf, const struct msg_type *t, int source, int tag,
-               MPI_Comm comm, MPI_Request *req)
+void msg_irecv(void *buf, const struct msg_type *t, int source, int tag, MPI_Comm comm,
+               MPI_Request *req)
 {
     CHECK_MPI(LC(MPI_Irecv)(buf, t->count, t->type, source, tag, comm, req));
 }
 
-void msg_sendrecv(const void *sendbuf, int dest, int sendtag, void *recvbuf,
-                  int source, int recvtag, const struct msg_type *t,
-                  MPI_Comm comm)
+void msg_sendrecv(const void *sendbuf, int dest, int sendtag, void *recvbuf, int source,
+                  int recvtag, const struct msg_type *t, MPI_Comm comm)
 {
-    CHECK_MPI(LC(MPI_Sendrecv)(sendbuf, t->count, t->type, dest, sendtag,
-                               recvbuf, t->count, t->type, source, recvtag,
-                               comm, MPI_STATUS_IGNORE));
+    CHECK_MPI(LC(MPI_Sendrecv)(sendbuf, t->count, t->type, dest, sendtag, recvbuf, t->count,
+                               t->type, source, recvtag, comm, MPI_STATUS_IGNORE));
 }
 
 bool msg_bsend_fits(size_t bytes)

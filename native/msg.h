@@ -49,23 +49,21 @@ struct msg_type msg_type_layout(size_t bytes, MPI_Datatype element, size_t eleme
 void msg_type_free(struct msg_type *t);
 
 /* Blocking send in MPI send mode standard, synchronous, buffered or ready. */
-void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t,
-              int dest, int tag, MPI_Comm comm);
+void msg_send(enum send_mode mode, const void *buf, const struct msg_type *t, int dest, int tag,
+              MPI_Comm comm);
 /* Persistent requests (MPI_Send_init and its modes, MPI_Recv_init): made
  * once, then MPI_Start and MPI_Wait each iteration. */
-void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *t,
-                   int dest, int tag, MPI_Comm comm, MPI_Request *req);
-void msg_recv_init(void *buf, const struct msg_type *t, int source, int tag,
-                   MPI_Comm comm, MPI_Request *req);
-void msg_isend(const void *buf, const struct msg_type *t, int dest, int tag,
-               MPI_Comm comm, MPI_Request *req);
-void msg_recv(void *buf, const struct msg_type *t, int source, int tag,
-              MPI_Comm comm);
-void msg_irecv(void *buf, const struct msg_type *t, int source, int tag,
-               MPI_Comm comm, MPI_Request *req);
-void msg_sendrecv(const void *sendbuf, int dest, int sendtag, void *recvbuf,
-                  int source, int recvtag, const struct msg_type *t,
-                  MPI_Comm comm);
+void msg_send_init(enum send_mode mode, const void *buf, const struct msg_type *t, int dest,
+                   int tag, MPI_Comm comm, MPI_Request *req);
+void msg_recv_init(void *buf, const struct msg_type *t, int source, int tag, MPI_Comm comm,
+                   MPI_Request *req);
+void msg_isend(const void *buf, const struct msg_type *t, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req);
+void msg_recv(void *buf, const struct msg_type *t, int source, int tag, MPI_Comm comm);
+void msg_irecv(void *buf, const struct msg_type *t, int source, int tag, MPI_Comm comm,
+               MPI_Request *req);
+void msg_sendrecv(const void *sendbuf, int dest, int sendtag, void *recvbuf, int source,
+                  int recvtag, const struct msg_type *t, MPI_Comm comm);
 
 /* Buffered mode: whether one message of n bytes fits an attachable buffer
  * (MPI-3 MPI_Buffer_attach takes an int size), and attach/detach of this

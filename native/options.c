@@ -28,11 +28,19 @@ enum opt_type {
 
 /* Shown in --help after the option name. */
 static const char *const type_labels[] = {
-    [OPT_KERNEL] = "NAME", [OPT_MODES] = "LIST",    [OPT_SIZES] = "LIST",
-    [OPT_COUNT] = "N",     [OPT_SECONDS] = "S",     [OPT_FRACTION] = "F", [OPT_FLAG] = "",
-    [OPT_PARAM] = "KEY=VALUE", [OPT_PATH] = "PATH",
-    [OPT_SYNC] = "barrier|window", [OPT_EACH] = "KEY=V1,V2",
-    [OPT_LATE] = "RANK:S1,S2", [OPT_LATE_WAIT] = "sleep|spin",
+    [OPT_KERNEL] = "NAME",
+    [OPT_MODES] = "LIST",
+    [OPT_SIZES] = "LIST",
+    [OPT_COUNT] = "N",
+    [OPT_SECONDS] = "S",
+    [OPT_FRACTION] = "F",
+    [OPT_FLAG] = "",
+    [OPT_PARAM] = "KEY=VALUE",
+    [OPT_PATH] = "PATH",
+    [OPT_SYNC] = "barrier|window",
+    [OPT_EACH] = "KEY=V1,V2",
+    [OPT_LATE] = "RANK:S1,S2",
+    [OPT_LATE_WAIT] = "sleep|spin",
 };
 
 struct option_spec {
@@ -49,65 +57,66 @@ struct option_spec {
 
 /* Every option, declared once; docs/native.md has the same table. */
 static const struct option_spec specs[] = {
-    {"kernel", OPT_KERNEL, NULL, true, 0, "kernel to run (listed below)",
-     FIELD(kernel)},
+    {"kernel", OPT_KERNEL, NULL, true, 0, "kernel to run (listed below)", FIELD(kernel)},
     {"modes", OPT_MODES, "standard", false, 0,
      "send modes, comma-separated, for kernels that take them", FIELD(modes)},
-    {"sizes", OPT_SIZES, NULL, true, 0,
-     "message sizes in bytes, comma-separated", FIELD(sizes)},
-    {"iters", OPT_COUNT, "0", false, 0,
-     "timed samples per case (0: --min-time decides)", FIELD(iters)},
-    {"min-time", OPT_SECONDS, "0.2", false, 0, "timed seconds per case",
-     FIELD(min_time_s)},
+    {"sizes", OPT_SIZES, NULL, true, 0, "message sizes in bytes, comma-separated", FIELD(sizes)},
+    {"iters", OPT_COUNT, "0", false, 0, "timed samples per case (0: --min-time decides)",
+     FIELD(iters)},
+    {"min-time", OPT_SECONDS, "0.2", false, 0, "timed seconds per case", FIELD(min_time_s)},
     {"precision", OPT_FRACTION, NULL, false, 0,
      "sample until the 95% CI of the median is within +-F of it "
      "(0 < F < 1; unset: --iters or --min-time decides)",
      FIELD(precision)},
     {"max-time", OPT_SECONDS, "5", false, 0,
-     "with --precision: seconds of sampling after which a case stops short",
-     FIELD(max_time_s)},
+     "with --precision: seconds of sampling after which a case stops short", FIELD(max_time_s)},
     {"min-samples", OPT_COUNT, "10", false, 1,
      "fewest samples when --min-time or --precision decides (--precision: its "
-     "first round)", FIELD(min_samples)},
-    {"max-samples", OPT_COUNT, "100000", false, 1,
-     "most samples when --min-time decides", FIELD(max_samples)},
+     "first round)",
+     FIELD(min_samples)},
+    {"max-samples", OPT_COUNT, "100000", false, 1, "most samples when --min-time decides",
+     FIELD(max_samples)},
     {"shuffle", OPT_COUNT, "0", false, 0,
      "run the cases in an order drawn from this seed (0: each mode's sizes in "
-     "order)", FIELD(shuffle)},
+     "order)",
+     FIELD(shuffle)},
     {"window", OPT_COUNT, NULL, false, 1,
      "messages in flight per iteration for bw and bibw; operations per "
-     "epoch for rma [the kernel's: see --describe]", FIELD(window)},
+     "epoch for rma [the kernel's: see --describe]",
+     FIELD(window)},
     {"sync", OPT_SYNC, "barrier", false, 0,
      "start samples after a barrier, or at agreed times on synchronised "
      "clocks",
      FIELD(sync)},
-    {"validate", OPT_FLAG, NULL, false, 0,
-     "receivers check every payload byte, every iteration", FIELD(validate)},
+    {"validate", OPT_FLAG, NULL, false, 0, "receivers check every payload byte, every iteration",
+     FIELD(validate)},
     {"cold-cache", OPT_FLAG, NULL, false, 0,
      "buffers rotate through a working set of twice the last-level cache, "
      "so no iteration finds its data in cache (IMB's -off_cache idea)",
      FIELD(cold_cache)},
-    {"param", OPT_PARAM, NULL, false, 0,
-     "kernel-specific parameter, repeatable", FIELD(params)},
+    {"param", OPT_PARAM, NULL, false, 0, "kernel-specific parameter, repeatable", FIELD(params)},
     {"each", OPT_EACH, NULL, false, 0,
      "every case once per value of this kernel parameter, in the cases' "
-     "order (an empty value: the parameter not given)", FIELD(each)},
+     "order (an empty value: the parameter not given)",
+     FIELD(each)},
     {"late", OPT_LATE, NULL, false, 0,
      "with --sync window: samples cycle through punctual and each delay (in "
      "seconds); in a late one RANK (or random: a rank drawn per sample) waits "
-     "the delay before its call", FIELD(late)},
+     "the delay before its call",
+     FIELD(late)},
     {"late-wait", OPT_LATE_WAIT, "sleep", false, 0,
      "how the late rank waits: sleeping, or busy-waiting", FIELD(late)},
     {"late-placebo", OPT_FLAG, NULL, false, 0,
      "the late rank waits after its call instead, where it must cost nothing",
      FIELD(late.placebo)},
-    {"output", OPT_PATH, NULL, false, 0,
-     "rank 0 writes records to this file instead of stdout", FIELD(output)},
-    {"info", OPT_FLAG, NULL, false, 0,
-     "write only the context record (no kernel is run)", FIELD(info)},
+    {"output", OPT_PATH, NULL, false, 0, "rank 0 writes records to this file instead of stdout",
+     FIELD(output)},
+    {"info", OPT_FLAG, NULL, false, 0, "write only the context record (no kernel is run)",
+     FIELD(info)},
     {"describe", OPT_FLAG, NULL, false, 0,
      "print every kernel, its send modes and parameters as JSON, without "
-     "MPI_Init", FIELD(describe)},
+     "MPI_Init",
+     FIELD(describe)},
 };
 #define SPEC_COUNT (sizeof specs / sizeof specs[0])
 
@@ -154,8 +163,7 @@ static size_t count_items(const char *text)
     return n;
 }
 
-static bool parse_modes(const char *text, struct mode_list *out, char *error,
-                        size_t len)
+static bool parse_modes(const char *text, struct mode_list *out, char *error, size_t len)
 {
     size_t n = count_items(text);
     enum send_mode *v = calloc(n, sizeof *v);
@@ -171,8 +179,7 @@ static bool parse_modes(const char *text, struct mode_list *out, char *error,
                 found = m;
         if (found < 0) {
             free(v);
-            return bad(error, len, "--modes: unknown send mode '%.*s'",
-                       (int)item_len, item);
+            return bad(error, len, "--modes: unknown send mode '%.*s'", (int)item_len, item);
         }
         v[i] = (enum send_mode)found;
         item += item_len + 1;
@@ -182,8 +189,7 @@ static bool parse_modes(const char *text, struct mode_list *out, char *error,
     return true;
 }
 
-static bool parse_sizes(const char *text, struct size_list *out, char *error,
-                        size_t len)
+static bool parse_sizes(const char *text, struct size_list *out, char *error, size_t len)
 {
     size_t n = count_items(text);
     size_t *v = calloc(n, sizeof *v);
@@ -195,8 +201,7 @@ static bool parse_sizes(const char *text, struct size_list *out, char *error,
         unsigned long long bytes;
         if (!parse_digits(item, item_len, MAX_BYTES, &bytes)) {
             free(v);
-            return bad(error, len,
-                       "--sizes: '%.*s' is not a byte count from 0 to %llu",
+            return bad(error, len, "--sizes: '%.*s' is not a byte count from 0 to %llu",
                        (int)item_len, item, MAX_BYTES);
         }
         v[i] = (size_t)bytes;
@@ -207,8 +212,7 @@ static bool parse_sizes(const char *text, struct size_list *out, char *error,
     return true;
 }
 
-static bool parse_param(const char *text, struct param_list *out, char *error,
-                        size_t len)
+static bool parse_param(const char *text, struct param_list *out, char *error, size_t len)
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text)
@@ -266,8 +270,8 @@ static bool parse_late(const char *text, struct late *late, char *error, size_t 
     else if (parse_digits(text, (size_t)(colon - text), INT_MAX, &rank))
         late->rank = (int)rank;
     else
-        return bad(error, len, "--late: '%.*s' is not a rank or random",
-                   (int)(colon - text), text);
+        return bad(error, len, "--late: '%.*s' is not a rank or random", (int)(colon - text),
+                   text);
     free(late->delays_s);
     late->n = count_items(colon + 1);
     late->delays_s = calloc(late->n, sizeof *late->delays_s);
@@ -279,15 +283,17 @@ static bool parse_late(const char *text, struct late *late, char *error, size_t 
         late->delays_s[i] = strtod(item, &end);
         if (end == item || (*end && *end != ',') || !isfinite(late->delays_s[i]) ||
             late->delays_s[i] <= 0)
-            return bad(error, len, "--late: '%s' has a delay that is not a positive "
-                       "number of seconds", text);
+            return bad(error, len,
+                       "--late: '%s' has a delay that is not a positive "
+                       "number of seconds",
+                       text);
         item = end + 1;
     }
     return true;
 }
 
-static bool parse_value(const struct option_spec *o, const char *text,
-                        struct config *cfg, char *error, size_t len)
+static bool parse_value(const struct option_spec *o, const char *text, struct config *cfg,
+                        char *error, size_t len)
 {
     void *field = (char *)cfg + o->offset;
     unsigned long long count;
@@ -296,8 +302,7 @@ static bool parse_value(const struct option_spec *o, const char *text,
     case OPT_KERNEL:
         *(const struct kernel **)field = kernel_find(text);
         if (!*(const struct kernel **)field)
-            return bad(error, len, "--kernel: unknown kernel '%s' (see --help)",
-                       text);
+            return bad(error, len, "--kernel: unknown kernel '%s' (see --help)", text);
         return true;
     case OPT_MODES:
         return parse_modes(text, field, error, len);
@@ -305,24 +310,21 @@ static bool parse_value(const struct option_spec *o, const char *text,
         return parse_sizes(text, field, error, len);
     case OPT_COUNT:
         /* INT_MAX: sample counts travel as MPI int counts. */
-        if (!parse_digits(text, strlen(text), INT_MAX, &count) ||
-            (long long)count < o->min)
-            return bad(error, len, "--%s: '%s' is not an integer from %lld to %d",
-                       o->name, text, o->min, INT_MAX);
+        if (!parse_digits(text, strlen(text), INT_MAX, &count) || (long long)count < o->min)
+            return bad(error, len, "--%s: '%s' is not an integer from %lld to %d", o->name, text,
+                       o->min, INT_MAX);
         *(long long *)field = (long long)count;
         return true;
     case OPT_SECONDS:
         *(double *)field = strtod(text, &end);
-        if (end == text || *end || !isfinite(*(double *)field) ||
-            *(double *)field <= 0)
-            return bad(error, len, "--%s: '%s' is not a positive number of seconds",
-                       o->name, text);
+        if (end == text || *end || !isfinite(*(double *)field) || *(double *)field <= 0)
+            return bad(error, len, "--%s: '%s' is not a positive number of seconds", o->name,
+                       text);
         return true;
     case OPT_FRACTION:
         *(double *)field = strtod(text, &end);
         if (end == text || *end || !(*(double *)field > 0 && *(double *)field < 1))
-            return bad(error, len, "--%s: '%s' is not a fraction between 0 and 1",
-                       o->name, text);
+            return bad(error, len, "--%s: '%s' is not a fraction between 0 and 1", o->name, text);
         return true;
     case OPT_FLAG: /* value is NULL */
         *(bool *)field = true;
@@ -378,8 +380,7 @@ static const char *choice_list(const struct kernel *k, const struct kparam *p)
     if (!choices[0])
         return "nothing: this MPI library has no setting that forces it";
     for (int i = 0; choices[i] && used < sizeof text; i++) {
-        int n = snprintf(text + used, sizeof text - used, "%s%s",
-                         i ? ", " : "", choices[i]);
+        int n = snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "", choices[i]);
         used += n > 0 ? (size_t)n : 0;
     }
     return text;
@@ -397,8 +398,8 @@ static bool check_each(const struct config *cfg, char *error, size_t len)
                    e->key);
     for (size_t i = 0; i < e->n; i++)
         if (e->values[i] && !chosen(cfg->kernel, p, e->values[i]))
-            return bad(error, len, "--each %s=%s: kernel %s takes one of %s", e->key,
-                       e->values[i], cfg->kernel->name, choice_list(cfg->kernel, p));
+            return bad(error, len, "--each %s=%s: kernel %s takes one of %s", e->key, e->values[i],
+                       cfg->kernel->name, choice_list(cfg->kernel, p));
     return true;
 }
 
@@ -416,58 +417,60 @@ static bool check_algorithm(const struct config *cfg, char *error, size_t len)
                  (strcmp(given->key, "persistent") == 0 && strcmp(given->value, "yes") == 0))
             other = given->key;
     }
-    if (cfg->each.key && (strcmp(cfg->each.key, "as") == 0 ||
-                          strcmp(cfg->each.key, "persistent") == 0))
+    if (cfg->each.key &&
+        (strcmp(cfg->each.key, "as") == 0 || strcmp(cfg->each.key, "persistent") == 0))
         other = cfg->each.key;
     if (forced && other)
-        return bad(error, len, "--param algorithm forces the collective's own algorithm; "
-                   "drop %s", other);
+        return bad(error, len,
+                   "--param algorithm forces the collective's own algorithm; "
+                   "drop %s",
+                   other);
     return true;
 }
 
 /* Rules that tie options to the chosen kernel. */
-static bool check_config(const struct config *cfg, bool modes_given,
-                         char *error, size_t len)
+static bool check_config(const struct config *cfg, bool modes_given, char *error, size_t len)
 {
     const struct kernel *k = cfg->kernel;
     if (cfg->max_samples < cfg->min_samples)
-        return bad(error, len, "--max-samples %lld is below --min-samples %lld",
-                   cfg->max_samples, cfg->min_samples);
+        return bad(error, len, "--max-samples %lld is below --min-samples %lld", cfg->max_samples,
+                   cfg->min_samples);
     if (modes_given && k->modes == 0)
-        return bad(error, len, "--modes: kernel %s takes no send modes",
-                   k->name);
+        return bad(error, len, "--modes: kernel %s takes no send modes", k->name);
     for (size_t i = 0; i < cfg->modes.n; i++)
         if (k->modes && !(k->modes & SEND_MODE_BIT(cfg->modes.v[i])))
-            return bad(error, len, "--modes: kernel %s has no send mode %s",
-                       k->name, send_mode_names[cfg->modes.v[i]]);
+            return bad(error, len, "--modes: kernel %s has no send mode %s", k->name,
+                       send_mode_names[cfg->modes.v[i]]);
     for (size_t i = 0; i < cfg->params.n; i++) {
         const struct param *given = &cfg->params.v[i];
         const struct kparam *p = kernel_param(k, given->key);
         if (!p)
-            return bad(error, len, "--param: kernel %s has no parameter '%s'",
-                       k->name, given->key);
+            return bad(error, len, "--param: kernel %s has no parameter '%s'", k->name,
+                       given->key);
         if (!chosen(k, p, given->value))
-            return bad(error, len, "--param %s=%s: kernel %s takes one of %s",
-                       given->key, given->value, k->name, choice_list(k, p));
+            return bad(error, len, "--param %s=%s: kernel %s takes one of %s", given->key,
+                       given->value, k->name, choice_list(k, p));
         if (cfg->each.key && strcmp(given->key, cfg->each.key) == 0)
             return bad(error, len, "--param %s and --each %s: give it once", given->key,
                        given->key);
         bool given_yes = p->kind != PARAM_SWITCH || strcmp(given->value, "yes") == 0;
         if (p->binds_buffers && given_yes && cfg->cold_cache && k->cold_cache)
-            return bad(error, len, "--param %s=%s: its requests are bound to one "
+            return bad(error, len,
+                       "--param %s=%s: its requests are bound to one "
                        "buffer in set-up, so they cannot rotate; drop --cold-cache",
                        given->key, given->value);
     }
     if (cfg->late.n && cfg->sync != &sync_window)
-        return bad(error, len, "--late: the punctual ranks start at an agreed time only "
+        return bad(error, len,
+                   "--late: the punctual ranks start at an agreed time only "
                    "with --sync window");
     if (cfg->late.placebo && !cfg->late.n)
         return bad(error, len, "--late-placebo: give --late too");
     return check_each(cfg, error, len) && check_algorithm(cfg, error, len);
 }
 
-static bool parse_args(int argc, char **argv, struct config *cfg,
-                       bool *help, char *error, size_t len)
+static bool parse_args(int argc, char **argv, struct config *cfg, bool *help, char *error,
+                       size_t len)
 {
     bool given[SPEC_COUNT] = {false}, modes_given = false;
     for (size_t i = 0; i < SPEC_COUNT; i++)
@@ -485,8 +488,7 @@ static bool parse_args(int argc, char **argv, struct config *cfg,
         size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
         const struct option_spec *o = find_spec(name, name_len);
         if (!o)
-            return bad(error, len, "unknown option --%.*s (see --help)",
-                       (int)name_len, name);
+            return bad(error, len, "unknown option --%.*s (see --help)", (int)name_len, name);
         const char *value = eq ? eq + 1 : NULL;
         if (o->type == OPT_FLAG && value)
             return bad(error, len, "--%s takes no value", o->name);
@@ -510,8 +512,8 @@ static bool parse_args(int argc, char **argv, struct config *cfg,
     return check_config(cfg, modes_given, error, len);
 }
 
-enum options_result options_parse(int argc, char **argv, struct config *out,
-                                  char *error, size_t error_len)
+enum options_result options_parse(int argc, char **argv, struct config *out, char *error,
+                                  size_t error_len)
 {
     struct config cfg = {0};
     bool help = false;
@@ -530,7 +532,8 @@ enum options_result options_parse(int argc, char **argv, struct config *out,
 void options_print_help(FILE *f)
 {
     fputs("usage: commscope-native --kernel NAME --sizes LIST [options]\n\n"
-          "options:\n", f);
+          "options:\n",
+          f);
     for (size_t i = 0; i < SPEC_COUNT; i++) {
         const struct option_spec *o = &specs[i];
         char usage[64];
@@ -543,8 +546,7 @@ void options_print_help(FILE *f)
     fputs("\nkernels:\n", f);
     for (size_t i = 0; kernel_at(i); i++) {
         const struct kernel *k = kernel_at(i);
-        fprintf(f, "  %-10s %s (%d ranks", k->name, k->description,
-                k->min_ranks);
+        fprintf(f, "  %-10s %s (%d ranks", k->name, k->description, k->min_ranks);
         for (int m = 0, first = 1; m < SEND_MODE_COUNT; m++)
             if (k->modes & SEND_MODE_BIT(m)) {
                 fprintf(f, "%s%s", first ? "; modes " : ",", send_mode_names[m]);
@@ -553,8 +555,8 @@ void options_print_help(FILE *f)
         fputs(")\n", f);
         for (const struct kparam *p = k->params; p && p->name; p++)
             fprintf(f, "      --param %s=%s: %s [%s]\n", p->name,
-                    kparam_choices(k, p) ? choice_list(k, p) : param_kind_names[p->kind],
-                    p->help, p->def ? p->def : "none");
+                    kparam_choices(k, p) ? choice_list(k, p) : param_kind_names[p->kind], p->help,
+                    p->def ? p->def : "none");
     }
 }
 

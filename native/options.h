@@ -81,8 +81,8 @@ struct config {
 enum options_result { OPTIONS_OK, OPTIONS_HELP, OPTIONS_BAD };
 
 /* Pure: no MPI. On OPTIONS_BAD, error holds one line for stderr. */
-enum options_result options_parse(int argc, char **argv, struct config *out,
-                                  char *error, size_t error_len);
+enum options_result options_parse(int argc, char **argv, struct config *out, char *error,
+                                  size_t error_len);
 void options_print_help(FILE *f);
 void options_free(const struct config *cfg);
 

@@ -38,9 +38,8 @@ void pattern_fill(void *buf, size_t bytes, uint64_t iteration, int rank)
 }
 
 /* The first differing byte of an 8-byte (or shorter, final) word. */
-static bool first_bad_byte(const unsigned char *at, uint64_t v, size_t n,
-                           size_t base, size_t *offset, unsigned *expected,
-                           unsigned *got)
+static bool first_bad_byte(const unsigned char *at, uint64_t v, size_t n, size_t base,
+                           size_t *offset, unsigned *expected, unsigned *got)
 {
     unsigned char want[8];
     memcpy(want, &v, 8);
@@ -55,9 +54,8 @@ static bool first_bad_byte(const unsigned char *at, uint64_t v, size_t n,
     return false;
 }
 
-bool pattern_find_mismatch(const void *buf, size_t bytes, uint64_t iteration,
-                           int rank, size_t *offset, unsigned *expected,
-                           unsigned *got)
+bool pattern_find_mismatch(const void *buf, size_t bytes, uint64_t iteration, int rank,
+                           size_t *offset, unsigned *expected, unsigned *got)
 {
     const unsigned char *p = buf;
     uint64_t v = seed_of(iteration, rank);
@@ -67,10 +65,8 @@ bool pattern_find_mismatch(const void *buf, size_t bytes, uint64_t iteration,
         v += GOLDEN_GAMMA;
         memcpy(&have, p + 8 * w, 8);
         if (have != v)
-            return first_bad_byte(p + 8 * w, v, 8, 8 * w, offset, expected,
-                                  got);
+            return first_bad_byte(p + 8 * w, v, 8, 8 * w, offset, expected, got);
     }
     v += GOLDEN_GAMMA;
-    return first_bad_byte(p + 8 * words, v, bytes % 8, 8 * words, offset,
-                          expected, got);
+    return first_bad_byte(p + 8 * words, v, bytes % 8, 8 * words, offset, expected, got);
 }

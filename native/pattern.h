@@ -12,8 +12,7 @@
 void pattern_fill(void *buf, size_t bytes, uint64_t iteration, int rank);
 
 /* True on a mismatch, with the first bad byte's offset and values. */
-bool pattern_find_mismatch(const void *buf, size_t bytes, uint64_t iteration,
-                           int rank, size_t *offset, unsigned *expected,
-                           unsigned *got);
+bool pattern_find_mismatch(const void *buf, size_t bytes, uint64_t iteration, int rank,
+                           size_t *offset, unsigned *expected, unsigned *got);
 
 #endif

@@ -27,8 +27,7 @@ static int median_ci_rank(int n)
     double tail = 0, log_half_n = n * log(0.5);
     int j = 0;
     for (int i = 0; i <= n; i++) {
-        tail += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) +
-                    log_half_n);
+        tail += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) + log_half_n);
         if (tail > 0.025)
             break;
         j = i + 1;
@@ -42,8 +41,7 @@ double median_in_place(double *values, int n)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-double precision_reached(const double *values, const unsigned char *skip,
-                         int n)
+double precision_reached(const double *values, const unsigned char *skip, int n)
 {
     double *kept = xcalloc((size_t)(n > 0 ? n : 1), sizeof *kept);
     int m = 0;

@@ -11,8 +11,7 @@
 /* max(median - low, high - median) / median over the values whose skip flag
  * is false (skip may be NULL); INFINITY when too few values for a CI.
  * Sorts a copy; values are not changed. */
-double precision_reached(const double *values, const unsigned char *skip,
-                         int n);
+double precision_reached(const double *values, const unsigned char *skip, int n);
 
 /* The median of values[0..n-1] (n >= 1), sorting them in place. */
 double median_in_place(double *values, int n);

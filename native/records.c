@@ -12,8 +12,7 @@ void record_variant(const char *key, const char *value)
     variant_value = value;
 }
 
-static void case_fields(struct jsonl *j, const char *kernel,
-                        const char *send_mode, size_t bytes)
+static void case_fields(struct jsonl *j, const char *kernel, const char *send_mode, size_t bytes)
 {
     jsonl_str(j, "kernel", kernel);
     jsonl_str(j, "send_mode", send_mode);
@@ -26,8 +25,7 @@ static void case_fields(struct jsonl *j, const char *kernel,
 }
 
 /* A list of per-rank lists: values[rank * n + i]. */
-static void rank_lists(struct jsonl *j, const char *key, const double *values,
-                       int ranks, int n)
+static void rank_lists(struct jsonl *j, const char *key, const double *values, int ranks, int n)
 {
     jsonl_open(j, key, '[');
     for (int rank = 0; rank < ranks; rank++)
@@ -123,8 +121,7 @@ void record_case_start(const char *kernel, const char *send_mode, size_t bytes)
     jsonl_end(&j);
 }
 
-void record_skip(const char *kernel, const char *send_mode, size_t bytes,
-                 const char *reason)
+void record_skip(const char *kernel, const char *send_mode, size_t bytes, const char *reason)
 {
     struct jsonl j;
     jsonl_begin(&j, "skip");
@@ -182,8 +179,7 @@ void record_case_open(struct jsonl *j, const struct case_record *r)
         return;
     jsonl_open(j, "phase_samples_s", '{');
     for (int p = 0; p < r->phase_count; p++)
-        rank_lists(j, r->phase_names[p], r->phase_samples_s[p], r->ranks,
-                   r->samples);
+        rank_lists(j, r->phase_names[p], r->phase_samples_s[p], r->ranks, r->samples);
     jsonl_close(j, '}');
 }
 

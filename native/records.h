@@ -108,10 +108,8 @@ void record_context(const struct context_record *r);
 /* With --each: the parameter it varies and its value for the records of
  * the cases that follow (case_start, skip, case), as their `variant`. */
 void record_variant(const char *key, const char *value);
-void record_case_start(const char *kernel, const char *send_mode,
-                       size_t bytes);
-void record_skip(const char *kernel, const char *send_mode, size_t bytes,
-                 const char *reason);
+void record_case_start(const char *kernel, const char *send_mode, size_t bytes);
+void record_skip(const char *kernel, const char *send_mode, size_t bytes, const char *reason);
 /* Writes the case record's fields and leaves it open for the kernel's
  * report; record_case_close ends and writes it. */
 void record_case_open(struct jsonl *j, const struct case_record *r);

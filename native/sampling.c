@@ -52,10 +52,8 @@ void sampling_store(struct sampling *s, int i, double elapsed, double per)
 {
     struct phases *p = s->c->phases;
     for (int k = 0; p && k < p->count; k++)
-        s->phase_samples[(size_t)k * (size_t)s->cap + (size_t)i] =
-            p->acc[k] / per;
-    s->samples[i] = s->sample_phase >= 0 ? p->acc[s->sample_phase] / per
-                                         : elapsed / per;
+        s->phase_samples[(size_t)k * (size_t)s->cap + (size_t)i] = p->acc[k] / per;
+    s->samples[i] = s->sample_phase >= 0 ? p->acc[s->sample_phase] / per : elapsed / per;
 }
 
 void sampling_next_iteration(struct sampling *s)

@@ -2,8 +2,7 @@
 
 #include <string.h>
 
-const struct sync_method *const sync_methods[] = {&sync_barrier, &sync_window,
-                                                  NULL};
+const struct sync_method *const sync_methods[] = {&sync_barrier, &sync_window, NULL};
 
 const struct sync_method *sync_find(const char *name)
 {

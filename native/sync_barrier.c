@@ -24,8 +24,7 @@ static void barrier_begin(struct sampling *s, MPI_Comm case_comm)
     s->comm = case_comm;
 }
 
-static double barrier_plan(struct sampling *s, MPI_Comm case_comm,
-                           double t_iter)
+static double barrier_plan(struct sampling *s, MPI_Comm case_comm, double t_iter)
 {
     (void)case_comm;
     /* The barrier's share is capped: on oversubscribed cores one barrier
@@ -33,8 +32,7 @@ static double barrier_plan(struct sampling *s, MPI_Comm case_comm,
     const struct timer_info *timer = s->timer;
     double clock = fmax(timer->overhead_s, timer->resolution_s);
     double target = fmax(TIMER_COST_FACTOR * clock,
-                         fmin(TIMER_COST_FACTOR * timer->barrier_s,
-                              BARRIER_SPAN_MAX_S));
+                         fmin(TIMER_COST_FACTOR * timer->barrier_s, BARRIER_SPAN_MAX_S));
     double batch = kernel_sample_kind(s->kernel) == SAMPLE_CALL ? 1 : ceil(target / t_iter);
     s->batch = (long long)fmin(fmax(batch, 1.0), MAX_BATCH);
     return (double)s->batch * t_iter;

@@ -61,9 +61,10 @@ static void late_wait(const struct late *late, double seconds)
 {
     double until = MPI_Wtime() + seconds;
     if (!late->spin)
-        nanosleep(&(struct timespec){.tv_sec = (time_t)seconds,
-                                     .tv_nsec = (long)(fmod(seconds, 1.0) * 1e9)},
-                  NULL);
+        nanosleep(
+            &(struct timespec){
+                .tv_sec = (time_t)seconds, .tv_nsec = (long)(fmod(seconds, 1.0) * 1e9)},
+            NULL);
     while (MPI_Wtime() < until)
         ;
 }
@@ -75,16 +76,14 @@ static void window_begin(struct sampling *s, MPI_Comm case_comm)
 {
     struct window *w = xcalloc(1, sizeof *w);
     s->method = w;
-    CHECK_MPI(MPI_Comm_split(case_comm, s->active ? 0 : MPI_UNDEFINED,
-                             s->c->rank, &s->comm));
+    CHECK_MPI(MPI_Comm_split(case_comm, s->active ? 0 : MPI_UNDEFINED, s->c->rank, &s->comm));
     if (s->active)
         clock_sync_estimate(&w->clocks, s->comm);
 }
 
 /* Rank 0 sizes the window from the probe and announces it, so every rank
  * runs the same number of calls. One call per sample. */
-static double window_plan(struct sampling *s, MPI_Comm case_comm,
-                          double t_iter)
+static double window_plan(struct sampling *s, MPI_Comm case_comm, double t_iter)
 {
     struct window *w = s->method;
     const struct late *late = &s->c->cfg->late;
@@ -112,8 +111,7 @@ static double round_start(const struct sampling *s, double offset)
     CHECK_MPI(MPI_Allreduce(&now, &latest, 1, MPI_DOUBLE, MPI_MAX, s->comm));
     for (int r = 0; r < w->clocks.ranks; r++)
         worst_rtt = fmax(worst_rtt, w->clocks.rtt_s[r]);
-    return latest + fmax(w->window_s, ROUND_LEAD_BARRIERS * s->timer->barrier_s) +
-           worst_rtt;
+    return latest + fmax(w->window_s, ROUND_LEAD_BARRIERS * s->timer->barrier_s) + worst_rtt;
 }
 
 static void *grown(void *p, int n, size_t size)
@@ -143,8 +141,7 @@ static void window_take(struct sampling *s, int from, int to)
         late[i - from] = now > start;
         while (now < start)
             now = MPI_Wtime();
-        double delay = skew->n && c->rank == late_rank(skew, i, ranks)
-                           ? late_delay(skew, i) : 0;
+        double delay = skew->n && c->rank == late_rank(skew, i, ranks) ? late_delay(skew, i) : 0;
         if (delay > 0 && !skew->placebo) {
             late_wait(skew, delay);
             waited[i - from] = MPI_Wtime() - start;
@@ -164,11 +161,11 @@ static void window_take(struct sampling *s, int from, int to)
         if (skew->n)
             w->waited_s = grown(w->waited_s, to, sizeof *w->waited_s);
     }
-    CHECK_MPI(MPI_Reduce(late, c->rank == 0 ? s->late + from : NULL,
-                         to - from, MPI_UNSIGNED_CHAR, MPI_MAX, 0, s->comm));
+    CHECK_MPI(MPI_Reduce(late, c->rank == 0 ? s->late + from : NULL, to - from, MPI_UNSIGNED_CHAR,
+                         MPI_MAX, 0, s->comm));
     if (skew->n)
-        CHECK_MPI(MPI_Reduce(waited, c->rank == 0 ? w->waited_s + from : NULL,
-                             to - from, MPI_DOUBLE, MPI_MAX, 0, s->comm));
+        CHECK_MPI(MPI_Reduce(waited, c->rank == 0 ? w->waited_s + from : NULL, to - from,
+                             MPI_DOUBLE, MPI_MAX, 0, s->comm));
     free(late);
     free(waited);
 }
@@ -188,8 +185,7 @@ static void window_finish(struct sampling *s, MPI_Comm case_comm)
         CHECK_MPI(MPI_Test(&done, &finished, MPI_STATUS_IGNORE));
         if (finished)
             return;
-        nanosleep(&(struct timespec){.tv_nsec = (long)(IDLE_NAP_S * 1e9)},
-                  NULL);
+        nanosleep(&(struct timespec){.tv_nsec = (long)(IDLE_NAP_S * 1e9)}, NULL);
     }
 }
 

@@ -45,9 +45,10 @@ struct timer_info timer_calibrate(MPI_Comm comm)
     /* Batch sizes follow from these, and all ranks must run the same
      * number of iterations: every rank takes the worst rank's values. */
     CHECK_MPI(MPI_Allreduce(local, agreed, 4, MPI_DOUBLE, MPI_MAX, comm));
-    return (struct timer_info){.wtick_s = MPI_Wtick(),
-                               .overhead_s = agreed[0],
-                               .resolution_s = agreed[1],
-                               .barrier_s = agreed[2],
-                               .barrier_median_s = agreed[3]};
+    return (struct timer_info){
+        .wtick_s = MPI_Wtick(),
+        .overhead_s = agreed[0],
+        .resolution_s = agreed[1],
+        .barrier_s = agreed[2],
+        .barrier_median_s = agreed[3]};
 }

@@ -45,8 +45,7 @@ static double probe(struct sampling *s, uint64_t *warmup)
     double long_probe = 0;
     for (uint64_t n = 1;;) {
         double local = sampling_barrier_batch(s, n), slowest;
-        CHECK_MPI(MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX,
-                                s->c->comm));
+        CHECK_MPI(MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->c->comm));
         *warmup += n;
         if (slowest >= PROBE_MIN_S && long_probe > 0)
             return fmin(long_probe, slowest) / (double)n;
@@ -67,24 +66,21 @@ static int sample_count(const struct config *cfg, double sample_s)
     if (cfg->iters > 0)
         return (int)cfg->iters;
     double n = ceil(cfg->min_time_s / sample_s);
-    return (int)fmin(fmax(n, (double)cfg->min_samples),
-                     (double)cfg->max_samples);
+    return (int)fmin(fmax(n, (double)cfg->min_samples), (double)cfg->max_samples);
 }
 
 /* The kernel's samples from..to-1 at rank 0 (values[i]): its own, or the
  * maximum over the ranks taking part, as the case record defines them. */
-static void sample_values(const struct sampling *s, int from, int to,
-                          double *values)
+static void sample_values(const struct sampling *s, int from, int to, double *values)
 {
     const struct kcase *c = s->c;
     int n = to - from;
     double *mine = xcalloc((size_t)n, sizeof *mine);
-    bool counts = c->rank == 0 ||
-                  (s->kernel->timed_by == TIMED_BY_MAX && c->rank < c->ranks);
+    bool counts = c->rank == 0 || (s->kernel->timed_by == TIMED_BY_MAX && c->rank < c->ranks);
     for (int i = 0; counts && i < n; i++)
         mine[i] = s->samples[from + i];
-    CHECK_MPI(MPI_Reduce(mine, c->rank == 0 ? values + from : NULL, n,
-                         MPI_DOUBLE, MPI_MAX, 0, s->comm));
+    CHECK_MPI(MPI_Reduce(mine, c->rank == 0 ? values + from : NULL, n, MPI_DOUBLE, MPI_MAX, 0,
+                         s->comm));
     free(mine);
 }
 
@@ -146,9 +142,7 @@ static double *gather(const struct kcase *c, const double *mine, int n)
 {
     int world;
     CHECK_MPI(MPI_Comm_size(c->comm, &world));
-    double *all = c->rank == 0 ? xcalloc((size_t)world * (size_t)n,
-                                         sizeof *all)
-                               : NULL;
+    double *all = c->rank == 0 ? xcalloc((size_t)world * (size_t)n, sizeof *all) : NULL;
     CHECK_MPI(MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, c->comm));
     return all;
 }
@@ -225,18 +219,21 @@ static void gather_and_record(const struct sampling *s, struct case_record *r)
         record_case_close(&j);
 }
 
-bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
-                     const char *variant, enum send_mode mode, size_t bytes,
-                     MPI_Comm comm)
+bool timing_run_case(const struct config *cfg, const struct timer_info *timer, const char *variant,
+                     enum send_mode mode, size_t bytes, MPI_Comm comm)
 {
     const struct kernel *k = cfg->kernel;
     const char *mode_name = k->modes ? send_mode_names[mode] : NULL;
     int world;
     CHECK_MPI(MPI_Comm_size(comm, &world));
-    struct kcase c = {.cfg = cfg, .comm = comm,
-                      .ranks = k->max_ranks ? k->max_ranks : world,
-                      .mode = mode, .bytes = bytes,
-                      .validate = cfg->validate, .variant = variant};
+    struct kcase c = {
+        .cfg = cfg,
+        .comm = comm,
+        .ranks = k->max_ranks ? k->max_ranks : world,
+        .mode = mode,
+        .bytes = bytes,
+        .validate = cfg->validate,
+        .variant = variant};
     CHECK_MPI(MPI_Comm_rank(comm, &c.rank));
     c.phases = sampling_phases_new(k->phases);
     int phases = c.phases ? c.phases->count : 0;
@@ -255,9 +252,15 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         return false;
     }
 
-    struct sampling s = {.sync = cfg->sync, .kernel = k, .c = &c,
-                         .timer = timer, .active = c.rank < c.ranks,
-                         .batch = 1, .comm = MPI_COMM_NULL, .sample_phase = -1};
+    struct sampling s = {
+        .sync = cfg->sync,
+        .kernel = k,
+        .c = &c,
+        .timer = timer,
+        .active = c.rank < c.ranks,
+        .batch = 1,
+        .comm = MPI_COMM_NULL,
+        .sample_phase = -1};
     for (int p = 0; k->sample_phase && p < phases; p++)
         if (strcmp(k->phases[p], k->sample_phase) == 0)
             s.sample_phase = p;
@@ -286,8 +289,7 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
     bool adaptive = cfg->iters == 0 && cfg->precision > 0, capped = false;
     s.cap = adaptive ? (int)cfg->max_samples : s.n;
     s.samples = xcalloc((size_t)s.cap, sizeof *s.samples);
-    s.phase_samples = xcalloc((size_t)phases * (size_t)s.cap,
-                              sizeof *s.phase_samples);
+    s.phase_samples = xcalloc((size_t)phases * (size_t)s.cap, sizeof *s.phase_samples);
     double sampling_s = 0;
     if (s.comm != MPI_COMM_NULL && adaptive)
         sampling_s = precision_samples(&s, &capped);
@@ -298,16 +300,28 @@ bool timing_run_case(const struct config *cfg, const struct timer_info *timer,
         CHECK_MPI(MPI_Bcast(&s.n, 1, MPI_INT, 0, comm));
 
     struct case_record r = {
-        .kernel = k->name, .send_mode = mode_name, .bytes = bytes,
-        .ranks = c.ranks, .window = c.window, .batch = s.batch,
-        .warmup_iterations = warmup, .validated = cfg->validate,
-        .timed_by = k->timed_by, .samples = s.n, .sync = s.sync->name,
+        .kernel = k->name,
+        .send_mode = mode_name,
+        .bytes = bytes,
+        .ranks = c.ranks,
+        .window = c.window,
+        .batch = s.batch,
+        .warmup_iterations = warmup,
+        .validated = cfg->validate,
+        .timed_by = k->timed_by,
+        .samples = s.n,
+        .sync = s.sync->name,
         .sample = sample_kind_names[kernel_sample_kind(k)],
-        .adaptive = adaptive, .precision_target = cfg->precision,
-        .max_time_s = cfg->max_time_s, .sampling_s = sampling_s,
-        .capped = capped, .sync_report = s.sync->report, .sampled = &s,
+        .adaptive = adaptive,
+        .precision_target = cfg->precision,
+        .max_time_s = cfg->max_time_s,
+        .sampling_s = sampling_s,
+        .capped = capped,
+        .sync_report = s.sync->report,
+        .sampled = &s,
         .cold_cache = cfg->cold_cache && k->cold_cache,
-        .llc_bytes = cache_llc_bytes(), .working_set_bytes = c.working_set};
+        .llc_bytes = cache_llc_bytes(),
+        .working_set_bytes = c.working_set};
     struct ceiling ceiling = ceiling_measure(&c); /* after the samples: none is touched */
     r.copy_s = ceiling.copy_s;
     r.copy_ranks = ceiling.ranks;

@@ -35,12 +35,12 @@ enum comm { COMM_ON, COMM_OFF };
  * last-bit difference from failing here what passed there. */
 #define CFL_SLACK 1e-12
 
-static const char *const advection2d_phases[] = {"compute", "communicate",
-                                                 NULL};
+static const char *const advection2d_phases[] = {"compute", "communicate", NULL};
 static const char *const inits[] = {"sin", "gauss", NULL};
 static const char *const methods[] = {"rma", "p2p", NULL};
 static const enum halo_method method_of[] = {HALO_RMA, HALO_P2P};
 static const char *const comms[] = {"on", "off", NULL};
+/* clang-format off */
 static const struct kparam advection2d_params[] = {
     {.name = "u", PARAM_NUMBER, "0.5", "velocity along x", NULL, NULL},
     {.name = "v", PARAM_NUMBER, "0.5", "velocity along y", NULL, NULL},
@@ -58,6 +58,7 @@ static const struct kparam advection2d_params[] = {
      "rank 0 writes the final field here: n*n float64, y outer", NULL, NULL},
     {0},
 };
+/* clang-format on */
 
 struct advection2d {
     int n;
@@ -93,8 +94,7 @@ static void param_grid(const struct kcase *c, int dims[2])
     char tail;
     dims[0] = dims[1] = 0;
     if (strcmp(text, "auto") != 0 &&
-        (sscanf(text, "%dx%d%c", &dims[0], &dims[1], &tail) != 2 ||
-         dims[0] < 1 || dims[1] < 1))
+        (sscanf(text, "%dx%d%c", &dims[0], &dims[1], &tail) != 2 || dims[0] < 1 || dims[1] < 1))
         die("--param grid=%s: give PXxPY, e.g. 2x2, or auto", text);
 }
 
@@ -113,15 +113,13 @@ static double initial_value(enum init init, double x, double y)
 {
     if (init == INIT_SIN)
         return sin(x);
-    return exp((cos(x - M_PI) + cos(y - M_PI) - 2) /
-               (GAUSS_WIDTH * GAUSS_WIDTH));
+    return exp((cos(x - M_PI) + cos(y - M_PI) - 2) / (GAUSS_WIDTH * GAUSS_WIDTH));
 }
 
 static size_t at(const struct advection2d *s, int i, int j)
 {
     const struct tile *t = &s->tile;
-    return (size_t)(j + t->ghost[HALO_SOUTH]) * halo_stride(t) +
-           (size_t)(i + t->ghost[HALO_WEST]);
+    return (size_t)(j + t->ghost[HALO_SOUTH]) * halo_stride(t) + (size_t)(i + t->ghost[HALO_WEST]);
 }
 
 static enum halo_side upwind_side(const struct advection2d *s, int dim)
@@ -142,15 +140,15 @@ static void check_problem(const struct kcase *c, const struct advection2d *s)
     const int *dims = s->torus.dims;
     if (s->n % dims[0] || s->n % dims[1])
         die("advection2d: n=%d is not divisible by the process grid %dx%d: "
-            "tiles must be equal", s->n, dims[0], dims[1]);
+            "tiles must be equal",
+            s->n, dims[0], dims[1]);
     if (s->n / dims[0] < WIDTH || s->n / dims[1] < WIDTH)
         die("advection2d: n=%d on a %dx%d process grid leaves fewer than %d "
-            "points per rank along a dimension", s->n, dims[0], dims[1],
-            WIDTH);
+            "points per rank along a dimension",
+            s->n, dims[0], dims[1], WIDTH);
     double sigma = cfl_number(s);
     if (sigma > 1 + CFL_SLACK)
-        die("advection2d: CFL number %.6g > 1: unstable (dt=%s)", sigma,
-            kcase_param(c, "dt"));
+        die("advection2d: CFL number %.6g > 1: unstable (dt=%s)", sigma, kcase_param(c, "dt"));
 }
 
 static void advection2d_setup(struct kcase *c)
@@ -158,8 +156,7 @@ static void advection2d_setup(struct kcase *c)
     struct advection2d *s = xcalloc(1, sizeof *s);
     s->n = (int)lround(sqrt((double)(c->bytes / sizeof(double))));
     if ((size_t)s->n * (size_t)s->n * sizeof(double) != c->bytes || s->n < 1)
-        die("advection2d: size %zu B is not an n x n field of doubles",
-            c->bytes);
+        die("advection2d: size %zu B is not an n x n field of doubles", c->bytes);
     s->dx = 2 * M_PI / s->n;
     s->vel[DIM_X] = param_number(c, "u");
     s->vel[DIM_Y] = param_number(c, "v");
@@ -170,8 +167,7 @@ static void advection2d_setup(struct kcase *c)
     s->steps = (long long)steps;
     s->init = (enum init)kcase_param_choice(c, "init");
     s->comm = (enum comm)kcase_param_choice(c, "comm");
-    enum halo_method method =
-        method_of[kcase_param_choice(c, "method")];
+    enum halo_method method = method_of[kcase_param_choice(c, "method")];
     int dims[2];
     param_grid(c, dims);
     torus_create(c->comm, dims, &s->torus);
@@ -200,8 +196,7 @@ static void advection2d_setup(struct kcase *c)
     for (int b = 0; b < 2 && s->comm == COMM_ON; b++)
         for (int dim = DIM_X; dim <= DIM_Y; dim++)
             if (s->vel[dim] != 0)
-                s->halo[b][dim] = halo_create(&s->torus, &s->tile,
-                                              s->field[b], method,
+                s->halo[b][dim] = halo_create(&s->torus, &s->tile, s->field[b], method,
                                               1u << upwind_side(s, dim));
     c->state = s;
 }
@@ -274,8 +269,7 @@ static void advection2d_run_once(struct kcase *c)
 {
     struct advection2d *s = c->state;
     s->current = 0;
-    memcpy(s->field[0], s->initial,
-           halo_field_len(&s->tile) * sizeof(double));
+    memcpy(s->field[0], s->initial, halo_field_len(&s->tile) * sizeof(double));
     sampling_phase_end(c, PHASE_COMPUTE);
     for (long long step = 0; step < s->steps; step++) {
         sweep_dim(c, s, DIM_X);
@@ -289,8 +283,7 @@ static double exact_value(const struct advection2d *s, int i, int j)
     double x = (s->torus.coords[0] * s->tile.nx + i) * s->dx;
     double y = (s->torus.coords[1] * s->tile.ny + j) * s->dx;
     /* Both initial conditions are 2pi-periodic functions: no wrapping. */
-    return initial_value(s->init, x - s->vel[DIM_X] * t,
-                         y - s->vel[DIM_Y] * t);
+    return initial_value(s->init, x - s->vel[DIM_X] * t, y - s->vel[DIM_Y] * t);
 }
 
 /* Little-endian float64 whatever the host's byte order. */
@@ -307,19 +300,17 @@ static void put_le(FILE *f, double x)
 /* field=PATH: the tiles gathered to rank 0, which writes the n x n global
  * field row-major with y outer. Ranks of the torus are those of c->comm
  * (reorder = 0); MPI_Cart_coords places each tile. */
-static void write_field(const struct kcase *c, const struct advection2d *s,
-                        const char *path)
+static void write_field(const struct kcase *c, const struct advection2d *s, const char *path)
 {
     const struct tile *t = &s->tile;
     size_t points = (size_t)t->nx * (size_t)t->ny;
     double *mine = xcalloc(points, sizeof *mine);
     for (int j = 0; j < t->ny; j++)
-        memcpy(mine + (size_t)j * (size_t)t->nx,
-               s->field[s->current] + at(s, 0, j), (size_t)t->nx * sizeof *mine);
-    double *all = c->rank == 0 ? xcalloc(points * (size_t)c->ranks, sizeof *all)
-                               : NULL;
-    CHECK_MPI(MPI_Gather(mine, (int)points, MPI_DOUBLE, all, (int)points,
-                         MPI_DOUBLE, 0, s->torus.comm));
+        memcpy(mine + (size_t)j * (size_t)t->nx, s->field[s->current] + at(s, 0, j),
+               (size_t)t->nx * sizeof *mine);
+    double *all = c->rank == 0 ? xcalloc(points * (size_t)c->ranks, sizeof *all) : NULL;
+    CHECK_MPI(MPI_Gather(mine, (int)points, MPI_DOUBLE, all, (int)points, MPI_DOUBLE, 0,
+                         s->torus.comm));
     free(mine);
     if (c->rank != 0)
         return;
@@ -327,17 +318,14 @@ static void write_field(const struct kcase *c, const struct advection2d *s,
     int *owner = xcalloc((size_t)px * (size_t)py, sizeof *owner);
     for (int cy = 0; cy < py; cy++)
         for (int cx = 0; cx < px; cx++)
-            CHECK_MPI(MPI_Cart_rank(s->torus.comm, (int[2]){cx, cy},
-                                    &owner[cy * px + cx]));
+            CHECK_MPI(MPI_Cart_rank(s->torus.comm, (int[2]){cx, cy}, &owner[cy * px + cx]));
     FILE *f = fopen(path, "wb");
     if (!f)
         die("--param field=%s: cannot open for writing", path);
     for (int gj = 0; gj < s->n; gj++)
         for (int gi = 0; gi < s->n; gi++) {
-            const double *tile =
-                all + (size_t)owner[gj / t->ny * px + gi / t->nx] * points;
-            put_le(f, tile[(size_t)(gj % t->ny) * (size_t)t->nx +
-                           (size_t)(gi % t->nx)]);
+            const double *tile = all + (size_t)owner[gj / t->ny * px + gi / t->nx] * points;
+            put_le(f, tile[(size_t)(gj % t->ny) * (size_t)t->nx + (size_t)(gi % t->nx)]);
         }
     if (fclose(f) != 0)
         die("--param field=%s: write failed", path);
@@ -357,10 +345,8 @@ static void advection2d_report(struct kcase *c, struct jsonl *j)
             local[0] += e * e;
             local[1] = fmax(local[1], fabs(e));
         }
-    CHECK_MPI(MPI_Reduce(&local[0], &sum_sq, 1, MPI_DOUBLE, MPI_SUM, 0,
-                         c->comm));
-    CHECK_MPI(MPI_Reduce(&local[1], &max_abs, 1, MPI_DOUBLE, MPI_MAX, 0,
-                         c->comm));
+    CHECK_MPI(MPI_Reduce(&local[0], &sum_sq, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm));
+    CHECK_MPI(MPI_Reduce(&local[1], &max_abs, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm));
     const char *path = kcase_param(c, "field");
     if (path)
         write_field(c, s, path);

@@ -9,9 +9,9 @@
 #include "coll.h"
 
 enum { GATHER_BCAST, ALLTOALL, ALLREDUCE, ALLGATHERV };
-static const char *const mockups[] = {"gather+bcast", "alltoall", "allreduce", "allgatherv",
-                                      NULL};
-static const struct kparam params[] = {COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
+static const char *const mockups[] = {"gather+bcast", "alltoall", "allreduce", "allgatherv", NULL};
+static const struct kparam params[] = {
+    COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -40,9 +40,10 @@ static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
                                  MPI_BYTE, c->comm));
         return;
     }
-    COLL_CALL(init, MPI_Allgather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm),
-              MPI_Allgather_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
-                                 c->comm, MPI_INFO_NULL, init));
+    COLL_CALL(init,
+              MPI_Allgather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm),
+              MPI_Allgather_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm,
+                                 MPI_INFO_NULL, init));
 }
 
 static const char *allgather_unsupported(const struct kcase *c)

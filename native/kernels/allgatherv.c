@@ -8,8 +8,9 @@
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
     (void)root;
-    COLL_CALL(init, MPI_Allgatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
-                                   MPI_BYTE, c->comm),
+    COLL_CALL(init,
+              MPI_Allgatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs, MPI_BYTE,
+                             c->comm),
               MPI_Allgatherv_init(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
                                   MPI_BYTE, c->comm, MPI_INFO_NULL, init));
 }

@@ -7,8 +7,12 @@
 
 enum { REDUCE_BCAST, REDUCE_SCATTER_BLOCK_ALLGATHER };
 static const char *const mockups[] = {"reduce+bcast", "reduce_scatter_block+allgather", NULL};
-static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_REDUCING_PARAMS,
+    COLL_PERSISTENT_PARAM,
+    COLL_ALGORITHM_PARAM,
+    COLL_AS_PARAM(mockups),
+    {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {

@@ -7,7 +7,8 @@
 
 enum { ALLTOALLV };
 static const char *const mockups[] = {"alltoallv", NULL};
-static const struct kparam params[] = {COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -17,9 +18,10 @@ static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
                                 s->displs, MPI_BYTE, c->comm));
         return;
     }
-    COLL_CALL(init, MPI_Alltoall(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm),
-              MPI_Alltoall_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
-                                c->comm, MPI_INFO_NULL, init));
+    COLL_CALL(init,
+              MPI_Alltoall(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm),
+              MPI_Alltoall_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm,
+                                MPI_INFO_NULL, init));
 }
 
 static void alltoall_setup(struct kcase *c)

@@ -7,16 +7,16 @@
 
 enum { SCATTER_ALLGATHER };
 static const char *const mockups[] = {"scatter+allgather", NULL};
-static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
     if (s->as == SCATTER_ALLGATHER) { /* part r travels root -> r, then r -> all */
         int part = s->count / c->ranks;
         char *mine = (char *)s->recv + (size_t)c->rank * (size_t)part;
-        CHECK_MPI(MPI_Scatter(s->recv, part, MPI_BYTE, c->rank == root ? MPI_IN_PLACE : mine,
-                              part, MPI_BYTE, root, c->comm));
+        CHECK_MPI(MPI_Scatter(s->recv, part, MPI_BYTE, c->rank == root ? MPI_IN_PLACE : mine, part,
+                              MPI_BYTE, root, c->comm));
         CHECK_MPI(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s->recv, part, MPI_BYTE,
                                 c->comm));
         return;

@@ -33,11 +33,10 @@ static void bibw_run_once(struct kcase *c)
     int peer = 1 - c->rank, w = c->window;
     payload_fill(c, p2p_send_buf(&s->msg));
     for (int i = 0; i < w; i++)
-        msg_irecv(p2p_recv_buf(&s->msg, i % s->slots), &s->msg.type, peer, TAG_DATA,
-                  c->comm, &s->reqs[i]);
+        msg_irecv(p2p_recv_buf(&s->msg, i % s->slots), &s->msg.type, peer, TAG_DATA, c->comm,
+                  &s->reqs[i]);
     for (int i = 0; i < w; i++)
-        msg_isend(p2p_send_buf(&s->msg), &s->msg.type, peer, TAG_DATA, c->comm,
-                  &s->reqs[w + i]);
+        msg_isend(p2p_send_buf(&s->msg), &s->msg.type, peer, TAG_DATA, c->comm, &s->reqs[w + i]);
     CHECK_MPI(MPI_Waitall(2 * w, s->reqs, MPI_STATUSES_IGNORE));
     for (int i = 0; i < s->slots; i++)
         payload_check(c, p2p_recv_buf(&s->msg, i), peer);

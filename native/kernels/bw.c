@@ -26,16 +26,15 @@ struct bw {
  * made into a persistent request. */
 static void post(struct kcase *c, struct bw *s, int i, bool persistent)
 {
-    void (*recv)(void *, const struct msg_type *, int, int, MPI_Comm, MPI_Request *) =
-        persistent ? msg_recv_init : msg_irecv;
+    void (*recv)(void *, const struct msg_type *, int, int, MPI_Comm,
+                 MPI_Request *) = persistent ? msg_recv_init : msg_irecv;
     if (c->rank == 0 && persistent)
-        msg_send_init(SEND_STANDARD, p2p_send_buf(&s->msg), &s->msg.type, 1, TAG_DATA,
-                      c->comm, &s->reqs[i]);
+        msg_send_init(SEND_STANDARD, p2p_send_buf(&s->msg), &s->msg.type, 1, TAG_DATA, c->comm,
+                      &s->reqs[i]);
     else if (c->rank == 0)
         msg_isend(p2p_send_buf(&s->msg), &s->msg.type, 1, TAG_DATA, c->comm, &s->reqs[i]);
     else
-        recv(p2p_recv_buf(&s->msg, i % s->slots), &s->msg.type, 0, TAG_DATA, c->comm,
-             &s->reqs[i]);
+        recv(p2p_recv_buf(&s->msg, i % s->slots), &s->msg.type, 0, TAG_DATA, c->comm, &s->reqs[i]);
 }
 
 static void start_window(struct kcase *c, struct bw *s)
@@ -68,8 +67,7 @@ static void bw_run_once(struct kcase *c)
         payload_fill(c, p2p_send_buf(&s->msg));
         start_window(c, s);
         CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
-        CHECK_MPI(MPI_Recv(&s->ack, 1, MPI_BYTE, 1, TAG_ACK, c->comm,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Recv(&s->ack, 1, MPI_BYTE, 1, TAG_ACK, c->comm, MPI_STATUS_IGNORE));
         return;
     }
     start_window(c, s);

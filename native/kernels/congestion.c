@@ -100,11 +100,11 @@ static const char *congestion_unsupported(const struct kcase *c)
 static void stream_post(struct congestion *s, struct stream *t, int slot)
 {
     if (t->sends)
-        CHECK_MPI(MPI_Isend(s->send, (int)s->bytes, MPI_BYTE, t->peer, TAG_AGGRESSOR,
-                            s->team, &t->req[slot]));
+        CHECK_MPI(MPI_Isend(s->send, (int)s->bytes, MPI_BYTE, t->peer, TAG_AGGRESSOR, s->team,
+                            &t->req[slot]));
     else
-        CHECK_MPI(MPI_Irecv(s->recv + (size_t)slot * s->bytes, (int)s->bytes, MPI_BYTE,
-                            t->peer, TAG_AGGRESSOR, s->team, &t->req[slot]));
+        CHECK_MPI(MPI_Irecv(s->recv + (size_t)slot * s->bytes, (int)s->bytes, MPI_BYTE, t->peer,
+                            TAG_AGGRESSOR, s->team, &t->req[slot]));
     t->seq[slot] = t->posted++;
 }
 
@@ -138,11 +138,11 @@ static void streams_setup(struct congestion *s)
 static void coll_start(struct congestion *s)
 {
     if (s->aggressor == AGG_ALLTOALL)
-        CHECK_MPI(MPI_Ialltoall(s->send, (int)s->bytes, MPI_BYTE, s->recv, (int)s->bytes,
-                                MPI_BYTE, s->team, &s->coll));
+        CHECK_MPI(MPI_Ialltoall(s->send, (int)s->bytes, MPI_BYTE, s->recv, (int)s->bytes, MPI_BYTE,
+                                s->team, &s->coll));
     else
-        CHECK_MPI(MPI_Ibcast(s->team_rank == 0 ? s->send : s->recv, (int)s->bytes, MPI_BYTE,
-                             0, s->team, &s->coll));
+        CHECK_MPI(MPI_Ibcast(s->team_rank == 0 ? s->send : s->recv, (int)s->bytes, MPI_BYTE, 0,
+                             s->team, &s->coll));
     s->started++;
 }
 
@@ -323,8 +323,8 @@ static void streams_drain(struct congestion *s)
             CHECK_MPI(MPI_Wait(&t->req[slot], MPI_STATUS_IGNORE));
         }
         for (long long k = t->posted; k < sent; k++)
-            CHECK_MPI(MPI_Recv(s->recv, (int)s->bytes, MPI_BYTE, t->peer, TAG_AGGRESSOR,
-                               s->team, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_Recv(s->recv, (int)s->bytes, MPI_BYTE, t->peer, TAG_AGGRESSOR, s->team,
+                               MPI_STATUS_IGNORE));
     }
 }
 
@@ -365,6 +365,7 @@ static void congestion_teardown(struct kcase *c)
     free(s);
 }
 
+/* clang-format off */
 static const struct kparam params[] = {
     {.name = "canary", PARAM_CHOICE, "pingpong", "what the canaries measure; idle: "
      "nothing (the aggressors' own rate)", canaries, NULL},
@@ -375,6 +376,7 @@ static const struct kparam params[] = {
     {.name = "aggressor_bytes", PARAM_COUNT, "262144", "each aggressor message's size",
      NULL, NULL},
     {0}};
+/* clang-format on */
 
 const struct kernel kernel_congestion = {
     .name = "congestion",

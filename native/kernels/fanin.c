@@ -26,12 +26,14 @@ enum { PHASE_SYNC, PHASE_FANIN };
 #define ORDERS_KEPT 100
 
 static const char *const fanin_orders[] = {"rank", "arrival", NULL};
+/* clang-format off */
 static const struct kparam fanin_params[] = {
     {.name = "order", PARAM_CHOICE, "rank",
      "rank 0 receives in rank order, or with MPI_ANY_SOURCE as they arrive",
      fanin_orders, NULL},
     {0},
 };
+/* clang-format on */
 static const char *const fanin_phases[] = {"sync", "fanin", NULL};
 
 struct fanin {
@@ -79,8 +81,7 @@ static void fanin_setup(struct kcase *c)
 static void post_receive(struct kcase *c, struct fanin *s, int k)
 {
     int source = s->order == ORDER_RANK ? k + 1 : MPI_ANY_SOURCE;
-    msg_irecv(p2p_recv_buf(&s->msg, k), &s->msg.type, source, TAG_FANIN,
-              c->comm, &s->reqs[k]);
+    msg_irecv(p2p_recv_buf(&s->msg, k), &s->msg.type, source, TAG_FANIN, c->comm, &s->reqs[k]);
 }
 
 static void record_arrivals(const struct kcase *c, struct fanin *s)
@@ -135,8 +136,7 @@ static void send_one(struct kcase *c, struct fanin *s)
         msg_isend(p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN, c->comm, &req);
         CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
     } else {
-        msg_send(c->mode, p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN,
-                 c->comm);
+        msg_send(c->mode, p2p_send_buf(&s->msg), &s->msg.type, 0, TAG_FANIN, c->comm);
     }
     sampling_phase_end(c, PHASE_FANIN);
 }

@@ -7,8 +7,8 @@
 
 enum { ALLGATHER, GATHERV };
 static const char *const mockups[] = {"allgather", "gatherv", NULL};
-static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -19,14 +19,14 @@ static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
                                 c->comm));
         return;
     case GATHERV:
-        CHECK_MPI(MPI_Gatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
-                              MPI_BYTE, root, c->comm));
+        CHECK_MPI(MPI_Gatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs, MPI_BYTE,
+                              root, c->comm));
         return;
     }
-    COLL_CALL(init, MPI_Gather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root,
-                         c->comm),
-              MPI_Gather_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
-                              root, c->comm, MPI_INFO_NULL, init));
+    COLL_CALL(init,
+              MPI_Gather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root, c->comm),
+              MPI_Gather_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root,
+                              c->comm, MPI_INFO_NULL, init));
 }
 
 static void gather_setup(struct kcase *c)

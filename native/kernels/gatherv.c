@@ -6,8 +6,9 @@
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
-    COLL_CALL(init, MPI_Gatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
-                                MPI_BYTE, root, c->comm),
+    COLL_CALL(init,
+              MPI_Gatherv(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs, MPI_BYTE,
+                          root, c->comm),
               MPI_Gatherv_init(s->send, s->count, MPI_BYTE, s->recv, s->counts, s->displs,
                                MPI_BYTE, root, c->comm, MPI_INFO_NULL, init));
 }

@@ -15,6 +15,7 @@
 #include "jsonl.h"
 #include "kernel.h"
 
+/* clang-format off */
 static const struct kparam halo_params[] = {
     {.name = "tile", PARAM_EXTENT, "256x256", "interior points per rank", NULL, NULL},
     {.name = "halo", PARAM_COUNT, "1",
@@ -27,6 +28,7 @@ static const struct kparam halo_params[] = {
      NULL},
     {0},
 };
+/* clang-format on */
 static const char *const side_names[] = {"west", "east", "south", "north"};
 
 /* --validate: a cell's value is its global index and the iteration,
@@ -50,25 +52,23 @@ struct halo_kernel {
 static bool parse_pair(const char *text, int pair[2])
 {
     char end;
-    return sscanf(text, "%dx%d%c", &pair[0], &pair[1], &end) == 2 &&
-           pair[0] > 0 && pair[1] > 0;
+    return sscanf(text, "%dx%d%c", &pair[0], &pair[1], &end) == 2 && pair[0] > 0 && pair[1] > 0;
 }
 
 /* The parameters, each checked; a bad value ends the run with an error
  * record naming it (Python checks them first, so only a hand-written
  * native command line gets here). */
-static void halo_read_params(const struct kcase *c, int tile[2], int *width,
-                             int grid[2])
+static void halo_read_params(const struct kcase *c, int tile[2], int *width, int grid[2])
 {
     const char *t = kcase_param(c, "tile");
     if (!parse_pair(t, tile))
         die("--param tile=%s: give NXxNY interior points, e.g. 256x256", t);
     const char *w = kcase_param(c, "halo");
     char end;
-    if (sscanf(w, "%d%c", width, &end) != 1 || *width < 1 ||
-        *width > tile[0] || *width > tile[1])
+    if (sscanf(w, "%d%c", width, &end) != 1 || *width < 1 || *width > tile[0] || *width > tile[1])
         die("--param halo=%s: give a ghost width from 1 to the tile's "
-            "smaller side", w);
+            "smaller side",
+            w);
     const char *g = kcase_param(c, "grid");
     grid[0] = grid[1] = 0;
     if (strcmp(g, "auto") != 0 && !parse_pair(g, grid))
@@ -81,19 +81,16 @@ static void halo_setup(struct kcase *c)
     int tile[2], width, grid[2];
     halo_read_params(c, tile, &width, grid);
     torus_create(c->comm, grid, &s->torus);
-    s->tile = (struct tile){.nx = tile[0], .ny = tile[1],
-                            .ghost = {width, width, width, width}};
-    enum halo_method method =
-        (enum halo_method)kcase_param_choice(c, "method");
+    s->tile = (struct tile){.nx = tile[0], .ny = tile[1], .ghost = {width, width, width, width}};
+    enum halo_method method = (enum halo_method)kcase_param_choice(c, "method");
     s->field = buffer_alloc(halo_field_len(&s->tile) * sizeof(double));
-    s->exchange = halo_create(&s->torus, &s->tile, s->field, method,
-                              HALO_ALL_FACES);
+    s->exchange = halo_create(&s->torus, &s->tile, s->field, method, HALO_ALL_FACES);
     /* The size is what the exchange sends, which Python derives from tile
      * and halo before launching; only a hand-written command line differs. */
     if (c->bytes != halo_bytes_sent(s->exchange))
         die("halo: --sizes %zu, but tile=%dx%d, halo=%d sends %llu bytes per "
-            "exchange; give that size", c->bytes, tile[0], tile[1], width,
-            (unsigned long long)halo_bytes_sent(s->exchange));
+            "exchange; give that size",
+            c->bytes, tile[0], tile[1], width, (unsigned long long)halo_bytes_sent(s->exchange));
     s->gx = (double)s->torus.dims[0] * tile[0];
     s->gy = (double)s->torus.dims[1] * tile[1];
     s->cycle = fmax(2.0, floor(EXACT_DOUBLE / (s->gx * s->gy)));
@@ -109,13 +106,10 @@ static double *cell(const struct halo_kernel *s, int i, int j)
 
 /* The value of local cell (i, j), ghosts included (i < 0, i >= nx, ...):
  * the periodic global index's. */
-static double expected(const struct halo_kernel *s, uint64_t iteration,
-                       int i, int j)
+static double expected(const struct halo_kernel *s, uint64_t iteration, int i, int j)
 {
-    double gi = fmod(s->torus.coords[0] * (double)s->tile.nx + i + s->gx,
-                     s->gx);
-    double gj = fmod(s->torus.coords[1] * (double)s->tile.ny + j + s->gy,
-                     s->gy);
+    double gi = fmod(s->torus.coords[0] * (double)s->tile.nx + i + s->gx, s->gx);
+    double gj = fmod(s->torus.coords[1] * (double)s->tile.ny + j + s->gy, s->gy);
     return gi + s->gx * (gj + s->gy * fmod((double)iteration, s->cycle));
 }
 
@@ -130,8 +124,7 @@ static void fill(const struct kcase *c, struct halo_kernel *s)
 }
 
 /* Every ghost cell of side `side`, against what its owner holds there. */
-static void check_side(const struct kcase *c, const struct halo_kernel *s,
-                       enum halo_side side)
+static void check_side(const struct kcase *c, const struct halo_kernel *s, enum halo_side side)
 {
     const struct tile *t = &s->tile;
     int g = t->ghost[side];
@@ -146,9 +139,9 @@ static void check_side(const struct kcase *c, const struct halo_kernel *s,
                 die("halo validation failed: iteration %llu, rank %d at "
                     "(%d, %d), %s ghost cell (%d, %d) from rank %d: "
                     "expected %.17g, got %.17g",
-                    (unsigned long long)c->iteration, c->rank,
-                    s->torus.coords[0], s->torus.coords[1], side_names[side],
-                    i, j, s->torus.neighbour[side], want, got);
+                    (unsigned long long)c->iteration, c->rank, s->torus.coords[0],
+                    s->torus.coords[1], side_names[side], i, j, s->torus.neighbour[side], want,
+                    got);
         }
 }
 

@@ -7,15 +7,14 @@
 static void start(struct kcase *c, struct coll *s, MPI_Request *req)
 {
     coll_block_fill(c, s->send, c->rank, 0);
-    CHECK_MPI(MPI_Iallgather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
-                             c->comm, req));
+    CHECK_MPI(MPI_Iallgather(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm,
+                             req));
 }
 
 static void check(struct kcase *c, struct coll *s)
 {
     for (int r = 0; r < c->ranks; r++)
-        coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0,
-                         (size_t)r * s->block);
+        coll_block_check(c, (char *)s->recv + (size_t)r * s->block, r, 0, (size_t)r * s->block);
 }
 
 static const struct nbc_ops ops = {start, check};

@@ -8,8 +8,8 @@ static void start(struct kcase *c, struct coll *s, MPI_Request *req)
 {
     for (int r = 0; r < c->ranks; r++)
         coll_block_fill(c, (char *)s->send + (size_t)r * s->block, c->rank, r);
-    CHECK_MPI(MPI_Ialltoall(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
-                            c->comm, req));
+    CHECK_MPI(MPI_Ialltoall(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, c->comm,
+                            req));
 }
 
 /* Block r came from rank r, which sent us its block number c->rank. */

@@ -6,8 +6,8 @@
 
 static void start(struct kcase *c, struct coll *s, MPI_Request *req)
 {
-    CHECK_MPI(MPI_Ireduce(s->send, s->recv, s->count, s->type, s->mpi_op, coll_root(c),
-                          c->comm, req));
+    CHECK_MPI(MPI_Ireduce(s->send, s->recv, s->count, s->type, s->mpi_op, coll_root(c), c->comm,
+                          req));
 }
 
 static void check(struct kcase *c, struct coll *s)

@@ -22,6 +22,7 @@ enum { TAG_DATA = 1, TAG_ACK };
 
 enum pairing { PAIRING_HALF, PAIRING_ADJACENT, PAIRING_ACROSS };
 static const char *const mbw_mr_pairings[] = {"half", "adjacent", "across", NULL};
+/* clang-format off */
 static const struct kparam mbw_mr_params[] = {
     /* No default, so that runs from before it keep their identity. */
     {.name = "pairing", PARAM_CHOICE, NULL,
@@ -30,6 +31,7 @@ static const struct kparam mbw_mr_params[] = {
      mbw_mr_pairings, NULL},
     {0},
 };
+/* clang-format on */
 
 struct mbw_mr {
     struct p2p msg;
@@ -58,7 +60,7 @@ static int by_node(const void *a, const void *b)
 static void pair_across(const struct kcase *c, struct mbw_mr *s)
 {
     int *nodes = nodes_of(c);
-    int(*order)[2] = xcalloc((size_t)c->ranks, sizeof *order);
+    int (*order)[2] = xcalloc((size_t)c->ranks, sizeof *order);
     int half = c->ranks / 2, mine = 0;
     for (int r = 0; r < c->ranks; r++) {
         order[r][0] = nodes[r];
@@ -125,15 +127,13 @@ static void mbw_mr_run_once(struct kcase *c)
     if (s->sender) {
         payload_fill(c, p2p_send_buf(&s->msg));
         for (int i = 0; i < c->window; i++)
-            msg_isend(p2p_send_buf(&s->msg), &s->msg.type, peer, TAG_DATA, c->comm,
-                      &s->reqs[i]);
+            msg_isend(p2p_send_buf(&s->msg), &s->msg.type, peer, TAG_DATA, c->comm, &s->reqs[i]);
         CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
         CHECK_MPI(MPI_Recv(&s->ack, 1, MPI_BYTE, peer, TAG_ACK, c->comm, MPI_STATUS_IGNORE));
         return;
     }
     for (int i = 0; i < c->window; i++)
-        msg_irecv(p2p_recv_buf(&s->msg, 0), &s->msg.type, peer, TAG_DATA, c->comm,
-                  &s->reqs[i]);
+        msg_irecv(p2p_recv_buf(&s->msg, 0), &s->msg.type, peer, TAG_DATA, c->comm, &s->reqs[i]);
     CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
     payload_check(c, p2p_recv_buf(&s->msg, 0), peer);
     CHECK_MPI(MPI_Send(&s->ack, 1, MPI_BYTE, peer, TAG_ACK, c->comm));

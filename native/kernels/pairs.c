@@ -34,6 +34,7 @@ enum schedule { TOURNAMENT, ADJACENT };
 static const char *const schedules[] = {"tournament", "adjacent", NULL};
 enum touch { TOUCH_NONE, TOUCH_ALL };
 static const char *const touches[] = {"none", "all", NULL};
+/* clang-format off */
 static const struct kparam pairs_params[] = {
     {.name = "round", PARAM_COUNT, "1", "the round, 1 to N-1 (N nodes; N odd: 1 to N)"},
     {.name = "schedule", PARAM_CHOICE, "tournament",
@@ -44,6 +45,7 @@ static const struct kparam pairs_params[] = {
     NODES_PPN_PARAM,
     {0},
 };
+/* clang-format on */
 
 struct pairs {
     struct p2p msg;
@@ -134,8 +136,7 @@ static void stream_out(struct kcase *c, struct pairs *s)
 static void stream_in(struct kcase *c, struct pairs *s)
 {
     for (int i = 0; i < c->window; i++)
-        msg_irecv(p2p_recv_buf(&s->msg, 0), &s->msg.type, s->peer, TAG_DATA, c->comm,
-                  &s->reqs[i]);
+        msg_irecv(p2p_recv_buf(&s->msg, 0), &s->msg.type, s->peer, TAG_DATA, c->comm, &s->reqs[i]);
     CHECK_MPI(MPI_Waitall(c->window, s->reqs, MPI_STATUSES_IGNORE));
     payload_check(c, p2p_recv_buf(&s->msg, 0), s->peer);
     CHECK_MPI(MPI_Send(&s->ack, 1, MPI_BYTE, s->peer, TAG_ACK, c->comm));

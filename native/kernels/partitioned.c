@@ -113,9 +113,18 @@ static void partitioned_setup(struct kcase *c)
     die("partitioned: %s", partitioned_unsupported(c));
 }
 
-static void partitioned_prepare(MPI_Comm comm) { (void)comm; }
-static void partitioned_run_once(struct kcase *c) { (void)c; }
-static void partitioned_teardown(struct kcase *c) { (void)c; }
+static void partitioned_prepare(MPI_Comm comm)
+{
+    (void)comm;
+}
+static void partitioned_run_once(struct kcase *c)
+{
+    (void)c;
+}
+static void partitioned_teardown(struct kcase *c)
+{
+    (void)c;
+}
 #endif
 
 static void partitioned_report(struct kcase *c, struct jsonl *j)
@@ -125,10 +134,12 @@ static void partitioned_report(struct kcase *c, struct jsonl *j)
                   (long long)(c->bytes / (size_t)atoll(kcase_param(c, "partitions"))));
 }
 
+/* clang-format off */
 static const struct kparam partitioned_params[] = {
     {.name = "partitions", PARAM_PARTS, "4", "partitions per message, each n/P bytes; "
      "sizes are whole multiples of P", NULL, NULL},
     {0}};
+/* clang-format on */
 
 const struct kernel kernel_partitioned = {
     .name = "partitioned",

@@ -36,8 +36,8 @@ static void pingping_run_once(struct kcase *c)
     payload_fill(c, p2p_send_buf(b));
     switch (p->as) {
     case SENDRECV:
-        msg_sendrecv(p2p_send_buf(b), peer, TAG_PING, p2p_recv_buf(b, 0), peer, TAG_PING,
-                     &b->type, c->comm);
+        msg_sendrecv(p2p_send_buf(b), peer, TAG_PING, p2p_recv_buf(b, 0), peer, TAG_PING, &b->type,
+                     c->comm);
         break;
     case ISEND_IRECV:
         msg_irecv(p2p_recv_buf(b, 0), &b->type, peer, TAG_PING, c->comm, &req[0]);
@@ -59,11 +59,13 @@ static void pingping_teardown(struct kcase *c)
     free(p);
 }
 
+/* clang-format off */
 static const struct kparam pingping_params[] = {
     P2P_DTYPE_PARAM,
     {.name = "as", PARAM_CHOICE, NULL, "the exchange made of other calls "
      "(docs/guidelines.md); default MPI_Isend, MPI_Recv, MPI_Wait", mockups, NULL},
     {0}};
+/* clang-format on */
 
 const struct kernel kernel_pingping = {
     .name = "pingping",

@@ -34,8 +34,8 @@ static void persist(struct kcase *c, struct pingpong *p)
     int peer = 1 - c->rank;
     msg_send_init(c->mode, p2p_send_buf(&p->msg), &p->msg.type, peer,
                   c->rank == 0 ? TAG_PING : TAG_PONG, c->comm, &p->send);
-    msg_recv_init(p2p_recv_buf(&p->msg, 0), &p->msg.type, peer,
-                  c->rank == 0 ? TAG_PONG : TAG_PING, c->comm, &p->recv);
+    msg_recv_init(p2p_recv_buf(&p->msg, 0), &p->msg.type, peer, c->rank == 0 ? TAG_PONG : TAG_PING,
+                  c->comm, &p->recv);
     if (c->rank == 1)
         CHECK_MPI(MPI_Start(&p->recv));
 }
@@ -53,14 +53,12 @@ static void pingpong_setup(struct kcase *c)
      * posts the receive for the first ping, then says so in a zero-byte
      * message that rank 0 waits for. */
     if (c->mode == SEND_READY && c->rank == 1 && !kcase_param_switch(c, "persistent")) {
-        msg_irecv(p2p_recv_buf(&p->msg, 0), &p->msg.type, 0, TAG_PING, c->comm,
-                  &p->next_ping);
+        msg_irecv(p2p_recv_buf(&p->msg, 0), &p->msg.type, 0, TAG_PING, c->comm, &p->next_ping);
         CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, c->comm));
     } else if (c->mode == SEND_READY && c->rank == 1) {
         CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, c->comm));
     } else if (c->mode == SEND_READY) {
-        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_READY, c->comm,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_READY, c->comm, MPI_STATUS_IGNORE));
     }
     c->state = p;
 }
@@ -124,8 +122,8 @@ static void echo(struct kcase *c, struct pingpong *p)
         msg_recv(ping, t, 0, TAG_PING, c->comm);
         payload_check(c, ping, 0);
         payload_fill(c, pong);
-        msg_send(c->mode == SEND_SENDRECV ? SEND_STANDARD : c->mode, pong, t,
-                 0, TAG_PONG, c->comm);
+        msg_send(c->mode == SEND_SENDRECV ? SEND_STANDARD : c->mode, pong, t, 0, TAG_PONG,
+                 c->comm);
         break;
     }
 }
@@ -165,8 +163,7 @@ static void pingpong_teardown(struct kcase *c)
     struct pingpong *p = c->state;
     /* Ready mode and persistent requests leave rank 1 one receive for a
      * ping that never comes. */
-    MPI_Request *left = p->send != MPI_REQUEST_NULL && c->rank == 1 ? &p->recv
-                                                                     : &p->next_ping;
+    MPI_Request *left = p->send != MPI_REQUEST_NULL && c->rank == 1 ? &p->recv : &p->next_ping;
     if (*left != MPI_REQUEST_NULL) {
         MPI_Status status;
         int cancelled;

@@ -7,19 +7,20 @@
 
 enum { ALLREDUCE };
 static const char *const mockups[] = {"allreduce", NULL};
-static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_REDUCING_PARAMS,
-                                       COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {COLL_ROOT_PARAM,        COLL_REDUCING_PARAMS,
+                                       COLL_PERSISTENT_PARAM,  COLL_ALGORITHM_PARAM,
+                                       COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
     if (s->as == ALLREDUCE) { /* the root's result in recv, the others' in scratch */
-        CHECK_MPI(MPI_Allreduce(s->send, c->rank == root ? s->recv : s->scratch, s->count,
-                                s->type, s->mpi_op, c->comm));
+        CHECK_MPI(MPI_Allreduce(s->send, c->rank == root ? s->recv : s->scratch, s->count, s->type,
+                                s->mpi_op, c->comm));
         return;
     }
     COLL_CALL(init, MPI_Reduce(s->send, s->recv, s->count, s->type, s->mpi_op, root, c->comm),
-              MPI_Reduce_init(s->send, s->recv, s->count, s->type, s->mpi_op, root,
-                              c->comm, MPI_INFO_NULL, init));
+              MPI_Reduce_init(s->send, s->recv, s->count, s->type, s->mpi_op, root, c->comm,
+                              MPI_INFO_NULL, init));
 }
 
 static void reduce_setup(struct kcase *c)

@@ -11,8 +11,12 @@
 
 enum { ALLREDUCE };
 static const char *const mockups[] = {"allreduce", NULL};
-static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_REDUCING_PARAMS,
+    COLL_PERSISTENT_PARAM,
+    COLL_ALGORITHM_PARAM,
+    COLL_AS_PARAM(mockups),
+    {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {

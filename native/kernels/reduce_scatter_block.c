@@ -8,8 +8,12 @@
 
 enum { REDUCE_SCATTER };
 static const char *const mockups[] = {"reduce+scatter", NULL};
-static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_REDUCING_PARAMS,
+    COLL_PERSISTENT_PARAM,
+    COLL_ALGORITHM_PARAM,
+    COLL_AS_PARAM(mockups),
+    {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -21,7 +25,8 @@ static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
                               c->comm));
         return;
     }
-    COLL_CALL(init, MPI_Reduce_scatter_block(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm),
+    COLL_CALL(init,
+              MPI_Reduce_scatter_block(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm),
               MPI_Reduce_scatter_block_init(s->send, s->recv, s->count, s->type, s->mpi_op,
                                             c->comm, MPI_INFO_NULL, init));
 }

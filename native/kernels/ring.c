@@ -17,13 +17,13 @@
 enum pattern { PATTERN_RING, PATTERN_SENDRECV, PATTERN_EXCHANGE };
 enum direction { RIGHTWARD, LEFTWARD };
 
-static const char *const ring_patterns[] = {"ring", "sendrecv", "exchange",
-                                            NULL};
+static const char *const ring_patterns[] = {"ring", "sendrecv", "exchange", NULL};
 /* The order of a ring step's calls. It matters: over Open MPI's TCP, with
  * the receives posted first, each step of rendezvous-sized messages took
  * as long as its four messages one after another, twice the send-first
  * time (docs/kernels-many-rank.md, "ring"). */
 static const char *const ring_posts[] = {"recv-first", "send-first", NULL};
+/* clang-format off */
 static const struct kparam ring_params[] = {
     {.name = "pattern", PARAM_CHOICE, "ring",
      "both-way forwarding ring (seed 001), IMB Sendrecv, or IMB Exchange",
@@ -35,6 +35,7 @@ static const struct kparam ring_params[] = {
      ring_posts, NULL},
     {0},
 };
+/* clang-format on */
 
 struct ring {
     struct p2p msg; /* send_buf: this rank's own payload */
@@ -64,8 +65,8 @@ static const char *ring_unsupported(const struct kcase *c)
 static void ring_setup(struct kcase *c)
 {
     struct ring *s = xcalloc(1, sizeof *s);
-    static const int slots[] = {[PATTERN_RING] = 4, [PATTERN_SENDRECV] = 1,
-                                [PATTERN_EXCHANGE] = 2};
+    static const int slots[] = {
+        [PATTERN_RING] = 4, [PATTERN_SENDRECV] = 1, [PATTERN_EXCHANGE] = 2};
     s->pattern = (enum pattern)kcase_param_choice(c, "pattern");
     s->send_first = kcase_param(c, "post") && kcase_param_choice(c, "post") == 1;
     s->left = (c->rank + c->ranks - 1) % c->ranks;
@@ -93,15 +94,11 @@ static void circulate(struct kcase *c, struct ring *s)
         MPI_Request req[4];
         for (int turn = 0; turn < 2; turn++) {
             if (turn == s->send_first) {
-                msg_irecv(in_left, t, s->left, tag_of(from_left, RIGHTWARD),
-                          c->comm, &req[0]);
-                msg_irecv(in_right, t, s->right, tag_of(from_right, LEFTWARD),
-                          c->comm, &req[1]);
+                msg_irecv(in_left, t, s->left, tag_of(from_left, RIGHTWARD), c->comm, &req[0]);
+                msg_irecv(in_right, t, s->right, tag_of(from_right, LEFTWARD), c->comm, &req[1]);
             } else {
-                msg_isend(out_right, t, s->right,
-                          tag_of(sent_right, RIGHTWARD), c->comm, &req[2]);
-                msg_isend(out_left, t, s->left, tag_of(sent_left, LEFTWARD),
-                          c->comm, &req[3]);
+                msg_isend(out_right, t, s->right, tag_of(sent_right, RIGHTWARD), c->comm, &req[2]);
+                msg_isend(out_left, t, s->left, tag_of(sent_left, LEFTWARD), c->comm, &req[3]);
             }
         }
         CHECK_MPI(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
@@ -116,8 +113,8 @@ static void sendrecv(struct kcase *c, struct ring *s)
 {
     void *in = p2p_recv_buf(&s->msg, 0);
     payload_fill(c, p2p_send_buf(&s->msg));
-    msg_sendrecv(p2p_send_buf(&s->msg), s->right, tag_of(c->rank, RIGHTWARD), in,
-                 s->left, tag_of(s->left, RIGHTWARD), &s->msg.type, c->comm);
+    msg_sendrecv(p2p_send_buf(&s->msg), s->right, tag_of(c->rank, RIGHTWARD), in, s->left,
+                 tag_of(s->left, RIGHTWARD), &s->msg.type, c->comm);
     payload_check(c, in, s->left);
 }
 
@@ -129,14 +126,10 @@ static void exchange(struct kcase *c, struct ring *s)
     void *in_right = p2p_recv_buf(&s->msg, 1);
     MPI_Request req[4];
     payload_fill(c, p2p_send_buf(&s->msg));
-    msg_isend(p2p_send_buf(&s->msg), t, s->right, tag_of(c->rank, RIGHTWARD),
-              c->comm, &req[0]);
-    msg_isend(p2p_send_buf(&s->msg), t, s->left, tag_of(c->rank, LEFTWARD),
-              c->comm, &req[1]);
-    msg_irecv(in_left, t, s->left, tag_of(s->left, RIGHTWARD), c->comm,
-              &req[2]);
-    msg_irecv(in_right, t, s->right, tag_of(s->right, LEFTWARD), c->comm,
-              &req[3]);
+    msg_isend(p2p_send_buf(&s->msg), t, s->right, tag_of(c->rank, RIGHTWARD), c->comm, &req[0]);
+    msg_isend(p2p_send_buf(&s->msg), t, s->left, tag_of(c->rank, LEFTWARD), c->comm, &req[1]);
+    msg_irecv(in_left, t, s->left, tag_of(s->left, RIGHTWARD), c->comm, &req[2]);
+    msg_irecv(in_right, t, s->right, tag_of(s->right, LEFTWARD), c->comm, &req[3]);
     CHECK_MPI(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
     payload_check(c, in_left, s->left);
     payload_check(c, in_right, s->right);

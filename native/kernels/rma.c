@@ -36,9 +36,9 @@ typedef uint64_t acc_elem;
 static const char *const operations[] = {"put", "get", "accumulate", NULL};
 static const struct element operation_elements[] = {
     {NULL, 0}, {NULL, 0}, {"uint64", sizeof(acc_elem)}};
-static const char *const epochs[] = {"fence", "lock", "lock_all_flush",
-                                     "pscw", NULL};
+static const char *const epochs[] = {"fence", "lock", "lock_all_flush", "pscw", NULL};
 static const char *const win_kinds[] = {"allocate", "create", NULL};
+/* clang-format off */
 static const struct kparam rma_params[] = {
     {.name = "operation", PARAM_CHOICE, "put",
      "MPI_Put, MPI_Get, or MPI_Accumulate (MPI_SUM on uint64)", operations,
@@ -50,6 +50,7 @@ static const struct kparam rma_params[] = {
      win_kinds, NULL},
     {0},
 };
+/* clang-format on */
 
 struct rma {
     enum operation op;
@@ -75,7 +76,8 @@ static const char *rma_unsupported(const struct kcase *c)
     if (c->bytes % sizeof(acc_elem)) {
         snprintf(reason, sizeof reason,
                  "accumulate: %zu bytes is not a whole number of uint64 "
-                 "(8-byte) elements", c->bytes);
+                 "(8-byte) elements",
+                 c->bytes);
         return reason;
     }
     if (c->bytes / sizeof(acc_elem) > INT_MAX)
@@ -110,18 +112,15 @@ static MPI_Comm pair_comm(const struct kcase *c)
     return pair;
 }
 
-static void window_make(const struct kcase *c, struct rma *s,
-                        enum win_kind kind)
+static void window_make(const struct kcase *c, struct rma *s, enum win_kind kind)
 {
     MPI_Aint size = c->rank == TARGET ? (MPI_Aint)s->span : 0;
     if (kind == WIN_ALLOCATE) {
-        CHECK_MPI(MPI_Win_allocate(size, 1, MPI_INFO_NULL, s->pair,
-                                   &s->memory, &s->win));
+        CHECK_MPI(MPI_Win_allocate(size, 1, MPI_INFO_NULL, s->pair, &s->memory, &s->win));
     } else {
         if (c->rank == TARGET)
             s->created = s->memory = buffer_alloc(s->span);
-        CHECK_MPI(MPI_Win_create(s->memory, size, 1, MPI_INFO_NULL, s->pair,
-                                 &s->win));
+        CHECK_MPI(MPI_Win_create(s->memory, size, 1, MPI_INFO_NULL, s->pair, &s->win));
     }
     /* Windows are born with MPI_ERRORS_ARE_FATAL; CHECK_MPI reports. */
     CHECK_MPI(MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN));
@@ -255,28 +254,26 @@ static void issue(const struct kcase *c, const struct rma *s)
         size_t at = (size_t)j * c->bytes;
         switch (s->op) {
         case OP_PUT:
-            CHECK_MPI(LC(MPI_Put)(s->buf + at, t->count, t->type, TARGET,
-                                  (MPI_Aint)at, t->count, t->type, s->win));
+            CHECK_MPI(LC(MPI_Put)(s->buf + at, t->count, t->type, TARGET, (MPI_Aint)at, t->count,
+                                  t->type, s->win));
             break;
         case OP_GET:
-            CHECK_MPI(LC(MPI_Get)(s->buf + at, t->count, t->type, TARGET,
-                                  (MPI_Aint)at, t->count, t->type, s->win));
+            CHECK_MPI(LC(MPI_Get)(s->buf + at, t->count, t->type, TARGET, (MPI_Aint)at, t->count,
+                                  t->type, s->win));
             break;
         case OP_ACCUMULATE:
-            CHECK_MPI(MPI_Accumulate(s->buf + at, s->acc_count, ACC_TYPE,
-                                     TARGET, (MPI_Aint)at, s->acc_count,
-                                     ACC_TYPE, MPI_SUM, s->win));
+            CHECK_MPI(MPI_Accumulate(s->buf + at, s->acc_count, ACC_TYPE, TARGET, (MPI_Aint)at,
+                                     s->acc_count, ACC_TYPE, MPI_SUM, s->win));
             break;
         }
     }
 }
 
-static void check(const struct kcase *c, const unsigned char *buf,
-                  size_t bytes, uint64_t key, int source_rank)
+static void check(const struct kcase *c, const unsigned char *buf, size_t bytes, uint64_t key,
+                  int source_rank)
 {
     struct mismatch m = {.iteration = c->iteration, .source_rank = source_rank};
-    if (pattern_find_mismatch(buf, bytes, key, source_rank, &m.offset,
-                              &m.expected, &m.got))
+    if (pattern_find_mismatch(buf, bytes, key, source_rank, &m.offset, &m.expected, &m.got))
         die_mismatch(&m);
 }
 
@@ -293,8 +290,7 @@ static void origin_run_once(struct kcase *c, struct rma *s)
      * so no put lands in the window during the check. */
     if (target_checks(c, s) && passive(s)) {
         CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, TARGET, TAG_COMPLETE, s->pair));
-        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, TARGET, TAG_CHECKED, s->pair,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, TARGET, TAG_CHECKED, s->pair, MPI_STATUS_IGNORE));
     }
 }
 
@@ -318,8 +314,7 @@ static void target_run_once(struct kcase *c, struct rma *s)
         check(c, s->memory, s->span, c->iteration, ORIGIN);
         return;
     }
-    CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, ORIGIN, TAG_COMPLETE, s->pair,
-                       MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, ORIGIN, TAG_COMPLETE, s->pair, MPI_STATUS_IGNORE));
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, TARGET, 0, s->win));
     check(c, s->memory, s->span, c->iteration, ORIGIN);
     CHECK_MPI(MPI_Win_unlock(TARGET, s->win));

@@ -9,8 +9,12 @@
 
 enum { EXSCAN_REDUCE_LOCAL };
 static const char *const mockups[] = {"exscan+reduce_local", NULL};
-static const struct kparam params[] = {COLL_REDUCING_PARAMS, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_REDUCING_PARAMS,
+    COLL_PERSISTENT_PARAM,
+    COLL_ALGORITHM_PARAM,
+    COLL_AS_PARAM(mockups),
+    {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -24,8 +28,8 @@ static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
         return;
     }
     COLL_CALL(init, MPI_Scan(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm),
-              MPI_Scan_init(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm,
-                            MPI_INFO_NULL, init));
+              MPI_Scan_init(s->send, s->recv, s->count, s->type, s->mpi_op, c->comm, MPI_INFO_NULL,
+                            init));
 }
 
 static void scan_setup(struct kcase *c)

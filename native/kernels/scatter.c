@@ -9,8 +9,8 @@
 
 enum { BCAST, SCATTERV };
 static const char *const mockups[] = {"bcast", "scatterv", NULL};
-static const struct kparam params[] = {COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM,
-                                       COLL_AS_PARAM(mockups), {0}};
+static const struct kparam params[] = {
+    COLL_ROOT_PARAM, COLL_PERSISTENT_PARAM, COLL_ALGORITHM_PARAM, COLL_AS_PARAM(mockups), {0}};
 
 static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
 {
@@ -26,10 +26,10 @@ static void call(struct kcase *c, struct coll *s, int root, MPI_Request *init)
                                MPI_BYTE, root, c->comm));
         return;
     }
-    COLL_CALL(init, MPI_Scatter(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root,
-                        c->comm),
-              MPI_Scatter_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE,
-                               root, c->comm, MPI_INFO_NULL, init));
+    COLL_CALL(init,
+              MPI_Scatter(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root, c->comm),
+              MPI_Scatter_init(s->send, s->count, MPI_BYTE, s->recv, s->count, MPI_BYTE, root,
+                               c->comm, MPI_INFO_NULL, init));
 }
 
 static const char *scatter_unsupported(const struct kcase *c)

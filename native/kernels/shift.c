@@ -17,12 +17,14 @@ enum { TAG_DATA = 1 };
 enum { PHASE_RECEIVED, PHASE_SENT };
 
 static const char *const shift_phases[] = {"received", "sent", NULL};
+/* clang-format off */
 static const struct kparam shift_params[] = {
     {.name = "distance", PARAM_COUNT, "1", "d: node x sends to x+d, receives from x-d "
      "(mod N), 1 to N-1"},
     NODES_PPN_PARAM,
     {0},
 };
+/* clang-format on */
 
 struct shift {
     struct p2p msg;

@@ -14,14 +14,13 @@
 #include "sampling.h"
 
 enum distribute { DISTRIBUTE_P2P, DISTRIBUTE_BCAST, DISTRIBUTE_SCATTER };
-enum combine { COMBINE_P2P, COMBINE_GATHER, COMBINE_REDUCE,
-               COMBINE_REDUCE_USER };
+enum combine { COMBINE_P2P, COMBINE_GATHER, COMBINE_REDUCE, COMBINE_REDUCE_USER };
 enum { PHASE_DISTRIBUTE, PHASE_COMPUTE, PHASE_COMBINE };
 enum { TAG_BLOCK = 1, TAG_PARTIAL };
 
 static const char *const distributes[] = {"p2p", "bcast", "scatter", NULL};
-static const char *const combines[] = {"p2p", "gather", "reduce",
-                                       "reduce_user", NULL};
+static const char *const combines[] = {"p2p", "gather", "reduce", "reduce_user", NULL};
+/* clang-format off */
 static const struct kparam vector_sum_params[] = {
     {.name = "distribute", PARAM_CHOICE, "p2p", "how rank 0's vector is spread",
      distributes, NULL},
@@ -29,8 +28,8 @@ static const struct kparam vector_sum_params[] = {
      combines, NULL},
     {0},
 };
-static const char *const vector_sum_phases[] = {"distribute", "compute",
-                                                "combine", NULL};
+/* clang-format on */
+static const char *const vector_sum_phases[] = {"distribute", "compute", "combine", NULL};
 
 struct vector_sum {
     enum distribute distribute;
@@ -115,13 +114,13 @@ static void distribute(struct kcase *c, struct vector_sum *s)
     switch (s->distribute) {
     case DISTRIBUTE_P2P:
         if (c->rank != 0) {
-            CHECK_MPI(MPI_Recv(s->block, mine, MPI_UINT64_T, 0, TAG_BLOCK,
-                               c->comm, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_Recv(s->block, mine, MPI_UINT64_T, 0, TAG_BLOCK, c->comm,
+                               MPI_STATUS_IGNORE));
             break;
         }
         for (int r = 1; r < c->ranks; r++)
-            CHECK_MPI(MPI_Send(s->vector + s->displs[r], s->counts[r],
-                               MPI_UINT64_T, r, TAG_BLOCK, c->comm));
+            CHECK_MPI(MPI_Send(s->vector + s->displs[r], s->counts[r], MPI_UINT64_T, r, TAG_BLOCK,
+                               c->comm));
         break;
     case DISTRIBUTE_BCAST:
         CHECK_MPI(MPI_Bcast(s->vector, (int)s->n, MPI_UINT64_T, 0, c->comm));
@@ -129,8 +128,8 @@ static void distribute(struct kcase *c, struct vector_sum *s)
     case DISTRIBUTE_SCATTER:
         /* Rank 0's block stays where it is, as with p2p. */
         CHECK_MPI(MPI_Scatterv(s->vector, s->counts, s->displs, MPI_UINT64_T,
-                               c->rank == 0 ? MPI_IN_PLACE : (void *)s->block,
-                               mine, MPI_UINT64_T, 0, c->comm));
+                               c->rank == 0 ? MPI_IN_PLACE : (void *)s->block, mine, MPI_UINT64_T,
+                               0, c->comm));
         break;
     }
 }
@@ -144,27 +143,24 @@ static uint64_t block_sum(const struct kcase *c, const struct vector_sum *s)
 }
 
 /* The total at rank 0; meaningless elsewhere. */
-static uint64_t combine(struct kcase *c, struct vector_sum *s,
-                        uint64_t partial)
+static uint64_t combine(struct kcase *c, struct vector_sum *s, uint64_t partial)
 {
     uint64_t total = partial;
     switch (s->combine) {
     case COMBINE_P2P:
         if (c->rank != 0) {
-            CHECK_MPI(MPI_Send(&partial, 1, MPI_UINT64_T, 0, TAG_PARTIAL,
-                               c->comm));
+            CHECK_MPI(MPI_Send(&partial, 1, MPI_UINT64_T, 0, TAG_PARTIAL, c->comm));
             break;
         }
         for (int r = 1; r < c->ranks; r++) {
             uint64_t theirs;
-            CHECK_MPI(MPI_Recv(&theirs, 1, MPI_UINT64_T, r, TAG_PARTIAL,
-                               c->comm, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_Recv(&theirs, 1, MPI_UINT64_T, r, TAG_PARTIAL, c->comm,
+                               MPI_STATUS_IGNORE));
             total += theirs;
         }
         break;
     case COMBINE_GATHER:
-        CHECK_MPI(MPI_Gather(&partial, 1, MPI_UINT64_T, s->partials, 1,
-                             MPI_UINT64_T, 0, c->comm));
+        CHECK_MPI(MPI_Gather(&partial, 1, MPI_UINT64_T, s->partials, 1, MPI_UINT64_T, 0, c->comm));
         if (c->rank == 0)
             for (int r = 1; r < c->ranks; r++)
                 total += s->partials[r];
@@ -172,8 +168,7 @@ static uint64_t combine(struct kcase *c, struct vector_sum *s,
     case COMBINE_REDUCE:
     case COMBINE_REDUCE_USER:
         CHECK_MPI(MPI_Reduce(&partial, &total, 1, MPI_UINT64_T,
-                             s->combine == COMBINE_REDUCE ? MPI_SUM : s->sum,
-                             0, c->comm));
+                             s->combine == COMBINE_REDUCE ? MPI_SUM : s->sum, 0, c->comm));
         break;
     }
     return total;
@@ -197,9 +192,8 @@ static void vector_sum_run_once(struct kcase *c)
     if (c->rank == 0 && total != expected_total(s->n))
         die("vector_sum distribute=%s combine=%s: iteration %llu: sum of "
             "1..%llu is %llu, expected %llu",
-            distributes[s->distribute], combines[s->combine],
-            (unsigned long long)c->iteration, (unsigned long long)s->n,
-            (unsigned long long)total,
+            distributes[s->distribute], combines[s->combine], (unsigned long long)c->iteration,
+            (unsigned long long)s->n, (unsigned long long)total,
             (unsigned long long)expected_total(s->n));
     sampling_phase_end(c, PHASE_COMBINE);
 }

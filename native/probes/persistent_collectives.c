@@ -14,8 +14,7 @@ int main(void)
     MPI_Allreduce_init(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[5]);
     MPI_Allgather_init(a, 1, MPI_BYTE, b, 1, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &r[6]);
     MPI_Alltoall_init(a, 1, MPI_BYTE, b, 1, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &r[7]);
-    MPI_Reduce_scatter_block_init(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
-                                  MPI_INFO_NULL, &r[8]);
+    MPI_Reduce_scatter_block_init(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[8]);
     MPI_Scan_init(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[9]);
     return MPI_Startall(10, r);
 }

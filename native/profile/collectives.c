@@ -74,14 +74,14 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MP
 int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    int64_t bytes = sbuf == MPI_IN_PLACE ? profile_bytes(rcount, rtype) : profile_bytes(scount, stype);
+    int64_t bytes = sbuf == MPI_IN_PLACE ? profile_bytes(rcount, rtype)
+                                         : profile_bytes(scount, stype);
     TIMED(CALL_GATHER, comm, bytes,
           PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
 
-int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                MPI_Comm comm)
+int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     TIMED(CALL_GATHERV, comm, profile_bytes(scount, stype),
           PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm));
@@ -90,7 +90,8 @@ int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                 MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    int64_t bytes = rbuf == MPI_IN_PLACE ? profile_bytes(scount, stype) : profile_bytes(rcount, rtype);
+    int64_t bytes = rbuf == MPI_IN_PLACE ? profile_bytes(scount, stype)
+                                         : profile_bytes(rcount, rtype);
     TIMED(CALL_SCATTER, comm, bytes,
           PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm));
 }
@@ -105,7 +106,8 @@ int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_
 int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                   MPI_Datatype rtype, MPI_Comm comm)
 {
-    int64_t bytes = sbuf == MPI_IN_PLACE ? profile_bytes(rcount, rtype) : profile_bytes(scount, stype);
+    int64_t bytes = sbuf == MPI_IN_PLACE ? profile_bytes(rcount, rtype)
+                                         : profile_bytes(scount, stype);
     TIMED(CALL_ALLGATHER, comm, bytes,
           PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
@@ -120,7 +122,8 @@ int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, MPI_Comm comm)
 {
-    int64_t bytes = sbuf == MPI_IN_PLACE ? profile_bytes(rcount, rtype) : profile_bytes(scount, stype);
+    int64_t bytes = sbuf == MPI_IN_PLACE ? profile_bytes(rcount, rtype)
+                                         : profile_bytes(scount, stype);
     TIMED(CALL_ALLTOALL, comm, bytes,
           PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
 }
@@ -147,10 +150,10 @@ int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datat
           PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm));
 }
 
-int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-             MPI_Comm comm)
+int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    TIMED(CALL_SCAN, comm, profile_bytes(count, type), PMPI_Scan(sbuf, rbuf, count, type, op, comm));
+    TIMED(CALL_SCAN, comm, profile_bytes(count, type),
+          PMPI_Scan(sbuf, rbuf, count, type, op, comm));
 }
 
 int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -208,21 +211,21 @@ int MPI_Put(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Ai
             int tcount, MPI_Datatype ttype, MPI_Win win)
 {
     WIN_TIMED(CALL_PUT, win, profile_bytes(ocount, otype),
-          PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win));
+              PMPI_Put(obuf, ocount, otype, target, disp, tcount, ttype, win));
 }
 
 int MPI_Get(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
             MPI_Datatype ttype, MPI_Win win)
 {
     WIN_TIMED(CALL_GET, win, profile_bytes(ocount, otype),
-          PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win));
+              PMPI_Get(obuf, ocount, otype, target, disp, tcount, ttype, win));
 }
 
 int MPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win)
 {
     WIN_TIMED(CALL_ACCUMULATE, win, profile_bytes(ocount, otype),
-          PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win));
+              PMPI_Accumulate(obuf, ocount, otype, target, disp, tcount, ttype, op, win));
 }
 
 int MPI_Win_fence(int assert, MPI_Win win)

@@ -35,7 +35,11 @@ static struct {
     size_t nrows, cap; /* rows: an open-addressed table of cap slots */
     struct pending *pend;
     size_t npend, nslots, pcap; /* slots: live requests and completed ones' tombstones */
-    struct { MPI_Comm comm; int *world; int size; } *comms; /* world ranks of each comm */
+    struct {
+        MPI_Comm comm;
+        int *world;
+        int size;
+    } *comms; /* world ranks of each comm */
     int ncomms;
     uint64_t start_ticks, next_flush;
     unsigned generation; /* moves when rows move or a communicator is freed: last[] stale */
@@ -80,8 +84,8 @@ static struct pending *slot_of(MPI_Request request, int adding);
 
 static struct row *row_of(int call, int comm_size, int bucket, int peer)
 {
-    uint64_t key = ((uint64_t)call << 48) ^ ((uint64_t)comm_size << 16) ^
-                   ((uint64_t)bucket << 2) ^ (uint64_t)peer;
+    uint64_t key = ((uint64_t)call << 48) ^ ((uint64_t)comm_size << 16) ^ ((uint64_t)bucket << 2) ^
+                   (uint64_t)peer;
     for (size_t i = hash(key) & (P.cap - 1);; i = (i + 1) & (P.cap - 1)) {
         struct row *r = &P.rows[i];
         if (r->call < 0) {
@@ -144,7 +148,8 @@ static int world_rank(MPI_Comm comm, int rank)
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_group(comm, &group);
     PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    int *mine = malloc((size_t)size * sizeof *mine), *theirs = malloc((size_t)size * sizeof *theirs);
+    int *mine = malloc((size_t)size * sizeof *mine),
+        *theirs = malloc((size_t)size * sizeof *theirs);
     for (int i = 0; i < size; i++)
         mine[i] = i;
     PMPI_Group_translate_ranks(group, size, mine, world, theirs);
@@ -309,8 +314,8 @@ static void track(MPI_Request request, int row, int receive, uint64_t started)
     *p = (struct pending){request, row, receive, 1, started};
 }
 
-void profile_completion(enum profile_call call, int n, const MPI_Request *before,
-                        const int *done, uint64_t start)
+void profile_completion(enum profile_call call, int n, const MPI_Request *before, const int *done,
+                        uint64_t start)
 {
     uint64_t now = profile_ticks(), ticks = now - start;
     if (!P.on)
@@ -359,8 +364,9 @@ static void write_table(int finished)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return;
-    fprintf(f, "{\"rank\": %d, \"ranks\": %d, \"node\": %d, \"host\": \"%s\", \"wall_s\": %.9g, "
-               "\"finished\": %s, \"mpi\": \"%s\", \"rows\": [",
+    fprintf(f,
+            "{\"rank\": %d, \"ranks\": %d, \"node\": %d, \"host\": \"%s\", \"wall_s\": %.9g, "
+            "\"finished\": %s, \"mpi\": \"%s\", \"rows\": [",
             P.rank, P.ranks, P.node[P.rank], P.host, mono_s() - P.start_s,
             finished ? "true" : "false", P.library);
     const char *sep = "";
@@ -370,10 +376,9 @@ static void write_table(int finished)
             continue;
         long long low = r->bucket ? 1LL << (r->bucket - 1) : 0;
         static const char *const peers[] = {"null", "\"local\"", "\"remote\""};
-        fprintf(f, "%s\n[\"%s\", %d, %lld, %s, %llu, %.9g, %llu, %.9g]", sep,
-                call_names[r->call], r->comm_size, low, peers[r->peer],
-                (unsigned long long)r->count, (double)r->ticks / tps,
-                (unsigned long long)r->bytes, (double)r->overlap / tps);
+        fprintf(f, "%s\n[\"%s\", %d, %lld, %s, %llu, %.9g, %llu, %.9g]", sep, call_names[r->call],
+                r->comm_size, low, peers[r->peer], (unsigned long long)r->count,
+                (double)r->ticks / tps, (unsigned long long)r->bytes, (double)r->overlap / tps);
         sep = ",";
     }
     fprintf(f, "]}\n");

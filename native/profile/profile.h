@@ -44,8 +44,7 @@ uint64_t profile_ticks(void);
 /* A call of `bytes` (count x type size) on `comm` took ticks since `start`;
  * `peer` is the rank in comm of a point-to-point partner (MPI_PROC_NULL,
  * MPI_ANY_SOURCE: none). The row's index, for a request to charge later. */
-int profile_call(enum profile_call call, MPI_Comm comm, int64_t bytes, int peer,
-                 uint64_t start);
+int profile_call(enum profile_call call, MPI_Comm comm, int64_t bytes, int peer, uint64_t start);
 /* A one-sided call on `win`: its group's size for the communicator's. */
 int profile_win_call(enum profile_call call, MPI_Win win, int64_t bytes, uint64_t start);
 int64_t profile_bytes(int count, MPI_Datatype type);
@@ -58,8 +57,8 @@ void profile_request(MPI_Request request, int row, int receive);
  * completed, else to its other requests, else to the call's own row. */
 /* A request freed (MPI_Request_free) before it was seen complete. */
 void profile_drop(MPI_Request request);
-void profile_completion(enum profile_call call, int n, const MPI_Request *before,
-                        const int *done, uint64_t start);
+void profile_completion(enum profile_call call, int n, const MPI_Request *before, const int *done,
+                        uint64_t start);
 
 void profile_begin(void);
 void profile_end(void);

@@ -84,17 +84,17 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
           PMPI_Recv(buf, count, type, source, tag, comm, status));
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
-                 void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
-                 MPI_Comm comm, MPI_Status *status)
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                 int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                 MPI_Status *status)
 {
     TIMED(CALL_SENDRECV, comm, profile_bytes(scount, stype), dest,
-          PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
-                        comm, status));
+          PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+                        status));
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag,
-                         int source, int rtag, MPI_Comm comm, MPI_Status *status)
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int stag, int source,
+                         int rtag, MPI_Comm comm, MPI_Status *status)
 {
     TIMED(CALL_SENDRECV_REPLACE, comm, profile_bytes(count, type), dest,
           PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status));
@@ -144,7 +144,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 #define COMPLETION(call_id, n, requests, pmpi, done_expr)                          \
     do {                                                                           \
-        MPI_Request few_[64], *before_ = (n) <= 64 ? few_ : malloc((size_t)(n) * sizeof *before_); \
+        MPI_Request few_[64],                                                      \
+            *before_ = (n) <= 64 ? few_ : malloc((size_t)(n) * sizeof *before_);   \
         int fewd_[64], *done_ = (n) <= 64 ? fewd_ : calloc((size_t)(n), sizeof *done_); \
         for (int i_ = 0; i_ < (n); i_++) {                                         \
             before_[i_] = (requests)[i_];                                          \
@@ -165,8 +166,9 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 #define ALL_IF(flag) for (int j_ = 0; j_ < count; j_++) done_[j_] = *(flag)
 #define ONE_DONE(index) if (*(index) != MPI_UNDEFINED) done_[*(index)] = 1
 #define ONE_IF(flag, index) if (*(flag) && *(index) != MPI_UNDEFINED) done_[*(index)] = 1
-#define SOME_DONE(outcount, indices) \
-    if (*(outcount) != MPI_UNDEFINED) for (int j_ = 0; j_ < *(outcount); j_++) done_[(indices)[j_]] = 1
+#define SOME_DONE(outcount, indices)                                                        \
+    if (*(outcount) != MPI_UNDEFINED)                                                       \
+        for (int j_ = 0; j_ < *(outcount); j_++) done_[(indices)[j_]] = 1
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
@@ -207,8 +209,8 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
-    COMPLETION(CALL_TESTANY, count, requests,
-               PMPI_Testany(count, requests, index, flag, status), ONE_IF(flag, index));
+    COMPLETION(CALL_TESTANY, count, requests, PMPI_Testany(count, requests, index, flag, status),
+               ONE_IF(flag, index));
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
