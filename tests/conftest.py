@@ -47,7 +47,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
-        if {"virtual_cluster", "racks_cluster"} & set(fixtures) or item.get_closest_marker("slurm"):
+        if ({"virtual_cluster", "racks_cluster"} & set(fixtures)
+                or item.get_closest_marker("slurm")):
             item.add_marker(pytest.mark.cluster)
         if "mpi_prefix" in fixtures or item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.mpi)

@@ -131,10 +131,12 @@ def test_calibration(fake_mpi):
                    rf"{NUMBER}% \(goal >= 90%\), half-width median \+-{NUMBER}% "
                    rf"widest \+-{NUMBER}%")
         assert lines_like(out, rf"{kernel} {sizes}: {figures}, launches median {NUMBER}; "
-                               rf"compare calls no regression in [01]/1 pairs = {NUMBER}% \(goal >= 95%\)"), out
+                               rf"compare calls no regression in [01]/1 pairs = {NUMBER}% "
+                               rf"\(goal >= 95%\)"), out
         # the same invocations through the estimator before issue 37, from git
         assert lines_like(out, rf"  before \(\w+\): {figures}; width now over before: median "
-                               rf"{NUMBER} \(goal <= 0.6\); compare calls no regression in [01]/1 pairs"), out
+                               rf"{NUMBER} \(goal <= 0.6\); "
+                               rf"compare calls no regression in [01]/1 pairs"), out
 
 
 def test_guidelines(fake_mpi):
@@ -245,7 +247,7 @@ def test_screen_sim_and_scale():
     assert len(rows) == 5, out
     assert len(lines_like(out, rf"\d switches of .* +{NUMBER}% +{NUMBER}% +{NUMBER}%")) == 3
     out = bench("screen.py", "scale", "--smoke")
-    assert lines_like(out, rf"16 nodes, one at 0.8 of the rate: \d+ rounds, a launch each, .*"), out
+    assert lines_like(out, r"16 nodes, one at 0.8 of the rate: \d+ rounds, a launch each, .*"), out
     assert lines_like(out, rf"analysis {NUMBER} s .* peak memory {NUMBER} MB "
                            rf"\(target 1024 MB\)"), out
 
@@ -283,7 +285,8 @@ def test_verdicts():
 def test_edges_prints_a_row_for_each_edge():
     """Rates as numbers between 0 and 1 under each edge of the model: compare's six
     histories, the 4+4 file's two, --runs' three (with how the command term was found),
-    two families at 4-40 guidelines, the named intervals and the run interval's four noisy sizes."""
+    two families at 4-40 guidelines, the named intervals and the run interval's four
+    noisy sizes."""
     out = bench("edges.py", "--smoke")
     rate = r"(?:0|1)\.\d{3}"
     assert len(lines_like(out, rf" +[12]\.[05] +(own|shared) +{rate}")) == 6, out

@@ -1,4 +1,5 @@
-"""Across hosts, on the virtual cluster (tests/cluster): launching, provenance, shaped-link ground truth.
+"""Across hosts, on the virtual cluster (tests/cluster): launching, provenance, shaped-link
+ground truth.
 
 Each test gets two namespace hosts and removes them after (see tests/cluster);
 without root, `ip` or `tc` they skip with the reason. The ground truth and
@@ -49,7 +50,8 @@ def test_hosts_reach_each_other_by_name_and_nothing_else(virtual_cluster):
          "c, peer = s.accept(); print(peer[0])"], stdout=subprocess.PIPE, text=True)
     assert server.stdout.readline() == "up\n"
     # By name, through the cluster's hosts file; the server sees host a's cluster address.
-    in_ns(a, sys.executable, "-c", "import socket, sys; socket.create_connection((sys.argv[1], 5202))", b)
+    in_ns(a, sys.executable, "-c",
+          "import socket, sys; socket.create_connection((sys.argv[1], 5202))", b)
     assert server.communicate(timeout=30)[0].strip() == virtual_cluster.addresses[a]
     routes = json.loads(in_ns(b, "ip", "-j", "route"))
     assert [r["dst"] for r in routes] == [str(SUBNET)]  # no default route: nothing leaves
@@ -57,8 +59,8 @@ def test_hosts_reach_each_other_by_name_and_nothing_else(virtual_cluster):
     outside = "import errno, socket\ntry: socket.create_connection(('203.0.113.1', 80), 1)\n" \
               "except OSError as e: print(errno.errorcode[e.errno])"
     assert in_ns(a, sys.executable, "-c", outside).strip() == "ENETUNREACH"
-    addresses = json.loads(subprocess.run(["ip", "-j", "addr", "show", BRIDGE], capture_output=True,
-                                          text=True, check=True).stdout)
+    addresses = json.loads(subprocess.run(["ip", "-j", "addr", "show", BRIDGE],
+                                          capture_output=True, text=True, check=True).stdout)
     assert addresses[0]["addr_info"] == []  # the root namespace has no address on the cluster
 
 
@@ -77,39 +79,41 @@ def test_down_removes_everything_and_up_removes_a_stale_cluster():
                                                     text=True).stdout
     finally:
         down(cluster)
-    assert PREFIX not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert PREFIX not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                        text=True).stdout
     assert PREFIX not in subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
     assert not list(NETNS_ETC.glob(f"{PREFIX}-*"))
 
 
-def test_between_hosts_is_slower_than_within_and_provenance_says_which(virtual_cluster, mpi_prefix,
-                                                                       tmp_path):
+def test_between_hosts_crosses_the_link_and_provenance_says_which(virtual_cluster, mpi_prefix,
+                                                                   tmp_path):
+    """Two ranks on one host, then one on each: the link carries the second run (each pong
+    at least one packet) and not the first, and each run's settings, placement and pairs
+    say which. That two such runs' intervals lie apart (the one between hosts about 5x
+    slower), which five launches a side here failed in 3 of 33 runs and in CI (a launch in
+    another state), is claimed on the cluster's recorded launches: test_noise_replay.py."""
     a, b = virtual_cluster.hosts
     db = tmp_path / "results.db"
     iters = 300
     summary, crossed = {}, {}
-    # Five launches a side: with three, the intervals (t with 2 degrees of freedom, launches
-    # 20-40% apart within the host here) at times overlapped although the medians were
-    # 5x apart (3 of 33 runs). Within the host each rank on a core of its own.
+    # Within the host each rank on a core of its own.
     for hosts, bind in ((f"{a}:2", ["--bind-to", "core"]), (f"{a}:1,{b}:1", [])):
         before = virtual_cluster.tx_packets(b)
         done = commscope_on(virtual_cluster, a, "run", "pingpong", "--mpi", mpi_prefix, "--hosts",
-                            hosts, *bind, "--sizes", "8", "--iters", iters, "--launches", "5",
+                            hosts, *bind, "--sizes", "8", "--iters", iters, "--launches", "1",
                             "--db", db, "--json")
         summary[hosts] = json.loads(done.stdout)["cases"][0]
         crossed[hosts] = virtual_cluster.tx_packets(b) - before
     within, between = summary.values()
     print(f"{mpi_prefix.name}: 8 B half round trip {within['median_s'] * 1e6:.2f} us on one host, "
           f"{between['median_s'] * 1e6:.2f} us between hosts; {crossed} packets on the link")
-    # The link carried the second run (each pong at least one packet) and not the first.
     assert list(crossed.values())[0] < 50 and list(crossed.values())[1] >= iters, crossed
-    assert between["ci_low_s"] > within["ci_high_s"], (within, between)
     one_host, two_hosts = stored(db)
     assert one_host["settings"]["hosts"] == f"{a}:2"
     assert two_hosts["settings"]["hosts"] == f"{a}:1,{b}:1"
     assert [p["host"] for p in two_hosts["context"]["placement"]] == [a, b]
-    assert [(p["ranks"], p["same_host"], p["same_node"]) for p in one_host["context"]["pairs"]] == \
-        [([0, 1], True, True)]
+    assert [(p["ranks"], p["same_host"], p["same_node"])
+            for p in one_host["context"]["pairs"]] == [([0, 1], True, True)]
     assert two_hosts["context"]["pairs"] == [
         {"ranks": [0, 1], "same_host": False, "same_node": False, "transport": "network"}]
 
@@ -174,10 +178,12 @@ def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_pat
                  "--db", db)
     bytes_sent, packets = virtual_cluster.sent(a)
     fits = json.loads(commscope("fit", "--kernel", "bw", "--json", "--db", db).stdout)["fits"]
-    recovered = fits[0]["segments"][-1]["bandwidth_MBps"] * 1e6  # bytes/s, the largest sizes' slope
+    # bytes/s, the largest sizes' slope
+    recovered = fits[0]["segments"][-1]["bandwidth_MBps"] * 1e6
     expected = rate_bps / 8 * payload_fraction(virtual_cluster, a)
     library = "Open MPI" if (mpi_prefix / "bin" / "ompi_info").exists() else "MPICH"
-    print(f"{library}: shaped {rate_bps / 1e6:.0f} Mbit/s: expected {expected / 1e6:.2f} MB/s payload, "
+    print(f"{library}: shaped {rate_bps / 1e6:.0f} Mbit/s: "
+          f"expected {expected / 1e6:.2f} MB/s payload, "
           f"recovered {recovered / 1e6:.2f} MB/s ({recovered / expected - 1:+.2%}); "
           f"tbf counted {bytes_sent / packets:.1f} B/packet")
     assert abs(recovered / expected - 1) < 0.05

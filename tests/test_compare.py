@@ -303,7 +303,8 @@ def test_a_collective_timed_in_batches_never_matches_one_timed_per_call(db):
     ("sweep:5", "2", [], "A sweep:5: no runs of sweep 5"),
     ("1", "1", [], "run 1 is in both A and B"),
     ("1", "3", [], "no case of A (1) matches one of B (3)"),
-    ("1", "2", ["--threshold", "5x"], "--threshold 5x: give a percentage above 0 and below 100 (5%) or a fraction"),
+    ("1", "2", ["--threshold", "5x"],
+     "--threshold 5x: give a percentage above 0 and below 100 (5%) or a fraction"),
     ("1", "2", ["--threshold", "5"], "--threshold 5: give a percentage"),
     ("1", "2", ["--junit", "/no/such/dir/c.xml"], "--junit /no/such/dir/c.xml: no such directory"),
 ])

@@ -2,7 +2,6 @@
 their error paths, and the defects the consolidation fixed, without launching MPI."""
 
 import json
-import os
 import sqlite3
 
 import numpy as np
@@ -79,7 +78,8 @@ def test_fit_and_predict_take_the_same_run_selections_as_compare(fake_mpi, db, t
 
 def test_results_show_and_export_take_selections(fake_mpi, db):
     for _ in range(2):
-        assert fake(fake_mpi, "run", "bw", "--sizes", "1K", "--iters", "5", "--db", db).returncode == 0
+        done = fake(fake_mpi, "run", "bw", "--sizes", "1K", "--iters", "5", "--db", db)
+        assert done.returncode == 0
     shown = commscope("results", "show", "1-2", "--db", db).stdout
     assert shown.count("run 1: bw") == 1 and shown.count("run 2: bw") == 1
     rows = commscope("results", "export", "1,2", "--csv", "--db", db).stdout.splitlines()
@@ -164,10 +164,11 @@ def test_the_convergence_study_leaves_late_samples_out(db):
     store = Store(db)
     run = store.begin_run(["x"], "pingpong", 2, False, {"sync": "window"})
     samples = [2e-6, 2e-6, 1.0, 2e-6]  # the third started late
-    store.add_case(store.begin_launch(run, 1, False), {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
-                         "window": None, "batch": 1, "warmup_iterations": 1,
-                         "validated": False, "timed_by": "origin", "samples_s": samples,
-                         "rank_samples_s": [samples, samples], "invalid": [2]})
+    store.add_case(store.begin_launch(run, 1, False),
+                   {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "ranks": 2,
+                    "window": None, "batch": 1, "warmup_iterations": 1,
+                    "validated": False, "timed_by": "origin", "samples_s": samples,
+                    "rank_samples_s": [samples, samples], "invalid": [2]})
     (case,) = store.cases(run)
     iterations, mean_s = running_mean(case)
     assert iterations.tolist() == [1, 2, 3] and np.allclose(mean_s, 1e-6)

@@ -43,7 +43,8 @@ def test_a_hung_case_times_out_keeps_the_rest_and_resumes(mpi_prefix, db, tmp_pa
             pass
     assert proc.returncode == 1, err
     con = sqlite3.connect(db)
-    status, message, in_flight = con.execute("SELECT status, message, in_flight FROM runs").fetchone()
+    status, message, in_flight = con.execute(
+        "SELECT status, message, in_flight FROM runs").fetchone()
     kept = con.execute("SELECT count(*) FROM cases").fetchone()[0]
     assert status == "failed" and kept >= 3
     assert "timed out: pingpong standard" in message and "on ranks 0 and 1" in message

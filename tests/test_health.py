@@ -49,8 +49,8 @@ def test_nothing_slow_names_nothing_and_the_json_is_the_contract(fake_mpi, tmp_p
         assert len(m) == 8 and all(len(row) == 8 for row in m)
         for x, y in itertools.product(range(8), repeat=2):
             assert (m[x][y] is None) == (x == y), (which, x, y)  # every pair measured
-    assert np.allclose(np.array(result["matrix"]["bandwidth_MBps"], dtype=float)[~np.eye(8, dtype=bool)],
-                       RATE / 1e6, rtol=0.1)
+    bandwidth = np.array(result["matrix"]["bandwidth_MBps"], dtype=float)
+    assert np.allclose(bandwidth[~np.eye(8, dtype=bool)], RATE / 1e6, rtol=0.1)
     assert set(result["node_scores"]) == set(HOSTS)
     assert ("by_distance" in result) == (pattern == "shift")
 
@@ -149,7 +149,8 @@ def test_the_model_recovers_node_and_step_effects_to_its_tolerance():
     np.fill_diagonal(logs, np.nan)
     got = fit(logs, steps=True)
     assert got.mu == pytest.approx(3.0, abs=TOLERANCE)
-    assert np.allclose(got.nodes, a, atol=TOLERANCE) and np.allclose(got.steps, s[1:], atol=TOLERANCE)
+    assert np.allclose(got.nodes, a, atol=TOLERANCE)
+    assert np.allclose(got.steps, s[1:], atol=TOLERANCE)
 
 
 @pytest.mark.parametrize("nodes", [4, 17])
@@ -318,7 +319,8 @@ def test_bad_input_is_one_line_and_nothing_is_stored(fake_mpi, tmp_path):
     assert "--ppn 2" in line and "host h1" in line
     assert "--hosts" in refused()  # no hosts and no allocation
     assert "--transient is for --screen" in refused("--hosts", "h0,h1,h2", "--transient", "ok")
-    down = FakeLauncher(exit_code=255, stderr=["ssh: connect to host h2 port 22: No route to host\n"],
+    down = FakeLauncher(exit_code=255,
+                        stderr=["ssh: connect to host h2 port 22: No route to host\n"],
                         fail_after=0)
     line = refused("--hosts", "h0,h1,h2", launcher=down)
     assert "host h2 cannot be reached" in line

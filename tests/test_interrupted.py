@@ -1,4 +1,5 @@
-"""A run stopped by Ctrl-C or by a crashed rank keeps every finished case and names the one in flight."""
+"""A run stopped by Ctrl-C or by a crashed rank keeps every finished case and names the one
+in flight."""
 
 import os
 import signal

@@ -1,4 +1,5 @@
-"""Launchers across hosts: host specs, argv per launcher (mpirun, hydra, srun), refusals, pair provenance.
+"""Launchers across hosts: host specs, argv per launcher (mpirun, hydra, srun), refusals,
+pair provenance.
 
 Pure functions: srun is not installed here, and none of these launch anything.
 """
@@ -83,11 +84,12 @@ def test_mpiexec_gets_hosts_and_placement():
 
 
 def test_srun_translation():
-    p = Placement(map_by="node", bind_to="core", transport="tcp", hosts=parse_hosts("a,b,c", ppn=2),
-                  ppn=2, launcher="srun")
+    p = Placement(map_by="node", bind_to="core", transport="tcp",
+                  hosts=parse_hosts("a,b,c", ppn=2), ppn=2, launcher="srun")
     args, env = srun("openmpi", p, 4, False, environ={})
-    assert args == ["--ntasks", "4", "--nodes", "3", "--nodelist", "a,b,c", "--ntasks-per-node", "2",
-                    "--distribution", "cyclic", "--cpu-bind", "cores", "--mpi", "pmix"]
+    assert args == ["--ntasks", "4", "--nodes", "3", "--nodelist", "a,b,c",
+                    "--ntasks-per-node", "2", "--distribution", "cyclic", "--cpu-bind", "cores",
+                    "--mpi", "pmix"]
     assert env == {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,tcp"}
     # Filling in order, 2 ranks need only the first node; the site's PMI choice wins where
     # this MPI speaks it: an MPICH configured --with-pmix does, the wheel's does not.
@@ -114,7 +116,8 @@ def test_srun_translation():
 
 
 def test_launcher_choice():
-    assert resolve_launcher("auto", OPEN_MPI, environ={}, which=lambda _: "/usr/bin/srun") == "mpirun"
+    assert resolve_launcher("auto", OPEN_MPI, environ={},
+                            which=lambda _: "/usr/bin/srun") == "mpirun"
     assert resolve_launcher("auto", MPICH, environ={"SLURM_JOB_ID": "7"},
                             which=lambda _: "/usr/bin/srun") == "srun"
     # In an allocation without srun on PATH, the MPI's own launcher still works.
@@ -126,7 +129,8 @@ def test_launcher_choice():
 
 @pytest.mark.parametrize("ranks, placement, says", [
     (5, dict(hosts=parse_hosts("a:2,b:2")), "--np 5: the hosts a:2,b:2 have 4 slots"),
-    (4, dict(hosts=parse_hosts("a:2,b:2"), transport="shm"), "ranks on 2 hosts cannot share memory"),
+    (4, dict(hosts=parse_hosts("a:2,b:2"), transport="shm"),
+     "ranks on 2 hosts cannot share memory"),
     (4, dict(ppn=2), "--ppn 2: name the hosts too"),
     (3, dict(hosts=parse_hosts("a:2,b:1"), launcher="srun"), "every host the same slots"),
     (2 * cores() + 2, dict(hosts=parse_hosts(f"a:{cores() + 1},b:{cores() + 1}"), bind_to="core"),

@@ -6,14 +6,22 @@ import json
 import numpy as np
 import pytest
 
-from conftest import commscope
+from conftest import EMBEDDED, _mpich_prefix, commscope
+
+pytestmark = pytest.mark.mpi
 
 SIZES = "0,1KiB,64KiB"
 
 
-@pytest.fixture
-def loggp_run(mpi_prefix, db):
-    done = commscope("run", "loggp", "--sizes", SIZES, "--validate", "--mpi", mpi_prefix,
+@pytest.fixture(scope="module", params=["openmpi", "mpich"])
+def loggp_run(request, tmp_path_factory):
+    """One loggp run on each MPI, measured once: the constants, the report and predict
+    below read the same stored run (conftest's mpi_prefix, at module scope)."""
+    prefix = EMBEDDED if request.param == "openmpi" else _mpich_prefix()
+    if prefix is None:
+        pytest.skip("COMMSCOPE_TEST_MPICH is not set: run the suite with `make test`")
+    db = tmp_path_factory.mktemp(f"loggp-{request.param}") / "results.db"
+    done = commscope("run", "loggp", "--sizes", SIZES, "--validate", "--mpi", prefix,
                      "--db", db)
     assert done.returncode == 0, done.stderr
     assert "o_s us" in done.stdout and "o_r us" in done.stdout  # the phases' table
@@ -28,7 +36,9 @@ def test_the_parts_and_the_constants(loggp_run):
     parts = model["parts"]
     assert [p["bytes"] for p in parts] == [0, 1024, 65536]
     for p in parts:
-        assert 0 < p["o_s_s"] <= p["rtt_s"] and p["o_r_s"] > 0 and p["g_s"] > 0
+        # g is the gap beyond the round trip, clipped at 0 (models/loggp.py): at 0 bytes on a
+        # busy machine the gap can sit within the round trip's noise, so only >= 0 holds
+        assert 0 < p["o_s_s"] <= p["rtt_s"] and p["o_r_s"] > 0 and p["g_s"] >= 0
     assert parts[-1]["g_s"] > parts[0]["g_s"]  # 64 KiB takes longer to stream than nothing
     first = parts[0]
     assert model["o_s_s"] == first["o_s_s"] and model["o_r_s"] == first["o_r_s"]
@@ -59,7 +69,7 @@ def test_the_report_shows_loggp(loggp_run, tmp_path):
         assert f"<td class=\"num\">{model[name] * 1e6:.3f}</td>" in shown
 
 
-def test_predict_takes_a_message_time_from_loggp(loggp_run, mpi_prefix):
+def test_predict_takes_a_message_time_from_loggp(loggp_run):
     done = commscope("predict", "ring", "--from", "1", "--np", "2", "--sizes", "1KiB",
                      "--json", "--db", loggp_run)
     assert done.returncode == 0, done.stderr

@@ -6,7 +6,8 @@ than the others at a size, or 2-3x at every size. Each figure must stay within
 0.8-1.25x of the median of its own command's launches, and no interval may be wider than
 x/10, or give none and say how the launches disagree: the estimator before states.py
 failed both (its headline read up to 48x that median, and its intervals reached
-x/10^6)."""
+x/10^6). The namespace cluster's recorded launches, two paths 5x apart: five launches
+a side tell them apart (tests/test_cluster.py's claim, moved here from real MPI)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,25 @@ def test_recorded_noise_leaves_every_headline_near_its_commands_launches(
             if not 0.8 <= ratio <= 1.25:
                 far.append((number, case["bytes"], round(ratio, 2)))
     assert far == [] and wide == []
+
+
+def test_five_launches_a_side_tell_apart_two_paths_five_times_apart(fake_mpi, tmp_path):
+    """The 8 B ping-pong between two namespace hosts ran about 5x the time within one
+    (tests/test_cluster.py, which checks on real MPI that the one path crosses the link and
+    the other does not): with five launches a side, as there, each run's interval lies
+    apart from the other's. Five pairs of the cluster's recorded commands, the second of
+    each 5x as long: the second's interval starts above the first's end in every pair."""
+    sizes, commands = recorded("cluster", "pingpong")
+    for pair in range(5):
+        within, between = (_interval(fake_mpi, tmp_path / f"{pair}.db",
+                                     replayed(commands[2 * pair + side] * times, sizes))
+                           for side, times in ((0, 1.0), (1, 5.0)))
+        assert between[0] > within[1], (pair, within, between)
+
+
+def _interval(fake_mpi, db, launcher) -> tuple[float, float]:
+    done = commscope("run", "pingpong", "--sizes", "8", "--launches", 5, "--json", "--mpi",
+                     fake_mpi, "--db", db, launcher=launcher)
+    assert done.returncode == 0, done.stderr
+    (case,) = json.loads(done.stdout)["cases"]
+    return case["ci_low_s"], case["ci_high_s"]

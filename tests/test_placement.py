@@ -1,4 +1,5 @@
-"""Process counts, placement and transport: translated per MPI, refused when impossible, recorded."""
+"""Process counts, placement and transport: translated per MPI, refused when impossible,
+recorded."""
 
 import json
 import os
@@ -33,7 +34,8 @@ def test_transport_tcp_is_used_and_recorded(mpi_prefix, db):
     if tcp_ctx["mpi_library"] == "Open MPI":
         assert library["btl"] == "self,tcp" and shm_ctx["library_transport"]["btl"] == "self,sm"
     else:
-        assert library["MPIR_CVAR_NOLOCAL"] == 1 and shm_ctx["library_transport"]["MPIR_CVAR_NOLOCAL"] == 0
+        assert library["MPIR_CVAR_NOLOCAL"] == 1
+        assert shm_ctx["library_transport"]["MPIR_CVAR_NOLOCAL"] == 0
 
 
 def test_bind_to_core_gives_each_rank_one_cpu(mpi_prefix, db):

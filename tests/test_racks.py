@@ -25,7 +25,8 @@ UNREACHABLE = "import errno, socket, sys\ntry: socket.create_connection((sys.arg
 
 
 def routes(namespace: str) -> list[tuple[str, str | None]]:
-    return [(r["dst"], r.get("gateway")) for r in json.loads(in_ns(namespace, "ip", "-j", "route"))]
+    return [(r["dst"], r.get("gateway"))
+            for r in json.loads(in_ns(namespace, "ip", "-j", "route"))]
 
 
 def test_racks_reach_each_other_through_the_router_and_nothing_else(racks_cluster):

@@ -16,6 +16,10 @@ from launchsim import Design, command, coverage, intervals, one_case, sides, spr
 
 TRIALS = 2000  # the coverage's standard error is then 0.5 points
 NOMINAL, SLACK = 0.95, 0.03
+# The slow simulations (a run of 24 cases a trial, compare over 12) here take fewer draws
+# than the bench's tables, which hold the same claims at full size (bench/coverage.py:
+# pooled runs, the ratio learned from history, compare's false alarms; docs/statistics.md);
+# each count below leaves its bound 3 or more standard errors from the nominal rate.
 
 
 def run_design(low=0.01, high=0.04, cases=24, common=0.015, **kw) -> Design:
@@ -33,7 +37,8 @@ def test_one_case_alone_is_covered_at_95_percent(tau, count):
 
 @pytest.mark.parametrize("count", ["auto", 5])
 def test_a_runs_cases_pooled_are_covered_at_95_percent(count):
-    covered, _, _ = coverage(np.random.default_rng(8), run_design(), count, 150)
+    # 80 runs of 24: 1920 intervals, a standard error of 0.5 points
+    covered, _, _ = coverage(np.random.default_rng(8), run_design(), count, 80)
     assert abs(covered - NOMINAL) <= SLACK
 
 
@@ -69,7 +74,7 @@ def _thirds(d: Design, trials: int, commands: int = 0, seed: int = 31) -> list[f
 def test_a_step_in_the_spread_at_a_protocol_switch_keeps_both_sides_covered():
     """Launches vary 4 times as much above a switch (16 sizes below, 8 above): a prior
     with one scale pulls the noisy side down to the quiet side's spread; the step in the
-    trend (verdict.tests.trend_prior) keeps each side's."""
+    trend (verdict.inference.trend_prior) keeps each side's."""
     d = Design(np.where(np.arange(24) < 16, 0.01, 0.04), 0.005)
     assert all(abs(c - NOMINAL) <= SLACK for c in _thirds(d, 150)), _thirds(d, 150)
 
@@ -79,7 +84,7 @@ def test_the_ratio_of_commands_to_launches_learned_from_two_commands_covers(rati
     """Two earlier commands of a run's 24 cases teach how much commands differ, whatever
     the ratio of their variance to the launches' (replication.command_ratios)."""
     d = Design(np.geomspace(0.01, 0.04, 24), 0.015, command=math.sqrt(ratio))
-    thirds = _thirds(d, 60, commands=2)
+    thirds = _thirds(d, 30, commands=2)  # 240 a third: a standard error of 1.4 points
     assert all(abs(c - NOMINAL) <= 2 * SLACK for c in thirds) and \
         abs(np.mean(thirds) - NOMINAL) <= SLACK, thirds
 
@@ -182,28 +187,29 @@ def _comparisons(rng, d, shift, pairs):
 
 @pytest.mark.parametrize("low, high", [(0.005, 0.01), (0.01, 0.04), (0.05, 0.10)])
 def test_compare_of_identical_commands_rarely_calls_a_change(low, high):
-    found = _comparisons(np.random.default_rng(13), run_design(low, high, 12), 1.0, 400)
+    # 200 pairs: a rate's standard error at 5% is 1.5 points
+    found = _comparisons(np.random.default_rng(13), run_design(low, high, 12), 1.0, 200)
     # A false alarm is a regression anywhere in the run: compare's exit 1.
     alarms = sum(bool(c.regressions) for c in found) / len(found)
     assert alarms <= 0.05
-    verdicts = [ch.verdict for c in found for ch in c.changes]
+    verdicts = [ch.claim.word for c in found for ch in c.changes]
     changed = sum(v in ("regression", "slower", "faster") for v in verdicts) / len(verdicts)
     assert changed <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / len(found))
 
 
 @pytest.mark.parametrize("tau, called", [(0.005, 0.75), (0.01, 0.18)])
 def test_compare_never_passes_a_ten_percent_slowdown(tau, called):
-    """Each side's command differs by as much as its launches (verdict.tests.COMMAND_TO_LAUNCH),
-    and without history compare assumes as much. A 10% shift is 1.045x beyond the 5%
-    threshold, which the test is at: no comparison says no change, slower or faster (a
-    gate never passes it), and it is a regression in 79% of them where launches agree
-    within 0.5%, 22% within 1% (the rest undetermined: skipped, not passed). These
-    were 90% and 39% while a regression was named at one-sided 5%; it is named at 2.5%
-    now, the level of the two-sided 95% interval it carries (verdict.tests). bench/
-    verdicts.py has the power at 1.25x."""
+    """Each side's command differs by as much as its launches
+    (verdict.inference.COMMAND_TO_LAUNCH), and without history compare assumes as much. A 10%
+    shift is 1.045x beyond the 5% threshold, which the test is at: no comparison says no
+    change, slower or faster (a gate never passes it), and it is a regression in 79% of them
+    where launches agree within 0.5%, 22% within 1% (the rest undetermined: skipped, not
+    passed). These were 90% and 39% while a regression was named at one-sided 5%; it is named
+    at 2.5% now, the level of the two-sided 95% interval it carries (verdict.inference).
+    bench/verdicts.py has the power at 1.25x."""
     d = run_design(tau, tau, 12, common=tau / 2)
     found = _comparisons(np.random.default_rng(17), d, 1.10, 200)
-    verdicts = [ch.verdict for c in found for ch in c.changes]
+    verdicts = [ch.claim.word for c in found for ch in c.changes]
     assert set(verdicts) <= {"regression", "undetermined"}
     assert verdicts.count("regression") / len(verdicts) >= called
 
@@ -213,10 +219,10 @@ def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
     one = {"k": Side({}, np.array([1.0]), [])}
     other = {"k": Side({}, np.array([1.01]), [])}
     change = compare(one, other, Threshold(0.05)).changes[0]
-    assert change.verdict == "inconclusive" and change.p_adjusted is None
+    assert change.claim.word == "inconclusive" and change.claim.p is None
     past = History(0.005 ** 2, 8, 12)  # commands: assumed to differ as launches do
     change = compare(one, other, Threshold(0.05), lambda cases: past).changes[0]
-    assert change.method == "history" and change.verdict == "no change"
+    assert change.method == "history" and change.claim.word == "no change"
     assert spread_of([1.0, 1.1]).df == 1
 
 

@@ -179,8 +179,9 @@ def demo(tmp_path_factory, fake_mpi):
 def test_single_pingpong_run(single):
     page = Page(single[1])
     # grouped by kernel, in the order of the runs; one launch has no launches figure
-    assert page.sections == ["findings", "kernel-pingping", "pingping-size", "pingping-distributions",
-                             "pingping-ceiling", "kernel-pingpong", "pingpong-size",
+    assert page.sections == ["findings", "kernel-pingping", "pingping-size",
+                             "pingping-distributions", "pingping-ceiling", "kernel-pingpong",
+                             "pingpong-size",
                              "pingpong-launches", "pingpong-distributions", "pingpong-ceiling",
                              "provenance"]
     assert page.headings["kernel-pingpong"] == "pingpong (run 2)"
@@ -726,8 +727,8 @@ def test_warnings_counted_by_kind(mixed):
     kinds_seen = set()
     for row in rows:
         counts = Counter(w.kind for w in store.warnings(int(row[0])))
-        assert row[column] == (", ".join(f"{k} {counts[k]}" for k in sorted(counts, key=order.index))
-                               or "none")
+        named = ", ".join(f"{k} {counts[k]}" for k in sorted(counts, key=order.index))
+        assert row[column] == (named or "none")
         kinds_seen |= set(counts)
     # the fake's clean samples flag no case: what is left is about whole runs
     assert "one_launch" in kinds_seen <= {"oversubscribed", "one_launch"}

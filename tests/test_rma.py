@@ -9,6 +9,8 @@ from commscope.system.errors import UserError
 from commscope.system.kernels import catalog
 from commscope.system.mpi import find_mpi
 from commscope.measure.plan import split_sync as split
+from commscope.measure.sweep import load
+from conftest import EMBEDDED, commscope, one_line_error
 
 
 def kernel(name):
@@ -17,8 +19,7 @@ def kernel(name):
 
 def split_sync(k, sync, given):
     return split(catalog(), k, sync, given)
-from commscope.measure.sweep import load
-from conftest import EMBEDDED, commscope, one_line_error
+
 
 EPOCHS = ("fence", "lock", "lock_all_flush", "pscw")
 QUICK = ["--iters", "6", "--launches", "1"]
@@ -70,7 +71,8 @@ def test_a_mebibyte_put_takes_longer_than_eight_bytes(mpi_prefix, db):
      "--sync lock: the epoch is already given as epoch=pscw; give it once"),
     (["run", "rma", "--operation", "accumulate", "--sizes", "8,12"],
      "--sizes: 12 B is not a whole number of accumulate's uint64 (8 B) elements"),
-    (["run", "rma", "--operation", "fetch"], "--operation fetch: choose one of put, get, accumulate"),
+    (["run", "rma", "--operation", "fetch"],
+     "--operation fetch: choose one of put, get, accumulate"),
     (["run", "rma", "--win", "dynamic"], "--win dynamic: choose one of allocate, create"),
     (["run", "rma", "--sync", "flush"], "invalid choice: 'flush'"),
     (["run", "rma", "--window", "0"], "--window 0"),
@@ -110,7 +112,8 @@ def test_latency_is_one_epoch_and_bandwidth_counts_every_operation():
 def test_sweep_plans_take_rma_epochs_as_sync(tmp_path):
     plan = tmp_path / "rma.toml"
     plan.write_text('iters = 6\n[[experiment]]\nkernel = "rma"\nsizes = "8"\n'
-                    'sync = ["fence", "lock_all_flush"]\nparams = { operation = ["put", "get"] }\n')
+                    'sync = ["fence", "lock_all_flush"]\n'
+                    'params = { operation = ["put", "get"] }\n')
     loaded = load(str(plan), find_mpi(str(EMBEDDED)))
     assert sorted((p.sync, p.params["epoch"], p.window) for p in loaded.points) == [
         ("barrier", "fence", 1), ("barrier", "fence", 1),

@@ -146,7 +146,8 @@ def test_range_ends_must_be_zero_or_power_of_two(spec, end):
     with pytest.raises(UserError) as info:
         parse_sizes(spec)
     assert str(info.value).startswith(
-        f"--sizes: range '{spec}' has an end of {end} bytes; range ends must be 0 or a power of two"
+        f"--sizes: range '{spec}' has an end of {end} bytes; "
+        "range ends must be 0 or a power of two"
     )
 
 

@@ -93,7 +93,9 @@ def test_health_inside_an_allocation_checks_its_nodes_through_srun(slurm, mpi_pr
     # two nodes cannot tell a slow node from a slow pair: undecided, exit 3 (usage.md)
     assert done.returncode == 3, done.stderr
     result = json.loads(done.stdout)
-    assert sorted(result["nodes"]) == slurm.cluster.hosts and result["launches"] == LAUNCHES
+    # a launch in another state (a busy host's) is measured again in its place (launches.py,
+    # _replacements): the count is the plan's, or more by those replaced
+    assert sorted(result["nodes"]) == slurm.cluster.hosts and result["launches"] >= LAUNCHES
     assert result["matrix"]["bandwidth_MBps"][0][1] > 0 and result["drain"] == []
     assert "2 nodes" in result["note"]  # a pair alone cannot be told from a node
     ((settings, _, facts),) = stored_runs(db)

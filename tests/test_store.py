@@ -37,7 +37,8 @@ def test_round_trip_keeps_raw_samples_exactly(db):
     again = Store(db)
     (case,) = again.cases(run)
     assert case.id == case_id
-    assert (case.kernel, case.send_mode, case.bytes, case.window) == ("pingpong", "ready", 1 << 31, None)
+    assert (case.kernel, case.send_mode, case.bytes, case.window) == (
+        "pingpong", "ready", 1 << 31, None)
     assert (case.batch, case.warmup_iterations, case.validated) == (3, 17, True)
     assert case.samples.tolist() == samples  # bit-exact float64
     assert again.rank_samples(case_id).tolist() == [samples, [s * 0.5 for s in samples]]
@@ -139,7 +140,8 @@ def test_rank_samples_shape(db):
 def test_schema_1_store_is_migrated_in_place_keeping_its_cases(db):
     from commscope.store.schema import SCHEMA_1
     con = sqlite3.connect(db)
-    con.executescript(SCHEMA_1 + f"PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 1;")
+    con.executescript(SCHEMA_1 + f"PRAGMA application_id = {APPLICATION_ID}; "
+                      "PRAGMA user_version = 1;")
     con.execute("INSERT INTO runs (started_utc, status, command, kernel, ranks) "
                 "VALUES ('t', 'complete', '[]', 'bw', 2)")
     con.execute("INSERT INTO cases (run_id, kernel, bytes, ranks, batch, warmup_iterations, "

@@ -41,7 +41,8 @@ def test_each_study_runs_and_writes_its_figure_first(tmp_path, db, name, np, fak
     out = tmp_path / "out"
     mpi = [] if name == "transports" else ["--mpi", fake_mpi]
     done = commscope("study", name, "--np", np, "--max-time", "0.3", "-o", out, "--db", db,
-                     "--on", "local", *mpi, launcher=None if name == "transports" else FakeLauncher())
+                     "--on", "local", *mpi,
+                     launcher=None if name == "transports" else FakeLauncher())
     assert done.returncode == 0, done.stderr
     html = (out / "report.html").read_text()
     sections = re.findall(r"<h2>(.*?)</h2>", html)

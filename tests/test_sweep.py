@@ -1,4 +1,5 @@
-"""Sweep plans: checked whole before anything runs; interrupted sweeps resume without loss or repeats."""
+"""Sweep plans: checked whole before anything runs; interrupted sweeps resume without loss or
+repeats."""
 
 import signal
 import sqlite3
@@ -59,14 +60,18 @@ def test_plan_expands_to_points_with_stable_case_ids(tmp_path):
     ("[[experiment]]\nkernel = 'pong'\n", "experiment 1: unknown kernel 'pong'"),
     ("[[experiment]]\nkernel = 'ring'\ncolour = 1\n", "experiment 1: unknown key 'colour'"),
     ("speed = 3\n[[experiment]]\nkernel = 'ring'\n", "unknown key 'speed'"),
-    ("[[experiment]]\nkernel = 'ring'\nsizes = '4QB'\n", "experiment 1: sizes: '4QB' is not a size"),
-    ("[[experiment]]\nkernel = 'ring'\nnp = 'two'\n", "experiment 1: np: 'two' is not a process count"),
+    ("[[experiment]]\nkernel = 'ring'\nsizes = '4QB'\n",
+     "experiment 1: sizes: '4QB' is not a size"),
+    ("[[experiment]]\nkernel = 'ring'\nnp = 'two'\n",
+     "experiment 1: np: 'two' is not a process count"),
     ("[[experiment]]\nkernel = 'bcast'\nnp = [2, 4]\nparams = { root = 3 }\n",
      "experiment 1: params.root 3: give a rank from 0 to 1, or rotate"),
-    ("[[experiment]]\nkernel = 'ring'\nparams = { op = 'sum' }\n", "params.op: kernel ring takes pattern"),
+    ("[[experiment]]\nkernel = 'ring'\nparams = { op = 'sum' }\n",
+     "params.op: kernel ring takes pattern"),
     ("[[experiment]]\nkernel = 'ring'\nmap_by = 'core'\nbind_to = 'socket'\n",
      "--bind-to socket: Open MPI binds within the mapped object"),
-    ("[[experiment]]\nkernel = 'ring'\ntransport = 'infiniband'\n", "transport infiniband: choose from auto, shm, tcp"),
+    ("[[experiment]]\nkernel = 'ring'\ntransport = 'infiniband'\n",
+     "transport infiniband: choose from auto, shm, tcp"),
     ("[[experiment]]\nkernel = 'allreduce'\nsizes = '6'\nparams = { dtype = 'double' }\n",
      "not a whole number of double"),
     ("launches = 0\n[[experiment]]\nkernel = 'ring'\n", "launches 0: give a whole number"),

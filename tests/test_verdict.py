@@ -1,8 +1,9 @@
 """The verdict core (commscope.stats.verdict) on estimates of known truth: the threshold in its
 one unit, the tests at the threshold, the words, moderation with an estimated prior, no
 spread as unknown spread, the false-coverage-rate interval of what is named, the one
-JUnit writer, the exit status a gate reads, and the screen's two-stage tests (Pocock's looks, the combination, the
-empirical null). The rates over many simulated commands are bench/verdicts.py's."""
+JUnit writer, the exit status a gate reads, and the screen's two-stage tests (Pocock's
+looks, the combination, the empirical null). The rates over many simulated commands are
+bench/verdicts.py's."""
 
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ def main(argv: list[str]) -> int:
     u.add_argument("hosts", type=int, nargs="?", default=2)
     u.add_argument("--racks", type=int, default=1,
                    help="deal the hosts in order to R racks joined by a router (default 1)")
-    u.add_argument("--rate", type=float, metavar="MBIT", help="shape every host's link to MBIT Mbit/s")
+    u.add_argument("--rate", type=float, metavar="MBIT",
+                   help="shape every host's link to MBIT Mbit/s")
     u.add_argument("--trunk", type=float, metavar="MBIT",
                    help="shape the trunk between racks to MBIT Mbit/s each way")
     sub.add_parser("down", help="remove every namespace, link, qdisc and file of the cluster")
