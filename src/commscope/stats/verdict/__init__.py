@@ -18,7 +18,8 @@ from .claim import (FAIL_ON, INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, UNDETERMIN
                     junit, legend, unmeasured)
 from .inference import Estimate, decide, moderate, paired, unpaired
 from .spec import VerdictSpec
-from .threshold import (ALPHA, DEFAULTS, Defaults, Threshold, more_launches, negligible,
+from ..stats import ALPHA
+from .threshold import (DEFAULTS, Defaults, Threshold, more_launches, negligible,
                         parse_threshold)
 
 __all__ = ["ALPHA", "DEFAULTS", "FAIL_ON", "INCONCLUSIVE", "NEGLIGIBLE", "PAIRED", "TERMS",

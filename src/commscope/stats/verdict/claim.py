@@ -11,7 +11,8 @@ from xml.etree import ElementTree
 
 from ...system import units
 from .inference import Decided, Estimate, decide, moderate, selected_levels
-from .threshold import ALPHA, Threshold
+from ..stats import ALPHA
+from .threshold import Threshold
 
 UNDETERMINED = "undetermined"  # tested, but the interval spans the threshold
 INCONCLUSIVE = "inconclusive"  # untested: too few launches to know the spread

@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..stats import benjamini_hochberg, satterthwaite, t_cdf, t_quantile
-from .threshold import ALPHA, POWER
+from ..stats import ALPHA, benjamini_hochberg, satterthwaite, t_cdf, t_quantile
+from .threshold import POWER
 
 MIN_MODERATED = 3  # fewer comparisons cannot estimate a prior's spread
 # sigma^2 / tau^2 without history: commands differ as much as a command's launches

@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 
 from ...system.errors import UserError
-from ..stats import ALPHA  # noqa: F401 (the verbs read the level here, with the thresholds)
 
 POWER = 0.80  # what the smallest detectable change is detected with
 
