@@ -137,7 +137,7 @@ def commscope(*args, env: dict | None = None, cwd=None, launcher=None) -> Done:
 def follows_its_schema(args: list[str], done) -> None:
     """Every JSON output of the suite is one document a strict parser reads (no NaN, no
     Infinity, nothing printed before or after it) and validates against the published
-    schema it names (src/commscope/schemas, docs/schemas.md); an export in another tool's
+    schema it names (src/commscope/views/schemas, docs/schemas.md); an export in another tool's
     format, against our schema of that format. A field added, dropped or retyped without
     a new schema fails."""
     from commscope.views import schemas

@@ -1,4 +1,4 @@
-"""The published JSON Schemas (src/commscope/schemas, docs/schemas.md): each a valid schema
+"""The published JSON Schemas (src/commscope/views/schemas, docs/schemas.md): each a valid schema
 whose $id is its file, never changed once published, and strict enough that an output
 changed without a new schema fails to validate. Every `--json` output of the suite is
 validated against the schema it names by conftest.commscope."""

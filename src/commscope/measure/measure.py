@@ -1,4 +1,4 @@
-"""Run one launch of a plan: start it through the launch seam (launcher/job.py), ingest
+"""Run one launch of a plan: start it through the launch seam (system/launcher/job.py), ingest
 its records as they come, every case committed as it lands."""
 
 from __future__ import annotations

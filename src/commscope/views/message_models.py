@@ -1,6 +1,6 @@
 """The models that are not a line through one kernel's times, LogGP and max-rate, as JSON
 and as tables: each table is built here once, and `commscope fit` prints it as text
-while the report (report/message_models.py) shows the same table as HTML."""
+while the report (views/report/message_models.py) shows the same table as HTML."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The one table: rows of cells with a header, shown as aligned text in the terminal or
-as HTML in the report (report/html.py), names left-aligned and numbers right-aligned."""
+as HTML in the report (views/report/html.py), names left-aligned and numbers right-aligned."""
 
 from __future__ import annotations
 
