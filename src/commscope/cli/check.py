@@ -5,7 +5,6 @@ same launches, or judge stored runs (--runs), and give each (np, size) a verdict
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import replace
 
 from ..store import selection
@@ -20,6 +19,7 @@ from ..stats.results import case_history, measured
 from ..judge.tune import judged
 from ..system.sizes import format_bytes
 from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
+from ..stats.verdict.spec import by_spec
 from ..views.check import junit, remedies, render
 from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store, print_json,
                      say_oversubscribed, write_atomic, writing_store)
@@ -147,13 +147,9 @@ def _tuned(store, guidelines) -> list:
     """tune's choices for the collectives these guidelines judge, from the tune runs the
     results file holds, each judged as its command did (tune.judged)."""
     kernels = {g.kernel for g in guidelines if g.kind in ("pattern", "specialised")}
-    groups: dict[str, tuple[dict, list]] = {}
-    for r in store.runs():
-        if r.kernel in kernels and r.command[1:2] == ["tune"]:
-            given = VerdictSpec.of(r.settings.get("verdict")) or VerdictSpec("tune")
-            groups.setdefault(json.dumps(given.as_dict(), sort_keys=True),
-                              (given, []))[1].extend(store.cases(r.id))
-    return judged(list(groups.values()))
+    groups = by_spec([r for r in store.runs() if r.kernel in kernels], "tune")
+    return judged([(given, [c for r in runs for c in store.cases(r.id)])
+                   for given, runs in groups])
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

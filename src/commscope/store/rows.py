@@ -232,11 +232,15 @@ def _extra(row: sqlite3.Row) -> dict:
     blob: as JSON they took 48 ms a case to write and 7 ms to read at 1024 ranks)."""
     extra = json.loads(row["extra"]) if row["extra"] else {}
     if row["phase_samples"] is not None:
-        names = extra.pop("phase_names")
-        times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
-            len(names), row["ranks"], row["n"])
-        extra["phase_samples_s"] = dict(zip(names, times))
+        extra["phase_samples_s"] = _phases(row, extra.pop("phase_names"))
     return extra
+
+
+def _phases(row: sqlite3.Row, names: list[str]) -> dict[str, np.ndarray]:
+    """Each phase's [rank][sample] seconds, from the case's phase_samples blob."""
+    times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
+        len(names), row["ranks"], row["n"])
+    return dict(zip(names, times))
 
 
 def _rank_mean(row: sqlite3.Row) -> np.ndarray | None:
@@ -253,12 +257,9 @@ def pair_cases(rows: Iterable[sqlite3.Row]) -> Iterator[PairCase]:
     third of a 1024-node read) and the array shared: read, never changed."""
     peers: dict[str, np.ndarray] = {}
     for row in rows:
-        names = _shared_json(row["names"])
-        times = np.frombuffer(row["phase_samples"], dtype="<f8").reshape(
-            len(names), row["ranks"], row["n"])
         text = row["peers"]
         if text not in peers:
             peers[text] = np.array(json.loads(text), dtype=np.int64)
             peers[text].flags.writeable = False
         yield PairCase(row["bytes"], row["window"], row["number"], peers[text],
-                       dict(zip(names, times)))
+                       _phases(row, _shared_json(row["names"])))

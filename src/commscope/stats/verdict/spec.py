@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from .threshold import DEFAULTS, Threshold, parse_threshold
@@ -44,6 +45,18 @@ class VerdictSpec:
         if given.get("guidelines") is not None:
             given["guidelines"] = tuple(given["guidelines"])
         return cls(stored["verb"], **given)
+
+
+def by_spec(runs, verb: str) -> list[tuple[VerdictSpec, list]]:
+    """The runs (each with `command` and `settings`) that `verb`'s commands made, grouped
+    by how each command judged, so that each group is judged again as its command did."""
+    groups: dict[str, tuple[VerdictSpec, list]] = {}
+    for r in runs:
+        if r.command[1:2] == [verb]:
+            given = VerdictSpec.of(r.settings.get("verdict")) or VerdictSpec(verb)
+            groups.setdefault(json.dumps(given.as_dict(), sort_keys=True),
+                              (given, []))[1].append(r)
+    return list(groups.values())
 
 
 def _plain(value):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -16,7 +15,7 @@ from ...stats.replication import History
 from ...stats.results import case_history
 from ...store.store import Store
 from ...stats.summary import case_summary, combined_summary
-from ...stats.verdict.spec import VerdictSpec
+from ...stats.verdict.spec import VerdictSpec, by_spec
 from . import figures
 
 # Shown against the process count P: the collectives, and the ring, whose time grows with P.
@@ -92,13 +91,7 @@ def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> Re
 def by_verdict(data: ReportData, verb: str) -> list[tuple[VerdictSpec, list[RunData]]]:
     """The runs `verb` made, grouped by how their command judged (the verdict parameters
     it stored with them), so the report judges each group as its command did."""
-    groups: dict[str, tuple[VerdictSpec, list[RunData]]] = {}
-    for r in data.runs:
-        if r.command[1:2] == [verb]:
-            given = VerdictSpec.of(r.settings.get("verdict")) or VerdictSpec(verb)
-            groups.setdefault(json.dumps(given.as_dict(), sort_keys=True),
-                              (given, []))[1].append(r)
-    return list(groups.values())
+    return by_spec(data.runs, verb)
 
 
 def combined(cases: list[Case]) -> list[dict]:
