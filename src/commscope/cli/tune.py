@@ -104,7 +104,7 @@ def _algorithms(known, name: str) -> tuple:
 
 
 def _plans(args, mpi, known, kernels: list[str], np: str, sizes: str, launches: str,
-           library=(), each: bool = False, verdict: dict | None = None) -> list:
+           library=(), each: bool = False, verdict: VerdictSpec | None = None) -> list:
     """One plan per (np, collective), each case sampling CASE_S per launch; `each`: every
     algorithm beside the default."""
     return [plan for np_ in parse_ranks(np) for name in kernels
