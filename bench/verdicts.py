@@ -238,9 +238,8 @@ def tune_command(rng, gains: list[float], noise: float, k: int) -> list[Point]:
         options = []
         for a, g in enumerate(gains):
             times = np.exp(math.log(1 - g) + launch + noise * rng.standard_normal(k))
-            e = paired(default, dict(enumerate(times)))
             options.append(Option(f"a{a}", float(np.median(times)), None,
-                                  math.exp(-e.log_ratio), None, None, e))
+                                  paired(default, dict(enumerate(times)))))
         made.append(Point("allreduce", 4, 1 << size, float(np.median(list(default.values()))),
                           None, tuple(options), k))
     return choose(made)

@@ -168,7 +168,8 @@ def test_a_node_is_measured_against_the_others_alone(nodes):
     m = Matrices([f"n{i}" for i in range(nodes)], "pairs", bw, np.ones_like(bw), 1 << 20, 8)
     got = {c.hosts[0]: c for c in judge(m, 0.2).candidates if c.kind == "node"}
     assert got["n0"].values == pytest.approx([math.log(0.8)] * 2, abs=2 * TOLERANCE)
-    assert got["n0"].measured == pytest.approx(got["n0"].expected * got["n0"].ratio)
+    e = got["n0"].claim.evidence
+    assert e["measured"] == pytest.approx(e["expected"] * got["n0"].claim.ratio)
 
 
 def test_a_node_at_the_threshold_among_four_is_rarely_cleared():
@@ -198,7 +199,8 @@ def test_a_matrix_measured_in_halves_judges_every_node_and_link_but_the_pair():
     found = judge(m, 0.2)
     assert sorted((c.kind, c.direction or c.hosts[0]) for c in found.suspects) == \
         [("link", "n1->n6"), ("node", "n5")]
-    assert not found.links_cleared[1, 2] and not found.links_cleared[2, 1]
+    (pair,) = [c for c in found.verdicts() if c.subject == "n1 n2"]
+    assert (pair.word, pair.launches, pair.interval) == ("inconclusive", 0, None)
     assert {"n1", "n2"} <= set(found.cleared + found.unresolved)
 
 
@@ -228,6 +230,14 @@ def test_a_pair_that_cannot_connect_is_unreachable_and_the_rest_is_judged(fake_m
     failed = {(c.get("name"), f.get("type")) for c in ElementTree.parse(xml).iter("testcase")
               for f in c.iter("failure")}
     assert failed == {("h1 h2", "unreachable"), ("h5", "suspect")}
+    said = {c.get("name"): (f.get("message") if f is not None else c.findtext("system-out"))
+            for c in ElementTree.parse(xml).iter("testcase")
+            for f in [c.find("failure") if c.find("failure") is not None else c.find("skipped")]}
+    # the verdict core's words: a fault's what was seen, a link through a drained node's figures
+    assert re.match(r"unreachable: h[12] -> h[12]: no launch that held both finished; each "
+                    r"finished with other nodes; check the route", said["h1 h2"]), said
+    assert re.match(r"undetermined: ratio \S+ \(interval \S+ to \S+\), p \S+, launches \d+; "
+                    r"through drained node h5$", said["h0 h5"]), said
     done = commscope("health", "--hosts", ",".join(HOSTS), "--mpi", fake_mpi, "--db",
                      tmp_path / "t.db", "--sizes", "8,256KiB", "--deadline", "0.5",
                      "--launches", "3", launcher=dataclasses.replace(fake, launched=[]))
@@ -261,6 +271,12 @@ def test_junit_has_a_testcase_per_node_and_link_and_prometheus_parses(fake_mpi, 
     assert len(cases) == 8 + 8 * 7 // 2
     failed = [c.name for c in cases if any(isinstance(r, junitparser.Failure) for r in c.result)]
     assert failed == ["h7"]
+    # each testcase the verdict core's claim: its word, ratio, interval, p, launches, remedy
+    (failure,) = next(c for c in cases if c.name == "h7").result
+    assert re.match(r"suspect: ratio 0\.2\d \(interval 0\.2\d to 0\.2\d\), p \S+, launches "
+                    r"10; drain it and test it alone", failure.message), failure.message
+    assert re.match(r"cleared: ratio (0\.9\d|1\.0\d) \(interval \S+ to \S+\), p \S+, launches 10$",
+                    next(c for c in cases if c.name == "h0").system_out)
     # a link through h7 is h7's failure, skipped; every other node and link is decided
     skipped = {c.name for c in cases if c.is_skipped}
     assert skipped <= {c.name for c in cases if "h7" in c.name.split()}

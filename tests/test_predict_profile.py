@@ -165,3 +165,30 @@ def test_the_report_prices_each_profile_among_its_runs(fake_mpi, tmp_path):
     section = page[page.index('id="profiles"'):]
     assert f"Profile {run}" in section and "MPI_Send" in section and "what if bandwidth x2" \
         in section
+
+
+def test_a_row_is_unexplained_only_where_its_efficiency_interval_lies_below_the_bound():
+    """100 calls priced at 50 us against 10 ms profiled: efficiency 0.5. Its claim is told
+    by the interval (the cost's over the profiled time) against LOW_EFFICIENCY, and only
+    `unexplained` sets --json's flag and the table's `!`."""
+    from commscope.profiles.price import LOW_EFFICIENCY, Priced
+    from commscope.views.profile import predict_json, prediction_table
+    row = Row("MPI_Recv", 2, 4096, "local", 100, 1e-2)
+
+    def priced(cost, ci):
+        return Priced(row, None, cost, ci, "measured", "run 1")
+    told = {"unexplained": priced(5e-5, (4e-5, 6e-5)), "undetermined": priced(5e-5, (4e-5, 9e-5)),
+            "explained": priced(9e-5, (8.5e-5, 9.5e-5)), "inconclusive": priced(5e-5, None)}
+    assert LOW_EFFICIENCY == 0.8
+    assert {word: x.efficiency.word for word, x in told.items()} == {w: w for w in told}
+    assert priced(0.0, (0.0, 0.0)).efficiency.word == "unexplained"
+    assert Priced(row, None, 0.0, (0.0, 0.0), "with MPI_Irecv", "").efficiency is None
+    profile = Profile(("./app",), 2, (1.0, 1.0), (row,), {"tool": "test"})
+    for word, x in told.items():
+        (shown,) = predict_json(1, profile, "here", [x], [])["rows"]
+        assert shown["unexplained"] == (word == "unexplained")
+        assert shown["efficiency"] == pytest.approx(x.predicted_s / 1e-2)
+        assert shown["efficiency_ci"] == (None if x.cost_ci_s is None else pytest.approx(
+            [x.cost_ci_s[0] * 100 / 1e-2, x.cost_ci_s[1] * 100 / 1e-2]))
+        marked = prediction_table([x], x.predicted_s).text().count(" !")
+        assert marked == (word == "unexplained"), word

@@ -181,9 +181,9 @@ def test_a_factor_the_second_stage_launches_share_cancels():
         looked += len(plain.history) > 1  # the second stage ran
         assert (plain.named, plain.cleared, plain.rounds) == \
             (slower.named, slower.cleared, slower.rounds)
-        for x, seen in plain.evidence.items():
-            assert slower.evidence[x]["ratio"] == pytest.approx(seen["ratio"], rel=1e-9)
-            assert slower.evidence[x]["ci"] == pytest.approx(seen["ci"], rel=1e-9)
+        for x, seen in plain.judged.items():
+            assert slower.judged[x].ratio == pytest.approx(seen.ratio, rel=1e-9)
+            assert slower.judged[x].interval == pytest.approx(seen.interval, rel=1e-9)
     assert looked == 3
 
 
@@ -281,6 +281,13 @@ def test_a_launch_that_stalled_then_ran_clean_is_named_and_fails_the_gate(fake_m
     assert [s["kind"] for s in result["suspects"]] == ["stalled"]
     assert code == 0 and result["cleared"] == HOSTS
     assert _junit(xml)["health.stall", "h5"] is None
+    from xml.etree import ElementTree
+    said = {c.get("classname"): c.findtext("system-out")
+            for c in ElementTree.parse(xml).iter("testcase") if c.get("name") == "h5"}
+    assert re.match(r"stalled \(transient\): h5 rank \d: .*\(round \d+\); run the screen again"
+                    r".*; passes: --transient ok$", said["health.stall"]), said
+    assert re.match(r"cleared: ratio \S+ \(interval \S+ to \S+\), p \S+, launches \d+$",
+                    said["health.node"]), said
 
     done = commscope("health", "--screen", "--hosts", ",".join(HOSTS), "--mpi", fake_mpi,
                      "--db", tmp_path / "t.db", "--sizes", "8,256KiB", "--deadline", "0.5",

@@ -121,6 +121,32 @@ def test_a_wait_after_the_call_costs_nothing(mpi_prefix, db):
         assert abs(s["sensitivity"]) <= 0.05, s
 
 
+def test_an_algorithm_s_claim_against_the_default_is_told_by_its_bonferroni_interval():
+    """The default's S less each algorithm's, paired by launch, is the claim's evidence (as
+    tune --late --json gives it), its word by the interval at 1 - 0.05 / 4: below the
+    default's beyond doubt, above it, neither, or one launch (no interval); the lowest of
+    those below is chosen."""
+    def measured(per_launch):
+        values = list(per_launch.values())
+        return skew.Skew(1e-3, 1e-3, 2, False, float(np.mean(values)), None, {}, {},
+                         len(values), 10, per_launch)
+    default = measured({0: 1.0, 1: 0.98, 2: 1.01, 3: 0.99})
+    found = {a.algorithm: a for a in skew.absorbing(default, {
+        "low": measured({0: 0.1, 1: 0.12, 2: 0.09, 3: 0.11}),
+        "high": measured({0: 1.5, 1: 1.45, 2: 1.52, 3: 1.49}),
+        "alike": measured({0: 1.1, 1: 0.9, 2: 1.02, 3: 0.97}),
+        "once": measured({0: 0.0})}, "bcast np4 8 B, 1 ms late")}
+    assert {n: a.claim.word for n, a in found.items()} == {
+        "low": "absorbs more", "high": "absorbs less", "alike": "undetermined",
+        "once": "inconclusive"}
+    assert [n for n, a in found.items() if a.chosen] == ["low"]
+    low = found["low"].claim
+    less, ci = mean_interval([0.9, 0.86, 0.92, 0.88], alpha=0.05 / 4)
+    assert low.evidence["less"] == pytest.approx(0.89)
+    assert (low.evidence["less"], low.evidence["less_ci"]) == (less, list(ci))
+    assert not low.failing and not found["high"].claim.failing  # a choice gates nothing
+
+
 def test_tune_late_chooses_the_algorithm_that_absorbs_a_late_rank(fake_mpi, tmp_path):
     """The fake's truth: under the default's binomial tree a late rank 2 delays rank 3
     (S 1/3), under basic_linear nobody (the root sends to each rank itself), under the

@@ -424,12 +424,36 @@ def test_an_algorithm_the_rules_format_cannot_name_is_reported_not_chosen():
 
     def faster(by):  # the default's time over the algorithm's, 5 launches at 1% noise
         return Estimate(math.log(by), 0.01 ** 2, 4, 1 / 5, 5, True)
-    tree = Option("tree", 1.0, None, 0.5, None, None, faster(2.0))
-    binomial = Option("binomial", 1.5, None, 0.75, None, None, faster(4 / 3))
+    tree = Option("tree", 1.0, None, faster(2.0))
+    binomial = Option("binomial", 1.5, None, faster(4 / 3))
     (p,) = choose([Point("bcast", 8, 1024, 2.0, None, (tree, binomial), 5)],
                   lambda kernel, algorithm: algorithm != "tree")
     assert (p.choice, p.unwritable) == ("binomial", "tree")
     assert p.gain == pytest.approx(0.25, abs=0.01)
+
+
+def test_each_algorithm_s_verdict_is_the_core_s_claim_shown_the_other_way_round():
+    """The claim's ratio is the default's time over the algorithm's, the side the core
+    tests above the least gain; the table and --json show the algorithm's over the
+    default's, its interval inverted and the claim's p."""
+    from commscope.judge.tune import Option, Point, choose
+    from commscope.stats.verdict import Estimate
+
+    def by(ratio):  # the default's time over the algorithm's, 5 launches at 1% noise
+        return Estimate(math.log(ratio), 0.01 ** 2, 4, 1 / 5, 5, True)
+    (p,) = choose([Point("bcast", 8, 1024, 2.0, None, (
+        Option("tree", 1.0, None, by(2.0)), Option("near", 1.96, None, by(1.02)),
+        Option("same", 2.0, None, by(1.0)), Option("slow", 3.0, None, by(2 / 3))), 5)])
+    assert [o.claim.word for o in p.options] == ["faster", "faster within the gain",
+                                                 "no gain", "slower"]
+    tree = p.options[0]
+    low, high = tree.claim.interval
+    assert tree.claim.ratio == pytest.approx(2.0) and low < 2.0 < high
+    shown = tree.as_dict()
+    assert shown["ratio"] == pytest.approx(0.5)
+    assert shown["ci"] == [1 / high, 1 / low] and shown["p_value"] == tree.claim.p < 0.05
+    assert p.choice == "tree" and p.gain == pytest.approx(0.5, abs=0.01)
+    assert [o.gain for o in p.options[1:]] == [0.0, 0.0, 0.0]
 
 
 def test_verify_measures_both_sides_of_each_boundary_the_file_names(fake_mpi, db, tmp_path):

@@ -266,7 +266,7 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
                                  threshold, args.deadline, groups, group_names)
     say_oversubscribed(store, [run_id])
     transient_ok = args.transient == "ok"
-    cases = screen_testcases(found, names, transient_ok)
+    cases = screen_testcases(found, transient_ok)
     if args.junit:
         write_atomic(args.junit, screen_junit(cases, args.fail_on))
     if args.json:

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
-from ..stats.verdict import (ALPHA, DEFAULTS, Threshold, VerdictSpec, more_launches,
-                              parse_threshold)
+from ..stats.verdict import (ALPHA, DEFAULTS, INCONCLUSIVE, UNDETERMINED, Claim, Threshold,
+                              VerdictSpec, more_launches, parse_threshold, unmeasured)
 from ..stats.verdict.inference import (NO_SPREAD, Stage, empirical_null, family_tests, moderated,
                                        staged_tests)
 from ..store.rows import PairCase
+from .verdicts import FAMILY, REMEDY, WORDS, fault_claim, fault_where
 
 DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"].threshold).fraction
 PATTERNS = ("pairs", "shift")
@@ -286,47 +287,53 @@ def median_of_others(effects: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Candidate:
+    """A node, directed link or step judged: its log ratio in each launch and its claim
+    (the ratio its values give, measured over expected bandwidth; the claim's evidence the
+    figures its JSON item gives: bytes/s as MB/s, geometric means over launches)."""
     kind: str  # node, link, step
     hosts: list[str]
-    values: np.ndarray  # the log ratio in each launch
-    measured: float  # bytes/s, the geometric mean over launches
-    expected: float
+    values: np.ndarray
+    claim: Claim
     direction: str | None = None  # a link's, "a->b"
     distance: int | None = None  # a step's
-    p_value: float | None = None  # one-sided, BH-adjusted
-    ci: tuple[float, float] | None = None
 
-    @property
-    def ratio(self) -> float:
-        return math.exp(float(np.nanmean(self.values)))
+    def as_dict(self) -> dict:
+        """Its JSON item (schema health): the evidence, then the claim's figures."""
+        c, e = self.claim, self.claim.evidence
+        out = {**{k: e[k] for k in ("kind", "hosts", "metric", "bytes", "measured",
+                                    "expected")},
+               "ratio": c.ratio, "ci": list(c.interval) if c.interval else None,
+               "p_value": c.p, "launches": c.launches}
+        return {**out, **{k: e[k] for k in ("direction", "distance") if k in e}}
 
-    def as_dict(self, bandwidth_bytes: int) -> dict:
-        out = {"kind": self.kind, "hosts": self.hosts, "metric": "bandwidth_MBps",
-               "bytes": bandwidth_bytes, "measured": self.measured / 1e6,
-               "expected": self.expected / 1e6, "ratio": self.ratio,
-               "ci": list(self.ci) if self.ci else None, "p_value": self.p_value,
-               "launches": int(np.isfinite(self.values).sum())}
-        if self.direction:
-            out["direction"] = self.direction
-        if self.distance is not None:
-            out["distance"] = self.distance
-        return out
+
+@dataclass
+class Links:
+    """The directed links tested and their tests, kept as arrays (a 1024-node check has a
+    million); their claims are made when asked (Health.verdicts)."""
+    index: np.ndarray  # N x N: link x -> y's place in `tested`, -1 where not tested
+    tested: Tested
 
 
 @dataclass
 class Health:
     matrices: Matrices
     threshold: float
-    candidates: list[Candidate] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)  # every node and step
     suspects: list[Candidate] = field(default_factory=list)
-    cleared: list[str] = field(default_factory=list)  # nodes no more than the threshold slower
-    links_cleared: np.ndarray | None = None  # N x N: the directed link x->y cleared
+    links: Links | None = None
     detectable: float | None = None  # a node's bandwidth ratio named with 80% power
     fits: list[Fit] = field(default_factory=list)
     note: str | None = None  # why nothing could be named
     # what stopped a launch, traced (preflight.diagnose): kind (unreachable: a pair that
     # cannot talk; hung: a node that answers none), hosts, evidence; judged without them
     faults: list[dict] = field(default_factory=list)
+
+    @property
+    def cleared(self) -> list[str]:
+        """Nodes no more than the threshold slower, beyond doubt."""
+        return [c.hosts[0] for c in self.candidates
+                if c.kind == "node" and c.claim.word == WORDS.under]
 
     @property
     def hung(self) -> list[str]:
@@ -351,15 +358,69 @@ class Health:
     def node_scores(self) -> dict[str, float]:
         """Each node's bandwidth over the typical node's (exp a_x, geometric mean over
         launches): 1 is typical, 0.25 a node at a quarter."""
-        return {c.hosts[0]: c.ratio for c in self.candidates if c.kind == "node"
+        return {c.hosts[0]: c.claim.ratio for c in self.candidates if c.kind == "node"
                 and np.isfinite(c.values).any()}
+
+    def verdicts(self) -> Iterator[Claim]:
+        """What a gate and JUnit read: a claim per node, per link (both directions in one:
+        the worse-judged) and per step named; a fault traced in place of what it stops. A
+        link through a drained node is that node's failure: undetermined. One at a time:
+        a 1024-node check has half a million links."""
+        nodes, drain = self.matrices.nodes, set(self.drain)
+        faults = {(FAMILY[f["kind"]], " ".join(sorted(f["hosts"], key=nodes.index))): f
+                  for f in self.faults}
+        judged = {(c.claim.family, c.claim.subject): c.claim
+                  for c in self.candidates + self.suspects}
+
+        def one(kind: str, hosts: list[str], pair: Claim | None = None) -> Claim:
+            subject = " ".join(hosts)
+            fault = faults.get((FAMILY[kind], subject))
+            if fault:
+                return fault_claim(fault["kind"], subject,
+                                   f"{fault_where(fault['hosts'])}: {fault['evidence']}")
+            found = judged.get((FAMILY[kind], subject))
+            if found is not None and (kind == "node" or found.failing):
+                return found
+            if self.note:
+                return replace(unmeasured(FAMILY[kind], subject), seen=self.note)
+            pair = pair or replace(unmeasured(FAMILY[kind], subject),
+                                   seen="a way measured in fewer than 2 launches")
+            through = sorted(drain & set(hosts))
+            return replace(pair, word=UNDETERMINED, failing=False,
+                           remedy=f"through drained node {', '.join(through)}") \
+                if through else pair
+
+        yield from (one("node", [n]) for n in nodes)
+        yield from (one("link", [nodes[x], nodes[y]], pair) for x, y, pair in self._pairs())
+        yield from (c.claim for c in self.suspects if c.kind == "step")
+
+    def _pairs(self) -> Iterator[tuple[int, int, Claim | None]]:
+        """Each pair x < y with its links' claim: the worse-judged direction's (named, then
+        untested, undetermined, cleared; then the lower ratio); None where a direction was
+        not tested."""
+        n = len(self.matrices.nodes)
+        x, y = np.triu_indices(n, 1)
+        if self.links is None or self.note:
+            yield from ((a, b, None) for a, b in zip(x.tolist(), y.tolist()))
+            return
+        t, index = self.links.tested, self.links.index
+        there, back = index[x, y], index[y, x]
+        rank = np.where(t.named, 3, np.where(~t.tested, 2, np.where(t.cleared, 0, 1)))
+        first = (rank[there] > rank[back]) | ((rank[there] == rank[back])
+                                              & (t.ratio[there] <= t.ratio[back]))
+        worse = np.where((there < 0) | (back < 0), -1, np.where(first, there, back))
+        for a, b, d in zip(x.tolist(), y.tolist(), worse.tolist()):
+            subject = f"{self.matrices.nodes[a]} {self.matrices.nodes[b]}"
+            yield a, b, None if d < 0 else t.claim(d, "link", subject)
 
 
 class Tested(NamedTuple):
     """_tests' outcome per candidate: named, cleared, the adjusted p of being named, the
     interval as bandwidth ratios, the ratio named with 80% power (NaN: not estimated),
     the values' own estimates (a later stage's `earlier`), the bandwidth ratio at the
-    interval's middle and the launches that measured each."""
+    interval's middle, the launches that measured each, the adjusted p of being cleared
+    and whether it was tested (a spread known). Arrays inside the statistics; what leaves
+    for the views is each one's claim."""
     named: np.ndarray
     cleared: np.ndarray
     p: np.ndarray
@@ -369,6 +430,26 @@ class Tested(NamedTuple):
     stage: Stage
     ratio: np.ndarray
     launches: np.ndarray
+    under: np.ndarray
+    tested: np.ndarray
+
+    def claim(self, i: int, kind: str, subject: str, ratio: float | None = None,
+              evidence: dict | None = None, earlier: int = 0) -> Claim:
+        """Candidate i's claim: named, suspect; cleared; else undetermined, or inconclusive
+        where untested. The p of the word's test (of being named where none passed), the
+        interval, the launches it stands on (`earlier`: a first stage's); `ratio`: the
+        verb's own figure where it is taken otherwise (the JSON's, as it always was)."""
+        ratio = float(self.ratio[i]) if ratio is None else ratio
+        launches = int(self.launches[i]) + earlier
+        if not self.tested[i]:
+            return Claim(FAMILY[kind], subject, ratio, None, None, INCONCLUSIVE, launches,
+                         True, None, False, evidence or {})
+        named, cleared, seen = bool(self.named[i]), bool(self.cleared[i]), float(self.seen[i])
+        return Claim(FAMILY[kind], subject, ratio, (float(self.low[i]), float(self.high[i])),
+                     float(self.under[i] if cleared else self.p[i]),
+                     WORDS.over if named else WORDS.under if cleared else UNDETERMINED,
+                     launches, True, seen if math.isfinite(seen) else None, named,
+                     evidence or {}, REMEDY[kind] if named else None)
 
 
 def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA,
@@ -407,6 +488,7 @@ def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA,
                                                 df[tested])
         se = np.sqrt(se ** 2 + spread)
     p, named, cleared = np.ones(k.size), np.zeros(k.size, bool), np.zeros(k.size, bool)
+    under = np.ones(k.size)
     low, high = np.zeros(k.size), np.full(k.size, np.inf)
     seen = np.full(k.size, np.nan)  # the lowest bandwidth ratio named with 80% power
     stage = Stage(-mean, np.where(tested, se, np.nan), df)
@@ -416,18 +498,18 @@ def _tests(values: np.ndarray, threshold: Threshold, alpha: float = ALPHA,
         f = staged_tests(Stage(first.d[tested], first.se[tested], first.df[tested]),
                          Stage(-mean[tested], se[tested], df[tested]), weight,
                          threshold.log, alpha)
-        p[tested], named[tested] = f.over, f.over < alpha
+        p[tested], named[tested], under[tested] = f.over, f.over < alpha, f.under
         cleared[tested] = (f.under < alpha) & ~named[tested]
         low[tested], high[tested] = np.exp(-f.high), np.exp(-f.low)
         ratio[tested] = np.exp(-f.centre)
     elif tested.any():
         f = family_tests(-mean[tested], se[tested], df[tested], threshold.log, alpha=alpha)
-        p[tested], named[tested] = f.over, f.over < alpha
+        p[tested], named[tested], under[tested] = f.over, f.over < alpha, f.under
         cleared[tested] = (f.under < alpha) & ~named[tested]
         half = np.where(named[tested], f.fcr, f.plain)
         low[tested], high[tested] = np.exp(mean[tested] - half), np.exp(mean[tested] + half)
         seen[tested] = 1 / f.detectable
-    return Tested(named, cleared, p, low, high, seen, stage, ratio, k)
+    return Tested(named, cleared, p, low, high, seen, stage, ratio, k, under, tested)
 
 
 def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
@@ -452,24 +534,11 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
     # launches x N: each node against the others alone, and the others' typical pair
     a, typical = (np.array(v) for v in zip(*(against_others(logs[i], f, shift)
                                              for i, f in enumerate(fits))))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a node never measured: NaN
-        # its pairs with a typical other against the typical pair of two others
-        nodes = [Candidate("node", [host], a[:, x], float(np.exp(np.nanmean(typical[:, x]
-                                                                            + a[:, x]))),
-                           float(np.exp(np.nanmean(np.where(np.isfinite(a[:, x]),
-                                                            typical[:, x], np.nan)))))
-                 for x, host in enumerate(m.nodes)]
-    steps = []
+    s = np.zeros((k, 0))
     if shift:
         s = np.array([f.steps for f in fits])  # launches x N-1
         usual = np.array([median_of_others(row) for row in s])  # as the nodes', by distance
         s = s - usual
-        steps = [Candidate("step", [], s[:, d - 1],
-                           float(np.exp((mus + s[:, d - 1] + usual[:, d - 1]).mean())),
-                           float(np.exp((mus + usual[:, d - 1]).mean())), distance=d)
-                 for d in range(1, n)]
-    health.candidates = nodes + steps
     e = np.array([f.residuals for f in fits])  # launches x N x N
     # a link in 2 launches or more (a launch without one of its ends misses it)
     measured = np.isfinite(e).sum(axis=0) >= 2
@@ -478,41 +547,58 @@ def judge(m: Matrices, threshold: float = DEFAULT_THRESHOLD) -> Health:
     if k < 2:
         health.note = ("one launch: its spread between launches is unknown, so nothing is "
                        f"named; {more_launches('health')}")
-        return health
     limit = Threshold(threshold)
-    named = []
-    for kind, values in (("node", a), ("step", np.array([c.values for c in steps]).T),
-                         ("link", e[:, xs, ys])):
-        if not values.size:
-            continue
-        hit, clear, q, low, high, seen = _tests(values, limit)[:6]  # each kind its own family
-        if kind == "node" and np.isfinite(seen).any():
-            health.detectable = float(np.nanmedian(seen))
-        if kind == "link":
-            health.links_cleared = np.zeros((n, n), bool)
-            health.links_cleared[xs, ys] = clear
-            for i in np.nonzero(hit)[0]:
-                x, y = xs[i], ys[i]
-                named.append(Candidate(
-                    "link", sorted([m.nodes[x], m.nodes[y]], key=m.nodes.index), e[:, x, y],
-                    float(np.exp(logs[:, x, y].mean())),
-                    float(np.exp((logs[:, x, y] - e[:, x, y]).mean())),
-                    direction=f"{m.nodes[x]}->{m.nodes[y]}", p_value=float(q[i]),
-                    ci=(float(low[i]), float(high[i]))))
-            continue
-        for c, bad, qi, lo, hi, ok in zip(nodes if kind == "node" else steps, hit, q, low,
-                                          high, clear):
-            c.p_value, c.ci = float(qi), (float(lo), float(hi))
-            if bad:
-                named.append(c)
-            elif ok and kind == "node":
-                health.cleared.append(c.hosts[0])
+    tests = {} if health.note else \
+        {kind: _tests(values, limit) for kind, values in (("node", a), ("step", s),
+                                                          ("link", e[:, xs, ys]))
+         if values.size}  # each kind its own family
+    if "node" in tests and np.isfinite(tests["node"].seen).any():
+        health.detectable = float(np.nanmedian(tests["node"].seen))
+
+    def judged(kind: str, i: int, hosts: list[str], subject: str, values: np.ndarray,
+               measured: float, expected: float, **where) -> Candidate:
+        """Candidate i of its kind, its claim from its family's tests (none: one launch)."""
+        evidence = {"kind": kind, "hosts": hosts, "metric": "bandwidth_MBps",
+                    "bytes": m.bandwidth_bytes, "measured": measured / 1e6,
+                    "expected": expected / 1e6, **where}
+        ratio = math.exp(float(np.nanmean(values)))
+        t = tests.get(kind)
+        claim = t.claim(i, kind, subject, ratio, evidence) if t is not None else \
+            Claim(FAMILY[kind], subject, ratio, None, None, INCONCLUSIVE,
+                  int(np.isfinite(values).sum()), True, None, False, evidence, health.note)
+        return Candidate(kind, hosts, values, claim, **where)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a node never measured: NaN
+        # its pairs with a typical other against the typical pair of two others
+        nodes = [judged("node", x, [host], host, a[:, x],
+                        float(np.exp(np.nanmean(typical[:, x] + a[:, x]))),
+                        float(np.exp(np.nanmean(np.where(np.isfinite(a[:, x]), typical[:, x],
+                                                         np.nan)))))
+                 for x, host in enumerate(m.nodes)]
+    steps = [judged("step", d - 1, [], f"distance {d}", s[:, d - 1],
+                    float(np.exp((mus + s[:, d - 1] + usual[:, d - 1]).mean())),
+                    float(np.exp((mus + usual[:, d - 1]).mean())), distance=d)
+             for d in range(1, s.shape[1] + 1)]
+    health.candidates = nodes + steps
+    named = [c for c in health.candidates if c.claim.failing]
+    if "link" in tests:
+        t = tests["link"]
+        health.links = Links(np.full((n, n), -1), t)
+        health.links.index[xs, ys] = np.arange(xs.size)
+        for i in np.nonzero(t.named)[0]:
+            x, y = xs[i], ys[i]
+            hosts = sorted([m.nodes[x], m.nodes[y]], key=m.nodes.index)
+            named.append(judged("link", i, hosts, " ".join(hosts), e[:, x, y],
+                                float(np.exp(logs[:, x, y].mean())),
+                                float(np.exp((logs[:, x, y] - e[:, x, y]).mean())),
+                                direction=f"{m.nodes[x]}->{m.nodes[y]}"))
     bad = {c.hosts[0] for c in named if c.kind == "node"}
     links: dict[tuple, Candidate] = {}  # a pair slow both ways is one link, its worse way
     for c in named:
         if c.kind == "link" and not bad & set(c.hosts):
             key = tuple(c.hosts)
-            if key not in links or c.ratio < links[key].ratio:
+            if key not in links or c.claim.ratio < links[key].claim.ratio:
                 links[key] = c
     health.suspects = [c for c in named if c.kind != "link" or links.get(tuple(c.hosts)) is c]
     return health

@@ -305,7 +305,7 @@ def screen_hosts(store: Store, mpi, base: Plan, names: list[str], ppn: int,
 
     try:
         screened = run_screen(len(names), launch_of, threshold, np.random.default_rng(seed),
-                              groups=groups, group_names=group_names)
+                              groups=groups, group_names=group_names, names=names)
     except BaseException:
         if runs.run is not None:
             store.end_running(runs.run, "interrupted", "the screen stopped")
@@ -492,7 +492,7 @@ def replay(store: Store, run_id: int) -> tuple[Screen, list[str], list[int]]:
     grouped = settings.get("screen_groups")
     s = Screen(len(names), VerdictSpec.of(settings["verdict"]).limit.fraction,
                groups=None if not grouped else np.array(grouped["of"]),
-               group_names=grouped["names"] if grouped else [])
+               group_names=grouped["names"] if grouped else [], names=names)
     rounds = {r.settings.get("screen_round"): r.number
               for r in store.launches(run_id) if r.status == "complete"}
     rounds.pop(None, None)  # the launches that traced a fault

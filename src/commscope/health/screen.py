@@ -50,8 +50,10 @@ from typing import Callable
 import numpy as np
 
 from .health import _tests, median_of_others
-from ..stats.verdict import ALPHA, Threshold
+from .verdicts import FAMILY, REMEDY, WORDS, fault_claim, fault_where
+from ..stats.verdict import ALPHA, Claim, Threshold, unmeasured
 from ..stats.verdict.inference import Stage, sequential_level
+from ..system import units
 
 # Launches of every node first: 3 random rounds join the nodes (2 leave even cycles whose
 # effects cannot be told apart)
@@ -313,9 +315,9 @@ class Screen:
     cleared: dict[int, int] = field(default_factory=dict)
     second: list[int] = field(default_factory=list)  # the family the second stage tests
     first_stage: dict[int, tuple] = field(default_factory=dict)  # node -> its d, se, df
-    # node -> what its last test saw (a decided node's: the test that decided it): its
-    # bandwidth ratio to the typical node, interval, adjusted p of being named, launches
-    evidence: dict[int, dict] = field(default_factory=dict)
+    # node -> the claim of its last test (a decided node's: the test that decided it): its
+    # bandwidth ratio to the typical node, interval, p, word, launches and stage
+    judged: dict[int, Claim] = field(default_factory=dict)
     history: list[dict] = field(default_factory=list)  # each look: rounds, intervals
     first: list[tuple[int, ...]] = field(default_factory=list)  # the first stage's orders
     # Faults' found, each with its launch; after the screen, with the transient stalls (kind
@@ -323,9 +325,18 @@ class Screen:
     faults: list[dict] = field(default_factory=list)
     groups: np.ndarray | None = None  # each node's switch group (-1: none), from --groups
     group_names: list[str] = field(default_factory=list)
-    # (G, H) -> what the test of v_GH saw: ratio, ci, p_value, launches; and those named
-    links: dict[tuple[int, int], dict] = field(default_factory=dict)
-    slow_links: list[tuple[int, int]] = field(default_factory=list)
+    # (G, H) -> the claim of the test of v_GH: its pairs across over what their nodes predict
+    links: dict[tuple[int, int], Claim] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)  # the hosts (a simulation's: n0, n1, ...)
+
+    def __post_init__(self):
+        self.names = list(self.names) or [f"n{x}" for x in range(self.nodes)]
+        if self.groups is not None and not self.group_names:  # a simulation's: g0, g1, ...
+            self.group_names = [f"g{x}" for x in range(int(self.groups.max()) + 1)]
+
+    @property
+    def slow_links(self) -> list[tuple[int, int]]:
+        return [key for key, c in self.links.items() if c.failing]
 
     @property
     def rounds(self) -> int:
@@ -530,22 +541,21 @@ def judge(s: Screen, alpha: float = ALPHA) -> None:
         tested = _tests(values, limit, level, earlier=(first, FIRST_LAUNCHES / launches),
                         prior=prior)
         before = np.where(np.isfinite(first.se), FIRST_LAUNCHES, 0)
-    named, cleared, p, low, high = tested[:5]
     for i, x in enumerate(family):
         if x in s.named or x in s.cleared:
             continue
-        s.evidence[x] = {"ratio": float(tested.ratio[i]),
-                         "ci": (float(low[i]), float(high[i])), "p_value": float(p[i]),
-                         "launches": int(tested.launches[i] + before[i]),
-                         "stage": 1 if launches == FIRST_LAUNCHES else 2}
-        if named[i]:
+        s.judged[x] = c = tested.claim(i, "node", s.names[x], earlier=int(before[i]),
+                                       evidence={"stage": 1 if launches == FIRST_LAUNCHES
+                                                 else 2})
+        if c.word == WORDS.over:
             s.named[x] = launches
-        elif cleared[i]:
+        elif c.word == WORDS.under:
             s.cleared[x] = launches
     if launches == FIRST_LAUNCHES:
         s.second = s.unresolved
+    # an untested node's interval is unbounded
     s.history.append({"launch": launches, "rounds": s.rounds, "family": len(family),
-                      "ci": {x: s.evidence[x]["ci"] for x in family}})
+                      "ci": {x: s.judged[x].interval or (0.0, math.inf) for x in family}})
 
 
 def _judge_links(s: Screen, launches: int, mu: float, a: np.ndarray,
@@ -554,34 +564,73 @@ def _judge_links(s: Screen, launches: int, mu: float, a: np.ndarray,
     them (BH), each named where its pairs across are more than the threshold slower than
     their nodes predict, beyond doubt."""
     values = link_values(launches, s.obs, s.groups, mu, a, keys)
-    named, _, p, low, high = _tests(values, Threshold(s.threshold), alpha)[:5]
-    with np.errstate(all="ignore"):
-        ratio = np.exp(np.nanmean(values, axis=0))
+    tested = _tests(values, Threshold(s.threshold), alpha)
     for i, key in enumerate(keys):
-        s.links[key] = {"ratio": float(ratio[i]), "ci": (float(low[i]), float(high[i])),
-                        "p_value": float(p[i]), "launches": int(np.isfinite(values[:, i]).sum())}
-        if named[i]:
-            s.slow_links.append(key)
+        s.links[key] = tested.claim(i, "group", " ".join(s.group_names[g] for g in key))
 
 
 def group_suspects(s: Screen) -> list[dict]:
     """The named pairs of groups as the groups behind them: a group in every named pair,
-    two or more of them, is that group's uplink; else each named pair."""
+    two or more of them, is that group's uplink; else each named pair. Each with its
+    claim: the links' ratio (an uplink's: their geometric mean), interval (one link's),
+    the largest of their p and their fewest launches."""
     named = sorted(s.slow_links)
     for g in {x for key in named for x in key}:
         if len(named) >= 2 and all(g in key for key in named):
-            ratio = float(np.exp(np.mean([np.log(s.links[k]["ratio"]) for k in named])))
-            return [{"groups": (g,), "links": named, "ratio": ratio}]
-    return [{"groups": key, "links": [key], "ratio": s.links[key]["ratio"]}
-            for key in sorted(named)]
+            ratio = float(np.exp(np.mean([np.log(s.links[k].ratio) for k in named])))
+            return [{"groups": (g,), "links": named, "claim": _group(s, (g,), named, ratio)}]
+    return [{"groups": key, "links": [key], "claim": _group(s, key, [key], s.links[key].ratio)}
+            for key in named]
+
+
+def _group(s: Screen, groups: tuple[int, ...], links: list[tuple[int, int]],
+           ratio: float) -> Claim:
+    which = [s.group_names[x] for x in groups]
+    what = (f"group {which[0]}: {sum(s.groups == groups[0])} nodes, uplink "
+            f"{units.ratio(ratio)} of the pairs within" if len(which) == 1 else
+            f"groups {which[0]} and {which[1]}: pairs between them {units.ratio(ratio)} of "
+            "the pairs within")
+    found = [s.links[k] for k in links]
+    members = [s.names[x] for x in range(s.nodes) if s.groups[x] in groups]
+    return Claim(FAMILY["group"], " ".join(which), ratio,
+                 found[0].interval if len(found) == 1 else None, max(c.p for c in found),
+                 WORDS.over, min(c.launches for c in found), True, None, True,
+                 {"kind": "group", "hosts": members, "groups": which, "what": what},
+                 REMEDY["group"])
+
+
+FAULT_ORDER = ("unreachable", "hung", "stalled")  # the order they are shown in
+
+
+def verdicts(s: Screen, transient_ok: bool = False) -> list[Claim]:
+    """What a gate and JUnit read: each node's claim (a hung one's in its fault's place;
+    one never tested, inconclusive), each fault traced (named by host: a rank varies;
+    a transient stall passes with `transient_ok`: --transient ok), each slow group."""
+    hung, before = s.hung, "not tested: the screen ended before its first look"
+    out = [s.judged.get(x) or dataclasses.replace(unmeasured(FAMILY["node"], host), seen=before)
+           for x, host in enumerate(s.names) if x not in hung]
+    for f in sorted(s.faults, key=lambda f: FAULT_ORDER.index(f["kind"])):
+        out.append(fault_claim(f["kind"], " ".join(s.names[x] for x in sorted(f["nodes"]))
+                               or "host unknown",
+                               f"{where(s, f)}: {f['evidence']} (round {f['launch']})",
+                               passes=f["kind"] == "stalled" and transient_ok))
+    return out + [g["claim"] for g in group_suspects(s)]
+
+
+def where(s: Screen, fault: dict) -> str:
+    """A fault's hosts, and its ranks where traced: `h1 -> h2`, `h4 rank 3`."""
+    return fault_where([s.names[x] for x in fault["nodes"]], fault.get("ranks", ()))
 
 
 def run_screen(nodes: int, measure: Callable[[Launch], Observations], threshold: float,
                rng: np.random.Generator, alpha: float = ALPHA,
-               groups: np.ndarray | None = None, group_names: list[str] = ()) -> Screen:
+               groups: np.ndarray | None = None, group_names: list[str] = (),
+               names: list[str] = ()) -> Screen:
     """The whole screen: launches chosen by next_launch, measured by `measure` (the real
-    launches, or a simulation), judged after each; `groups`: each node's switch group."""
-    s = Screen(nodes, threshold, groups=groups, group_names=list(group_names))
+    launches, or a simulation), judged after each; `groups`: each node's switch group;
+    `names`: the hosts."""
+    s = Screen(nodes, threshold, groups=groups, group_names=list(group_names),
+               names=list(names))
     while (launch := next_launch(s, rng)) is not None:
         try:
             found = measure(launch)

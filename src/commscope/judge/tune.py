@@ -22,37 +22,55 @@ import numpy as np
 from ..store.cases import Case
 from .checks import Time, figures_alone, rest
 from ..system.sizes import format_bytes
-from ..stats.verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims, decide, moderate
+from ..stats.verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims
 from ..stats.verdict import paired as paired_estimate
 from ..stats.verdict import VerdictSpec, parse_threshold
-from ..stats.verdict.inference import selected_levels
 
 MIN_GAIN = parse_threshold(DEFAULTS["tune"].threshold)
 # The rules against the default: inferior, slower by more than the least gain (a gate's
 # failure); non-inferior, within it.
 VERIFY_WORDS = Words("inferior", "non-inferior")
+# An algorithm against the default, the claim's ratio the default's time over the
+# algorithm's (the core tests its side above the threshold), so its words say what the
+# algorithm is: faster by more than the least gain (chosen where fastest and writable), not
+# by that much, and significantly faster within it (the default "slower") or slower.
+CHOICE_WORDS = Words("faster", "no gain", slower="faster within the gain", faster="slower")
 
 VARY = "algorithm"  # the kernel parameter that forces the library's algorithm
 
 
 @dataclass(frozen=True)
 class Option:
-    """One algorithm at one point."""
+    """One algorithm at one point: its own figures, and its claim against the default."""
     algorithm: str
     time_s: float  # the median of its launch medians
     time_ci: tuple[float, float] | None  # its launch-aware 95% interval (as `run` gives)
-    ratio: float  # its time over the default's, paired by launch
-    ci: tuple[float, float] | None  # the ratio's interval; None: one launch
-    p_value: float | None  # of H0 "no more than the least gain faster", BH-adjusted
-    estimate: Estimate | None = None  # log(default / this), for the verdict core
-    faster: bool = False  # faster than the default by more than the least gain
+    estimate: Estimate  # log(default / this), paired by launch: the verdict core's input
+    claim: Claim | None = None  # the default's time over this one's, judged (choose)
     gain: float = 0.0  # 1 - its time over the default's, corrected for the choice
-    detectable: float | None = None  # the least gain chosen with 80% power at its noise
+
+    @property
+    def ratio(self) -> float:
+        """Its time over the default's, as tables show it: the claim's ratio inverted, taken
+        from the estimate the claim was made of (1 / the claim's would differ in the last
+        digit from what --json has always written)."""
+        return math.exp(-self.estimate.log_ratio)
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """The interval of `ratio` (None: one launch)."""
+        i = self.claim.interval
+        return None if i is None else (1 / i[1], 1 / i[0])
+
+    @property
+    def faster(self) -> bool:
+        """Faster than the default by more than the least gain."""
+        return self.claim.word == CHOICE_WORDS.over
 
     def as_dict(self) -> dict:
         return {"algorithm": self.algorithm, "time_s": self.time_s,
                 "time_ci": list(self.time_ci) if self.time_ci else None, "ratio": self.ratio,
-                "ci": list(self.ci) if self.ci else None, "p_value": self.p_value}
+                "ci": list(self.ci) if self.ci else None, "p_value": self.claim.p}
 
 
 @dataclass(frozen=True)
@@ -134,9 +152,9 @@ def points(cases: list[Case]) -> list[Point]:
         options = []
         for name, measured in sorted(by.items()):
             launches, time = _side(measured, figure)
-            e = paired_estimate(default, launches)  # default over algorithm: > 0, faster
-            options.append(Option(name, time.median_s, time.ci, math.exp(-e.log_ratio), None,
-                                  None, e))
+            # default over algorithm: above 0, the algorithm is faster
+            options.append(Option(name, time.median_s, time.ci,
+                                  paired_estimate(default, launches)))
         made.append(Point(kernel, np_, nbytes, default_time.median_s, default_time.ci,
                           tuple(options), len(default)))
     return made
@@ -160,6 +178,14 @@ def _unbiased(d: float, se: float, cut: float) -> float:
     return (d + float(mle)) / 2
 
 
+def _gain(e: Estimate, c: Claim) -> float:
+    """The gain of an algorithm named faster, corrected for its having passed BH's cut
+    (_unbiased); 0 for any other."""
+    if c.word != CHOICE_WORDS.over:
+        return 0.0
+    return -math.expm1(-_unbiased(e.log_ratio, c.se, c.cut))
+
+
 def can_name(writable: dict | None):
     """`writable` (collective -> the algorithms a rules file can name; None: any) as the
     test choose() takes."""
@@ -171,26 +197,18 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
     """Each point's choice: of the algorithms faster than the default by more than
     `min_gain` (the verdict core's test, each (collective, np) a family) that the rules
     format can name (`writable(kernel, algorithm)`), the fastest."""
-    at = [(i, j) for i, p in enumerate(found) for j in range(len(p.options))]
-    estimates = moderate([found[i].options[j].estimate for i, j in at])
-    options = [list(p.options) for p in found]
-    families = [(found[i].kernel, found[i].np) for i, _ in at]
+    at = [(p, o) for p in found for o in p.options]
     # one command writes one rules file: its families are selected together
-    levels = selected_levels(estimates, families, min_gain.log)
-    for family in dict.fromkeys(families):
-        members = [k for k, f in enumerate(families) if f == family]
-        mine = [estimates[k] for k in members]
-        for k, d in zip(members, decide(mine, min_gain.log, over_alpha=levels[family])):
-            i, j, e = *at[k], estimates[k]
-            ci = (1 / d.interval[1], 1 / d.interval[0]) if d.interval else None
-            gain = 0.0
-            if d.outcome == "over":  # chosen because it passed BH's cut
-                gain = -math.expm1(-_unbiased(e.log_ratio, e.se, d.cut))
-            options[i][j] = replace(options[i][j], ci=ci, p_value=d.p,
-                                    faster=d.outcome == "over", gain=gain, detectable=None
-                                    if d.detectable is None else 1 - 1 / d.detectable)
+    verdicts = iter(claims([o.estimate for _, o in at], [f"{p.kernel} np{p.np}" for p, _ in at],
+                           [f"{p.kernel} np{p.np} {format_bytes(p.bytes)} {o.algorithm}"
+                            for p, o in at], min_gain, CHOICE_WORDS, together=True))
     chosen = []
-    for p, these in zip(found, options):
+    for p in found:
+        these = []
+        for o in p.options:
+            c = next(verdicts)
+            # a choice gates nothing: tune's gate is --verify's
+            these.append(replace(o, claim=replace(c, failing=False), gain=_gain(o.estimate, c)))
         faster = sorted((o for o in these if o.faster), key=lambda o: o.ratio)
         named = [o for o in faster if writable(p.kernel, o.algorithm)]
         best = named[0].algorithm if named else None

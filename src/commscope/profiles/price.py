@@ -24,6 +24,7 @@ import numpy as np
 
 from ..store.cases import Case
 from ..models.predict import call_latency
+from ..stats.verdict.claim import INCONCLUSIVE, UNDETERMINED, Claim
 from ..stats.verdict.inference import mean_interval
 from . import Profile, Row
 
@@ -47,6 +48,8 @@ REDUCTIONS = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "
 ELEMENT = 4  # bytes: the reduction kernels' default dtype, int, whose multiple a size must be
 MAX_GAP = 4  # interpolate between measured sizes at most this far apart (log-log)
 LOW_EFFICIENCY = 0.8  # an efficiency whose interval lies below this: time not explained
+# A row's efficiency: its interval below LOW_EFFICIENCY, at or above it (else undetermined).
+UNEXPLAINED, EXPLAINED = "unexplained", "explained"
 
 
 @dataclass(frozen=True)
@@ -114,24 +117,25 @@ class Priced:
         return None if ci is None else (self._calls(ci[0]), self._calls(ci[1]))
 
     @property
-    def efficiency(self) -> float | None:
-        """Predicted over profiled: well below 1, the program loses time the network does
-        not explain (waits for late ranks, imbalance)."""
+    def efficiency(self) -> Claim | None:
+        """Predicted over profiled, as a claim: well below 1, the program loses time the
+        network does not explain (waits for late ranks, imbalance). Its ratio is the
+        efficiency itself, so the low side is the bad one, and its interval is the predicted
+        cost's over the profiled time; `unexplained` where that lies below LOW_EFFICIENCY.
+        None: no efficiency (an exchange's sends priced with its receives, no time)."""
         if self.predicted_s is None or self.source.startswith("with") or not self.row.time_s:
             return None
-        return self.predicted_s / self.row.time_s
-
-    @property
-    def efficiency_ci(self) -> tuple[float, float] | None:
-        ci = self.predicted_ci_s
-        if ci is None or self.efficiency is None:
-            return None
-        return ci[0] / self.row.time_s, ci[1] / self.row.time_s
-
-    @property
-    def unexplained(self) -> bool:
-        ci = self.efficiency_ci
-        return bool(ci is not None and ci[1] < LOW_EFFICIENCY)
+        r, cost = self.row, self.predicted_ci_s
+        ci = None if cost is None else (cost[0] / r.time_s, cost[1] / r.time_s)
+        if ci is None:
+            word = INCONCLUSIVE
+        else:
+            word = UNEXPLAINED if ci[1] < LOW_EFFICIENCY else \
+                EXPLAINED if ci[0] >= LOW_EFFICIENCY else UNDETERMINED
+        # launches 0: not a comparison over launches, its interval the cost's (_mean_cost)
+        return Claim("efficiency", f"{r.call} comm {r.comm_size} {r.bytes} B {r.peer or ''}"
+                     .strip(), self.predicted_s / r.time_s, ci, None, word, 0, False, None,
+                     word == UNEXPLAINED)
 
 
 def spread(hosts) -> bool:

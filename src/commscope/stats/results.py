@@ -100,14 +100,16 @@ def absorbing_points(store: Store, run_ids: list[int]) -> list[dict]:
         if None not in by:
             continue
         default = by.pop(None)
+        family = f"{kernel} np{ranks} {nbytes} B, {delay * 1e3:g} ms late"
         points.append({"kernel": kernel, "ranks": ranks, "bytes": nbytes, "delay_s": delay,
                        "late_rank": default.late_rank, "default": default.sensitivity,
                        "default_ci": list(default.sensitivity_ci or []) or None,
                        "algorithms": [{"algorithm": a.algorithm, "sensitivity": a.sensitivity,
                                        "sensitivity_ci": list(a.sensitivity_ci or []) or None,
-                                       "less": a.less, "less_ci": list(a.less_ci or []) or None,
+                                       "less": a.claim.evidence["less"],
+                                       "less_ci": a.claim.evidence["less_ci"],
                                        "chosen": a.chosen}
-                                      for a in skew.absorbing(default, by)]})
+                                      for a in skew.absorbing(default, by, family)]})
     return points
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .stats import ALPHA
+from .verdict.claim import INCONCLUSIVE, UNDETERMINED, Claim
 from .verdict.inference import mean_interval
 
 
@@ -119,31 +120,53 @@ def skews(cases, rank_samples) -> list[Skew]:
     return found
 
 
+# The words of an algorithm's S against the default's: below it beyond doubt (the default's
+# less its own above 0), above it beyond doubt, or neither told.
+ABSORBS_MORE, ABSORBS_LESS = "absorbs more", "absorbs less"
+
+
 @dataclass(frozen=True)
 class Absorbs:
     """One algorithm against the library's default at one point and delay (`tune
-    --late`): its S, and the default's S less its own, paired by launch."""
+    --late`): its S, and its claim against the default's."""
     algorithm: str
     sensitivity: float
     sensitivity_ci: tuple[float, float] | None
-    less: float  # the default's S less this one's: above 0, it absorbs more
-    less_ci: tuple[float, float] | None
+    # S is 0 where absorbed and can fall below, so no ratio of two S means anything: the
+    # claim's figure is the default's S less this one's, paired by launch, in its evidence
+    # (`less`, above 0: it absorbs more; `less_ci`), its ratio NaN and its ratio interval None.
+    claim: Claim
     chosen: bool = False
 
 
-def absorbing(default: Skew, others: dict[str, Skew]) -> list[Absorbs]:
-    """Each algorithm's S beside the default's; chosen: of those whose S is below the
-    default's beyond doubt (the paired difference's interval above 0, each at 1 -
-    0.05 / m for the m algorithms compared: Bonferroni), the lowest."""
+def _against(family: str, name: str, less: float, ci: tuple[float, float] | None,
+             launches: int, m: int) -> Claim:
+    """The claim of `less`, the default's S less an algorithm's, by its interval at 1 -
+    ALPHA / m."""
+    if ci is None:
+        word = INCONCLUSIVE
+    else:
+        word = ABSORBS_MORE if ci[0] > 0 else ABSORBS_LESS if ci[1] < 0 else UNDETERMINED
+    # failing never: a choice gates nothing
+    return Claim(family, f"{family} {name}", math.nan, None, None, word, launches, True, None,
+                 False, {"less": less, "less_ci": list(ci) if ci else None,
+                         "level": 1 - ALPHA / m})
+
+
+def absorbing(default: Skew, others: dict[str, Skew], family: str) -> list[Absorbs]:
+    """Each algorithm's S beside the default's, the algorithms one `family` (a point and
+    delay); chosen: of those whose S is below the default's beyond doubt (the paired
+    difference's interval above 0, each at 1 - 0.05 / m for the m algorithms compared:
+    Bonferroni), the lowest."""
     m = max(len(others), 1)
     found = []
     for name, s in others.items():
         common = sorted(set(default.per_launch) & set(s.per_launch))
         less, ci = mean_interval([default.per_launch[k] - s.per_launch[k] for k in common],
                                  alpha=ALPHA / m) if common else (math.nan, None)
-        found.append(Absorbs(name, s.sensitivity, s.sensitivity_ci, less, ci))
-    sure = [a for a in found if a.less_ci is not None and a.less_ci[0] > 0
-            and not math.isnan(a.sensitivity)]
+        found.append(Absorbs(name, s.sensitivity, s.sensitivity_ci,
+                             _against(family, name, less, ci, len(common), m)))
+    sure = [a for a in found if a.claim.word == ABSORBS_MORE and not math.isnan(a.sensitivity)]
     best = min(sure, key=lambda a: a.sensitivity, default=None)
     return [replace(a, chosen=a is best) for a in found]
 

@@ -73,11 +73,11 @@ def prediction_table(done: list[Priced], predicted: float) -> Table:
     their total."""
     rows = []
     for x in sorted(done, key=lambda x: -x.predicted_s):
-        eff = "-" if x.efficiency is None else f"{x.efficiency:.2f}"
+        e = x.efficiency
+        eff = "-" if e is None else f"{e.ratio:.2f}" + (" !" if e.failing else "")
         rows.append((*row_label(x.row), x.row.count, units.ms(x.row.time_s),
                      units.ms(x.predicted_s), _ci(x.predicted_ci_s),
-                     units.percent(x.predicted_s / predicted if predicted else None),
-                     eff + (" !" if x.unexplained else ""),
+                     units.percent(x.predicted_s / predicted if predicted else None), eff,
                      x.source + (f", less {units.us_short(x.overlap_s)} µs overlap a call"
                                  if x.overlap_s else "")))
     return Table(("call", "comm", "size", "peer", "calls", "profiled ms", "predicted ms",
@@ -125,12 +125,14 @@ def what_if_line(p: Profile, label: str, other: list[Priced], now: float) -> str
 
 
 def _priced_json(x: Priced, predicted_total: float) -> dict:
+    e = x.efficiency
     return {"call": x.row.call, "comm_size": x.row.comm_size, "bytes": x.row.bytes,
             "peer": x.row.peer, "count": x.row.count, "profiled_s": x.row.time_s,
             "predicted_s": x.predicted_s, "predicted_ci_s": _pair(x.predicted_ci_s),
             "source": x.source, "evidence": x.evidence, "overlap_s": x.overlap_s,
-            "efficiency": x.efficiency,
-            "efficiency_ci": _pair(x.efficiency_ci), "unexplained": x.unexplained,
+            "efficiency": None if e is None else e.ratio,
+            "efficiency_ci": None if e is None else _pair(e.interval),
+            "unexplained": e is not None and e.failing,
             "share": x.predicted_s / predicted_total if predicted_total else None}
 
 

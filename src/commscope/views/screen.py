@@ -6,14 +6,14 @@ from __future__ import annotations
 from ..system import units
 from ..health.health import ALPHA, tournament_rounds
 from ..measure.plan import Plan
-from ..health.screen import Screen, group_suspects
+from ..health.screen import FAULT_ORDER, Screen, group_suspects, verdicts, where
+from ..health.verdicts import FAULTS, REMEDY, TRANSIENT_OK
 from ..system.sizes import format_bytes
-from ..stats.verdict import UNDETERMINED, Testcase, junit as junit_xml
+from ..stats.verdict import Testcase, junit as junit_xml
+from ..stats.verdict.claim import testcase
 from .glossary import defined
-from .health import REMEDY, WORDS, fault_where
 from .tables import Table
 
-FAULTS = ("unreachable", "hung", "stalled")  # the order they are shown in
 # The fields of a traced fault that JSON gives as they are
 TRACED = ("evidence", "ranks", "state", "stalled_s", "transient")
 LINKS = ("the screen judges nodes, not single links: a slow link shows as noise on its two "
@@ -22,11 +22,11 @@ LINKS = ("the screen judges nodes, not single links: a slow link shows as noise 
 
 def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
     def named(x: int) -> dict:
-        e = s.evidence[x]
+        c = s.judged[x]
         return {"kind": "node", "hosts": [names[x]], "metric": "bandwidth_MBps",
-                "bytes": plan.sizes[-1], "ratio": e["ratio"], "ci": list(e["ci"]),
-                "p_value": e["p_value"], "launches": e["launches"], "stage": e["stage"],
-                "named_after_launch": s.named[x], "remedy": REMEDY["node"]}
+                "bytes": plan.sizes[-1], "ratio": c.ratio, "ci": list(c.interval),
+                "p_value": c.p, "launches": c.launches, "stage": c.evidence["stage"],
+                "named_after_launch": s.named[x], "remedy": c.remedy}
     def fault(f: dict) -> dict:
         hosts = [names[x] for x in f["nodes"]]
         out = {"kind": f["kind"], "hosts": hosts, **{k: f[k] for k in TRACED if k in f},
@@ -50,29 +50,19 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
 
 
 def groups_found(s: Screen, names: list[str]) -> list[dict]:
-    """The slow switch groups (screen.group_suspects) as suspects of kind group."""
+    """The slow switch groups (screen.group_suspects) as suspects of kind group: each
+    claim's evidence, then its figures."""
     out = []
     for g in group_suspects(s):
-        members = [names[x] for x in range(s.nodes) if s.groups[x] in g["groups"]]
-        which = [s.group_names[x] for x in g["groups"]]
-        what = (f"group {which[0]}: {sum(s.groups == g['groups'][0])} nodes, uplink "
-                f"{units.ratio(g['ratio'])} of the pairs within" if len(which) == 1 else
-                f"groups {which[0]} and {which[1]}: pairs between them "
-                f"{units.ratio(g['ratio'])} of the pairs within")
-        link = s.links[g["links"][0]]
-        out.append({"kind": "group", "hosts": members, "groups": which, "what": what,
-                    "ratio": g["ratio"], "ci": list(link["ci"]) if len(g["links"]) == 1
-                    else None, "p_value": max(s.links[k]["p_value"] for k in g["links"]),
-                    "remedy": REMEDY["group"]})
+        c, e = g["claim"], g["claim"].evidence
+        out.append({**{k: e[k] for k in ("kind", "hosts", "groups", "what")},
+                    "ratio": c.ratio, "ci": list(c.interval) if c.interval else None,
+                    "p_value": c.p, "remedy": c.remedy})
     return out
 
 
 def _ordered(faults: list[dict]) -> list[dict]:
-    return sorted(faults, key=lambda f: FAULTS.index(f["kind"]))
-
-
-def _where(f: dict, names: list[str]) -> str:
-    return fault_where([names[x] for x in f["nodes"]], f.get("ranks", ()))
+    return sorted(faults, key=lambda f: FAULT_ORDER.index(f["kind"]))
 
 
 def drain(s: Screen, names: list[str]) -> list[dict]:
@@ -90,27 +80,25 @@ def render_suspects(s: Screen, names: list[str], transient_ok: bool = False) -> 
     if faults:
         lines.append("faults (what stopped or stalled a round's launch, traced by launches "
                      "of its parts):")
-        rows = [(WORDS[f["kind"]], _where(f, names), str(f["launch"]),
+        rows = [(FAULTS[f["kind"]], where(s, f), str(f["launch"]),
                  "-" if f.get("stalled_s") is None else f"{f['stalled_s']:.1f}")
                 for f in faults]
         lines.append(Table(("kind", "where", "round", "stalled s"), rows, align="ll",
                            rule=True, footer="stalled s: seconds the round's launch went "
                                              "without a record").text())
-        passes = " (passes: --transient ok)" if transient_ok else ""
-        lines += [f"{WORDS[f['kind']]} {_where(f, names)}: {f['evidence']}"
+        passes = f" ({TRANSIENT_OK})" if transient_ok else ""
+        lines += [f"{FAULTS[f['kind']]} {where(s, f)}: {f['evidence']}"
                   f"{passes if f['kind'] == 'stalled' else ''}; remedy: {REMEDY[f['kind']]}"
                   for f in faults]
     lines += [f"{g['what']}; remedy: {g['remedy']}" for g in groups_found(s, names)]
     if s.named:
         lines.append("suspects (ratio: the node's bandwidth over the typical node's, over the "
                      "launches that decided it):")
-        rows = [("node", names[x], units.ratio(e["ratio"]),
-                 f"{units.ratio(e['ci'][0])} to {units.ratio(e['ci'][1])}",
-                 units.p_value(e["p_value"]), str(e["launches"]))
-                for x in sorted(s.named) for e in [s.evidence[x]]]
+        rows = [("node", names[x], *s.judged[x].cells()[:3], str(s.judged[x].launches))
+                for x in sorted(s.named)]
         lines.append(Table(("kind", "where", "ratio", "95% CI", "p (BH)", "launches"), rows,
                            align="l", rule=True, footer=defined("95% CI", "p (BH)")).text())
-        lines += [f"remedy for node {names[x]}: {REMEDY['node']}" for x in sorted(s.named)]
+        lines += [f"remedy for node {names[x]}: {s.judged[x].remedy}" for x in sorted(s.named)]
     return lines
 
 
@@ -142,37 +130,12 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str,
     return "\n".join(lines)
 
 
-def testcases(s: Screen, names: list[str], transient_ok: bool = False) -> list[Testcase]:
-    """The screen's verdicts as JUnit and the exit status read them: each node (named or
-    hung: failing; cleared: passing; unresolved: undetermined), each pair that cannot
-    talk and each slow group (failing), each stall that ran clean when launched again
-    (failing, unless `transient_ok`: --transient ok)."""
-    hung, ok = s.hung, "; passes: --transient ok" if transient_ok else ""
-    cases = []
-    for x, host in enumerate(names):
-        if x in hung:
-            continue  # its fault's testcase below
-        if x in s.named:
-            e = s.evidence[x]
-            cases.append(Testcase("health.node", host, "suspect", f"{host}: ratio "
-                                  f"{units.ratio(e['ratio'])} (interval {units.ratio(e['ci'][0])}"
-                                  f" to {units.ratio(e['ci'][1])}), "
-                                  f"p {units.p_value(e['p_value'])}"
-                                  f"; {REMEDY['node']}", True))
-        else:
-            word = "cleared" if x in s.cleared else UNDETERMINED
-            cases.append(Testcase("health.node", host, word,
-                                  f"{word} at the threshold {s.threshold:g}", False))
-    for f in _ordered(s.faults):  # named by host, as the full matrix's: a rank varies
-        kind = {"hung": "node", "unreachable": "link"}.get(f["kind"], "stall")
-        failing = f["kind"] != "stalled" or not transient_ok
-        cases.append(Testcase(f"health.{kind}", " ".join(names[x] for x in sorted(f["nodes"]))
-                              or "host unknown", WORDS[f["kind"]],
-                              f"{_where(f, names)}: {f['evidence']} (round {f['launch']}); "
-                              f"{REMEDY[f['kind']]}" + ("" if failing else ok), failing))
-    cases += [Testcase("health.group", " ".join(g["groups"]), "suspect",
-                       f"{g['what']}; {g['remedy']}", True) for g in groups_found(s, names)]
-    return cases
+def testcases(s: Screen, transient_ok: bool = False) -> list[Testcase]:
+    """The screen's claims (screen.verdicts) as JUnit and the exit status read them: each
+    node (named or hung: failing; cleared: passing; else undetermined or inconclusive),
+    each pair that cannot talk and each slow group (failing), each stall that ran clean
+    when launched again (failing, unless `transient_ok`: --transient ok)."""
+    return [testcase(c) for c in verdicts(s, transient_ok)]
 
 
 def junit(cases: list[Testcase], fail_on: str | None = None) -> str:

@@ -43,15 +43,16 @@ def _row(p: Point) -> tuple[str, ...]:
     best = min(p.options, key=lambda o: o.ratio)
     return (p.kernel, str(p.np), format_bytes(p.bytes), str(p.launches), units.us(p.default_s),
             best.algorithm, units.us(best.time_s), units.ratio(best.ratio), _ci(best.ci),
-            "-" if best.p_value is None else units.p_value(best.p_value),
+            "-" if best.claim.p is None else units.p_value(best.claim.p),
             p.choice or "(default)", units.percent(p.gain))
 
 
 def _blind(points: list[Point]) -> str:
-    """The median least gain the command chose with 80% power: what it was blind below."""
-    seen = detectable(o.detectable for p in points for o in p.options)
+    """The median least gain the command chose with 80% power: what it was blind below
+    (the claims' detectable ratio, the default's time over an algorithm's, as a gain)."""
+    seen = detectable(o.claim.detectable for p in points for o in p.options)
     return "" if seen is None else \
-        f"; the smallest gain these launches detect (80% power): {units.percent(seen)}"
+        f"; the smallest gain these launches detect (80% power): {units.percent(1 - 1 / seen)}"
 
 
 def render(points: list[Point], written: list[str], use: str, min_gain: Threshold) -> str:

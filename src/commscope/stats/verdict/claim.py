@@ -64,6 +64,14 @@ class Claim:
     failing: bool  # the word a gate fails on
     evidence: dict = field(default_factory=dict)  # the verb's figures, JSON-ready
     remedy: str | None = None
+    # What a choice among claims corrects its estimate with (tune's winner's curse): the log
+    # ratio's standard error as tested, and the log ratio `over` named beyond (Family.cut);
+    # None where untested.
+    se: float | None = None
+    cut: float | None = None
+    # Where nothing could be measured: what was seen instead (a pair that cannot talk, a
+    # node that answers none), which figures() gives
+    seen: str | None = None
 
     def interval_text(self) -> str:
         return "-" if self.interval is None else \
@@ -82,6 +90,8 @@ class Claim:
                 **self.evidence, **({"remedy": self.remedy} if self.remedy else {})}
 
     def figures(self) -> str:
+        if self.seen is not None:
+            return self.seen
         return (f"ratio {units.ratio(self.ratio)} (interval {self.interval_text()}), p "
                 f"{'-' if self.p is None else units.p_value(self.p)}, launches "
                 f"{self.launches}")
@@ -91,6 +101,15 @@ def unmeasured(family: str, subject: str) -> Claim:
     """The claim where nothing was measured to compare: inconclusive, no figures, and no
     gate fails on it."""
     return Claim(family, subject, math.nan, None, None, INCONCLUSIVE, 0, True, None, False)
+
+
+def failed(family: str, subject: str, word: str, seen: str, remedy: str | None = None,
+           failing: bool = True) -> Claim:
+    """The claim where what is judged failed before anything could be measured (a pair
+    that cannot talk, a node that answers none): no figures, what was seen, the verb's own
+    word; a gate fails on it unless the verb passes it (`failing`)."""
+    return Claim(family, subject, math.nan, None, None, word, 0, True, None, failing,
+                 remedy=remedy, seen=seen)
 
 
 def claims(found: list[Estimate], families: list[str], subjects: list[str],
@@ -118,7 +137,8 @@ def claims(found: list[Estimate], families: list[str], subjects: list[str],
             word = NEGLIGIBLE
         out.append(Claim(families[i], subjects[i], math.exp(e.log_ratio), d.interval, d.p,
                          word, e.launches, e.paired, d.detectable, word == words.over,
-                         evidence[i] if evidence else {}))
+                         evidence[i] if evidence else {},
+                         se=None if d.cut is None else e.se, cut=d.cut))
     return out
 
 
