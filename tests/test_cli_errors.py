@@ -1,12 +1,14 @@
 """Bad input: one line naming what to fix, exit 2, no traceback, the store untouched."""
 
 import hashlib
+import json
 import os
 import sqlite3
 
 import pytest
 
 from conftest import commscope, one_line_error
+from fakempi.inprocess import FakeLauncher
 
 
 @pytest.mark.parametrize("args, says", [
@@ -24,6 +26,9 @@ from conftest import commscope, one_line_error
     (["run", "pingpong", "--mpi", "/nonexistent/mpi"], "--mpi /nonexistent/mpi: no bin/mpicc"),
     (["results", "show", "1", "--db", "/nonexistent/dir/r.db"], "no such results file"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["run", "allreduce", "--each", "op"], "--each op: write KEY=V1,V2,..."),
+    (["run", "allreduce", "--each", "nope=1,2"], "kernel allreduce has no parameter nope"),
+    (["run", "allreduce", "--each", "op=sum,bogus"], "op bogus: choose one of sum, max"),
     (["run", "allreduce", "--np", str(len(os.sched_getaffinity(0)) + 1), "--sync", "window"],
      f"--sync window: {len(os.sched_getaffinity(0)) + 1} ranks on a host of "
      f"{len(os.sched_getaffinity(0))} cores would start every sample late"),
@@ -116,3 +121,18 @@ def test_an_output_that_cannot_be_written_is_refused_before_anything_runs(verb, 
     assert f"{out}: " + ("is a directory" if where == "a directory" else "no such directory") \
         in line
     assert hashlib.sha256((tmp_path / "r.db").read_bytes()).hexdigest() == before
+
+
+def test_each_measures_every_value_in_the_same_launches(fake_mpi, tmp_path):
+    """--each: every case once per value, each value its own case, in each launch."""
+    db = tmp_path / "results.db"
+    done = commscope("run", "allreduce", "--each", "op=sum,max", "--sizes", "8,1K",
+                     "--launches", "2", "--mpi", fake_mpi, "--db", db, "--json",
+                     launcher=FakeLauncher())
+    assert done.returncode == 0, done.stderr
+    cases = json.loads(done.stdout)["cases"]
+    assert sorted((c["params"]["op"], c["bytes"]) for c in cases) == [
+        ("max", 8), ("max", 1024), ("sum", 8), ("sum", 1024)]
+    # both values in each of the 2 launches
+    (launches,) = sqlite3.connect(db).execute("SELECT count(DISTINCT launch_id) FROM cases")
+    assert launches == (2,)

@@ -20,22 +20,25 @@ GRIDS = [(1, "auto", "5x3", 2), (2, "1x2", "6x4", 2), (4, "2x2", "7x5", 1), (4, 
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("np_, grid, tile, width", GRIDS)
-def test_every_method_fills_every_ghost_cell(mpi_prefix, db, method, np_, grid, tile, width):
+def test_every_method_fills_every_ghost_cell(mpi_prefix, db, np_, grid, tile, width):
+    """Every method in one launch of the grid (--each), each its own case, validated."""
     done = commscope("run", "halo", "--np", np_, "--grid", grid, "--tile", tile, "--halo", width,
-                     "--method", method, "--iters", 5, "--launches", 1, "--validate",
-                     "--mpi", mpi_prefix,
-                     "--db", db, "--json")
+                     "--each", "method=" + ",".join(METHODS), "--iters", 5, "--launches", 1,
+                     "--validate", "--mpi", mpi_prefix, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    (case,) = json.loads(done.stdout)["cases"]
+    cases = json.loads(done.stdout)["cases"]
+    assert sorted(c["params"]["method"] for c in cases) == sorted(METHODS)
     nx, ny = map(int, tile.split("x"))
-    assert case["validated"] and case["n"] == 5 and case["ranks"] == np_
-    assert case["bytes"] == 16 * width * (nx + ny)  # W columns of NY, W rows of NX, both ways
-    assert case["params"] == {"tile": tile, "halo": str(width), "method": method, "grid": grid}
-    (extra,) = [json.loads(e) for (e,) in sqlite3.connect(db).execute("SELECT extra FROM cases")]
-    assert extra["grid"] == ([1, 1] if grid == "auto" else list(map(int, grid.split("x"))))
-    assert extra["tile"] == [nx, ny] and extra["halo_width"] == width
+    for case in cases:
+        assert case["validated"] and case["n"] == 5 and case["ranks"] == np_
+        assert case["bytes"] == 16 * width * (nx + ny)  # W columns of NY, W rows of NX, both ways
+        assert case["params"] == {"tile": tile, "halo": str(width),
+                                  "method": case["params"]["method"], "grid": grid}
+    for (e,) in sqlite3.connect(db).execute("SELECT extra FROM cases"):
+        extra = json.loads(e)
+        assert extra["grid"] == ([1, 1] if grid == "auto" else list(map(int, grid.split("x"))))
+        assert extra["tile"] == [nx, ny] and extra["halo_width"] == width
 
 
 @pytest.mark.mpi

@@ -14,9 +14,6 @@ from commscope.system.mpi import find_mpi
 from commscope.measure.plan import extent, plans
 
 QUICK = ["--iters", "6", "--validate", "--launches", "1", "--np", "2,4"]
-COLLECTIVES = ["barrier", "bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
-               "alltoall", "reduce_scatter", "scan"]
-ROOTED = {"bcast", "scatter", "gather", "reduce"}
 
 
 def run_json(mpi_prefix, db, *args, env=None):
@@ -30,13 +27,8 @@ def run_json(mpi_prefix, db, *args, env=None):
     return cases
 
 
-@pytest.mark.mpi
-@pytest.mark.parametrize("kernel", COLLECTIVES)
-def test_persistent_collectives(mpi_prefix, db, kernel):
-    root = ["--root", "rotate"] if kernel in ROOTED else []  # one request per root
-    sizes = "0" if kernel == "barrier" else "0,8,4KiB"
-    cases = run_json(mpi_prefix, db, kernel, "--persistent", *root, "--sizes", sizes)
-    assert all(c["params"]["persistent"] == "yes" for c in cases)
+# Persistent collectives are validated beside the plain ones, in the same launches, at 3 and
+# 4 ranks: test_many_rank.py's test_collectives.
 
 
 @pytest.mark.mpi

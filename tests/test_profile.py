@@ -163,8 +163,12 @@ def test_a_slow_call_in_the_program_alone_shows_as_lost_efficiency(mpi_prefix, s
     before, after = (by_call(predicted(db, r)) for r in runs)
     row, was = after[("MPI_Allreduce", 2)], before[("MPI_Allreduce", 2)]
     delayed = 2 * CALLS * DELAY_US * 1e-6
-    assert row["profiled_s"] - was["profiled_s"] >= 0.9 * delayed
-    known = was["predicted_s"] / (was["profiled_s"] + delayed)
+    # the delay's growth, less what the call's own time may differ between the two runs:
+    # in a full MPI tier the delayed row grew by about 0.98x the delay (its own time that
+    # much quicker), so the efficiency is bounded through the growth asserted here
+    grown = 0.9 * delayed
+    assert row["profiled_s"] - was["profiled_s"] >= grown
+    known = was["predicted_s"] / (was["profiled_s"] + grown)
     assert row["efficiency"] <= known and row["efficiency_ci"][0] <= known
     assert row["unexplained"]
     for key, other in after.items():

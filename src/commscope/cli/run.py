@@ -78,6 +78,9 @@ def add_parser(sub, summary: str) -> None:
                         "export --format csv`, kept in its JSON")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a kernel parameter by name; vector_sum takes n=N (the vector length)")
+    p.add_argument("--each", metavar="KEY=V1,V2,...",
+                   help="measure every case once per value of one kernel parameter, in the "
+                        "same launches (side by side: a launch's state reaches every value)")
     p.add_argument("--sync", metavar="barrier|window|EPOCH",
                    help="start of each sample: a barrier (the default), or agreed times on "
                         "offset-corrected clocks (late starts marked invalid; the default "
@@ -149,7 +152,19 @@ def plans_from(args: argparse.Namespace, mpi):
                                    max_time=args.max_time, timeout=args.timeout,
                                    launches=launches),
                  map_by=args.map_by, bind_to=args.bind_to, transport=args.transport,
-                 late=late, info=labels(args.info, known), **host_args(args))
+                 late=late, info=labels(args.info, known), each=_each(args.each),
+                 each_from="--each", **host_args(args))
+
+
+def _each(text: str | None) -> tuple[str, list[str]] | None:
+    """--each KEY=V1,V2 as (name, values); the values are checked with the plan."""
+    if text is None:
+        return None
+    key, eq, values = text.partition("=")
+    found = [v.strip() for v in values.split(",") if v.strip()]
+    if not eq or not key.strip() or not found:
+        raise UserError(f"--each {text}: write KEY=V1,V2,... (a kernel parameter's values)")
+    return key.strip().replace("-", "_"), found
 
 
 def _late(args: argparse.Namespace):
