@@ -300,3 +300,14 @@ def test_edges_prints_a_row_for_each_edge():
 def test_live_bench_prints_its_rows():
     out = bench("live.py", "--smoke")
     assert len(lines_like(out, r"(lognormal|mixture|stalls) +2% +24( +[0-9.]+){5}")) == 3, out
+
+
+def test_watch():
+    out = bench("watch.py", "--smoke")
+    rate = rf" +{NUMBER}%"
+    for noise in ("lognormal", "mixture"):  # false steps per 200 probes, then the powers
+        assert lines_like(out, rf"{noise} +{NUMBER}{rate}{rate} +{NUMBER} +\S+"), out
+    for series in ("toggled every 2 s", "steady", "slow warm-up 2 s", "one slow burst 2 s"):
+        assert lines_like(out, rf"{series} +{NUMBER}% +{NUMBER}% +\S+"), out
+    assert lines_like(out, rf"scale: steps\(\) over 1000 probes x 10 cases: {NUMBER} s "
+                           r"\(target <= 5 s at 10\^4 x 100: not measured by --smoke\)"), out
