@@ -156,7 +156,7 @@ static struct coll parse(const struct kcase *c)
         .mpi_op = MPI_OP_NULL};
 }
 
-/* Python refuses the case before launch (plan.py); a binary run by hand says why. */
+/* Python refuses the case before launch (measure/params.py); a binary run by hand says why. */
 static const char *persistent_unsupported(const struct coll *s)
 {
     if (s->persistent && !COMMSCOPE_HAVE_PERSISTENT_COLLECTIVES)

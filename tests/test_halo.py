@@ -9,7 +9,7 @@ import pytest
 from commscope.system.errors import UserError
 from commscope.system.kernels import catalog
 from commscope.system.mpi import find_mpi
-from commscope.measure.plan import Names, params_for
+from commscope.measure.params import Names, params_for
 from commscope.measure.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 

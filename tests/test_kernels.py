@@ -4,7 +4,7 @@ import pytest
 
 from commscope.system.errors import UserError
 from commscope.system.kernels import catalog
-from commscope.measure.plan import check_sizes, modes_for, params_for
+from commscope.measure.params import check_sizes, modes_for, params_for
 
 
 def kernel(name):

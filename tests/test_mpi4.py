@@ -11,7 +11,8 @@ import pytest
 from conftest import EMBEDDED, commscope, one_line_error
 from commscope.system.kernels import catalog
 from commscope.system.mpi import find_mpi
-from commscope.measure.plan import extent, plans
+from commscope.measure.params import extent
+from commscope.measure.plan import plans
 
 QUICK = ["--iters", "6", "--validate", "--launches", "1", "--np", "2,4"]
 

@@ -8,7 +8,7 @@ import pytest
 from commscope.system.errors import UserError
 from commscope.system.kernels import catalog
 from commscope.system.mpi import find_mpi
-from commscope.measure.plan import split_sync as split
+from commscope.measure.params import split_sync as split
 from commscope.measure.sweep import load
 from conftest import EMBEDDED, commscope, one_line_error
 

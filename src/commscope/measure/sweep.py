@@ -24,7 +24,8 @@ from pathlib import Path
 from ..store.cases import Planned, identity, short_hash
 from ..system.errors import UserError
 from ..system.kernels import Catalog, catalog
-from .plan import Names, Plan, plans, sampling
+from .params import Names
+from .plan import Plan, plans, sampling
 
 TOP_KEYS = {"name", "launches", "precision", "max_time", "min_time", "iters", "timeout",
             "validate", "cold_cache", "window", "sync", "experiment"}
