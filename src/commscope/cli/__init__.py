@@ -37,6 +37,8 @@ VERBS = {
     "import": ("imports", "store OSU, IMB or nccl-tests output, or an mpisee or mpiP "
                           "profile, as runs"),
     "probe": ("probe", "find where the MPI changes protocol"),
+    "watch": ("watch", "measure a plan's cases again and again into one results file: "
+                       "every --every, or --once from cron"),
 }
 
 

@@ -1,9 +1,11 @@
-"""`commscope results list | show RUNS | export RUNS --format csv|json|bmf|gab|prom | recover`."""
+"""`commscope results list | show RUNS | export RUNS --format csv|json|bmf|gab|prom | history
+CASE | recover`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..store import names
 from ..store.rows import RunRow
@@ -11,6 +13,10 @@ from ..measure import recovery
 from ..store import selection
 from ..system.errors import UserError
 from ..profiles import stored
+from ..judge import watch
+from ..stats.verdict.claim import exit_status
+from ..views import history as history_view
+from ..views.prometheus import watch as watch_prom
 from ..stats.results import exported, measured, quality, summaries
 from ..views import export
 from ..views.export import MEASURES
@@ -53,16 +59,41 @@ def add_parser(sub, summary: str) -> None:
     export.add_argument("-o", "--output", metavar="FILE",
                         help="write FILE (whole or not at all: a textfile collector never "
                              "reads half of it) instead of printing")
+    _add_history(actions)
     recover = actions.add_parser("recover", help="end the runs whose command died, storing "
                                                   "the cases their ranks finished after")
     add_db(recover)
     p.set_defaults(func=run)
 
 
+def _add_history(actions) -> None:
+    h = actions.add_parser("history", help="a watch's cases over its probes: steps, flapping "
+                                           "and the expected level (docs/watch.md)")
+    h.add_argument("case", metavar="CASE",
+                   help="the case's words as its name shows them, each one of them: "
+                        "'pingpong 8 B', 'allreduce np4'; 'all': every case")
+    h.add_argument("--watch", metavar="NAME", help="this watch only (default: every watch "
+                                                   "in the results file)")
+    h.add_argument("--expect", metavar="FILE",
+                   help="judge against another results file (a fleet's): each case's "
+                        "expected level from its commands there, on any hosts")
+    h.add_argument("--json", action="store_true", help="print JSON (docs/schemas.md)")
+    h.add_argument("--junit", metavar="FILE",
+                   help="write a JUnit testcase per step and per case's flapping; the exit "
+                        "status is then the gate's (0 passed, 1 a step or flapping, 3 "
+                        "undetermined)")
+    h.add_argument("--prom", metavar="FILE",
+                   help="write Prometheus text for node_exporter's textfile collector: each "
+                        "case's latest time, expected time, step and flapping indicators")
+    add_db(h)
+
+
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.action == "recover":
         return _recover(args.db)
     store = existing_store(args.db)
+    if args.action == "history":
+        return _history(args, store)
     if args.action == "list":
         if args.json:
             print_json("runs", {"runs": [_listed(row) for row in store.runs()]})
@@ -96,6 +127,45 @@ def _write_export(args, store, runs: list[int]) -> None:
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
+
+
+def _history(args, store) -> int:
+    check_output("--junit", args.junit)
+    check_output("--prom", args.prom)
+    if args.expect and not Path(args.expect).is_file():
+        raise UserError(f"--expect {args.expect}: no such results file; give the results "
+                        "file of the machines to judge against")
+    reference = existing_store(args.expect) if args.expect else None
+    judged = watch.history(store, args.watch, reference=reference)
+    if not judged:
+        which = f"no watch {args.watch}" if args.watch else "no watch"
+        raise UserError(f"{args.db}: {which} in this results file; `commscope watch` stores "
+                        "one (`commscope results list` shows the runs)")
+    found = _named(judged, args.case)
+    if args.json:
+        print_json("history", history_view.as_json(found))
+    else:
+        print(history_view.render(found))
+    if args.prom:
+        write_atomic(args.prom, watch_prom(found))
+    if args.junit:
+        write_atomic(args.junit, watch.junit_text(found))
+        return exit_status(watch.claims(found))
+    return 0
+
+
+def _named(judged: list, case: str) -> list:
+    """The cases CASE names: each of its words a word of the case's name ('all': all)."""
+    if case.strip() == "all":
+        return judged
+    words = case.split()
+    found = [s for s in judged
+             if all(w in s.name.replace("(", " ").replace(")", " ").split() for w in words)]
+    if not found:
+        known = "; ".join(dict.fromkeys(s.name for s in judged))
+        raise UserError(f"CASE {case}: no case of the watch has these words; give words of "
+                        f"one of: {known}")
+    return found
 
 
 def _recover(db: str) -> int:

@@ -3,8 +3,9 @@ placement, synchronisation and sampling, from plain values.
 
 Every verb and study builds its plans here (`plans`, `sampling`), and a plan is derived
 from a built one only here (a side of a comparison: `side`; a launch on some of its hosts:
-`on_hosts`; a launch of some of its cases: Plan.measuring), so what a valid plan is lives
-in one place; measure/params.py checks a kernel's parameters, sizes and memory.
+`on_hosts`; a launch of some of its cases: Plan.measuring; a watch's probe: `for_probe`),
+so what a valid plan is lives in one place; measure/params.py checks a kernel's
+parameters, sizes and memory.
 """
 
 from __future__ import annotations
@@ -296,6 +297,15 @@ def side(plans: list[Plan], name: str, max_time: float, library=(),
                     placement=replace(p.placement, library=p.placement.library + tuple(library),
                                       environment=p.placement.environment + tuple(environment)))
             for p in plans]
+
+
+def for_probe(plan: Plan, info: dict[str, str], max_time: float, timeout: float) -> Plan:
+    """`plan` as a watch's probe measures it (measure/watch.py): labelled `info` beside its
+    own labels, its launches sharing at most max_time seconds of the probe's budget, and a
+    case (or a launch's start) without progress for `timeout` seconds hung."""
+    return replace(plan, info={**plan.info, **info},
+                   sampling=replace(plan.sampling, timeout=timeout,
+                                    max_time=min(plan.sampling.max_time, max_time)))
 
 
 def on_hosts(plan: Plan, hosts: Hosts, params: dict[str, str] | None = None,

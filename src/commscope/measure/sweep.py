@@ -70,7 +70,7 @@ def _checked_keys(table: dict, allowed: set[str], where: str) -> None:
 
 
 def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
-                how_many) -> list[Plan]:
+                how_many, hosts: str | None = None) -> list[Plan]:
     where = names.where.rstrip(": ")
     _checked_keys(exp, EXPERIMENT_KEYS, where)
     if "kernel" not in exp:
@@ -79,7 +79,7 @@ def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
     if not isinstance(params, dict):
         raise UserError(f"{where}: params must be a table, "
                         "e.g. params = { op = [\"sum\", \"max\"] }")
-    spec = exp.get("hosts")
+    spec = exp.get("hosts", None if "hostfile" in exp else hosts)
     fixed = {"kernel": exp["kernel"],
              "sizes": _as_list(exp["sizes"]) if "sizes" in exp else None,
              "modes": ",".join(_as_list(exp["modes"])) if "modes" in exp else None,
@@ -104,8 +104,9 @@ def _experiment(known: Catalog, exp: dict, top: dict, names: Names, mpi,
     return found
 
 
-def load(path: str, mpi) -> SweepPlan:
-    """Read and check a whole plan; nothing runs until every combination is known to be valid."""
+def load(path: str, mpi, hosts: str | None = None) -> SweepPlan:
+    """Read and check a whole plan; nothing runs until every combination is known to be valid.
+    `hosts`: where the experiments that name no hosts nor hostfile run (`watch --hosts`)."""
     try:
         text = Path(path).read_text()
     except OSError as exc:
@@ -128,7 +129,7 @@ def load(path: str, mpi) -> SweepPlan:
         where = f"{path}: experiment {i}"
         try:
             found += _experiment(known, exp, top, Names(f"{where}: ", flags=False), mpi,
-                                 how_many)
+                                 how_many, hosts)
         except UserError as exc:
             message = str(exc)
             raise UserError(message if message.startswith(path)

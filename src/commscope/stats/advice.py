@@ -58,6 +58,17 @@ KINDS = {
     "short_samples": f"samples under {TIMER_SPAN_FACTOR}x the timer's resolution",
     "short_calls": f"single calls under {CALL_SPAN_FACTOR}x the timer's resolution",
     "slow_first": "first repetition far slower than the median: warm-up not steady",
+    # what stopped a watch's probe (measure/watch.py), in health's words
+    "unreachable": "a watch's probe ended in an error: a host down, or ranks that cannot talk",
+    "hung": "a watch's probe made no progress within its timeout: a hung rank or link",
+    "over budget": "a watch's probe passed its --budget and was stopped",
+}
+PROBE_REMEDY = {
+    "unreachable": "check the hosts and the route between them (ping, ssh), then run "
+                   "`commscope health --screen --hosts ...` on them",
+    "hung": "run `commscope health --screen --hosts ...` on the probe's hosts: it names the "
+            "node or link that hangs",
+    "over budget": "raise --budget, or measure fewer cases or launches in the watch's plan",
 }
 
 
@@ -332,6 +343,8 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
         return _APP_AGAIN
     if settings.get("app") and kind == "few_samples":
         return "raise --iters" if settings.get("iters") else "raise --min-time"
+    if kind in PROBE_REMEDY:
+        return PROBE_REMEDY[kind]
     if kind == "oversubscribed":
         per_host = f" (this host has {cores} cores)" if cores else ""
         return f"run at most one rank per core{per_host}, or spread them with --hosts"

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from ...system.kernels import MEANINGS
 from ...store.store import Store
 from . import (advection, ceiling, congestion, distributions, findings, guidelines, health,
-               imported, launches, message_models, profile, provenance, ranks, scaling, screen,
-               size, skew, tune)
+               history, imported, launches, message_models, profile, provenance, ranks,
+               scaling, screen, size, skew, tune)
 from ...health.health import PATTERNS as HEALTH, health_of
 from ...health.preflight import replay
 from ...stats.results import measured, quality, summaries
@@ -52,7 +52,8 @@ def build(store: Store, run_ids: list[int], chosen: str,
                                congestion.render(store, [r.row for r in data.runs
                                                          if r.id in loads]),
                                profile.render(store, [r.row for r in data.runs
-                                                      if r.id in loads])]),
+                                                      if r.id in loads]),
+                               history.render(store, [r.row for r in data.runs])]),
                 *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",

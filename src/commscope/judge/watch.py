@@ -1,0 +1,329 @@
+"""A watch's history judged: each case's probe figures in order, its provenance segments,
+the steps in its level and whether it flaps, as the verdict core's claims (docs/watch.md,
+"Reading a watch"); and "is this normal?", a case against its expected level.
+
+A watch stores each probe as ordinary runs labelled `--info watch=NAME --info probe=N`
+(cli/watch.py). A case is what was asked (cases.identity without the library's own
+settings, with the MPI library's name): the same case on other hosts given with --hosts
+is another case, so a link's step is named on that link alone. Its provenance is where
+and with what it ran (the MPI version text, the library's settings, the hosts its ranks
+ran on): a probe whose provenance differs from the one before starts a segment, which
+drift.steps never calls a step.
+
+A probe's figure of a case is a run's: the launches in another state or stalled left out
+(states.screen), the mean log median of the others, so one launch beside another job
+moves no probe; the kept launch medians floor the drift test's scale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from ..models.groups import CONFIGURATION, fit_group, group_cases
+from ..stats import drift, flapping
+from ..stats.states import screen
+from ..stats.verdict.claim import Claim, junit
+from ..store import names
+from ..store.cases import Case, identity, key
+from ..store.rows import RunRow
+from ..store.store import Store
+from ..store.watch import WATCH, watch_runs
+from ..system.kernels import meaning
+
+# The words a probe that could not run is stored with (its runs' warnings)
+FAULTS = ("unreachable", "hung", "stalled", "over budget")
+# Probes after it was found that a step stays marked on a dashboard (Prometheus's
+# indicator): a day of hourly probes, long enough for an alert to fire and be read.
+FRESH = 24
+
+
+@dataclass(frozen=True)
+class Point:
+    """One probe of a case: its figure (None where the probe measured none: `fault` says
+    why), its kept launch medians, its segment's number and the runs that hold it."""
+    probe: int
+    started_utc: str
+    median_s: float | None
+    launches_s: tuple[float, ...]
+    segment: int
+    runs: tuple[int, ...]
+    hosts: tuple[str, ...]
+    fault: str | None = None
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of probes of one provenance."""
+    first_probe: int
+    mpi: str | None  # MPI_Get_library_version's text
+    library: dict | None  # the library's own settings, where given
+    hosts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One case of a watch over its probes, judged."""
+    watch: str
+    ident: dict
+    name: str
+    points: list[Point]
+    segments: list[Segment]
+    steps: list[drift.Step]  # each claim's began_probe and found_probe are probe numbers
+    flapping: flapping.Flapping | None  # between probes; None with no probe measured
+    within: list[Claim] = field(default_factory=list)  # latest probe's launches that flap
+    expected: Expected | None = None
+
+    @property
+    def measured(self) -> list[Point]:
+        return [p for p in self.points if p.median_s is not None]
+
+    def claims(self) -> list[Claim]:
+        """Its verdicts: every step, its flapping between probes, and each launch of the
+        latest probe that flaps within."""
+        return [s.claim for s in self.steps] + \
+            ([self.flapping.claim] if self.flapping else []) + self.within
+
+    def stepped(self) -> bool:
+        """Whether a step was found within its last FRESH probes."""
+        last = self.measured[-1].probe if self.measured else None
+        return any(s.claim.failing and last is not None and last - s.found < FRESH
+                   for s in self.steps)
+
+
+class Expected(NamedTuple):
+    """"Is this normal?": the level a case is expected at (seconds), the 95% band a next
+    probe at that level falls in (None: too few commands to say), and where it came from."""
+    level_s: float
+    band_s: tuple[float, float] | None
+    source: str
+
+
+def runs_of(store: Store, name: str | None = None) -> dict[str, list[tuple[int, list[RunRow]]]]:
+    """Each watch's probes in order, each with its runs (store/watch.py), or watch `name`'s
+    alone."""
+    found = [name] if name is not None else dict.fromkeys(
+        (row.settings.get("info") or {}).get(WATCH) for row in store.runs())
+    return {w: probes for w in found if w is not None and (probes := watch_runs(store, w))}
+
+
+def case_key(case: Case, row: RunRow) -> dict:
+    """What a watch's case is: what was asked, with the MPI library's name; the library's
+    settings and version are provenance (a segment), not another case."""
+    ident = identity(case)
+    ident.pop("library", None)
+    return {**ident, "mpi_library": row.context.get("mpi_library")}
+
+
+def provenance(case: Case) -> tuple[Hashable, ...]:
+    """What starts a segment when it changes: the MPI version, the library's settings and
+    the hosts the ranks ran on."""
+    return (case.mpi, key(case.settings.get("library") or {}), case.hosts)
+
+
+def fault(store: Store, rows: list[RunRow]) -> str | None:
+    """The word of a probe that could not run: of its first run not complete, the kind of
+    its warning that is one of FAULTS (measure/watch.py stores one), else one its message
+    names, else its status."""
+    for row in rows:
+        if row.status == "complete":
+            continue
+        kinds = [w.kind for w in store.warnings(row.id) if w.kind in FAULTS]
+        said = next((word for word in FAULTS if word in (row.message or "")), row.status)
+        return kinds[0] if kinds else said
+    return None
+
+
+def history(store: Store, name: str | None = None, arl: float = drift.ARL,
+            reference: Store | None = None) -> list[Series]:
+    """Every case of every watch (of `name` alone), judged: its steps at a false-alarm rate
+    of one per `arl` probes of the watch (drift.per_case_arl over its cases), its flapping,
+    and its expected level from its own probes (or from `reference`, another results file,
+    where given)."""
+    out = []
+    for watch, probes in runs_of(store, name).items():
+        cases = _cases(store, watch, probes)
+        per_case = drift.per_case_arl(arl, max(len(cases), 1))
+        for ident, points, provs, latest in cases.values():
+            out.append(_judged(store, watch, ident, points, provs, latest, per_case,
+                               reference, len(cases)))
+    return out
+
+
+def _cases(store: Store, watch: str, probes) -> dict[str, tuple]:
+    """Each case of the watch: (its key, its points, its segments' provenance, the cases
+    of its latest probe), in order of first appearance."""
+    found: dict[str, tuple] = {}
+    for number, rows in probes:
+        groups: dict[str, list[Case]] = {}
+        idents: dict[str, dict] = {}
+        for row in rows:
+            for c in store.cases(row.id):
+                if c.valid_samples.size:
+                    ident = case_key(c, row)
+                    groups.setdefault(key(ident), []).append(c)
+                    idents[key(ident)] = ident
+        kept, _ = screen(list(groups.values()))
+        started = min(r.started_utc for r in rows)
+        for k, cases in zip(groups, kept):
+            medians = [float(np.median(c.latency_s)) for c in cases]
+            medians = [m for m in medians if m > 0]
+            entry = found.setdefault(k, (idents[k], [], [], []))
+            point = Point(number, started,
+                          math.exp(float(np.mean(np.log(medians)))) if medians else None,
+                          tuple(medians), 0, tuple(sorted({c.run_id for c in cases})),
+                          tuple(dict.fromkeys(cases[0].hosts)))
+            entry[1].append(point)
+            entry[2].append(provenance(cases[0]))
+            entry[3][:] = groups[k]
+        word = fault(store, rows)
+        for k, entry in found.items():
+            if word and k not in groups:  # the probe measured nothing of it: say why
+                entry[1].append(Point(number, started, None, (), 0,
+                                      tuple(r.id for r in rows), (), word))
+                entry[2].append(None)
+    return found
+
+
+def _numbered(provs: list) -> tuple[list[int], list[int]]:
+    """Each point's segment number (a point with no provenance keeps the one before), and
+    the index of each segment's first point."""
+    numbers, firsts, last = [], [], object()
+    for i, p in enumerate(provs):
+        if p is not None and p != last:
+            firsts.append(i)
+            last = p
+        numbers.append(max(len(firsts) - 1, 0))
+    return numbers, firsts
+
+
+def _judged(store, watch, ident, points, provs, latest, arl, reference,
+            cases: int = 1) -> Series:
+    numbers, firsts = _numbered(provs)
+    points = [dataclasses.replace(p, segment=n) for p, n in zip(points, numbers)]
+    segments = [Segment(points[i].probe, provs[i][0], json.loads(provs[i][1]) or None,
+                        points[i].hosts) for i in firsts]
+    name = names.identity(ident) + (f" ({ident['mpi_library']})"
+                                    if ident.get("mpi_library") else "")
+    subject = f"{watch}: {name}"
+    kept = [p for p in points if p.median_s is not None]
+    if not kept:
+        return Series(watch, ident, name, points, segments, [], None)
+    medians = [p.median_s for p in kept]
+    keys = [p.segment for p in kept]
+    launches = [np.array(p.launches_s) for p in kept]
+    hosts = sorted({h for p in kept for h in p.hosts})
+    found = drift.steps(medians, keys, launches, arl, subject,
+                        runs=[names.ranges(list(p.runs)).replace(" ", "") for p in kept],
+                        hosts=hosts)
+    steps = [_renumbered(s, kept) for s in found]
+    flaps = flapping.between(medians, keys, subject, cases)
+    if flaps.slow:
+        flaps = dataclasses.replace(flaps, slow=tuple((kept[a].probe, kept[b].probe)
+                                                      for a, b in flaps.slow))
+    within = [w.claim for c in latest
+              if (w := flapping.within(c.latency_s, f"{subject}, probe {kept[-1].probe} "
+                                       f"launch {c.launch}")).claim.word != flapping.WORDS.under
+              ] if latest else []
+    expected = (expected_for(reference, latest[0], fleet=True) if reference is not None
+                else _own_level(medians, keys, launches))
+    return Series(watch, ident, name, points, segments, steps, flaps, within, expected)
+
+
+def _renumbered(step: drift.Step, kept: list[Point]) -> drift.Step:
+    """The step with probe numbers where drift gives positions among the measured probes."""
+    began, found = kept[step.began].probe, kept[step.found].probe
+    claim = dataclasses.replace(step.claim, evidence={
+        **step.claim.evidence, "began_probe": began, "found_probe": found})
+    return drift.Step(began, found, claim)
+
+
+def _own_level(medians, keys, launches) -> Expected:
+    level, band = drift.expected(medians, keys, launches)
+    return Expected(level, band, "this watch's probes since its last step or segment")
+
+
+def expected_for(store: Store, case: Case, fleet: bool = False) -> Expected | None:
+    """"Is this normal?" for one stored case: the robust level of the same case (cases.
+    identity with the MPI) in the history of `store` (its own run left out), each command
+    one figure, its launches' mean log median, on the same hosts; `fleet`: `store` is
+    another results file (`--expect`, a fleet's, judging a new node), read on any hosts.
+    With no history, the model fitted to the configuration's other sizes; else the copy
+    ceiling, a floor; else None."""
+    def same(c: Case) -> dict:
+        ident = identity(c, mpi=True)
+        if fleet:
+            ident.pop("hosts", None)
+        return ident
+
+    want = same(case)
+    commands: dict[tuple, list[float]] = {}
+    for c in store.same_cases(case.kernel, case.send_mode, case.bytes, case.ranks):
+        if (not fleet and (c.run_id == case.run_id or c.hosts != case.hosts)) \
+                or not c.valid_samples.size or same(c) != want:
+            continue
+        m = float(np.median(c.latency_s))
+        if m > 0:
+            command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
+            commands.setdefault(command, []).append(m)
+    if commands:
+        figures = [math.exp(float(np.mean(np.log(ms)))) for ms in commands.values()]
+        level, band = drift.expected(figures, [0] * len(figures),
+                                     [np.array(ms) for ms in commands.values()])
+        where = "any hosts of the reference file" if fleet else "these hosts"
+        return Expected(level, band, f"{len(figures)} earlier commands on {where}")
+    return _modelled(store, case)
+
+
+def _modelled(store: Store, case: Case) -> Expected | None:
+    """The fitted model's time at the case's size, from the configuration's stored cases
+    of other sizes; else the copy ceiling (no message of the kernel's is faster)."""
+    want = identity(case, **CONFIGURATION)
+    for group in group_cases(_configuration_cases(store, case, want)):
+        fitted = fit_group(group, resamples=0)
+        if fitted.fit is not None:
+            level = float(fitted.fit.time_s(np.array([float(case.bytes)]))[0])
+            if math.isfinite(level) and level > 0:
+                return Expected(level, None, f"the model fitted to {fitted.sizes} sizes")
+    copy = case.extra.get("copy_s")
+    if copy and meaning(case.kernel).ceiling:
+        return Expected(float(copy), None, "the copy ceiling (a floor: no message is faster)")
+    return None
+
+
+def _configuration_cases(store: Store, case: Case, want: dict) -> list[Case]:
+    """The stored cases of the case's configuration at other sizes, this run's too."""
+    rows = {r.id for r in store.runs() if r.kernel == case.kernel and r.status == "complete"}
+    return [c for run_id in sorted(rows) for c in store.cases(run_id)
+            if c.bytes != case.bytes and c.valid_samples.size
+            and identity(c, **CONFIGURATION) == want]
+
+
+def of_expected(median_s: float, expected: Expected | None
+                ) -> tuple[float, tuple[float, float] | None] | None:
+    """A figure as a share of its expected level, and that share's 95% interval from the
+    expected band (a next command at the level falls in it): "130% of expected (118% to
+    143%)"; None with nothing expected."""
+    if expected is None:
+        return None
+    ratio = median_s / expected.level_s
+    band = expected.band_s
+    return ratio, None if band is None else (median_s / band[1], median_s / band[0])
+
+
+def claims(series: list[Series]) -> list[Claim]:
+    return [c for s in series for c in s.claims()]
+
+
+def junit_text(series: list[Series], name: str = "commscope watch") -> str:
+    """JUnit XML of a watch's verdicts, the verdict core's writer: a failing testcase per
+    step and per flapping case (between probes, or a launch of the latest probe), a
+    passing one per case that does not flap; `results history --junit` writes it, and the
+    watch verb may after each probe."""
+    return junit(name, claims(series))
