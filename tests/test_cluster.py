@@ -167,6 +167,49 @@ def test_tbf_counts_ethernet_frames_without_fcs(virtual_cluster):
     assert counted / payload == pytest.approx(1 / payload_fraction(virtual_cluster, a), rel=0.001)
 
 
+RECEIVER = """import socket, time
+s = socket.create_server(('0.0.0.0', 5203)); print('up', flush=True)
+c, _ = s.accept(); d = c.recv(1 << 20); n = 0; first = time.monotonic()
+while d := c.recv(1 << 20): n += len(d)
+print(n, time.monotonic() - first)"""
+SENDER = """import socket, sys, time
+for _ in range(100):
+    try:
+        c = socket.create_connection((sys.argv[1], 5203)); break
+    except ConnectionRefusedError: time.sleep(0.05)
+c.sendall(bytes(int(sys.argv[2]))); c.close()"""
+
+
+def payload_rate(cluster, a, b, payload: int) -> float:
+    """Payload bytes/s a TCP stream from a reaches b with, timed at b from its first read
+    (the bucket's burst arrives in it) to the end."""
+    server = subprocess.Popen(["ip", "netns", "exec", b, sys.executable, "-c", RECEIVER],
+                              stdout=subprocess.PIPE, text=True)
+    assert server.stdout.readline() == "up\n"
+    in_ns(a, sys.executable, "-c", SENDER, cluster.addresses[b], str(payload))
+    counted, seconds = server.communicate(timeout=60)[0].split()
+    return int(counted) / float(seconds)
+
+
+def test_shape_to_twice_reshapes_the_link(virtual_cluster):
+    """A second shape_to on one host reshapes it in place (a toggled link's rig, as
+    bench/watch_cluster.py's flap calls it): the classes take the new rates, one filter
+    stays, and a stream from a to b runs at each call's rate in turn."""
+    a, b = virtual_cluster.hosts
+    payload = 16 * 2**20
+    measured = []
+    for slow_bps, others_bps in ((100e6, 400e6), (300e6, 100e6)):
+        virtual_cluster.shape_to(a, b, slow_bps, others_bps)
+        assert virtual_cluster.classes(a) == {"1:10": others_bps, "1:20": slow_bps}
+        filters = in_ns(a, "tc", "filter", "show", "dev", "eth0")
+        assert filters.count("flowid 1:20") == 1, filters  # no second filter at each call
+        measured.append(payload_rate(virtual_cluster, a, b, payload))
+        expected = slow_bps / 8 * payload_fraction(virtual_cluster, a)
+        print(f"shape_to {slow_bps / 1e6:g} Mbit/s: {measured[-1] / 1e6:.2f} MB/s payload, "
+              f"expected {expected / 1e6:.2f} ({measured[-1] / expected - 1:+.2%})")
+        assert measured[-1] == pytest.approx(expected, rel=0.05)
+
+
 @pytest.mark.parametrize("rate_bps", [200e6, 800e6], ids=["200Mbit", "800Mbit"])
 def test_shaped_link_bandwidth_is_recovered(virtual_cluster, mpi_prefix, tmp_path, rate_bps):
     a, b = virtual_cluster.hosts

@@ -21,8 +21,8 @@ def series(seed: int, probes: int, step_at: int | None = None, step: float = 1.0
 
 
 def test_a_clear_step_is_named_where_it_began_with_its_size_in_the_interval():
-    # A series the test names nothing in before its step (at ARL 500 one of ten 60-probe
-    # series holds a false step: bench/watch.py measures that rate, this test the step)
+    # A series the test names nothing in before its step (at ARL 200 some 60-probe
+    # series hold a false alarm: bench/watch.py measures that rate, this test the step)
     assert drift.steps(series(6, 60), [0] * 60) == []
     medians = series(6, 60, step_at=30, step=1.5)
     found = drift.steps(medians, ["a"] * 60, subject="pingpong 8 B", runs=range(100, 160),
@@ -96,10 +96,20 @@ def test_expected_is_the_level_since_the_last_step_with_a_band_for_the_next_prob
 def test_launches_floor_the_scale_of_identical_medians():
     medians = [1e-6] * 40 + [1.004e-6] * 20  # a timer's quantised medians, then 0.4%
     assert drift.steps(medians, [0] * 60) == []  # MIN_SCALE: no infinite residual
-    four = [1e-6] * 40 + [1.04e-6] * 20
-    assert [s.began for s in drift.steps(four, [0] * 60)] == [40]
-    wide = [np.array([0.8e-6, 1e-6, 1.25e-6])] * 60  # launches 25% apart: 4% is within
-    assert drift.steps(four, [0] * 60, launches=wide) == []
+    eight = [1e-6] * 40 + [1.08e-6] * 20
+    assert [s.began for s in drift.steps(eight, [0] * 60)] == [40]
+    wide = [np.array([0.8e-6, 1e-6, 1.25e-6])] * 60  # launches 25% apart: 8% is within
+    assert drift.steps(eight, [0] * 60, launches=wide) == []
+
+
+def test_a_shift_the_interval_shows_below_5_percent_is_no_step():
+    """An alarm on a level that moved 3% (scale 0.5%: the CUSUM crosses) is `no change`:
+    the verdict core's 5% threshold, below which no one acts."""
+    three = [1e-6] * 40 + [1.03e-6] * 20
+    assert drift.steps(three, [0] * 60) == []
+    six = [1e-6] * 40 + [1.06e-6] * 20
+    [step] = drift.steps(six, [0] * 60)
+    assert step.claim.word == "step" and step.claim.interval[0] > 1
 
 
 def test_a_watch_holds_its_rate_by_a_longer_run_per_case():

@@ -8,12 +8,16 @@ import json
 import sqlite3
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from cluster import ClusterUnavailable, down, unavailable, up
 from cluster.slurm import missing, start
 from commscope.cli.health import LAUNCHES
+from commscope.store.store import Store
+from commscope.store.watch import watch_runs
+from conftest import commscope
 
 pytestmark = [pytest.mark.slurm, pytest.mark.cluster, pytest.mark.mpi]
 
@@ -184,3 +188,45 @@ def test_a_cancelled_sbatch_sweep_keeps_its_cases_and_resumes(slurm, mpi_prefix,
         sizes = [n for (n,) in con.execute("SELECT bytes FROM cases ORDER BY bytes")]
     # every size once: none lost to the cancel, none measured twice by the resume
     assert sizes == [0] + [1 << i for i in range(17)], (tmp_path / "second.out").read_text()
+
+
+def scron_entry() -> tuple[list[str], str]:
+    """docs/watch.md's scrontab entry: its #SCRON options and the command its cron line
+    runs (after the five time fields)."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "watch.md").read_text()
+    lines = [line.strip() for line in text[text.index("#SCRON"):].splitlines()[:3]]
+    options = [o for line in lines if line.startswith("#SCRON") for o in line.split()[1:]]
+    [cron] = [line for line in lines if line and not line.startswith("#")]
+    return options, cron.split(maxsplit=5)[5]
+
+
+SCRON_JOB = """#!/bin/sh
+#SBATCH {options} --output={out}
+commscope() {{ {python} -m commscope.cli "$@"; }}
+export HOME={home} PATH={mpi}/bin:$PATH
+cd {home}
+{command}
+"""
+
+
+@pytest.mark.parametrize("mpi_prefix", ["openmpi"], indirect=True)
+def test_the_docs_scrontab_entry_probes_in_its_allocation(slurm, mpi_prefix, tmp_path):
+    """The scrontab entry of docs/watch.md, fired twice: scrontab submits its command as a
+    batch job with the #SCRON options, which are sbatch's (Slurm's scrontab(1)). Debian's
+    Slurm ships no scrontab command, so the test submits that job with sbatch, as the
+    cron time would. One MPI: what a probe does under srun is the runs' tests above."""
+    options, command = scron_entry()
+    assert commscope("watch", "--default", tmp_path / "probe.toml").returncode == 0
+    for firing in (1, 2):
+        script = tmp_path / f"scron{firing}.sh"
+        script.write_text(SCRON_JOB.format(options=" ".join(options), python=sys.executable,
+                                           out=tmp_path / f"scron{firing}.out", home=tmp_path,
+                                           mpi=mpi_prefix, command=command))
+        done = slurm.run(slurm.cluster.hosts[0], ["sbatch", "--parsable", str(script)])
+        assert done.returncode == 0, done.stderr
+        _wait_gone(slurm, done.stdout.strip().split(";")[0])
+    found = watch_runs(Store(tmp_path / "fleet.db"), "probe")
+    assert [n for n, _ in found] == [1, 2], (tmp_path / "scron2.out").read_text()
+    for _, runs in found:
+        assert all(r.status == "complete" and r.settings["launcher"] == "srun" for r in runs)
+        assert all(sorted(r.context["hosts"]) == slurm.cluster.hosts for r in runs)

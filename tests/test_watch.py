@@ -163,6 +163,7 @@ def test_ctrl_c_between_probes_ends_at_once(plan, fake_mpi, db, monkeypatch):
     (("--budget", "0.05s"), "--budget 0.05s: a probe of "),
     (("--count", "0"), "--count 0: give a whole number of probes"),
     (("--once", "--count", "2"), "--once is one probe"),
+    (("--keep", "0"), "--keep 0: give a whole number of probes, 1 or more, or all"),
 ])
 def test_bad_flags_are_one_line_and_store_nothing(plan, fake_mpi, db, args, says):
     done = watch(plan, fake_mpi, db, *args)
@@ -210,3 +211,23 @@ def test_default_over_hosts_pairs_them_in_tournament_rounds(tmp_path, fake_mpi):
     assert [(p.kernel.name, p.params.get("round")) for p in points] == [
         ("pairs", "1"), ("pairs", "2"), ("pairs", "3"), ("allreduce", None)]
     assert all(p.ranks == 3 for p in points)
+
+
+def test_old_probes_are_folded_their_faults_kept_in_words(plan, fake_mpi, db):
+    assert watch(plan, fake_mpi, db, "--once").returncode == 0
+    assert watch(plan, fake_mpi, db, "--once", fake=FakeLauncher(fail_after=1)).returncode == 1
+    done = watch(plan, fake_mpi, db, "--count", "3", "--keep", "2", *QUICK)
+    assert done.returncode == 0, done.stderr
+    assert [n for n, _ in probes(db)] == [4, 5]  # the latest two whole; 1 to 3 folded
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT DISTINCT probe FROM watch_points ORDER BY probe").fetchall() \
+        == [(1,), (2,), (3,)]
+    shown = commscope("results", "history", "allreduce", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    rows = {x.split()[0]: x for x in shown.stdout.splitlines()
+            if x.split()[:1] in (["1"], ["2"], ["3"], ["4"])}
+    # probe 2 stopped at pingpong's first launch, before the allreduce
+    assert rows["2"].rstrip().endswith("not measured: unreachable")
+    assert rows["1"].split()[3] == rows["3"].split()[3] == "3"  # folded with 3 launches
+    kept_all = watch(plan, fake_mpi, db, "--once", "--keep", "all")
+    assert kept_all.returncode == 0 and [n for n, _ in probes(db)] == [4, 5, 6]

@@ -16,6 +16,7 @@ import pytest
 
 from commscope.judge import watch
 from commscope.stats.advice import Advice
+from commscope.store import watch as stored
 from commscope.store.store import Store
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
@@ -214,3 +215,52 @@ def test_expect_judges_a_new_node_against_another_results_file(stepped, fake_mpi
     missing = tmp_path / "no-such.db"
     assert "--expect" in one_line_error(commscope("results", "history", "all", "--expect",
                                                   missing, "--db", db))
+
+
+def folded_copy(stepped, tmp_path, keep: int):
+    """The stepped watch with its old probes folded as `commscope watch --keep` folds them."""
+    db = tmp_path / "folded.db"
+    shutil.copy(stepped, db)
+    store = Store(db, append=True)
+    for number, run_ids, points in watch.folding(store, "w", keep):
+        stored.fold(store, "w", run_ids, points)
+    return db
+
+
+def test_folded_probes_are_judged_as_they_were_whole(stepped, tmp_path):
+    db = folded_copy(stepped, tmp_path, keep=3)
+    whole, folded = (json.loads(commscope("results", "history", "all", "--json", "--db",
+                                          d).stdout) for d in (stepped, db))
+    for before, after in zip(whole["cases"], folded["cases"]):
+        for p in before["probes"] + after["probes"]:
+            p.pop("runs")  # a folded probe's runs are gone
+        assert after == before  # figures, launches, expected levels, steps, flapping
+    # kept whole: the latest 3, and the probes either side of where the step began and
+    # the one it was found at, whose runs its remedy compares
+    [step] = by_size(watch.history(Store(db)))[STEPPED].steps
+    named = {step.began - 1, step.began, step.found}
+    assert {n for n, _ in watch.runs_of(Store(db))["w"]} == named | {18, 19, 20}
+    assert "commscope compare " in step.claim.remedy
+
+
+def test_a_folded_watch_holds_each_case_in_bytes_and_numbers_on(stepped, tmp_path,
+                                                                 fake_mpi):
+    db = folded_copy(stepped, tmp_path, keep=1)
+    con = sqlite3.connect(db)
+    runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    points = con.execute("SELECT count(*) FROM watch_points").fetchone()[0]
+    assert runs == 4 and points == 2 * (20 - 4)  # two cases a folded probe
+    assert max(len(r[0]) for r in con.execute("SELECT launches FROM watch_points")) == 3 * 8
+    probe(fake_mpi, db, 21)
+    assert [p.probe for p in by_size(watch.history(Store(db)))[8].points] == \
+        list(range(1, 22))
+    assert stored.last_probe(Store(db), "w") == 21
+
+
+def test_a_step_older_than_a_dashboard_shows_is_folded_too(stepped, tmp_path, monkeypatch):
+    monkeypatch.setattr(watch, "FRESH", 5)  # the step, found at 11-13, is 7 or more old
+    db = folded_copy(stepped, tmp_path, keep=3)
+    assert {n for n, _ in watch.runs_of(Store(db))["w"]} == {18, 19, 20}
+    [step] = by_size(watch.history(Store(db)))[STEPPED].steps
+    assert step.claim.word == "step"  # judged from its folded probes as before
+    assert step.claim.remedy.endswith("commscope results history (their runs were folded)")

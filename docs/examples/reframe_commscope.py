@@ -59,7 +59,7 @@ class CommscopePingPong(rfm.RunOnlyRegressionTest):
         cases = self.cases()
         return sn.all([
             sn.assert_eq(self.job.exitcode, 0),
-            sn.assert_eq(self.output()['schema'], 'urn:commscope:cases:3'),
+            sn.assert_eq(self.output()['schema'], 'urn:commscope:cases:4'),
             sn.assert_gt(len(cases), 0),
             *(sn.assert_bounded(c['median_s'], c['ci_low_s'], c['ci_high_s'])
               for c in cases),

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import sqlite3
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -19,8 +23,10 @@ from ..stats.advice import KINDS, remedy
 from ..system.errors import UserError
 from ..stats.results import measured, quality, skews
 from ..system.sizes import format_bytes
+from ..store.schema import APPLICATION_ID, SCHEMA_VERSION
 from ..store.store import Store
 from ..stats.verdict import FAIL_ON
+from ..views.expected import against
 from ..views.run import rank_times, render, render_phases, render_ranks
 from ..views.skew import render_skews
 
@@ -53,6 +59,50 @@ def add_fail_on(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=FAIL_ON, metavar="undetermined",
                    help="write undetermined and inconclusive verdicts as JUnit failures, "
                         "not skipped, and exit 1, not 3, on them (docs/ci.md)")
+
+
+def add_expect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--expect", metavar="FILE",
+                   help="read each case against its level in another results file (a "
+                        "fleet's, to judge a new node), on any hosts; default: its earlier "
+                        "commands in --db on the same hosts (docs/watch.md)")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Where a command's cases are read against their expected level: `store` (None: the
+    results file they are stored in), `fleet` where it is another machine's file."""
+    store: Store | None = None
+    fleet: bool = False
+
+
+def expect_from(path: str | None, db: str) -> Expect:
+    """--expect FILE, checked before anything is measured and opened read-only: a commscope
+    results file of this schema, not --db itself (its own runs would be their own
+    expectation); without it, the cases' own results file."""
+    if path is None:
+        return Expect()
+    target = Path(path)
+    if not target.is_file():
+        raise UserError(f"--expect {path}: no such results file; give the results file of "
+                        "the machines to judge against")
+    if Path(db).exists() and target.resolve() == Path(db).resolve():
+        raise UserError(f"--expect {path}: is the --db file; give another machine's results "
+                        "file, or leave --expect out to read the --db history")
+    try:  # the header read without writing: Store would create or migrate the file
+        with contextlib.closing(sqlite3.connect(f"file:{quote(str(target.resolve()))}?mode=ro",
+                                                uri=True)) as con:
+            app_id = con.execute("PRAGMA application_id").fetchone()[0]
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError:
+        app_id = version = None
+    if app_id != APPLICATION_ID:
+        raise UserError(f"--expect {path}: not a commscope results file; give one that "
+                        "`commscope run` wrote")
+    if version != SCHEMA_VERSION:
+        raise UserError(f"--expect {path}: results schema {version}, this commscope reads "
+                        f"schema {SCHEMA_VERSION}; open it once with a matching commscope")
+    return Expect(Store(path), fleet=True)
 
 
 def existing_store(path: str, append: bool = False) -> Store:
@@ -157,14 +207,15 @@ def kernel_list() -> str:
     return "\n".join(lines)
 
 
-def show_runs(store, runs, db: str, as_json: bool, table=None,
-              wide: bool = False) -> tuple[list[dict], int]:
+def show_runs(store, runs, db: str, as_json: bool, table=None, wide: bool = False,
+              expect: Expect | None = None) -> tuple[list[dict], int]:
     """Every run of a command (show_run), then its quality block, once; the case
     summaries of all of them and the command's exit code."""
     everything, code, of_run = [], 0, {}
     shown = [r for r in runs if r.run_id is not None]
     for run in shown:
-        summaries = of_run[run.run_id] = show_run(store, run, db, as_json, table, wide)
+        summaries = of_run[run.run_id] = show_run(store, run, db, as_json, table, wide,
+                                                  expect)
         everything += summaries
         code = code or exit_code(run) or no_figure(summaries)
     for line in quality(store, [r.run_id for r in shown], of_run):
@@ -195,14 +246,20 @@ def no_figure(summaries: list[dict]) -> int:
     return 1 if empty else 0
 
 
-def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False) -> list[dict]:
+def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False,
+             expect: Expect | None = None) -> list[dict]:
     """Print a run's table, its launches combined (unless JSON is wanted later), its
-    skips and failures; its case summaries.
+    skips and failures; its case summaries, each with `of_expected` where `expect` is
+    given (views/expected.py).
 
     `table(measured)`, if given, is the table instead (an app's own view), from
     results.measured's (cases, summary) pairs.
     """
     found = measured(store, [run.run_id])
+    if expect is not None:
+        for cases, summary in found:
+            summary["of_expected"] = against(expect.store or store, cases, summary,
+                                             expect.fleet)
     summaries = [s for _, s in found]
     if not as_json and summaries:
         context = next((o.ingest.context for o in run.outcomes if o.ingest.context), None) or {}

@@ -19,11 +19,12 @@ from ..system.mpi import find_mpi
 from ..measure.plan import plans, sampling
 from ..health.preflight import check_hosts, screen_hosts
 from ..health.topology import read_groups, slurm_groups
+from ..views.expected import measured_against
 from ..views.health import as_json, junit, prometheus, render, testcases
 from ..views.screen import (junit as screen_junit, render as render_screen, screen_json,
                             testcases as screen_testcases)
-from .common import (add_db, add_fail_on, add_mpi, check_output, print_json, say_oversubscribed,
-                     write_atomic, writing_store)
+from .common import (add_db, add_expect, add_fail_on, add_mpi, check_output, expect_from,
+                     print_json, say_oversubscribed, write_atomic, writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 # Launches: enough to name a node at 0.75 of the bandwidth in at least 90% of checks of
@@ -97,6 +98,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--prom", metavar="FILE",
                    help="also write Prometheus text format for node_exporter's textfile "
                         "collector (written whole, then renamed into place)")
+    add_expect(p)
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -188,7 +190,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"--deadline {args.deadline:g}: give the seconds a round may show no "
                         "progress, above 0")
     if args.screen:
+        if args.expect:
+            raise UserError("--expect is for the full matrix, whose pairs repeat from check "
+                            "to check; the screen picks its own (drop --expect or --screen)")
         return _screen(args, argv, mpi, spec, count, threshold)
+    expect = expect_from(args.expect, args.db)
     name, values = ("round", tournament_rounds(count)) if args.pattern == "pairs" \
         else ("distance", count - 1)
     (plan,) = plans(catalog(mpi), mpi, kernel=args.pattern, np=str(count * args.ppn),
@@ -216,15 +222,16 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                                 ["commscope", *argv], run_id, message, args.deadline)
     say_oversubscribed(store, [run_id])
     health = health_of(store, run_id, threshold)
+    expected = measured_against(store, run_id, expect.store, expect.fleet)
     cases = testcases(health)
     if args.junit:
         write_atomic(args.junit, junit(health, cases, args.fail_on))
     if args.prom:
         write_atomic(args.prom, prometheus(health))
     if args.json:
-        print_json("health", {"run": run_id, **as_json(health)})
+        print_json("health", {"run": run_id, **as_json(health), "expected": expected})
     else:
-        print(render(health, run_id, args.db))
+        print(render(health, run_id, args.db, expected))
     return exit_status(cases, args.fail_on)
 
 

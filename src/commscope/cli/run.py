@@ -16,7 +16,8 @@ from ..measure.plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, 
                             LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
 from ..stats.results import measured, skews
 from ..views.export import FIGURES, VARIED
-from .common import add_db, add_mpi, add_wide, kernel_list, print_json, show_runs, writing_store
+from .common import (add_db, add_expect, add_mpi, add_wide, expect_from, kernel_list, print_json,
+                     show_runs, writing_store)
 from .hosts import add_host_flags, host_args
 
 
@@ -106,6 +107,7 @@ def add_parser(sub, summary: str) -> None:
     p.add_argument("--json", action="store_true",
                    help="print JSON (docs/schemas.md) instead of a table")
     add_wide(p)
+    add_expect(p)
     add_mpi(p)
     add_db(p)
     p.set_defaults(func=run, kernel_flags=True)
@@ -202,9 +204,15 @@ def labels(items: list[str], known: Catalog) -> dict[str, str]:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     mpi = find_mpi(args.mpi)
     planned = plans_from(args, mpi)
-    store = writing_store(args.db)  # checked before launching: foreign or damaged, untouched
+    if args.expect and planned[0].late:
+        raise UserError("--expect: a --late run's cases are punctual samples beside a late "
+                        "rank's, expected nowhere; leave out --expect or --late")
+    # Both files checked before launching: foreign or damaged, untouched
+    expect = None if planned[0].late else expect_from(args.expect, args.db)
+    store = writing_store(args.db)
     runs = measure_runs(store, mpi, planned, ["commscope", *argv])
-    everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
+    everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide,
+                                 expect=expect)
     if args.json and planned[0].late:
         print_json("skew", {"cases": everything, "skew": [
             row for summary, found in skews(store, measured(store, [r.run_id for r in runs

@@ -10,7 +10,7 @@ from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import AUTO_LAUNCHES
 from ..measure.sweep import load
-from .common import add_db, add_mpi, add_wide, print_json, show_runs, writing_store
+from .common import Expect, add_db, add_mpi, add_wide, print_json, show_runs, writing_store
 
 
 def add_parser(sub, summary: str) -> None:
@@ -56,7 +56,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                             stored)
     finally:
         store.release_sweep(sweep_id)
-    everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide)
+    everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide,
+                                 expect=Expect())
     if code:
         print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "
               "runs the cases not stored", file=sys.stderr)

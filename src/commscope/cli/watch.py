@@ -9,15 +9,18 @@ import math
 import re
 import sys
 
+from ..judge.watch import folding, history
 from ..measure.sweep import load
 from ..measure.watch import (DEFAULT_BUDGET_S, check_budget, check_same_cases, probes,
                              write_default)
 from ..stats.results import measured
+from ..store import watch as stored
 from ..system.errors import UserError
 from ..system.mpi import find_mpi
 from ..views.watch import probe_header, render_probe
 from .common import add_db, add_mpi, writing_store
 
+KEEP = 10  # probes kept whole: a step is found within a few, and its remedy compares them
 UNITS_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)?")
 
@@ -45,6 +48,10 @@ def add_parser(sub, summary: str) -> None:
                         "case without progress for half of it is hung, and a probe past "
                         "it is stopped and stored as over budget (default "
                         f"{DEFAULT_BUDGET_S:g}s)")
+    p.add_argument("--keep", default=str(KEEP), metavar="N|all",
+                   help="the latest N probes are kept whole, every sample; older ones are "
+                        "folded to each case's figure and launch medians, but for those a "
+                        f"step or a flapping launch names (default {KEEP}; all: fold none)")
     p.add_argument("--hosts", metavar="HOST,HOST,...",
                    help="where the plan's experiments that name no hosts run; with "
                         "--default, the hosts the default probe set pairs")
@@ -74,6 +81,15 @@ def _count(args: argparse.Namespace) -> int | None:
     return int(args.count)
 
 
+def _keep(args: argparse.Namespace) -> int | None:
+    if args.keep == "all":
+        return None
+    if not str(args.keep).isdigit() or int(args.keep) < 1:
+        raise UserError(f"--keep {args.keep}: give a whole number of probes, 1 or more, or "
+                        "all")
+    return int(args.keep)
+
+
 def _hosts(args: argparse.Namespace) -> list[str] | None:
     return [h.strip() for h in args.hosts.split(",") if h.strip()] if args.hosts else None
 
@@ -93,6 +109,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     every_s = parse_duration(args.every, "--every")
     budget_s = parse_duration(args.budget, "--budget")
     count = _count(args)
+    keep = _keep(args)
     mpi = find_mpi(args.mpi)
     plan = load(args.plan, mpi, hosts=args.hosts)  # every case checked before anything runs
     check_budget(plan, budget_s)
@@ -113,6 +130,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 print(f"commscope: probe {probe.number}: run {run.run_id} {stopped.message}",
                       file=sys.stderr)
         found = measured(store, [r.run_id for r in probe.runs if r.run_id is not None])
-        print(render_probe(probe.number, [s for _, s in found]), flush=True)
+        print(render_probe(probe.number, [s for _, s in found], history(store, plan.name)),
+              flush=True)
         code = code or (1 if probe.word else 0)
+        if keep is not None:
+            for number, run_ids, points in folding(store, plan.name, keep):
+                stored.fold(store, plan.name, run_ids, points)
     return code

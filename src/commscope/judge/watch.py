@@ -34,7 +34,8 @@ from ..store import names
 from ..store.cases import Case, identity, key
 from ..store.rows import RunRow
 from ..store.store import Store
-from ..store.watch import WATCH, watch_runs
+from ..store import watch as stored
+from ..store.watch import watch_runs
 from ..system.kernels import meaning
 
 # The words a probe that could not run is stored with (its runs' warnings)
@@ -106,11 +107,10 @@ class Expected(NamedTuple):
 
 
 def runs_of(store: Store, name: str | None = None) -> dict[str, list[tuple[int, list[RunRow]]]]:
-    """Each watch's probes in order, each with its runs (store/watch.py), or watch `name`'s
-    alone."""
-    found = [name] if name is not None else dict.fromkeys(
-        (row.settings.get("info") or {}).get(WATCH) for row in store.runs())
-    return {w: probes for w in found if w is not None and (probes := watch_runs(store, w))}
+    """Each watch's probes kept whole, in order, each with its runs (store/watch.py), or
+    watch `name`'s alone."""
+    found = [name] if name is not None else stored.watches(store)
+    return {w: probes for w in found if (probes := watch_runs(store, w))}
 
 
 def case_key(case: Case, row: RunRow) -> dict:
@@ -145,10 +145,10 @@ def history(store: Store, name: str | None = None, arl: float = drift.ARL,
     """Every case of every watch (of `name` alone), judged: its steps at a false-alarm rate
     of one per `arl` probes of the watch (drift.per_case_arl over its cases), its flapping,
     and its expected level from its own probes (or from `reference`, another results file,
-    where given)."""
+    where given). Folded probes (store/watch.py) count as the whole ones do."""
     out = []
-    for watch, probes in runs_of(store, name).items():
-        cases = _cases(store, watch, probes)
+    for watch in [name] if name is not None else stored.watches(store):
+        cases = _cases(store, watch)
         per_case = drift.per_case_arl(arl, max(len(cases), 1))
         for ident, points, provs, latest in cases.values():
             out.append(_judged(store, watch, ident, points, provs, latest, per_case,
@@ -156,39 +156,102 @@ def history(store: Store, name: str | None = None, arl: float = drift.ARL,
     return out
 
 
-def _cases(store: Store, watch: str, probes) -> dict[str, tuple]:
+class _Probe(NamedTuple):
+    """One probe as read: each case's (key, point, provenance, cases), and its fault."""
+    number: int
+    started_utc: str
+    cases: list[tuple[dict, Point, tuple | None, list[Case]]]
+    word: str | None
+    runs: tuple[int, ...]
+
+
+def _cases(store: Store, watch: str) -> dict[str, tuple]:
     """Each case of the watch: (its key, its points, its segments' provenance, the cases
-    of its latest probe), in order of first appearance."""
+    of its latest probe), in order of first appearance, over its folded and whole probes."""
     found: dict[str, tuple] = {}
-    for number, rows in probes:
-        groups: dict[str, list[Case]] = {}
-        idents: dict[str, dict] = {}
-        for row in rows:
-            for c in store.cases(row.id):
-                if c.valid_samples.size:
-                    ident = case_key(c, row)
-                    groups.setdefault(key(ident), []).append(c)
-                    idents[key(ident)] = ident
-        kept, _ = screen(list(groups.values()))
-        started = min(r.started_utc for r in rows)
-        for k, cases in zip(groups, kept):
-            medians = [float(np.median(c.latency_s)) for c in cases]
-            medians = [m for m in medians if m > 0]
-            entry = found.setdefault(k, (idents[k], [], [], []))
-            point = Point(number, started,
-                          math.exp(float(np.mean(np.log(medians)))) if medians else None,
-                          tuple(medians), 0, tuple(sorted({c.run_id for c in cases})),
-                          tuple(dict.fromkeys(cases[0].hosts)))
+    whole = [_whole(store, n, rows) for n, rows in watch_runs(store, watch)]
+    for probe in sorted([*_folded(store, watch), *whole], key=lambda p: p.number):
+        for ident, point, prov, cases in probe.cases:
+            entry = found.setdefault(key(ident), (ident, [], [], []))
             entry[1].append(point)
-            entry[2].append(provenance(cases[0]))
-            entry[3][:] = groups[k]
-        word = fault(store, rows)
-        for k, entry in found.items():
-            if word and k not in groups:  # the probe measured nothing of it: say why
-                entry[1].append(Point(number, started, None, (), 0,
-                                      tuple(r.id for r in rows), (), word))
+            entry[2].append(prov)
+            entry[3][:] = cases
+        for k, entry in found.items():  # the probe measured nothing of it: say why
+            if probe.word and all(key(i) != k for i, *_ in probe.cases):
+                entry[1].append(Point(probe.number, probe.started_utc, None, (), 0,
+                                      probe.runs, (), probe.word))
                 entry[2].append(None)
     return found
+
+
+def _whole(store: Store, number: int, rows: list[RunRow]) -> _Probe:
+    """A probe kept whole, read from its runs: each case's launches screened
+    (states.screen), its figure the kept launches' mean log median."""
+    groups: dict[str, list[Case]] = {}
+    idents: dict[str, dict] = {}
+    for row in rows:
+        for c in store.cases(row.id):
+            if c.valid_samples.size:
+                ident = case_key(c, row)
+                groups.setdefault(key(ident), []).append(c)
+                idents[key(ident)] = ident
+    kept, _ = screen(list(groups.values()))
+    started = min(r.started_utc for r in rows)
+    cases = []
+    for k, chosen in zip(groups, kept):
+        medians = [m for m in (float(np.median(c.latency_s)) for c in chosen) if m > 0]
+        point = Point(number, started,
+                      math.exp(float(np.mean(np.log(medians)))) if medians else None,
+                      tuple(medians), 0, tuple(sorted({c.run_id for c in chosen})),
+                      tuple(dict.fromkeys(chosen[0].hosts)))
+        cases.append((idents[k], point, provenance(chosen[0]), groups[k]))
+    return _Probe(number, started, cases, fault(store, rows), tuple(r.id for r in rows))
+
+
+def _folded(store: Store, watch: str) -> list[_Probe]:
+    """The folded probes, as their points were when whole (without runs or cases)."""
+    probes: dict[int, _Probe] = {}
+    for f in stored.folded(store, watch):
+        probe = probes.setdefault(f.probe, _Probe(f.probe, f.started_utc, [], None, ()))
+        if f.provenance is None:
+            probes[f.probe] = probe._replace(word=f.fault)
+            continue
+        hosts = tuple(dict.fromkeys(f.provenance[2]))
+        probe.cases.append((f.case, Point(f.probe, f.started_utc, f.median_s, f.launches_s,
+                                          0, (), hosts), f.provenance, []))
+    return list(probes.values())
+
+
+def folding(store: Store, watch: str, keep: int) -> list[tuple[int, list[int],
+                                                                list[stored.Folded]]]:
+    """The probes of `watch` to fold, each (number, its runs, its points): every whole
+    probe but the latest `keep` and, for FRESH probes (as long as a dashboard marks a
+    step), those a step names (the probes either side of where it began, whose runs its
+    remedy compares, and the one it was found at) and those with a launch that flaps
+    within: older ones are folded too, so a noisy watch's file stays small."""
+    whole = watch_runs(store, watch)
+    if len(whole) <= keep:
+        return []
+    latest = whole[-1][0]
+    named = {n for s in history(store, watch) for st in s.steps
+             if st.claim.failing and latest - st.found < FRESH
+             for n in (st.began - 1, st.began, st.found)}
+    out = []
+    for number, rows in whole[:len(whole) - keep]:
+        if number in named:
+            continue
+        probe = _whole(store, number, rows)
+        if latest - number < FRESH and any(flapping.within(c.latency_s).claim.failing
+                                           for *_, cases in probe.cases for c in cases):
+            continue
+        points = [stored.Folded(number, probe.started_utc, ident, prov, point.median_s,
+                                point.launches_s, None)
+                  for ident, point, prov, _ in probe.cases]
+        if probe.word:
+            points.append(stored.Folded(number, probe.started_utc, {}, None, None, (),
+                                        probe.word))
+        out.append((number, [r.id for r in rows], points))
+    return out
 
 
 def _numbered(provs: list) -> tuple[list[int], list[int]]:
@@ -249,13 +312,14 @@ def _own_level(medians, keys, launches) -> Expected:
     return Expected(level, band, "this watch's probes since its last step or segment")
 
 
-def expected_for(store: Store, case: Case, fleet: bool = False) -> Expected | None:
+def expected_for(store: Store, case: Case, fleet: bool = False,
+                 ceiling: bool = True) -> Expected | None:
     """"Is this normal?" for one stored case: the robust level of the same case (cases.
     identity with the MPI) in the history of `store` (its own run left out), each command
     one figure, its launches' mean log median, on the same hosts; `fleet`: `store` is
     another results file (`--expect`, a fleet's, judging a new node), read on any hosts.
     With no history, the model fitted to the configuration's other sizes; else the copy
-    ceiling, a floor; else None."""
+    ceiling, a floor (where `ceiling`); else None."""
     def same(c: Case) -> dict:
         ident = identity(c, mpi=True)
         if fleet:
@@ -278,12 +342,12 @@ def expected_for(store: Store, case: Case, fleet: bool = False) -> Expected | No
                                      [np.array(ms) for ms in commands.values()])
         where = "any hosts of the reference file" if fleet else "these hosts"
         return Expected(level, band, f"{len(figures)} earlier commands on {where}")
-    return _modelled(store, case)
+    return _modelled(store, case, ceiling)
 
 
-def _modelled(store: Store, case: Case) -> Expected | None:
+def _modelled(store: Store, case: Case, ceiling: bool = True) -> Expected | None:
     """The fitted model's time at the case's size, from the configuration's stored cases
-    of other sizes; else the copy ceiling (no message of the kernel's is faster)."""
+    of other sizes in other runs; else the copy ceiling (no message of the kernel's is faster)."""
     want = identity(case, **CONFIGURATION)
     for group in group_cases(_configuration_cases(store, case, want)):
         fitted = fit_group(group, resamples=0)
@@ -292,14 +356,16 @@ def _modelled(store: Store, case: Case) -> Expected | None:
             if math.isfinite(level) and level > 0:
                 return Expected(level, None, f"the model fitted to {fitted.sizes} sizes")
     copy = case.extra.get("copy_s")
-    if copy and meaning(case.kernel).ceiling:
+    if ceiling and copy and meaning(case.kernel).ceiling:
         return Expected(float(copy), None, "the copy ceiling (a floor: no message is faster)")
     return None
 
 
 def _configuration_cases(store: Store, case: Case, want: dict) -> list[Case]:
-    """The stored cases of the case's configuration at other sizes, this run's too."""
-    rows = {r.id for r in store.runs() if r.kernel == case.kernel and r.status == "complete"}
+    """The stored cases of the case's configuration at other sizes, of other runs: a model
+    fitted to the case's own run would read the run against itself."""
+    rows = {r.id for r in store.runs() if r.kernel == case.kernel and r.status == "complete"
+            and r.id != case.run_id}
     return [c for run_id in sorted(rows) for c in store.cases(run_id)
             if c.bytes != case.bytes and c.valid_samples.size
             and identity(c, **CONFIGURATION) == want]

@@ -47,10 +47,14 @@ from scipy.stats import chi2, norm
 
 from .stats import t_quantile
 from .verdict.claim import UNDETERMINED, Claim, Words
+from .verdict.threshold import Threshold
 
 FAMILY = "drift"
 WORDS = Words(over="step", under="no change")
-ARL = 500  # probes between false steps of a stable case, on average (both directions)
+ARL = 200  # probes between false steps of a stable case, on average (both directions)
+# The least step named: the verdict core's default threshold, a level 5% of bandwidth
+# away (time 1.053x); a smaller one that the interval shows is `no change`, as compare says
+STEP = Threshold(0.05)
 REFERENCE = 0.75  # k, in scales: the CUSUM is tuned to a shift of 2k = 1.5 scales
 CLIP = 3.0  # a residual counts at most this many scales
 HUBER_K = 1.345  # the M-estimate's tuning: 95% of the mean's efficiency at the normal
@@ -150,11 +154,20 @@ def _segments(keys: Sequence[Hashable]) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+def median(y: np.ndarray) -> float:
+    """The median of a 1-D array without NaN: np.median's own checks cost ten times its
+    sort on the short arrays the test learns its level from, and 10^4 probes x 100 cases
+    learn tens of thousands of levels."""
+    ordered = np.sort(y)
+    n = ordered.size
+    return float(ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+
+
 def huber(y: np.ndarray, scale: float, centre: float | None = None) -> float:
     """Huber's M-estimate of location at this scale, iterated from the median (`centre`,
     where known) until it moves less than a thousandth of the scale: each step shrinks
     the error to the share of residuals beyond HUBER_K, about a fifth."""
-    mu = float(np.median(y)) if centre is None else centre
+    mu = median(y) if centre is None else centre
     for _ in range(HUBER_STEPS):
         move = scale * float(np.clip((y - mu) / scale, -HUBER_K, HUBER_K).mean())
         mu += move
@@ -170,8 +183,8 @@ def spread(y: np.ndarray, floor_var: float, centre: float | None = None) -> floa
     weighs as a 3-sigma one; as efficient as the sd at the normal within SCALE_EFFICIENCY
     (the MAD alone: 37%). At least the launches' share and MIN_SCALE."""
     n = y.size
-    centre = float(np.median(y)) if centre is None else centre
-    mad = MAD_TO_SD * float(np.median(np.abs(y - centre))) * n / max(n - 0.8, 1.0)
+    centre = median(y) if centre is None else centre
+    mad = MAD_TO_SD * median(np.abs(y - centre)) * n / max(n - 0.8, 1.0)
     floor = max(math.sqrt(floor_var) if math.isfinite(floor_var) else 0.0, MIN_SCALE)
     if mad <= 0 or n < 2:
         return max(mad, floor)
@@ -181,7 +194,7 @@ def spread(y: np.ndarray, floor_var: float, centre: float | None = None) -> floa
 
 def _reference(y: np.ndarray, lv: np.ndarray) -> tuple[float, float]:
     floor = float(np.nanmedian(lv)) if np.isfinite(lv).any() else math.nan
-    centre = float(np.median(y))
+    centre = median(y)
     scale = spread(y, floor, centre)
     return huber(y, scale, centre), scale
 
@@ -246,7 +259,9 @@ def steps(medians_s: Sequence[float], segments: Sequence[Hashable],
     """Every step in one case's probes (medians in probe order, seconds), each probe's
     provenance key in `segments`, its launch medians in `launches` where known (they
     floor the scale), `arl` the in-control run length per case (per_case_arl for a
-    watch's). `runs` and `hosts` name the remedy's runs and nodes."""
+    watch's). `runs` and `hosts` name the remedy's runs and nodes. An alarm whose
+    interval shows the level moved by less than STEP is `no change`, and left out: the
+    test learns the level afresh there all the same."""
     y = logs(medians_s, segments)
     lv = _launch_vars(launches, y.size)
     h = threshold(arl)
@@ -257,9 +272,10 @@ def steps(medians_s: Sequence[float], segments: Sequence[Hashable],
         for j, (began, at) in enumerate(found):
             before = slice(start + bounds[j], start + began)
             after = slice(start + began, start + bounds[j + 2])
-            out.append(Step(start + began, start + at,
-                            _claim(y[before], y[after], lv[before], lv[after], subject,
-                                   start + began, start + at, h, arl, runs, hosts)))
+            claim = _claim(y[before], y[after], lv[before], lv[after], subject,
+                           start + began, start + at, h, arl, runs, hosts)
+            if claim.word != WORDS.under:  # an alarm whose level moved < 5%: no step
+                out.append(Step(start + began, start + at, claim))
     return out
 
 
@@ -279,7 +295,10 @@ def _claim(before: np.ndarray, after: np.ndarray, lv_before: np.ndarray,
     se = scale * math.sqrt(HUBER_VAR * (1 / before.size + 1 / after.size))
     half = float(t_quantile(max(before.size + after.size - 2, 1))) * se
     interval = (math.exp(d - half), math.exp(d + half))
-    word = WORDS.over if interval[0] > 1 or interval[1] < 1 else UNDETERMINED
+    size = abs(d) > STEP.log
+    word = (WORDS.over if size and (interval[0] > 1 or interval[1] < 1)
+            else WORDS.under if 1 / STEP.time_ratio < interval[0] <= interval[1] <
+            STEP.time_ratio else UNDETERMINED)
     return Claim(FAMILY, subject, math.exp(d), interval, None, word,
                  before.size + after.size, False, None, word == WORDS.over,
                  {"began_probe": began, "found_probe": found, "probes_before": before.size,
@@ -289,12 +308,14 @@ def _claim(before: np.ndarray, after: np.ndarray, lv_before: np.ndarray,
 
 def remedy(began: int, runs: Sequence[Hashable] | None, hosts: Sequence[str]) -> str:
     """What to run next: the screen of the hosts involved, and the compare of the probes
-    either side of the step."""
+    either side of the step (where their runs are still stored: a watch folds old probes)."""
     before, after = (runs[began - 1], runs[began]) if runs else (f"PROBE{began - 1}",
                                                                  f"PROBE{began}")
     where = f" --hosts {','.join(hosts)}" if hosts else ""
+    either_side = f"commscope compare {before} {after}" if before and after else \
+        "commscope results history (their runs were folded)"
     return (f"screen the hosts: commscope health --screen{where}; or compare the probes "
-            f"either side: commscope compare {before} {after}")
+            f"either side: {either_side}")
 
 
 def expected(medians_s: Sequence[float], segments: Sequence[Hashable],

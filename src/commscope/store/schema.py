@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 APPLICATION_ID = 0x436F6D53  # "ComS": marks the file as commscope's
 
 # Schema 1, then one migration per later version: a new store runs them all,
@@ -146,6 +146,23 @@ CREATE TABLE profile_rows (
     overlap_s REAL               -- nonblocking: the program's time between start and completion
 );
 CREATE INDEX profile_rows_by_run ON profile_rows(run_id);
+""",
+    10: """
+-- a watch's probe folded (store/watch.py): each case's figure and kept launch medians, in
+-- place of its runs, which are deleted; `commscope watch` folds all but its latest probes
+-- and those a claim names, so a year of probes costs kilobytes a day, not megabytes
+CREATE TABLE watch_points (
+    watch TEXT NOT NULL,
+    probe INTEGER NOT NULL,
+    started_utc TEXT NOT NULL,
+    case_text INTEGER NOT NULL REFERENCES watch_texts(id),  -- the case, JSON
+    provenance INTEGER REFERENCES watch_texts(id),  -- JSON [mpi, library, hosts]; NULL: none
+    median_s REAL,                -- the probe's figure of the case; NULL: not measured
+    launches BLOB,                -- its kept launch medians, little-endian float64
+    fault TEXT                    -- why the probe measured nothing of it
+);
+CREATE INDEX watch_points_by_probe ON watch_points(watch, probe);
+CREATE TABLE watch_texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
 """,
 }
 

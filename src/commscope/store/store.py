@@ -1,4 +1,5 @@
-"""The results store: one SQLite file, schema-versioned, raw samples kept.
+"""The results store: one SQLite file, schema-versioned, raw samples kept (but for the
+old probes a watch folds to their figures: store/watch.py).
 
 Samples are stored as little-endian float64 blobs (seconds per iteration), one
 blob per case for the kernel's samples and one (ranks x n, row-major) for
@@ -400,6 +401,18 @@ class Store:
                             "WHERE id = ?", (status, utc_now(), message, run_id))
             if status == "complete":
                 self.db.execute("UPDATE runs SET in_flight = NULL WHERE id = ?", (run_id,))
+        self._write(body)
+
+    def replace_runs(self, run_ids: list[int], instead: Callable[[], None]) -> None:
+        """Delete runs with everything they hold and do `instead()` (its writes), in one
+        transaction: a watch folds an old probe's runs into its figures so
+        (store/watch.py), and a crash leaves either the runs or the figures."""
+        marks = ",".join("?" * len(run_ids))
+        def body():
+            instead()
+            for table in ("cases", "launches", "skips", "warnings", "profile_rows"):
+                self.db.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", run_ids)
+            self.db.execute(f"DELETE FROM runs WHERE id IN ({marks})", run_ids)
         self._write(body)
 
     # --- reading ---

@@ -41,6 +41,7 @@ import fcntl
 import ipaddress
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -222,20 +223,56 @@ class Cluster:
         """Limit what `host` sends to `dest` alone to rate_bps, and the rest it sends to
         others_bps: an htb class per rate on its end of the link, a u32 filter on the
         destination address choosing the slow one (the way a bad route or a port
-        renegotiated down slows one pair). What `host` receives is left as it was."""
+        renegotiated down slows one pair). What `host` receives is left as it was.
+
+        Called again on the same host, it reshapes in place, dropping no packet: the
+        classes take the new rates, and the filter is made again only for another `dest`.
+        So a link can be toggled by calling it alone (bench/watch_cluster.py's flap)."""
         def tc(*args: str) -> None:
             subprocess.run(["tc", "-netns", host, *args], check=True)
 
         burst = str(_burst(max(rate_bps, others_bps)))
         # r2q: each class's quantum (rate / r2q bytes) within the 1.5 KB to 200 KB htb wants
         r2q = str(max(10, int(max(rate_bps, others_bps) / 8 / 100_000)))
-        tc("qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10",
-           "r2q", r2q)
+        # htb refuses `qdisc replace` over an htb ("Change operation not supported"), and
+        # deleting it would drop what is queued: an htb of ours already there is kept
+        if not self._htb(host):
+            tc("qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "htb", "default",
+               "10", "r2q", r2q)
         for cls, rate in (("1:10", others_bps), ("1:20", rate_bps)):
             tc("class", "replace", "dev", "eth0", "parent", "1:", "classid", cls, "htb",
                "rate", f"{int(rate)}bit", "ceil", f"{int(rate)}bit", "burst", burst)
-        tc("filter", "replace", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
-           "u32", "match", "ip", "dst", f"{self.addresses[dest]}/32", "flowid", "1:20")
+        # u32 cannot change a filter's match: `filter replace` adds a second filter without
+        # a handle, and with one keeps the old address. Another dest's filter goes first.
+        if self._slowed(host) != [self.addresses[dest]]:
+            subprocess.run(["tc", "-netns", host, "filter", "del", "dev", "eth0", "parent",
+                            "1:", "prio", "1"], capture_output=True, check=False)  # none: fine
+            tc("filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+               "u32", "match", "ip", "dst", f"{self.addresses[dest]}/32", "flowid", "1:20")
+
+    def _htb(self, host: str) -> bool:
+        """Whether `host`'s link has shape_to's htb (handle 1:) as its root qdisc."""
+        out = subprocess.run(["tc", "-netns", host, "-j", "qdisc", "show", "dev", "eth0"],
+                             capture_output=True, text=True, check=True).stdout
+        return any(q.get("root") and q.get("kind") == "htb" and q.get("handle") == "1:"
+                   for q in json.loads(out or "[]"))
+
+    def _slowed(self, host: str) -> list[str]:
+        """The destination addresses shape_to's filters on `host` send to its slow class."""
+        out = subprocess.run(["tc", "-netns", host, "filter", "show", "dev", "eth0"],
+                             capture_output=True, text=True, check=True).stdout
+        # u32 shows `match 0afb0003/ffffffff at 16`: the IPv4 destination, in hex
+        return [str(ipaddress.ip_address(int(m, 16)))
+                for m in re.findall(r"match ([0-9a-f]{8})/ffffffff at 16", out)]
+
+    def classes(self, host: str) -> dict[str, float]:
+        """The rate (bits/s) of each htb class on `host`'s end of its link, by class id:
+        what shape_to set there, as the kernel holds it. Read from tc's text, which gives
+        rates in SI units (Kbit = 1000 bit): its JSON (iproute2 6.1) leaves htb out."""
+        out = subprocess.run(["tc", "-netns", host, "class", "show", "dev", "eth0"],
+                             capture_output=True, text=True, check=True).stdout
+        return {m[1]: float(m[2]) * _SI[m[3]] for m in
+                re.finditer(r"^class htb (\S+) .*? rate ([\d.]+)([KMG]?)bit ", out, re.M)}
 
     @property
     def subnets(self) -> list[ipaddress.IPv4Network]:
@@ -295,6 +332,9 @@ class Cluster:
                              capture_output=True, text=True, check=True).stdout
         root = next(q for q in json.loads(out) if q.get("root"))
         return root["bytes"], root["packets"]
+
+
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}  # tc's rate prefixes (without -iec)
 
 
 def _veth(k: int) -> str:

@@ -14,6 +14,7 @@ from ..system.sizes import format_bytes
 from ..stats.verdict import Testcase, more_launches
 from ..stats.verdict import junit as junit_xml
 from ..stats.verdict.claim import testcase
+from .expected import share, sources
 from .glossary import defined
 from .prometheus import exposition
 from .tables import Table
@@ -50,7 +51,7 @@ def drain_line(h: Health) -> str:
     return line
 
 
-def render(h: Health, run_id: int, db: str) -> str:
+def render(h: Health, run_id: int, db: str, expected: list[dict] | None = None) -> str:
     m = h.matrices
     lines = [f"run {run_id}: {m.pattern} over {len(m.nodes)} nodes, {m.launches} launches, "
              f"bandwidth at {format_bytes(m.bandwidth_bytes)}, latency at "
@@ -79,8 +80,38 @@ def render(h: Health, run_id: int, db: str) -> str:
         lines.append(f"the smallest slowdown these launches detect (80% power): a node at "
                      f"{units.ratio(h.detectable)}x of the typical bandwidth; "
                      + defined("power"))
+    lines += expected_lines(expected or [])
     lines.append(drain_line(h))
     return "\n".join(lines)
+
+
+def expected_lines(items: list[dict]) -> list[str]:
+    """"Is this normal?" for the cases the check measured (views/expected.py's items), a
+    line per size: the range of their shares of the expected level, and each case whose
+    share lies beyond its band, by its round or distance."""
+    varied = {k for i in items for k, v in i["params"].items()
+              if any(j["params"].get(k) != v for j in items)}
+    lines = []
+    for nbytes in dict.fromkeys(i["bytes"] for i in items):
+        judged = [i for i in items if i["bytes"] == nbytes and i["of_expected"] is not None]
+        if not judged:
+            continue
+        label = {id(i): " ".join(f"{k}={v}" for k, v in sorted(i["params"].items())
+                                 if k in varied) or format_bytes(nbytes) for i in judged}
+        ratios = [i["of_expected"]["ratio"] for i in judged]
+        spread = units.percent(min(ratios), decimals=0) + (
+            "" if len(judged) == 1 else f" to {units.percent(max(ratios), decimals=0)}")
+        line = (f"of expected at {format_bytes(nbytes)}: {spread} over {len(judged)} "
+                f"case{'s' * (len(judged) > 1)}, "
+                + sources([(label[id(i)], i["of_expected"]) for i in judged]))
+        banded = [i for i in judged if i["of_expected"]["ci"] is not None]
+        beyond = [i for i in banded if not i["of_expected"]["ci"][0] <= 1
+                  <= i["of_expected"]["ci"][1]]
+        if banded:
+            line += "; beyond the expected band: " + (", ".join(
+                f"{label[id(i)]} {share(i['of_expected'])}" for i in beyond) or "none")
+        lines.append(line)
+    return lines
 
 
 def _median_of(m, x: int, which: str = "bandwidth") -> float:

@@ -11,19 +11,25 @@ from ..store import names
 from ..system import units
 from ..system.kernels import meaning
 from ..system.sizes import format_bytes
+from .expected import share, sources
 from .tables import Table
 
 # What a newcomer reads first: the operation's time, its interval, its rate and the flags
 # (advice.py); --wide adds how it was measured. The definitions are in docs/statistics.md
 # ("The table") and docs/references.md.
 RANK_MEAN, BUSBW, CEILING, OVERLAP = "rank-mean us", "busbw MB/s", "of ceiling", "overlap %"
+EXPECTED = "of expected"
 HEADER = ("kernel", "mode", "size", OVERLAP, "median us", "95% CI us", "MB/s", CEILING,
-          "flags")
+          EXPECTED, "flags")
 WIDE = ("kernel", "mode", "size", "launches", "n", OVERLAP, "median us", "95% CI us", "x/",
-        "spread", "p5 us", "p95 us", "p99 us", "MB/s", RANK_MEAN, BUSBW, CEILING, "flags")
+        "spread", "p5 us", "p95 us", "p99 us", "MB/s", RANK_MEAN, BUSBW, CEILING, EXPECTED,
+        "flags")
 # Shown only where a case has them: a nonblocking collective's overlap (which leads, before
-# its pure time), a collective's mean over ranks and bus bandwidth, the copy ceiling.
-WHERE_GIVEN = (OVERLAP, RANK_MEAN, BUSBW, CEILING)
+# its pure time), a collective's mean over ranks and bus bandwidth, the copy ceiling, an
+# expected level (run and sweep give one: views/expected.py).
+WHERE_GIVEN = (OVERLAP, RANK_MEAN, BUSBW, CEILING, EXPECTED)
+EXPECTED_LEGEND = ("of expected: the run's figure (its kept launches' mean log median) over "
+                   "the case's expected level, in brackets over its 95% band's ends")
 LEGEND = ("median, 95% CI: us per operation (docs/statistics.md, 'The table'), of the "
           "launches' medians; MB/s: 10^6 B/s\n"
           "of ceiling: of the copy ceiling measured beside it; flags: their lines below; "
@@ -81,6 +87,7 @@ def _cells(s: dict) -> dict[str, str]:
             BUSBW: units.rate(None if s["bytes"] == 0 else s.get("busbw_MBps"), 1,
                               missing=units.MISSING),
             CEILING: units.percent(s.get("ceiling_fraction"), decimals=0),
+            EXPECTED: share(s.get("of_expected"), short=True),
             "flags": ",".join(s.get("flags") or ())}
 
 
@@ -92,8 +99,14 @@ def render(summaries: list[dict], wide: bool = False) -> str:
     rows = [_cells(s) for s in summaries]
     shown = [h for h in (WIDE if wide else HEADER)
              if h not in WHERE_GIVEN or any(r[h] != units.MISSING for r in rows)]
+    footer = LEGEND + ("\n" + WIDE_LEGEND if wide else "")
+    if EXPECTED in shown:
+        modes = len({r["mode"] for r in rows}) > 1  # a size alone names a case otherwise
+        footer += f"\n{EXPECTED_LEGEND}\n" + sources(
+            [((f"{r['mode']} " if modes else "") + r["size"], s.get("of_expected"))
+             for r, s in zip(rows, summaries)])
     return Table(tuple(shown), [tuple(r[h] for h in shown) for r in rows], align="ll",
-                 rule=True, footer=LEGEND + ("\n" + WIDE_LEGEND if wide else "")).text()
+                 rule=True, footer=footer).text()
 
 
 def rank_times(case, rank_samples) -> np.ndarray | None:

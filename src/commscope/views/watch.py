@@ -1,11 +1,14 @@
-"""What `commscope watch` prints after each probe: one line per case, its median and the
-probe's number, and a line for a probe that could not run (what stopped it, in health's
-words) or that began late on the watch's schedule."""
+"""What `commscope watch` prints after each probe: one line per case, its median, the
+probe's number and its share of the case's expected level, and a line for a probe that
+could not run (what stopped it, in health's words) or that began late on the watch's
+schedule."""
 
 from __future__ import annotations
 
+from ..judge.watch import Series, of_expected
 from ..store import names
 from ..system import units
+from .expected import words
 
 
 def probe_header(number: int, took_s: float, word: str | None, missed: int,
@@ -21,17 +24,38 @@ def probe_header(number: int, took_s: float, word: str | None, missed: int,
     return lines
 
 
-def case_line(number: int, summary: dict) -> str:
-    """One case of a probe: its name, process count, parameters and median."""
+def case_line(number: int, summary: dict, of: dict | None = None) -> str:
+    """One case of a probe: its name, process count, parameters and median, and `of`, its
+    share of the expected level, where one is expected."""
     params = " ".join(f"{k}={v}" for k, v in sorted((summary.get("params") or {}).items()))
     what = " ".join(filter(None, (names.case(summary["kernel"], summary.get("send_mode"),
                                              summary["bytes"]),
                                   f"np{summary['ranks']}", params)))
     median = f"{units.us(summary['median_s'])} µs" if summary.get("median_s") is not None \
         else "no figure"
-    return f"probe {number}: {what}: median {median}"
+    expected = "" if of is None else f", {words(of)}"
+    return f"probe {number}: {what}: median {median}{expected}"
 
 
-def render_probe(number: int, summaries: list[dict]) -> str:
-    """Every case the probe measured, one line each."""
-    return "\n".join(case_line(number, s) for s in summaries)
+def probe_share(number: int, summary: dict, series: list[Series]) -> dict | None:
+    """The case's share of its expected level at probe `number`, as `results history`
+    shows that probe now: the probe's figure over the level of the watch's own probes since
+    the last step or segment (the series' expected, this probe in it); None where the
+    probe measured none of it or nothing is expected."""
+    for s in series:
+        same = all(s.ident.get(k) == summary.get(k) for k in ("kernel", "send_mode", "bytes",
+                                                              "params")) \
+            and s.ident.get("ranks") == summary.get("ranks")
+        point = next((p for p in s.points if p.probe == number and summary["run"] in p.runs
+                      and p.median_s is not None), None) if same else None
+        got = None if point is None else of_expected(point.median_s, s.expected)
+        if got is not None:
+            return {"ratio": got[0], "ci": None if got[1] is None else list(got[1])}
+    return None
+
+
+def render_probe(number: int, summaries: list[dict], series: list[Series] = ()) -> str:
+    """Every case the probe measured, one line each, against `series` (judge.watch.history
+    of the watch) where given."""
+    return "\n".join(case_line(number, s, probe_share(number, s, series))
+                      for s in summaries)
