@@ -18,7 +18,7 @@ from commscope.judge import live
 from commscope.stats.verdict import Estimate, Threshold
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
-from pmpi import preloadable
+from pmpi import every_call_slower
 
 
 @dataclass
@@ -171,37 +171,13 @@ def test_pairs_to_decide_follow_the_effect_and_spread():
     assert live.pairs_to_decide(on_the_bound, Threshold(0.05).log, 0.05) is None
 
 
-# Every MPI_Allreduce takes FACTOR times its own time: the wrapper times the library's call
-# and busy-waits (FACTOR - 1) of it after. At FACTOR 1 it only passes the call on (no clock
-# read), the control: a wrapper loaded that changes nothing.
-STRETCH = r"""
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                  MPI_Comm comm)
-{
-#if %(timed)d
-    double start = PMPI_Wtime();
-    int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    delay((%(factor)g - 1) * (PMPI_Wtime() - start) * 1e6);
-    return rc;
-#else
-    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-#endif
-}
-"""
-
-
-def stretched(mpi_prefix, where, factor: float) -> str:
-    return preloadable(mpi_prefix, where, f"stretch{factor:g}", STRETCH % {"factor": factor,
-                                                                       "timed": factor != 1})
-
-
 @pytest.mark.mpi
 def test_a_stretched_allreduce_is_a_regression(mpi_prefix, db, tmp_path):
     # 1.6x, well beyond the 5% threshold: what is asserted is that MPI's wrapper reaches the
     # ranks of B alone and the pairs name it, not how small a change is found (bench/live.py)
     done = commscope("compare", "--live", "allreduce", "--sizes", "8,64KiB", "--mpi",
                      mpi_prefix, "--db", db, "--json", "--b-env",
-                     f"LD_PRELOAD={stretched(mpi_prefix, tmp_path, 1.6)}",
+                     f"LD_PRELOAD={every_call_slower(mpi_prefix, tmp_path, 1.6)}",
                      env={**os.environ})
     assert done.returncode == 1, (done.stdout, done.stderr)
     out = json.loads(done.stdout)

@@ -2,6 +2,7 @@
 with --once, a probe that cannot run stored with what stopped it, a budget kept, and bad
 input refused before anything is stored. Through the fake launcher (fast tier)."""
 
+import json
 import os
 import signal
 import sqlite3
@@ -231,3 +232,18 @@ def test_old_probes_are_folded_their_faults_kept_in_words(plan, fake_mpi, db):
     assert rows["1"].split()[3] == rows["3"].split()[3] == "3"  # folded with 3 launches
     kept_all = watch(plan, fake_mpi, db, "--once", "--keep", "all")
     assert kept_all.returncode == 0 and [n for n, _ in probes(db)] == [4, 5, 6]
+
+
+def test_json_is_one_document_of_the_probes_at_their_end_and_at_ctrl_c(plan, fake_mpi, db):
+    done = watch(plan, fake_mpi, db, "--count", "2", "--json", *QUICK)
+    assert done.returncode == 0, done.stderr  # commscope() validated it against watch:1
+    out = json.loads(done.stdout)
+    assert out["watch"] == "probe" and [p["probe"] for p in out["probes"]] == [1, 2]
+    first, second = out["probes"]
+    assert [c["bytes"] for c in second["cases"]] == [8, 1048576, 8]
+    assert first["cases"][0]["of_expected"] == {"ratio": 1.0, "ci": None}  # its own level
+    assert second["fault"] is None and second["runs"] == [r.id for r in probes(db)[1][1]]
+    stopped = watch(plan, fake_mpi, db, "--count", "3", "--json", *QUICK,
+                    fake=FakeLauncher(on_case=_signal_at(11)))
+    assert stopped.returncode == 130, stopped.stderr
+    assert [p["probe"] for p in json.loads(stopped.stdout)["probes"]] == [3, 4]

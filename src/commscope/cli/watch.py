@@ -17,8 +17,8 @@ from ..stats.results import measured
 from ..store import watch as stored
 from ..system.errors import UserError
 from ..system.mpi import find_mpi
-from ..views.watch import probe_header, render_probe
-from .common import add_db, add_mpi, writing_store
+from ..views.watch import probe_header, probe_json, render_probe
+from .common import add_db, add_mpi, print_json, writing_store
 
 KEEP = 10  # probes kept whole: a step is found within a few, and its remedy compares them
 UNITS_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -52,6 +52,9 @@ def add_parser(sub, summary: str) -> None:
                    help="the latest N probes are kept whole, every sample; older ones are "
                         "folded to each case's figure and launch medians, but for those a "
                         f"step or a flapping launch names (default {KEEP}; all: fold none)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (docs/schemas.md, watch:1) of the probes "
+                        "when the watch ends (at Ctrl-C too) instead of a line per case")
     p.add_argument("--hosts", metavar="HOST,HOST,...",
                    help="where the plan's experiments that name no hosts run; with "
                         "--default, the hosts the default probe set pairs")
@@ -119,21 +122,27 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         f"{f'{count} probes' if count else 'probes until Ctrl-C'} every {args.every}"
     print(f"watch {plan.name}: {plan.cases} cases in {len(plan.points)} runs a probe, "
           f"{how_many}, at most {budget_s:g} s each; results in {args.db}", file=sys.stderr)
-    code = 0
-    for probe in probes(store, mpi, plan, plan.name, budget_s, every_s, count,
-                        ["commscope", *argv]):
-        for line in probe_header(probe.number, probe.took_s, probe.word, probe.missed,
-                                 every_s):
-            print(line, file=sys.stderr)
-        for run in probe.runs:
-            for stopped in (o for o in run.outcomes if o.status != "complete"):
-                print(f"commscope: probe {probe.number}: run {run.run_id} {stopped.message}",
-                      file=sys.stderr)
-        found = measured(store, [r.run_id for r in probe.runs if r.run_id is not None])
-        print(render_probe(probe.number, [s for _, s in found], history(store, plan.name)),
-              flush=True)
-        code = code or (1 if probe.word else 0)
-        if keep is not None:
-            for number, run_ids, points in folding(store, plan.name, keep):
-                stored.fold(store, plan.name, run_ids, points)
+    code, done = 0, []
+    try:
+        for probe in probes(store, mpi, plan, plan.name, budget_s, every_s, count,
+                            ["commscope", *argv]):
+            for line in probe_header(probe.number, probe.took_s, probe.word, probe.missed,
+                                     every_s):
+                print(line, file=sys.stderr)
+            for run in probe.runs:
+                for stopped in (o for o in run.outcomes if o.status != "complete"):
+                    print(f"commscope: probe {probe.number}: run {run.run_id} "
+                          f"{stopped.message}", file=sys.stderr)
+            found = measured(store, [r.run_id for r in probe.runs if r.run_id is not None])
+            series = history(store, plan.name)
+            done.append(probe_json(probe, [s for _, s in found], series))
+            if not args.json:
+                print(render_probe(probe.number, [s for _, s in found], series), flush=True)
+            code = code or (1 if probe.word else 0)
+            if keep is not None:
+                for number, run_ids, points in folding(store, plan.name, keep):
+                    stored.fold(store, plan.name, run_ids, points)
+    finally:  # at a stop signal too: the probes measured are one document
+        if args.json:
+            print_json("watch", {"watch": plan.name, "db": args.db, "probes": done})
     return code

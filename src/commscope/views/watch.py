@@ -59,3 +59,16 @@ def render_probe(number: int, summaries: list[dict], series: list[Series] = ()) 
     of the watch) where given."""
     return "\n".join(case_line(number, s, probe_share(number, s, series))
                       for s in summaries)
+
+
+def probe_json(probe, summaries: list[dict], series: list[Series]) -> dict:
+    """One probe as `watch --json` lists it (watch:1): its number, time, what stopped it,
+    slots missed before it, its runs, and each case's median and share of expected."""
+    return {"probe": probe.number, "took_s": probe.took_s, "fault": probe.word,
+            "missed": probe.missed, "runs": [r.run_id for r in probe.runs
+                                             if r.run_id is not None],
+            "cases": [{"kernel": s["kernel"], "send_mode": s.get("send_mode"),
+                       "bytes": s["bytes"], "ranks": s["ranks"],
+                       "params": s.get("params") or {}, "median_s": s.get("median_s"),
+                       "of_expected": probe_share(probe.number, s, series)}
+                      for s in summaries]}
