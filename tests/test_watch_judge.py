@@ -70,7 +70,7 @@ def test_a_provenance_change_starts_a_segment_and_is_not_a_step(stepped, tmp_pat
     db = tmp_path / "upgraded.db"
     shutil.copy(stepped, db)
     with sqlite3.connect(db) as con:  # the MPI upgraded where the case got slower
-        ids = [r.id for n, rows in watch.runs_of(Store(stepped))["w"] if n >= STEP_AT
+        ids = [r.id for n, rows in stored.watch_runs(Store(stepped), "w") if n >= STEP_AT
                for r in rows]
         con.executemany("UPDATE runs SET mpi_version = 'Open MPI v9.9.9' WHERE id = ?",
                         [(i,) for i in ids])
@@ -239,7 +239,7 @@ def test_folded_probes_are_judged_as_they_were_whole(stepped, tmp_path):
     # the one it was found at, whose runs its remedy compares
     [step] = by_size(watch.history(Store(db)))[STEPPED].steps
     named = {step.began - 1, step.began, step.found}
-    assert {n for n, _ in watch.runs_of(Store(db))["w"]} == named | {18, 19, 20}
+    assert {n for n, _ in stored.watch_runs(Store(db), "w")} == named | {18, 19, 20}
     assert "commscope compare " in step.claim.remedy
 
 
@@ -260,7 +260,7 @@ def test_a_folded_watch_holds_each_case_in_bytes_and_numbers_on(stepped, tmp_pat
 def test_a_step_older_than_a_dashboard_shows_is_folded_too(stepped, tmp_path, monkeypatch):
     monkeypatch.setattr(watch, "FRESH", 5)  # the step, found at 11-13, is 7 or more old
     db = folded_copy(stepped, tmp_path, keep=3)
-    assert {n for n, _ in watch.runs_of(Store(db))["w"]} == {18, 19, 20}
+    assert {n for n, _ in stored.watch_runs(Store(db), "w")} == {18, 19, 20}
     [step] = by_size(watch.history(Store(db)))[STEPPED].steps
     assert step.claim.word == "step"  # judged from its folded probes as before
     assert step.claim.remedy.endswith("commscope results history (their runs were folded)")

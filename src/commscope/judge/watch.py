@@ -106,13 +106,6 @@ class Expected(NamedTuple):
     source: str
 
 
-def runs_of(store: Store, name: str | None = None) -> dict[str, list[tuple[int, list[RunRow]]]]:
-    """Each watch's probes kept whole, in order, each with its runs (store/watch.py), or
-    watch `name`'s alone."""
-    found = [name] if name is not None else stored.watches(store)
-    return {w: probes for w in found if (probes := watch_runs(store, w))}
-
-
 def case_key(case: Case, row: RunRow) -> dict:
     """What a watch's case is: what was asked, with the MPI library's name; the library's
     settings and version are provenance (a segment), not another case."""
