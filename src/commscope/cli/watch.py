@@ -140,7 +140,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 print(render_probe(probe.number, [s for _, s in found], series), flush=True)
             code = code or (1 if probe.word else 0)
             if keep is not None:
-                for number, run_ids, points in folding(store, plan.name, keep):
+                for number, run_ids, points in folding(store, plan.name, keep, series):
                     stored.fold(store, plan.name, run_ids, points)
     finally:  # at a stop signal too: the probes measured are one document
         if args.json:

@@ -215,18 +215,19 @@ def _folded(store: Store, watch: str) -> list[_Probe]:
     return list(probes.values())
 
 
-def folding(store: Store, watch: str, keep: int) -> list[tuple[int, list[int],
-                                                                list[stored.Folded]]]:
+def folding(store: Store, watch: str, keep: int, series: list[Series] | None = None
+            ) -> list[tuple[int, list[int], list[stored.Folded]]]:
     """The probes of `watch` to fold, each (number, its runs, its points): every whole
     probe but the latest `keep` and, for FRESH probes (as long as a dashboard marks a
     step), those a step names (the probes either side of where it began, whose runs its
     remedy compares, and the one it was found at) and those with a launch that flaps
-    within: older ones are folded too, so a noisy watch's file stays small."""
+    within: older ones are folded too, so a noisy watch's file stays small. `series`: the
+    watch's history as just judged (history(store, watch)), where the caller has it."""
     whole = watch_runs(store, watch)
     if len(whole) <= keep:
         return []
     latest = whole[-1][0]
-    named = {n for s in history(store, watch) for st in s.steps
+    named = {n for s in (history(store, watch) if series is None else series) for st in s.steps
              if st.claim.failing and latest - st.found < FRESH
              for n in (st.began - 1, st.began, st.found)}
     out = []
