@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from commscope.models.groups import fit_runs
-from commscope.views.report import build
+from commscope.cli.report import build
 from commscope.store.store import Store
 from commscope.stats.summary import case_summary
 

@@ -38,8 +38,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-from commscope.judge.checks import _Pair, command_terms
-from commscope.judge.compare import Side, compare
+from commscope.judge.checks import Side, _Pair, command_terms, estimate
+from commscope.judge.compare import Side as CompareSide, compare
+from commscope.stats.summary import of_medians
 from commscope.stats.replication import Launch, history, interval, run_spreads
 from commscope.stats.verdict import Threshold, Words, claims, paired
 
@@ -73,7 +74,7 @@ def compare_history(rng, trials: int, ratio: float, shared: bool, cases: int = 2
         a, b = (_command(rng, cases, tau, ratio * tau, shared) for _ in range(2))
         histories = {str(i): history([p[i] for p in past], keys=tuple(range(EARLIER)))
                      for i in range(cases)}
-        sides = [{str(i): Side({}, m[i], [Stored(str(i))]) for i in range(cases)}
+        sides = [{str(i): CompareSide.of({}, m[i], [Stored(str(i))]) for i in range(cases)}
                  for m in (a, b)]
         result = compare(*sides, THRESHOLD, lambda found: histories[found[0].case])
         false += bool(result.regressions)
@@ -90,7 +91,7 @@ def file_four_four(rng, trials: int, sigma: float, cases: int = 24,
         slow = [_command(rng, cases, tau, sigma, False, math.log(1.3)) for _ in range(4)]
         histories = {str(i): history([p[i] for p in base[1:] + slow[1:]], keys=tuple(range(6)))
                      for i in range(cases)}
-        sides = [{str(i): Side({}, m[i], [Stored(str(i))]) for i in range(cases)}
+        sides = [{str(i): CompareSide.of({}, m[i], [Stored(str(i))]) for i in range(cases)}
                  for m in (base[0], slow[0])]
         result = compare(*sides, THRESHOLD, lambda found: histories[found[0].case])
         called += len(result.regressions)
@@ -112,12 +113,11 @@ def check_runs(rng, trials: int, ratio: float, verdicts: int = 100,
                                                for _ in range(EARLIER)])
             left = _command(rng, 1, s, ratio * s, False, bound)[0]
             right = _command(rng, 1, s, ratio * s, False)[0]
-            pairs.append(_Pair(None, "x", 2, i, {("L", k): v for k, v in enumerate(left)},
-                               {("R", k): v for k, v in enumerate(right)}, 0.0,
-                               ([f"L{i}"], [f"R{i}"])))
+            pairs.append(_Pair(None, "x", 2, i, Side(of_medians(left, run=1), (f"L{i}",)),
+                               Side(of_medians(right, run=2), (f"R{i}",)), 0.0))
         terms = command_terms(pairs, lambda side: pasts[side[0]])
         learned |= {"history" if t else "assumed" for t in terms}
-        found = claims([paired(p.left, p.right, t) for p, t in zip(pairs, terms)],
+        found = claims([estimate(p.left, p.right, t) for p, t in zip(pairs, terms)],
                        ["g"] * verdicts, ["x"] * verdicts, THRESHOLD, WORDS)
         false += any(c.failing for c in found)
     return false / trials, "+".join(sorted(learned))

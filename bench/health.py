@@ -245,7 +245,7 @@ def scale_bench(args) -> None:
 
 def analyse(db: str) -> None:
     """In a fresh process, so its peak memory is the analysis's and the report's own."""
-    from commscope.views.report import build
+    from commscope.cli.report import build
     from commscope.health.health import health_of
     from commscope.store.store import Store
 

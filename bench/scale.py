@@ -41,7 +41,7 @@ def write_stream(path: Path, ranks: int, samples: int) -> None:
 
 def child(stream: Path, ranks: int) -> dict:
     """Ingest, statistics and report of one stream, timed; peak RSS of this process."""
-    from commscope.views.report import build
+    from commscope.cli.report import build
     from commscope.store.store import Store
     from commscope.stats.summary import case_summary
     from stored_run import store_run

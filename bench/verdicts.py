@@ -95,8 +95,8 @@ def compared(rng, truth: np.ndarray, sigma: np.ndarray, k: int, earlier: int) ->
         def launches(shift: float = 0.0) -> np.ndarray:
             return np.exp(shift + s * (command * rng.standard_normal()
                                        + rng.standard_normal(k)))
-        a[key] = Side({}, launches(), [Stored(key)])
-        b[key] = Side({}, launches(t), [Stored(key)])
+        a[key] = Side.of({}, launches(), [Stored(key)])
+        b[key] = Side.of({}, launches(t), [Stored(key)])
         past[key] = history([launches() for _ in range(earlier)]) if earlier else None
     return judged_compare(a, b, past)
 
@@ -156,8 +156,8 @@ def noisy_command(rng, truth: np.ndarray, noise: float, k: int, design: str,
         return claims(found, ["all"] * v, [str(i) for i in range(v)], THRESHOLD, CHECK)
     keys = [str(i) for i in range(v)]
     return judged_compare(
-        {key: Side({}, np.exp(a[:, i]), [Stored(key)]) for i, key in enumerate(keys)},
-        {key: Side({}, np.exp(b[:, i]), [Stored(key)]) for i, key in enumerate(keys)},
+        {key: Side.of({}, np.exp(a[:, i]), [Stored(key)]) for i, key in enumerate(keys)},
+        {key: Side.of({}, np.exp(b[:, i]), [Stored(key)]) for i, key in enumerate(keys)},
         {key: history([np.exp(e[2 + j, :, i]) for j in range(earlier)]) if earlier else None
          for i, key in enumerate(keys)})
 

@@ -162,7 +162,7 @@ def coverage(rng, d: Design, count: int | str, trials: int, commands: int = 0,
 def sides(rng, d: Design, shift: float = 1.0, count: int | str = "auto") -> dict[str, Side]:
     """One command's cases as compare's sides."""
     medians, spreads = command(rng, d, count, shift)
-    return {str(i): Side({}, np.array([lc.median_s for lc in m]), [],
+    return {str(i): Side.of({}, np.array([lc.median_s for lc in m]), [],
                          d.pilot if count == "auto" else None, s)
             for i, (m, s) in enumerate(zip(medians, spreads))}
 

@@ -19,6 +19,7 @@ from pmpi import preloadable
 from fakempi.inprocess import FakeLauncher
 from commscope.store.cases import Case
 from commscope.judge.checks import barrier_time, judge
+from commscope.figures.read import summarised
 from commscope.judge.guidelines import catalogue, measures
 from commscope.stats.verdict import Threshold, negligible
 
@@ -446,7 +447,7 @@ def test_a_slowdown_of_many_barriers_is_never_below_one_barrier():
             cases.append(mocked("reduce", 65536, launch, median_s * shift
                                 * math.exp(rng.normal(0, 0.02)), persistent, len(cases) + 1))
     (g,) = catalogue().find(["reduce persistent<=plain"], {"reduce"})
-    (v,) = judge([g], cases, Threshold(0.05),
+    (v,) = judge([g], summarised(cases), Threshold(0.05),
                  lambda launches: barrier_time([timers[k] for k in launches]))
     e = v.evidence
     assert v.ratio == pytest.approx(2.63, rel=0.05)

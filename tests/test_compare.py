@@ -60,7 +60,7 @@ def _compare_json(db, *args):
 # --- the tests, on launch medians ---
 
 def _side(medians):
-    return Side({"case": "x"}, np.asarray(medians, dtype=float), [])
+    return Side.of({"case": "x"}, np.asarray(medians, dtype=float), [])
 
 
 def test_student_t_on_log_launch_medians_by_hand():
@@ -191,7 +191,7 @@ def _false_alarms(seeds, cases, launches, launch_cv):
     hits = 0
     for seed in range(seeds):
         rng = np.random.default_rng(100 + seed)
-        draw = lambda: {c: Side({"case": c}, np.exp(rng.normal(0, launch_cv, launches)), [])
+        draw = lambda: {c: Side.of({"case": c}, np.exp(rng.normal(0, launch_cv, launches)), [])
                         for c in range(cases)}
         hits += bool(compare(draw(), draw(), Threshold(0.05)).regressions)
     return hits

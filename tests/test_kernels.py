@@ -106,16 +106,21 @@ def test_table_says_when_a_ci_is_missing_and_how_precise_each_median_is():
 
     base = {"kernel": "pingpong", "send_mode": "standard", "bytes": 8, "n": 4,
             "median_s": 1e-6, "ci_low_s": None, "ci_high_s": None, "p05_s": 9e-7,
-            "p95_s": 2e-6, "bandwidth_MBps": 8.0, "precision": None, "capped": False}
-    cases = [base, dict(base, bytes=1024, n=100, ci_low_s=9.8e-7, ci_high_s=1.02e-6,
-                        precision=0.02, capped=True)]
+            "p95_s": 2e-6, "bandwidth_MBps": 8.0, "precision": None, "capped": False,
+            "launches": 1}
+    from dataclasses import replace
+
+    from commscope.stats.summary import of_medians
+    cases = [replace(of_medians(()), **c) for c in (
+        base, dict(base, bytes=1024, n=100, ci_low_s=9.8e-7, ci_high_s=1.02e-6,
+                   precision=0.02, capped=True))]
     lines = render(cases, wide=True).splitlines()
     assert lines[2].split()[4:9] == ["1", "4", "1.000", "n<6", "-"]
     # the interval as a factor of the median, sqrt(1.02 / 0.98), never a +- percent
     assert lines[3].split()[4:9] == ["1", "100", "1.000", "0.980-1.020", "1.02*"]
     assert lines[2].split()[9] == "?"  # one launch: which spread dominates is unknown
     narrow = render(cases).splitlines()
-    assert narrow[0].split() == ["kernel", "mode", "size", "median", "us", "95%", "CI", "us",
+    assert narrow[0].split() == ["kernel", "mode", "size", "time", "us", "95%", "CI", "us",
                                  "MB/s", "flags"]
     assert narrow[3].split()[4:6] == ["1.000", "0.980-1.020"]
     assert len(narrow) == 4 + 2  # the header, its rule, the rows, a legend of two lines

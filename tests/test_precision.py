@@ -46,8 +46,8 @@ def test_each_launch_samples_until_its_median_is_precise_enough(mpi_prefix, db):
     # rule Python applies to the stored samples, unless its share of the time ran out.
     for case in Store(db).cases(1):
         s = case_summary(case)
-        assert s["n"] >= 3 and s["precision_target"] == 0.01
-        assert s["capped"] or s["precision"] <= 0.01, s
+        assert s.n >= 3 and s.precision_target == 0.01
+        assert s.capped or s.precision <= 0.01, s
     settings = json.loads(sqlite3.connect(db).execute("SELECT settings FROM runs").fetchone()[0])
     assert (settings["precision"], settings["max_time"], settings["iters"],
             settings["launches"]) == (0.02, 3.0, None, "auto")
@@ -107,7 +107,7 @@ def test_spread_and_tails_are_data_not_flags(db):
         case = _stored(db, samples_s=list(samples))
         assert _kinds(case) == set()
     s = case_summary(case)
-    assert s["cv"] > 0.1 and s["outliers"] >= 10
+    assert s.cv > 0.1 and s.outliers >= 10
 
 
 def test_drifting_median_is_found(db):
@@ -141,7 +141,7 @@ def test_a_single_call_is_short_only_under_ten_timer_steps(db):
 def test_a_case_whose_every_window_started_late_has_no_figures(db):
     case = _stored(db, samples_s=[1e-6] * 4, sync="window", invalid=[0, 1, 2, 3])
     s = case_summary(case)
-    assert s["n"] == 0 and s["median_s"] is None
+    assert s.n == 0 and s.median_s is None
     assert "all_late" in _kinds(case)
     # the command that measured it prints no number for it, says why and exits 1
     err = io.StringIO()

@@ -124,12 +124,16 @@ def test_a_host_that_switches_between_two_states_is_told(fake_mpi, db):
 
 
 def test_bandwidth_above_its_copy_ceiling_is_a_finding():
+    from dataclasses import replace
+
     from commscope.stats.advice import _above_ceiling, remedy
-    s = {"ceiling_fraction": 1.31, "bandwidth_MBps": 26_200.0, "ceiling_MBps": 20_000.0}
+    from commscope.stats.summary import of_medians
+    s = replace(of_medians(()), ceiling_fraction=1.31, bandwidth_MBps=26_200.0,
+                ceiling_MBps=20_000.0)
     kind, message, severity = _above_ceiling(s, {})
     assert kind == "above_ceiling" and "1.31x" in message and severity == 1.31
-    assert _above_ceiling({**s, "ceiling_fraction": 0.97}, {}) is None
-    assert _above_ceiling({"ceiling_fraction": None}, {}) is None
+    assert _above_ceiling(replace(s, ceiling_fraction=0.97), {}) is None
+    assert _above_ceiling(replace(s, ceiling_fraction=None), {}) is None
     assert "--cold-cache" in remedy("above_ceiling", {})
     assert "--cold-cache" not in remedy("above_ceiling", {"cold_cache": True})
 

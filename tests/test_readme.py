@@ -190,7 +190,7 @@ def test_the_demo_example_has_the_table_s_columns_and_legend_as_printed_now(fake
     header = next(line for line in shown.splitlines() if line.startswith("kernel "))
     assert header.split() == next(line for line in printed.splitlines()
                                   if line.startswith("kernel ")).split()
-    legend = [line for line in shown.splitlines() if line.startswith(("median, ", "of ceiling"))]
+    legend = [line for line in shown.splitlines() if line.startswith(("time: ", "of ceiling"))]
     assert len(legend) == 2 and all(line in printed.splitlines() for line in legend), legend
 
 

@@ -216,8 +216,8 @@ def test_compare_never_passes_a_ten_percent_slowdown(tau, called):
 
 def test_compare_says_inconclusive_for_one_launch_a_side_without_history():
     from commscope.judge.compare import Side
-    one = {"k": Side({}, np.array([1.0]), [])}
-    other = {"k": Side({}, np.array([1.01]), [])}
+    one = {"k": Side.of({}, np.array([1.0]), [])}
+    other = {"k": Side.of({}, np.array([1.01]), [])}
     change = compare(one, other, Threshold(0.05)).changes[0]
     assert change.claim.word == "inconclusive" and change.claim.p is None
     past = History(0.005 ** 2, 8, 12)  # commands: assumed to differ as launches do
@@ -362,7 +362,7 @@ def test_a_real_change_stored_after_four_commands_is_two_levels_of_every_case():
                 for i in range(24)}
         together = shared_levels(list(past.values()))
         assert all(p.levels is not None and p.command_var < 0.005 for p in together)
-        a, b = ({str(i): Side({}, m[i], [Stored(str(i))]) for i in range(24)}
+        a, b = ({str(i): Side.of({}, m[i], [Stored(str(i))]) for i in range(24)}
                 for m in (before[0], after[0]))
         found = compare(a, b, Threshold(0.05), lambda cases: past[cases[0].case])
         called.append(len(found.regressions) / 24)

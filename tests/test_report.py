@@ -6,6 +6,7 @@ commands, smaller), in test_mpi4, test_loggp_maxrate and test_study."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import json
 import math
@@ -551,7 +552,7 @@ def test_strip_plot_marks_a_slow_launch(fake_mpi, tmp_path):
     draws every launch median (those of `results show`), the second launch a cross at every
     size and no other, and names it under the figure."""
     from commscope.views.report import strip
-    from commscope.stats.results import measured
+    from commscope.figures.read import measured
     db = tmp_path / "slow.db"
     launcher = FakeLauncher(slow_launch=(2, 2.5))
     done = commscope("run", "pingpong", "--np", "2", "--sizes", "1KiB:1MiB", "--launches", "3",
@@ -575,9 +576,9 @@ def test_strip_plot_marks_a_slow_launch(fake_mpi, tmp_path):
     (config, panel), = grouped(size.size_cases(data), send_mode=False)
     drawn = strip.modes([(mode["send_mode"], cases, None) for mode, cases in grouped(panel)])
     (mode,) = drawn
-    summaries = {s["bytes"]: s for _, s in measured(store, [1])}
+    summaries = {s.bytes: s for _, s in measured(store, [1])}
     for nbytes, s in summaries.items():
-        every = s["launch_medians_s"] + [o["median_s"] for o in s["other_state"]]
+        every = list(s.launch_medians_s) + [o.median_s for o in s.other_state]
         assert sorted(m[nbytes] for m in mode.medians.values()) == \
             pytest.approx(sorted(every), rel=1e-12)
     assert {(launch, nbytes) for launch, nbytes in mode.marked} == \
@@ -703,14 +704,18 @@ def test_one_breakpoint_marker_per_switch(demo):
 def test_zero_between_launch_cv_is_drawn_at_zero(demo):
     data = load(Store(demo[0]), [2])
     panel = [c for c in data.cases if c.bytes > 0]
+    # a case whose launches differ no more than their samples say: its CV is 0
+    first = panel[0]
+    data.figure.update({c.id: dataclasses.replace(data.figure[c.id], between_launch_cv=0.0)
+                        for c in panel if data.figure[c.id] is data.figure[first.id]})
     zeros, positive = [], []
     for config, cases in grouped(panel, ranks=True):
-        for x in combined(cases):
-            if x["between_launch_cv"] is not None:
-                (zeros if x["between_launch_cv"] == 0 else positive).append(
-                    (f"{config['send_mode']} np2 between", x["bytes"], x["between_launch_cv"]))
+        for x in combined(data, cases):
+            if x.between_launch_cv is not None:
+                (zeros if x.between_launch_cv == 0 else positive).append(
+                    (f"{config['send_mode']} np2 between", x.bytes, x.between_launch_cv))
     assert zeros and positive  # the fake's launches: a few differ less than samples say
-    ax = _drawn(launches.draw(panel)).axes[0]
+    ax = _drawn(launches.draw(data, panel)).axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     for label, nbytes, cv in zeros + positive:
         x, y = lines[label].get_data()

@@ -86,7 +86,7 @@ def test_table_states_units_and_context(db):
     done = commscope("run", "pingpong", "--sizes", "8,4K", "--iters", "10", "--db", db)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "median us" in out and "95% CI us" in out and "MB/s: 10^6 B/s" in out
+    assert "time us" in out and "95% CI us" in out and "MB/s: 10^6 B/s" in out
     assert "Open MPI" in out
     rows = [line for line in out.splitlines() if line.startswith("pingpong")]
     assert [r.split()[2:4] for r in rows] == [["8", "B"], ["4", "KiB"]]

@@ -161,7 +161,8 @@ def test_a_run_slowed_by_130_percent_reads_130_percent_of_expected(stepped, fake
     assert e.source == "20 earlier commands on these hosts"
     figure = math.exp(sum(math.log(float(np.median(c.latency_s))) for c in slowed)
                       / len(slowed))
-    ratio, (low, high) = watch.of_expected(figure, e)
+    got = watch.of_expected(figure, e)
+    ratio, (low, high) = got.ratio, got.ci
     assert 1.25 < ratio < 1.35 and low < 1.3 < high and low > 1
 
 

@@ -5,22 +5,22 @@ same launches, or judge stored runs (--runs), and give each (np, size) a verdict
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 
-from ..store import selection
+from ..store import names, selection
 from ..system.errors import UserError
 from ..judge.guidelines import SIZE_KINDS, catalogue, impossible, measures, sides
 from ..system.kernels import catalog
 from ..measure.launches import measure_runs
 from ..system.mpi import family, find_mpi
 from ..measure.plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
-from ..judge.checks import barrier_time, figures, judge
-from ..stats.results import case_history, measured
+from ..judge.checks import Checked, check, remedies
 from ..judge.tune import judged
 from ..system.sizes import format_bytes
 from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
 from ..stats.verdict.spec import by_spec
-from ..views.check import junit, remedies, render
+from ..views.check import junit, render
 from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 
@@ -114,7 +114,20 @@ def _measure(args, cat, command: list[str], verdict: VerdictSpec
             planned.append(plan)
     store = writing_store(args.db)  # checked before launching
     runs = measure_runs(store, mpi, planned, command)
+    for r in runs:
+        if r.run_id is not None and not store.cases(r.run_id):
+            print(f"commscope: run {r.run_id} ({r.plan.kernel.name}) measured no case: "
+                  f"{_why_none(store, r.run_id)}", file=sys.stderr)
     return [r.run_id for r in runs if r.run_id is not None], store, chosen, mpi.family
+
+
+def _why_none(store, run_id: int) -> str:
+    """Why a run of check holds no case: its skips' reasons, or its end."""
+    skips = store.skips(run_id)
+    row = store.run(run_id)
+    if skips:
+        return "; ".join(dict.fromkeys(s.reason for s in skips))
+    return row.message or f"it ended {names.status(row)}"
 
 
 def stored_verdict(store, run_ids: list[int]) -> VerdictSpec:
@@ -136,20 +149,12 @@ def _stored(args, cat) -> tuple[list[int], object, list, str | None]:
     return run_ids, store, chosen, family(store.run(run_ids[0]).mpi_version or "")
 
 
-def _barrier(store, run_ids):
-    """One barrier's time in given launches, from their context records (barrier_time)."""
-    timers = {(run_id, launch.number): launch.context.get("timer") or {}
-              for run_id in run_ids for launch in store.launches(run_id)}
-    return lambda launches: barrier_time([timers[k] for k in launches if k in timers])
-
-
 def _tuned(store, guidelines) -> list:
     """tune's choices for the collectives these guidelines judge, from the tune runs the
     results file holds, each judged as its command did (tune.judged)."""
     kernels = {g.kernel for g in guidelines if g.kind in ("pattern", "specialised")}
     groups = by_spec([r for r in store.runs() if r.kernel in kernels], "tune")
-    return judged([(given, [c for r in runs for c in store.cases(r.id)])
-                   for given, runs in groups])
+    return judged(store, [(given, [r.id for r in runs]) for given, runs in groups])
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -172,22 +177,18 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         verdict = VerdictSpec("check", f"{threshold.fraction:g}", catalogue=cat.extra)
         run_ids, store, chosen, family = _measure(args, cat, ["commscope", *argv], verdict)
     say_oversubscribed(store, run_ids)
-    cases = [c for r in run_ids for c in store.cases(r)]
-    found = judge(chosen, cases, threshold, _barrier(store, run_ids),
-                  args.families == "command", lambda found: case_history(store, found),
-                  figures(measured(store, run_ids)))
+    found = check(store, run_ids, chosen, threshold, args.families == "command")
     if args.runs and not found:
         wanted = ", ".join(g.id for g in chosen if g.kind not in SIZE_KINDS) or "monotony, split"
         raise UserError(f"check --runs {args.runs}: nothing to check; these runs hold no "
                         f"size sweep and neither side of a guideline ({wanted}) together")
+    tuned = _tuned(store, chosen) if any(c.failing for c in found) else []
+    result = Checked(run_ids, threshold, args.families, found,
+                     remedies(found, chosen, family, tuned))
     if args.junit:
         write_atomic(args.junit, junit(found, args.fail_on))
-    tuned = _tuned(store, chosen) if any(c.failing for c in found) else []
     if args.json:
-        print_json("check", {"runs": run_ids, "threshold": threshold.fraction,
-                             "families": args.families,
-                             "verdicts": [c.as_dict() for c in found],
-                             "remedies": remedies(found, chosen, family, tuned)})
+        print_json("check", result.as_dict())
     else:
-        print(render(found, chosen, threshold, family, tuned, args.families))
+        print(render(result))
     return exit_status(found, args.fail_on)

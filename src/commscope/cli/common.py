@@ -21,12 +21,13 @@ from ..views import schemas
 from ..system import stopping
 from ..stats.advice import KINDS, remedy
 from ..system.errors import UserError
-from ..stats.results import measured, quality, skews
+from ..figures.read import measured, quality, skews
 from ..system.sizes import format_bytes
 from ..store.schema import APPLICATION_ID, SCHEMA_VERSION
 from ..store.store import Store
+from ..stats.summary import CaseSummary
 from ..stats.verdict import FAIL_ON
-from ..views.expected import against
+from ..judge.watch import against
 from ..views.run import rank_times, render, render_phases, render_ranks
 from ..views.skew import render_skews
 
@@ -170,6 +171,8 @@ def strict_json(body) -> str:
 
 
 def _finite(value):
+    if hasattr(value, "as_dict"):  # a typed result (a case summary, a claim): its JSON item
+        value = value.as_dict()
     if isinstance(value, float):
         return value if np.isfinite(value) else None
     if isinstance(value, dict):
@@ -208,7 +211,7 @@ def kernel_list() -> str:
 
 
 def show_runs(store, runs, db: str, as_json: bool, table=None, wide: bool = False,
-              expect: Expect | None = None) -> tuple[list[dict], int]:
+              expect: Expect | None = None) -> tuple[list[CaseSummary], int]:
     """Every run of a command (show_run), then its quality block, once; the case
     summaries of all of them and the command's exit code."""
     everything, code, of_run = [], 0, {}
@@ -235,31 +238,30 @@ def say_oversubscribed(store, run_ids: list[int]) -> None:
               f"{KINDS['oversubscribed']}; {remedy('oversubscribed', {})}", file=sys.stderr)
 
 
-def no_figure(summaries: list[dict]) -> int:
+def no_figure(summaries: list[CaseSummary]) -> int:
     """1, with a line each, where a measured case has no figure: every sample started late
     (--sync window), so the statistics have nothing; else 0. A number is never printed."""
-    empty = [s for s in summaries if s["median_s"] is None and s.get("printed") is None]
+    empty = [s for s in summaries if not s.measured]
     for s in empty:
-        print(f"commscope: no figure for {s['kernel']} {format_bytes(s['bytes'])} on "
-              f"{s['ranks']} ranks: every sample started late under --sync window; use "
+        print(f"commscope: no figure for {s.kernel} {format_bytes(s.bytes)} on "
+              f"{s.ranks} ranks: every sample started late under --sync window; use "
               "--sync barrier (the default)", file=sys.stderr)
     return 1 if empty else 0
 
 
 def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False,
-             expect: Expect | None = None) -> list[dict]:
+             expect: Expect | None = None) -> list[CaseSummary]:
     """Print a run's table, its launches combined (unless JSON is wanted later), its
-    skips and failures; its case summaries, each with `of_expected` where `expect` is
-    given (views/expected.py).
+    skips and failures; its case summaries, each against its expected level where
+    `expect` is given (judge/watch.against).
 
     `table(measured)`, if given, is the table instead (an app's own view), from
     results.measured's (cases, summary) pairs.
     """
     found = measured(store, [run.run_id])
     if expect is not None:
-        for cases, summary in found:
-            summary["of_expected"] = against(expect.store or store, cases, summary,
-                                             expect.fleet)
+        found = [(cases, s.against(against(expect.store or store, cases, s, expect.fleet)))
+                 for cases, s in found]
     summaries = [s for _, s in found]
     if not as_json and summaries:
         context = next((o.ingest.context for o in run.outcomes if o.ingest.context), None) or {}
@@ -271,7 +273,7 @@ def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False,
         per_rank = [_rank_times(cases, store.rank_samples) for cases, _ in found]
         if per_rank[0] is not None:  # who waits: each rank's own time
             print(render_ranks([cases[0] for cases, _ in found], per_rank))
-        if not table and len(summaries[0].get("phase_median_s", {})) > 1:
+        if not table and len(summaries[0].phase_median_s or {}) > 1:
             print(render_phases(summaries))
         late = skews(store, found)
         if late:
@@ -282,6 +284,9 @@ def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False,
                   f"{skip['bytes']} B: {skip['reason']}", file=sys.stderr)
         if outcome.status != "complete":
             print(f"commscope: run {run.run_id} {outcome.message}", file=sys.stderr)
+    if not summaries and run.status == "complete":
+        print(f"commscope: run {run.run_id} ({run.plan.kernel.name}) measured no case: "
+              "its sizes are none the kernel takes (skipped, above)", file=sys.stderr)
     return summaries
 
 

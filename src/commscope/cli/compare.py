@@ -4,18 +4,20 @@ KERNEL ...`: A and B measured side by side in one command (docs/compare.md)."""
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import replace
 
 from ..judge import live
-from ..store import names, selection
+from ..store import selection
 from ..judge.compare import compare, load_side
 from ..measure.plan import side
 from ..system.errors import UserError
 from ..system.mpi import find_mpi
 from ..system.progress import Progress
-from ..stats.results import case_history
-from ..stats.verdict import ALPHA, DEFAULTS, UNDETERMINED, exit_status, parse_threshold
+from ..figures.read import case_history
+from ..stats.verdict import DEFAULTS, UNDETERMINED, exit_status, parse_threshold
 from ..views import live as live_view
-from ..views.compare import TIMED_OTHERWISE, junit, render, testcases
+from ..views.compare import TIMED_OTHERWISE, differ_lines, junit, render
 from .common import (add_db, add_fail_on, check_output, existing_store, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 
@@ -76,8 +78,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     both = sorted(set(runs_a) & set(runs_b))
     if both:
         raise UserError(f"run {both[0]} is in both A and B; give each run to one side")
-    result = compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
-                     lambda cases: case_history(store, cases))
+    result = replace(compare(load_side(store, runs_a), load_side(store, runs_b), threshold,
+                             lambda cases: case_history(store, cases)),
+                     a_runs=runs_a, b_runs=runs_b)
     if not result.changes and result.timed_otherwise:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}): "
                         f"{TIMED_OTHERWISE}")
@@ -85,17 +88,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")
     say_oversubscribed(store, runs_a + runs_b)
-    cases = testcases(result)
+    cases = result.testcases()
     if args.junit:
         write_atomic(args.junit, junit(cases, args.fail_on))
     if args.json:
-        print_json("compare", {
-            "a_runs": runs_a, "b_runs": runs_b, "alpha": ALPHA, "threshold": threshold.fraction,
-            "correction": "benjamini-hochberg",
-            "cases": [c.as_dict(names.identity) for c in result.changes],
-            "only_a": [dict(ident, case=names.identity(ident)) for ident in result.only_a],
-            "only_b": [dict(ident, case=names.identity(ident)) for ident in result.only_b],
-            "regressions": len(result.regressions)})
+        for line in differ_lines(result):
+            print(f"commscope: {line}", file=sys.stderr)
+        print_json("compare", result.as_dict())
     else:
         print(render(result, args.all, _live_remedy(store, runs_a, runs_b)
                      if result.count(UNDETERMINED) else None))

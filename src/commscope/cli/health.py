@@ -19,8 +19,8 @@ from ..system.mpi import find_mpi
 from ..measure.plan import plans, sampling
 from ..health.preflight import check_hosts, screen_hosts
 from ..health.topology import read_groups, slurm_groups
-from ..views.expected import measured_against
-from ..views.health import as_json, junit, prometheus, render, testcases
+from ..judge.watch import measured_against
+from ..views.health import as_json, expected_json, junit, prometheus, render, testcases
 from ..views.screen import (junit as screen_junit, render as render_screen, screen_json,
                             testcases as screen_testcases)
 from .common import (add_db, add_expect, add_fail_on, add_mpi, check_output, expect_from,
@@ -229,7 +229,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.prom:
         write_atomic(args.prom, prometheus(health))
     if args.json:
-        print_json("health", {"run": run_id, **as_json(health), "expected": expected})
+        print_json("health", {"run": run_id, **as_json(health),
+                              "expected": expected_json(expected)})
     else:
         print(render(health, run_id, args.db, expected))
     return exit_status(cases, args.fail_on)

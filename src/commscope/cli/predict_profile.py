@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ..store import selection
 from ..system.errors import UserError
-from ..models.groups import load_cases
 from ..profiles import stored
 from ..profiles.price import Prices, commands, price, stored_prices
 from ..profiles.whatif import Lines, scaled, under_rules
@@ -26,8 +25,7 @@ def prices_of(store: Store, spec: str | None) -> Prices:
     if not spec:
         return stored_prices(store)
     ids = selection.parse(spec, store, "--on")
-    return Prices([c for c in load_cases(store, ids) if not c.imported],
-                  f"runs {spec} of {store.path}")  # the plain cases among them
+    return stored_prices(store, run_ids=ids, label=f"runs {spec} of {store.path}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,11 +17,11 @@ from ..judge import watch
 from ..stats.verdict.claim import exit_status
 from ..views import history as history_view
 from ..views.prometheus import watch as watch_prom
-from ..stats.results import exported, measured, quality, summaries
+from ..figures.read import exported, measured, quality, summaries
 from ..views import export
 from ..views.export import MEASURES
 from ..views.profile import render_profile
-from ..views.run import imported_from, render, render_provenance, render_runs
+from ..views.run import imported_from, labels, render, render_provenance, render_runs
 from .common import (add_db, add_wide, check_output, existing_store, json_text, print_json,
                      strict_json, write_atomic)
 
@@ -197,15 +197,16 @@ def _show(store, run_id: int, wide: bool = False) -> str:
         p = stored.recorded(store, run_id)
         return render_profile(run_id, p, row.message) if p.rows else \
             stored.no_calls(run_id, row, p)
+    named = labels(row.settings.get("info"))
     lines = [f"run {row.id}: {row.kernel} on {row.ranks} ranks, {names.status(row)}, "
-             f"started {row.started_utc}"]
+             f"started {row.started_utc}" + (f", labels {named}" if named else "")]
     if row.context:
         lines.append(render_provenance(row.context, row.oversubscribed))
     if row.source:
         lines.append(imported_from(row.source))
     if row.message:
         lines.append(row.message)
-    found = [s for _, s in measured(store, [run_id])]
+    found = summaries(store, [run_id])
     lines.append(render(found, wide))
     return "\n".join(lines + quality(store, [run_id], {run_id: found}))
 
@@ -214,6 +215,6 @@ def _export(store, run_id: int) -> dict:
     """The run, its command and first context, each launch, and each case with its
     launches' raw samples."""
     return {**store.as_stored(run_id),
-            "cases": [dict(s, samples_s=[c.samples.tolist() for c in cases],
+            "cases": [dict(s.as_dict(), samples_s=[c.samples.tolist() for c in cases],
                            launch_numbers=[c.launch for c in cases])
                       for cases, s in measured(store, [run_id])]}

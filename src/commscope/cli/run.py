@@ -14,7 +14,7 @@ from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import (AUTO_LAUNCHES, DEFAULT_MAX_TIME, DEFAULT_PRECISION, DEFAULT_SIZES,
                             LATE_CYCLES, LATE_LAUNCHES, parse_late, plans, sampling)
-from ..stats.results import measured, skews
+from ..figures.read import measured, skews
 from ..views.export import FIGURES, VARIED
 from .common import (add_db, add_expect, add_mpi, add_wide, expect_from, kernel_list, print_json,
                      show_runs, writing_store)

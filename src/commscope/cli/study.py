@@ -42,8 +42,8 @@ def add_parser(sub, summary: str) -> None:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from ..views.report import build  # matplotlib: imported only by the verbs that draw
     from ..views.studies import studies
+    from .report import build
 
     known = studies()
     if args.list and args.json:

@@ -18,9 +18,9 @@ from ..system.mpi import find_mpi
 from ..measure.plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launches, parse_ranks,
                             plans, sampling)
 from ..judge.rules import mpich, openmpi
-from ..judge.tune import VARY, can_name, choose, points, ranges, verify
+from ..judge.tune import (VARY, absorbing_points, by_run, can_name, choose, points, ranges,
+                          verify)
 from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
-from ..stats.results import absorbing_points
 from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
 from .common import (add_db, add_fail_on, add_mpi, check_output, exit_code, print_json,
@@ -178,8 +178,7 @@ def _tune(args, argv, mpi, known) -> int:
                      args.sizes or DEFAULT_SIZES, args.launches, each=True, verdict=verdict)
     store = writing_store(args.db)  # checked before launching
     run_ids = _measure(store, mpi, planned, argv)
-    chosen = choose(points([c for r in run_ids for c in store.cases(r)]),
-                    can_name(verdict.writable), min_gain)
+    chosen = choose(points(by_run(store, run_ids)), can_name(verdict.writable), min_gain)
     if not chosen:
         raise UserError("tune: no point holds both the default and an algorithm; every "
                         "case failed or was refused (commscope results show)")
@@ -233,10 +232,9 @@ def _verify(args, argv, mpi, known) -> int:
         quads += [[d, r, r, d] for d, r in zip(default, ruled)]
     store = writing_store(args.db)
     run_ids = _measure(store, mpi, [p for q in quads for p in q], argv)
-    cases = [store.cases(r) for r in run_ids]
-    checks = verify([c for i in range(0, len(cases), 4) for c in (cases[i], cases[i + 3])],
-                    [c for i in range(0, len(cases), 4) for c in (cases[i + 1], cases[i + 2])],
-                    min_gain)
+    done = [run_ids[i:i + 4] for i in range(0, len(run_ids), 4)]
+    checks = verify(store, [r for d, _, _, e in done for r in (d, e)],
+                    [r for _, r1, r2, _ in done for r in (r1, r2)], min_gain)
     if args.junit:
         write_atomic(args.junit, junit(checks, args.fail_on))
     if args.json:

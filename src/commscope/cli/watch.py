@@ -13,7 +13,7 @@ from ..judge.watch import folding, history
 from ..measure.sweep import load
 from ..measure.watch import (DEFAULT_BUDGET_S, check_budget, check_same_cases, probes,
                              write_default)
-from ..stats.results import measured
+from ..figures.read import measured
 from ..store import watch as stored
 from ..system.errors import UserError
 from ..system.mpi import find_mpi

@@ -5,10 +5,10 @@ are bandwidths, measured over what the rest predicts: below 1 is slower."""
 
 from __future__ import annotations
 
-from ..stats.verdict import Words
+from ..stats.verdict import VERB_WORDS
 from ..stats.verdict.claim import Claim, failed
 
-WORDS = Words(over="suspect", under="cleared")
+WORDS = VERB_WORDS["health"]
 # The family of each kind judged: nodes, links, steps and switch groups are each tested
 # as one family (links would swamp nodes); a traced fault is written with the kind it
 # stops (a hung node with the nodes, a pair that cannot talk with the links)

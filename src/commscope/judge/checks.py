@@ -1,94 +1,72 @@
 """What `commscope check` compares (docs/guidelines.md, "Statistics"): for each guideline,
-per (series, size), the left side's launch medians against the right's. The launch is the
-unit, as in `compare`: where both sides ran in the same launches (all that `check`
-measures) the ratios pair launch by launch, so a launch slow as a whole cancels out;
-sides from different runs are two commands (the verdict core adds the variance between
-commands). The verdict core (commscope.stats.verdict) tests each at the threshold, each
-guideline a family: `violated` is H0 "left no more than the threshold slower" rejected.
-
-Each side's time is the one `results show` gives its case (summary.combined_summary, over
-the launches states.screen keeps), and the ratio is taken over the same launches: a
-launch left out of a side's time (another state, a stall at that case) is left out of its
-pairs too, so a stall cannot move the ratio where it does not move the times.
+per (series, size), the left side's case against the right's, each side its case's one
+figure (stats/summary.CaseSummary, as `results show RUN` gives it in its run). The
+launch is the unit, as in `compare`: where both sides ran in one run (all that `check`
+measures) the launches both figures keep pair, so a launch slow as a whole cancels out
+of the interval; sides from different runs are two commands (the verdict core adds the
+variance between commands). The ratio is always the left figure over the right one, so a
+table never prints a ratio its two times contradict. The verdict core
+(commscope.stats.verdict) tests each at the threshold, each guideline a family: `violated`
+is H0 "left no more than the threshold slower" rejected.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..store.cases import Case, grouped, identity, key
-from .compare import pooled
 from ..stats.replication import shared_levels
-from .guidelines import SIZE_KINDS, Guideline
+from ..stats.summary import CaseSummary
+from ..figures.read import case_history, measured
+from ..stats.verdict import VERB_WORDS, Claim, Estimate, Threshold, claims, negligible, paired
+from ..store.cases import Case
 from ..system.sizes import format_bytes
-from ..stats.states import screen
-from ..stats.summary import combined_summary
-from ..stats.verdict import Claim, Threshold, Words, claims, negligible, paired
+from .compare import pooled
+from .guidelines import SIZE_KINDS, Guideline, remedy
 
-WORDS = Words("violated", "holds")
+WORDS = VERB_WORDS["check"]
 MOCKUP_PARAMS = ("as", "persistent")  # a case with these is another form, not the kernel
 
 
-def _median(case: Case) -> float:
-    return float(np.median(case.latency_s))
-
-
-def _launch(case: Case) -> tuple:
-    return case.run_id, case.launch
-
-
 @dataclass(frozen=True)
-class Time:
-    """One side's time as `results show` gives its case: the median over the launches
-    kept (replication.interval) and its 95% interval (None: one launch, or launches that
-    disagree beyond any interval); `times` k: the time of k such calls (split's right)."""
-    median_s: float | None
-    ci: tuple[float, float] | None
+class Side:
+    """One side of a comparison: its case's summary, `times` k its time as the time of k
+    such calls (split's right)."""
+    summary: CaseSummary
+    cases: tuple[Case, ...] = ()
+    times: int = 1
 
-    @classmethod
-    def of(cls, summary: dict, times: int = 1) -> "Time":
-        low, high, median = summary["ci_low_s"], summary["ci_high_s"], summary["median_s"]
-        return cls(None if median is None else times * median,
-                   None if low is None or high is None else (times * low, times * high))
+    @property
+    def median_s(self) -> float | None:
+        m = self.summary.median_s
+        return None if m is None else self.times * m
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        low, high = self.summary.ci_low_s, self.summary.ci_high_s
+        return None if low is None or high is None else (self.times * low, self.times * high)
 
     def as_list(self) -> list[float] | None:
         return list(self.ci) if self.ci else None
 
-
-def figures(measured: list[tuple[list[Case], dict]]) -> dict[int, tuple[dict, set]]:
-    """Case id -> its case's summary and the launches that summary keeps ((run, launch)),
-    from results.measured's cases and summaries (a case of several runs is kept whole
-    there: states.screen)."""
-    out = {}
-    for found, summary in measured:
-        left_out = {o["launch"] for o in summary.get("other_state") or ()}
-        kept = {_launch(c) for c in found if c.launch not in left_out}
-        out.update((c.id, (summary, kept)) for c in found)
-    return out
+    @property
+    def launches(self) -> dict:
+        """(run, launch) -> the kept launch's median, times k."""
+        return {k: self.times * m for k, m in self.summary.launch_of.items()}
 
 
-def figures_alone(cases: list[Case]) -> dict[int, tuple[dict, set]]:
-    """figures() where no results file is at hand (tune, the report): each case's
-    launches screened within their run (states.screen), its summary over the launches
-    kept in every run it has (summary.combined_summary; without the history, so its
-    interval is as `run` gives it)."""
-    parts = [[c for c in found if c.run_id == run] for _, found in grouped(cases)
-             for run in dict.fromkeys(c.run_id for c in found)]
-    merged: dict[str, tuple[list, list, list]] = {}
-    for part, mine, left_out in zip(parts, *screen(parts)):
-        slot = merged.setdefault(key(identity(part[0])), ([], [], []))
-        for into, these in zip(slot, (part, mine, left_out)):
-            into.extend(these)
-    out = {}
-    for found, mine, left_out in merged.values():
-        summary = combined_summary(mine, odd=left_out)
-        kept = {_launch(c) for c in mine}
-        out.update((c.id, (summary, kept)) for c in found)
-    return out
+def estimate(left: Side, right: Side, command: tuple[float, float] | None = None) -> Estimate:
+    """Left over right: the variance from the launches both keep, paired (a launch slow as
+    a whole cancels), or of two commands (verdict.paired); the estimate itself the ratio
+    of their two figures, which it is wherever both keep the same launches."""
+    e = paired(left.launches, right.launches, command)
+    if left.median_s and right.median_s:
+        return replace(e, log_ratio=math.log(left.median_s / right.median_s))
+    return e
 
 
 def barrier_time(timers: list[dict]) -> float:
@@ -102,9 +80,10 @@ def barrier_time(timers: list[dict]) -> float:
     return float(statistics.median(found)) if found else 0.0
 
 
-def rest(case: Case, vary: str | None) -> str:
+def rest(summary: CaseSummary, vary: str | None) -> str:
     """What must match between two sides: the case's identity but its size and `vary`."""
-    ident = identity(case, size=False, send_mode=vary != "send_mode")
+    ident = {k: v for k, v in summary.identity.items()
+             if k != "bytes" and (k != "send_mode" or vary != "send_mode")}
     if vary not in (None, "send_mode"):
         ident["params"] = {k: v for k, v in ident["params"].items() if k != vary}
     return json.dumps(ident, sort_keys=True)
@@ -112,88 +91,89 @@ def rest(case: Case, vary: str | None) -> str:
 
 @dataclass(frozen=True)
 class _Pair:
-    """One (guideline, series, size): per launch, the left and right times."""
+    """One (guideline, series, size): the left side and the right."""
     g: Guideline
     case: str
     np: int
     bytes: int
-    left: dict  # launch -> seconds, the launches the side's time keeps
-    right: dict
+    left: Side
+    right: Side
     barrier_s: float
-    cases: tuple = ()  # the left side's cases and the right's, where they are two commands
-    left_time: Time = Time(None, None)  # each side's time as `results show` gives it
-    right_time: Time = Time(None, None)
 
     @property
     def apart(self) -> bool:
-        """The sides were measured in different launches: two commands."""
-        return not set(self.left) & set(self.right)
+        """The sides were measured in different runs: two commands."""
+        return not set(self.left.launches) & set(self.right.launches)
 
 
-def _two_sided(g: Guideline, cases: list[Case], barrier, figure) -> list[_Pair]:
-    sides: dict[tuple, dict] = {}
-    for c in cases:
-        if c.kernel != g.kernel or c.imported:
+def _paired_sides(lefts: dict[int, Side], rights: dict[int, Side]) -> list[tuple[Side, Side]]:
+    """The sides to compare from each side's summaries by run: the newest run's that holds
+    both; else the newest run's of each, two commands. One verdict a (series, size)."""
+    both = set(lefts) & set(rights)
+    if both:
+        return [(lefts[max(both)], rights[max(both)])]
+    return [(lefts[max(lefts)], rights[max(rights)])] if lefts and rights else []
+
+
+def _two_sided(g: Guideline, found: list[tuple[list[Case], CaseSummary]], barrier) -> list[_Pair]:
+    slots: dict[tuple, dict] = {}
+    for cases, s in found:
+        if s.kernel != g.kernel or s.imported:
             continue
-        value = c.send_mode if g.vary == "send_mode" else c.params.get(g.vary)
+        value = s.send_mode if g.vary == "send_mode" else s.params.get(g.vary)
         which = "left" if value == g.left else "right" if value == g.right else None
         if which is None:
             continue
-        slot = sides.setdefault((rest(c, g.vary), c.bytes), {"left": {}, "right": {},
-                                                               "np": c.launched_ranks,
-                                                               "cases": ([], [])})
-        summary, kept = figure[c.id]
-        slot[f"{which}_time"] = Time.of(summary)
-        if _launch(c) in kept:
-            slot[which][_launch(c)] = _median(c)
-        slot["cases"][which == "right"].append(c)
-    return [_Pair(g, f"{g.kernel} np{s['np']}", s["np"], nbytes, s["left"], s["right"],
-                  barrier(list(s["left"]) + list(s["right"])), s["cases"],
-                  s["left_time"], s["right_time"])
-            for (_, nbytes), s in sides.items() if s["left"] and s["right"]]
+        slot = slots.setdefault((rest(s, g.vary), s.bytes), {"left": {}, "right": {},
+                                                             "np": cases[0].launched_ranks})
+        slot[which][s.run] = Side(s, tuple(cases))
+    return [_Pair(g, f"{g.kernel} np{slot['np']}", slot["np"], nbytes, left, right,
+                  barrier(list(left.launches) + list(right.launches)))
+            for (_, nbytes), slot in slots.items()
+            for left, right in _paired_sides(slot["left"], slot["right"])]
 
 
-def _over_sizes(g: Guideline, cases: list[Case], barrier, figure) -> list[_Pair]:
-    """monotony: each size against the next larger; split: m against k times m/k."""
+def _over_sizes(g: Guideline, found: list[tuple[list[Case], CaseSummary]], barrier
+                ) -> list[_Pair]:
+    """monotony: each size against the next larger; split: m against k times m/k; each
+    series within one run, the newest that measured it."""
     series: dict[str, dict] = {}
-    for c in cases:
-        if c.kernel != g.kernel or c.imported or any(p in c.params for p in MOCKUP_PARAMS):
+    for cases, s in found:
+        if s.kernel != g.kernel or s.imported or any(p in s.params for p in MOCKUP_PARAMS):
             continue
-        s = series.setdefault(rest(c, None), {"sizes": {}, "mode": c.send_mode,
-                                               "np": c.launched_ranks, "summaries": {}})
-        summary, kept = figure[c.id]
-        s["summaries"][c.bytes] = summary
-        launches = s["sizes"].setdefault(c.bytes, {})
-        if _launch(c) in kept:
-            launches[_launch(c)] = _median(c)
+        one = series.setdefault(rest(s, None), {"runs": {}, "mode": s.send_mode,
+                                                "np": cases[0].launched_ranks})
+        one["runs"].setdefault(s.run, {})[s.bytes] = Side(s, tuple(cases))
+    for one in series.values():
+        one["sizes"] = one["runs"][max(one["runs"])]
     pairs = []
-    for s in series.values():
-        label = " ".join(filter(None, (g.kernel, s["mode"], f"np{s['np']}")))
-        sizes = sorted(s["sizes"])
+    for one in series.values():
+        label = " ".join(filter(None, (g.kernel, one["mode"], f"np{one['np']}")))
+        sizes = sorted(one["sizes"])
         if g.kind == "monotony":
             matched = list(zip(sizes, sizes[1:]))
         else:
             matched = [(m, m // g.k) for m in sizes if m and m % g.k == 0 and m // g.k in sizes]
         for a, b in matched:
-            k = 1 if g.kind == "monotony" else g.k
-            right = {launch: k * t for launch, t in s["sizes"][b].items()}
-            pairs.append(_Pair(g, label, s["np"], a, s["sizes"][a], right,
-                               barrier(list(s["sizes"][a]) + list(s["sizes"][b])), (),
-                               Time.of(s["summaries"][a]), Time.of(s["summaries"][b], k)))
+            left = one["sizes"][a]
+            right = replace(one["sizes"][b], times=1 if g.kind == "monotony" else g.k)
+            pairs.append(_Pair(g, label, one["np"], a, left, right,
+                               barrier(list(left.launches) + list(right.launches))))
     return pairs
 
 
 def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | None]:
     """Each pair's variance between commands where its sides are two commands (runs
     apart, check --runs): learned from the histories of both sides' cases (`history_of`,
-    results.case_history), moderated across the command's pairs as compare's are
+    figures.read.case_history), moderated across the command's pairs as compare's are
     (compare.pooled), the mean of the two sides' on the fewer degrees of freedom; None
     where neither side has one (or the sides share launches): the verdict core then
     assumes the launches' variance (verdict.inference.COMMAND_TO_LAUNCH), and the claim says
     so (its `command_term`)."""
-    apart = [i for i, p in enumerate(pairs) if p.apart and p.cases]
+    apart = [i for i, p in enumerate(pairs) if p.apart]
     # each side's cases are one command's: their levels found together (shared_levels)
-    left, right = ([history_of(pairs[i].cases[side]) for i in apart] for side in (0, 1))
+    left, right = ([history_of(list(getattr(pairs[i], side).cases)) for i in apart]
+                   for side in ("left", "right"))
     pasts = pooled([p for both in zip(shared_levels(left), shared_levels(right))
                     for p in both])
     out: list[tuple[float, float] | None] = [None] * len(pairs)
@@ -205,25 +185,24 @@ def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | 
     return out
 
 
-def judge(guidelines: list[Guideline], cases: list[Case], threshold: Threshold,
-          barrier=lambda launches: 0.0, together: bool = True,
-          history_of=lambda cases: None,
-          figure: dict[int, tuple[dict, set]] | None = None) -> list[Claim]:
-    """Every guideline's claim at every (series, size) the cases hold both sides of, each
-    guideline its own family; `barrier(launches)`: one barrier's time in those launches
-    (barrier_time); `together`: the command is the gate, so the guidelines are selected
-    together before any is named (verdict.inference.selected_levels), else each guideline
-    names on its own; `history_of(cases)`: their case's history, for sides that are two
-    commands (command_terms); `figure`: each case's summary as `results show` gives it
-    and the launches it keeps (figures, of results.measured), else figures_alone(cases)."""
-    figure = figures_alone(cases) if figure is None else figure
+def judge(guidelines: list[Guideline], found: list[tuple[list[Case], CaseSummary]],
+          threshold: Threshold, barrier=lambda launches: 0.0, together: bool = True,
+          history_of=lambda cases: None) -> list[Claim]:
+    """Every guideline's claim at every (series, size) the runs hold both sides of, each
+    guideline its own family; `found`: each run's cases and summaries
+    (figures.read.measured, run by run: the figure `results show RUN` gives);
+    `barrier(launches)`: one barrier's time in those launches (barrier_time); `together`:
+    the command is the gate, so the guidelines are selected together before any is named
+    (verdict.inference.selected_levels), else each guideline names on its own;
+    `history_of(cases)`: their case's history, for sides that are two commands
+    (command_terms)."""
     pairs = [p for g in guidelines
              for p in sorted((_over_sizes if g.kind in SIZE_KINDS else _two_sided)(
-                 g, cases, barrier, figure), key=lambda p: (p.np, p.case, p.bytes))]
+                 g, found, barrier), key=lambda p: (p.np, p.case, p.bytes))]
     terms = command_terms(pairs, history_of)
     evidence = []
     for p, term in zip(pairs, terms):
-        left, right = p.left_time, p.right_time
+        left, right = p.left, p.right
         evidence.append({"id": p.g.id, "kind": p.g.kind, "np": p.np, "bytes": p.bytes,
                          "case": p.case, "left_s": left.median_s, "right_s": right.median_s,
                          "left_ci": left.as_list(), "right_ci": right.as_list(),
@@ -232,7 +211,68 @@ def judge(guidelines: list[Guideline], cases: list[Case], threshold: Threshold,
                                                      p.barrier_s),
                          **({"command_term": "history" if term else "assumed"}
                             if p.apart else {})})
-    return claims([paired(p.left, p.right, term) for p, term in zip(pairs, terms)],
+    return claims([estimate(p.left, p.right, term) for p, term in zip(pairs, terms)],
                   [p.g.id for p in pairs],
                   [f"{p.case} {format_bytes(p.bytes)}" for p in pairs], threshold, WORDS,
                   evidence, [e["below_barrier"] for e in evidence], together=together)
+
+
+def barrier_of(store, run_ids: list[int]):
+    """One barrier's time in given launches, from their context records (barrier_time)."""
+    timers = {(run_id, launch.number): launch.context.get("timer") or {}
+              for run_id in run_ids for launch in store.launches(run_id)}
+    return lambda launches: barrier_time([timers[k] for k in launches if k in timers])
+
+
+def check(store, run_ids: list[int], guidelines: list[Guideline], threshold: Threshold,
+          together: bool = True) -> list[Claim]:
+    """The claims of stored runs, as `check` makes them after measuring, `check --runs`
+    and the report read them again: every run's figures (figures.read.measured, run by
+    run), the barrier its launches timed and the history of sides apart."""
+    found = [pair for run_id in run_ids for pair in measured(store, [run_id])]
+    return judge(guidelines, found, threshold, barrier_of(store, run_ids), together,
+                 lambda cases: case_history(store, cases))
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A check's one result: its runs, threshold and families, the claims and a remedy per
+    violated guideline; what its table, JSON and JUnit are written from."""
+    runs: list[int]
+    threshold: Threshold
+    families: str
+    claims: list[Claim]
+    remedies: list[str]
+
+    def as_dict(self) -> dict:
+        return {"runs": self.runs, "threshold": self.threshold.fraction,
+                "families": self.families, "verdicts": [c.as_dict() for c in self.claims],
+                "remedies": self.remedies}
+
+
+def _where(found: list[Claim]) -> str:
+    sizes = sorted({c.evidence["bytes"] for c in found})
+    span = format_bytes(sizes[0]) if len(sizes) == 1 else \
+        f"{format_bytes(sizes[0])} to {format_bytes(sizes[-1])}"
+    return f"at {span} ({', '.join(sorted({c.evidence['case'] for c in found}))})"
+
+
+def remedies(found: list[Claim], guidelines: list[Guideline], family: str | None,
+             tuned=()) -> list[str]:
+    """One per violated guideline; a collective's takes tune's choices (`tuned`, tune.judged)
+    where tune measured the same np and sizes."""
+    by_id = {g.id: g for g in guidelines}
+    violated: dict[str, list[Claim]] = {}
+    for c in found:
+        if c.failing:
+            violated.setdefault(c.evidence["id"], []).append(c)
+    made = []
+    for gid, these in violated.items():
+        at = {(c.evidence["np"], c.evidence["bytes"]) for c in these}
+        chosen = {f"{format_bytes(p.bytes)} np{p.np}": p.choice
+                  for p in sorted(tuned, key=lambda p: (p.np, p.bytes))
+                  if p.kernel == by_id[gid].kernel and (p.np, p.bytes) in at}
+        made.append(remedy(by_id[gid], _where(these), family, chosen))
+    return made
+
+

@@ -1,13 +1,15 @@
 """Compare two sets of runs case by case, with the launch as the unit: what got faster,
 what got slower, by how much, and what cannot be told from launch noise.
 
-Cases are matched by their identity (cases.identity). Each side of a case is the
-medians of its launches, on the log scale, and each side is one command: the shift's
-variance is the launches' (pooled over the sides with two or more launches) over their
-counts, plus twice the variance between commands (the history's, learned robustly from
-the case's other commands of the same configuration, or assumed equal to the launches').
-Each side's launches in another state are left out (states.py), and a side alone in
-another state is undetermined (lone_state). The verdict core (commscope.stats.verdict)
+Cases are matched by their identity (cases.identity) less the MPI and the labels, which a
+compare names where they differ. Each side of a case is its one figure over the side's
+runs (figures.read.measured: the launches in another state left out, states.py), whose
+kept launch medians on the log scale carry its spread, and each side is one command: the
+shift is the ratio of the two figures, its variance the launches' (pooled over the sides
+with two or more launches) over their counts, plus twice the variance between commands
+(the history's, learned robustly from the case's earlier commands of the same
+configuration, or assumed equal to the launches'). A side alone in another state is
+undetermined (lone_state). The verdict core (commscope.stats.verdict)
 tests each case at the threshold, all matched cases one family: `regression` rejects "B
 no more than the threshold slower", `no change` rejects "B beyond the threshold either
 way" (two one-sided tests). See docs/compare.md.
@@ -15,32 +17,51 @@ way" (two one-sided tests). See docs/compare.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import json
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..store.cases import Case, grouped, key
+from ..figures.read import measured
+from ..store.cases import Case, key
 from ..stats.replication import LEVEL_GAP, History, Spread, case_spread, shared_levels
-from ..stats.states import screen
-from ..stats.summary import launch_spreads, pilot
-from ..stats.verdict import (UNDETERMINED, Claim, Estimate, Threshold, Words, claims,
-                              unmeasured, unpaired)
+from ..stats.summary import CaseSummary, of_medians
+from ..stats.verdict import (ALPHA, SHIFT_ONLY, UNDETERMINED, VERB_WORDS, Claim, Estimate,
+                             Testcase, Threshold, claims, unmeasured, unpaired)
+from ..store import names
+from ..system import units
 from ..stats.verdict.inference import moderated
 
-WORDS = Words("regression", "no change", equivalence=True)
-SHIFT_ONLY = "shift only"  # an imported side: figures without samples, so no test
+WORDS = VERB_WORDS["compare"]
+
+
+# What a compare matches cases by: their summary's identity less the MPI and the labels, in
+# which A and B may differ (two builds, two libraries): a compare says so before its table.
+UNMATCHED = ("mpi", "labels")
 
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a case: its launches' medians (seconds, in launch order), the stored
-    cases, how many first launches chose the launch count (a pilot; None: none did), and
-    the launches' spread from all the run's cases (None: from these launches alone)."""
-    identity: dict
-    medians_s: np.ndarray
+    """One side of a case: its summary (the figure `results show` gives over the side's
+    runs) and the stored cases it was made of."""
+    summary: CaseSummary
     cases: list[Case]
-    pilot: int | None = None
-    given: Spread | None = None
+
+    @classmethod
+    def of(cls, identity: dict, medians, cases=(), pilot: int | None = None,
+           given: Spread | None = None) -> "Side":
+        """A side of launch medians alone (simulated: bench/, tests)."""
+        return cls(of_medians(medians, identity, pilot, given), list(cases))
+
+    @property
+    def identity(self) -> dict:
+        return {k: v for k, v in self.summary.identity.items() if k not in UNMATCHED}
+
+    @property
+    def medians_s(self) -> np.ndarray:
+        """The kept launches' medians (an imported side: its printed figure)."""
+        s = self.summary
+        return np.array(s.launch_medians_s if not s.imported else [s.median_s])
 
     @property
     def launches(self) -> int:
@@ -56,28 +77,35 @@ class Side:
         the run's, never below what the side's own launches showed. A verdict is not
         pulled below its own evidence, as the verdict core's moderation is not
         (verdict.inference.moderated); a run's interval may be (run_spreads)."""
-        own = case_spread(self.logs, self.pilot)
-        if self.given is None or self.launches < 2:
-            return self.given or own
-        return replace(self.given, var=max(self.given.var, own.var))
+        own = case_spread(self.logs, self.summary.pilot)
+        given = self.summary.spread
+        if given is None or self.launches < 2:
+            return given or own
+        return replace(given, var=max(given.var, own.var))
 
 
-def sides(cases: list[Case]) -> dict[str, Side]:
-    """Each case identity's launch medians (valid samples, the kernel's latency)."""
+def sides(found: list[tuple[list[Case], CaseSummary]]) -> dict[str, Side]:
+    """Each case of one side (figures.read.measured of its runs) by what a compare matches
+    (UNMATCHED left out); a case without a figure has no side."""
     out = {}
-    groups = [(ident, sorted((c for c in found if c.valid_samples.size or c.imported),
-                             key=lambda c: (c.launch or 0, c.id)))
-              for ident, found in grouped(cases)]
-    groups = [(ident, measured) for ident, measured in groups if measured]
-    # each side's launches in another state left out, as its run's figures leave them
-    kept, _ = screen([measured for _, measured in groups])
-    groups = [(ident, mine) for (ident, _), mine in zip(groups, kept)]
-    spreads = launch_spreads(kept)
-    for (ident, measured), given in zip(groups, spreads):
-        out[key(ident)] = Side(ident, np.array([c.imported["median_s"] if c.imported else
-                                                float(np.median(c.latency_s))
-                                                for c in measured]), measured,
-                               pilot(measured), given)
+    for cases, summary in found:
+        if summary.measured:
+            side = Side(summary, cases)
+            out.setdefault(key(side.identity), side)
+    return out
+
+
+def differences(a: dict[str, Side], b: dict[str, Side]) -> list[str]:
+    """What differs between the sides beyond what was compared: the MPI library and the
+    labels of the runs, each side's values in words (names.library names an MPI)."""
+    def values(side: dict[str, Side], name: str) -> list:
+        return list(dict.fromkeys(json.dumps(getattr(s.summary, name), sort_keys=True)
+                                  for s in side.values()))
+    out = []
+    for name, what in (("mpi", "MPI"), ("labels", "labels")):
+        mine, theirs = values(a, name), values(b, name)
+        if mine != theirs:
+            out.append((what, [json.loads(v) for v in mine], [json.loads(v) for v in theirs]))
     return out
 
 
@@ -95,6 +123,22 @@ class CaseChange:
     df: float | None
     claim: Claim  # all matched cases one family; an imported side: shift only, untested
 
+    def change(self) -> str:
+        """B / A - 1, as the table and JUnit say it."""
+        return units.percent(self.claim.ratio - 1, signed=True)
+
+    def interval(self) -> str:
+        i = self.claim.interval
+        return "-" if i is None else \
+            f"{units.percent(i[0] - 1, True)} to {units.percent(i[1] - 1, True)}"
+
+    def figures(self) -> str:
+        c = self.claim
+        return (f"{self.change()} (interval {self.interval()}), p (BH) "
+                f"{'-' if c.p is None else units.p_value(c.p)}, A {units.us(self.median_a_s)} "
+                f"us, B {units.us(self.median_b_s)} us, launches "
+                f"{self.launches_a}/{self.launches_b}")
+
     def as_dict(self, name) -> dict:
         """The case's JSON item (schema compare): `name` names the case (names.identity);
         the claim's ratio and interval as B / A - 1."""
@@ -110,10 +154,36 @@ class CaseChange:
 
 @dataclass(frozen=True)
 class Comparison:
+    """compare's one result: the matched cases' changes, the unmatched ones, the
+    threshold, what differs between A and B beyond their cases ((what, A's values, B's
+    values)), and the runs of each side; its table, JSON and JUnit are written from it."""
     changes: list[CaseChange]  # matched cases, in A's order
     only_a: list[dict]  # identities
     only_b: list[dict]
     threshold: Threshold
+    differ: list = field(default_factory=list)
+    a_runs: list[int] = field(default_factory=list)
+    b_runs: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        """compare --json (urn:commscope:compare)."""
+        return {"a_runs": self.a_runs, "b_runs": self.b_runs, "alpha": ALPHA,
+                "threshold": self.threshold.fraction, "correction": "benjamini-hochberg",
+                "cases": [c.as_dict(names.identity) for c in self.changes],
+                "only_a": [dict(i, case=names.identity(i)) for i in self.only_a],
+                "only_b": [dict(i, case=names.identity(i)) for i in self.only_b],
+                "regressions": len(self.regressions)}
+
+    def testcases(self) -> list[Testcase]:
+        """One per matched case, as JUnit and the exit status read them; a regression
+        failing, with the shift, its interval and p."""
+        return [Testcase(c.case.get("kernel", ""), names.identity(c.case), c.claim.word,
+                         f"{c.claim.word}: {c.figures()}", c.claim.failing)
+                for c in self.changes]
+
+    @property
+    def lone_states(self) -> int:
+        return sum(c.method == LONE_STATE for c in self.changes)
 
     @property
     def claims(self) -> list[Claim]:
@@ -197,7 +267,8 @@ def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
     changes = [_change(a[k], b[k], judged.get(k), methods.get(k), dfs.get(k))
                for k in matched]
     return Comparison(changes, [s.identity for k, s in a.items() if k not in b],
-                      [s.identity for k, s in b.items() if k not in a], threshold)
+                      [s.identity for k, s in b.items() if k not in a], threshold,
+                      differences(a, b))
 
 
 LONE_STATE = "lone state"  # CaseChange.method where one side sat alone in another state
@@ -234,7 +305,7 @@ def lone_state(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History 
 
 def _change(a: Side, b: Side, claim: Claim | None, method: str | None,
             df: float | None) -> CaseChange:
-    median_a, median_b = float(np.exp(a.logs.mean())), float(np.exp(b.logs.mean()))
+    median_a, median_b = a.summary.median_s, b.summary.median_s
     if claim is None:  # a printed figure: no samples to test, the shift alone
         claim = replace(unmeasured("compare", key(a.identity)), ratio=median_b / median_a,
                         word=SHIFT_ONLY, launches=min(a.launches, b.launches), paired=False)
@@ -243,4 +314,4 @@ def _change(a: Side, b: Side, claim: Claim | None, method: str | None,
 
 
 def load_side(store, runs: list[int]) -> dict[str, Side]:
-    return sides([case for run_id in runs for case in store.cases(run_id)])
+    return sides(measured(store, runs))

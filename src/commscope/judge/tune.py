@@ -17,24 +17,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 
+from ..figures.read import measured, skews
+from ..stats import skew
+from ..stats.summary import CaseSummary
+from ..stats.verdict import (DEFAULTS, VERB_WORDS, Claim, Estimate, Threshold, VerdictSpec,
+                             claims, parse_threshold)
 from ..store.cases import Case
-from .checks import Time, figures_alone, rest
 from ..system.sizes import format_bytes
-from ..stats.verdict import DEFAULTS, Claim, Estimate, Threshold, Words, claims
-from ..stats.verdict import paired as paired_estimate
-from ..stats.verdict import VerdictSpec, parse_threshold
+from .checks import Side, estimate, rest
 
 MIN_GAIN = parse_threshold(DEFAULTS["tune"].threshold)
 # The rules against the default: inferior, slower by more than the least gain (a gate's
 # failure); non-inferior, within it.
-VERIFY_WORDS = Words("inferior", "non-inferior")
+VERIFY_WORDS = VERB_WORDS["tune-verify"]
 # An algorithm against the default, the claim's ratio the default's time over the
 # algorithm's (the core tests its side above the threshold), so its words say what the
 # algorithm is: faster by more than the least gain (chosen where fastest and writable), not
 # by that much, and significantly faster within it (the default "slower") or slower.
-CHOICE_WORDS = Words("faster", "no gain", slower="faster within the gain", faster="slower")
+CHOICE_WORDS = VERB_WORDS["tune"]
 
 VARY = "algorithm"  # the kernel parameter that forces the library's algorithm
 
@@ -43,7 +44,7 @@ VARY = "algorithm"  # the kernel parameter that forces the library's algorithm
 class Option:
     """One algorithm at one point: its own figures, and its claim against the default."""
     algorithm: str
-    time_s: float  # the median of its launch medians
+    time_s: float  # its summary's figure
     time_ci: tuple[float, float] | None  # its launch-aware 95% interval (as `run` gives)
     estimate: Estimate  # log(default / this), paired by launch: the verdict core's input
     claim: Claim | None = None  # the default's time over this one's, judged (choose)
@@ -52,8 +53,7 @@ class Option:
     @property
     def ratio(self) -> float:
         """Its time over the default's, as tables show it: the claim's ratio inverted, taken
-        from the estimate the claim was made of (1 / the claim's would differ in the last
-        digit from what --json has always written)."""
+        from the estimate the claim was made of (the ratio of the two figures)."""
         return math.exp(-self.estimate.log_ratio)
 
     @property
@@ -122,41 +122,28 @@ class Range:
     choice: str | None
 
 
-def _side(cases: list[Case], figure: dict, key=lambda c: (c.run_id, c.launch)
-          ) -> tuple[dict, Time]:
-    """One side's launch medians, keyed by `key`, over the launches its time keeps, and
-    that time as `results show` gives it (checks.figures_alone): a launch left out of the
-    time is left out of its pairs, so the ratio and the times agree."""
-    summary, kept = figure[cases[0].id]
-    return ({key(c): float(np.median(c.latency_s)) for c in cases
-             if (c.run_id, c.launch) in kept}, Time.of(summary))
-
-
-def points(cases: list[Case]) -> list[Point]:
-    """Every point where the default and at least one algorithm were measured, each
-    algorithm tested against the default; nothing chosen yet (see choose). Times are
-    `results show`'s, and each ratio pairs the launches both times keep (_side)."""
-    figure = figures_alone(cases)
-    sides: dict[tuple, dict] = {}
-    for c in cases:
-        if c.imported or c.family != "collective":
+def points(found: list[tuple[list[Case], CaseSummary]]) -> list[Point]:
+    """Every point where the default and at least one algorithm were measured in one run,
+    each algorithm tested against the default; nothing chosen yet (see choose). `found`:
+    each run's cases and summaries (figures.read.measured, run by run); each time is its
+    summary's, and each ratio pairs the launches both keep (checks.estimate)."""
+    slots: dict[tuple, dict] = {}
+    for cases, s in found:
+        if s.imported or cases[0].family != "collective":
             continue
-        slot = sides.setdefault((c.kernel, c.launched_ranks, c.bytes, rest(c, VARY)), {})
-        slot.setdefault(c.params.get(VARY), []).append(c)
+        slot = slots.setdefault((s.kernel, cases[0].launched_ranks, s.bytes, s.run,
+                                 rest(s, VARY)), {})
+        slot[s.params.get(VARY)] = Side(s, tuple(cases))
     made = []
-    for (kernel, np_, nbytes, _), by in sorted(sides.items(), key=lambda kv: kv[0][:3]):
-        own = by.pop(None, [])
-        if not own or not by:
+    for (kernel, np_, nbytes, *_), by in sorted(slots.items(), key=lambda kv: kv[0][:4]):
+        default = by.pop(None, None)
+        if default is None or not by:
             continue
-        default, default_time = _side(own, figure)
-        options = []
-        for name, measured in sorted(by.items()):
-            launches, time = _side(measured, figure)
-            # default over algorithm: above 0, the algorithm is faster
-            options.append(Option(name, time.median_s, time.ci,
-                                  paired_estimate(default, launches)))
-        made.append(Point(kernel, np_, nbytes, default_time.median_s, default_time.ci,
-                          tuple(options), len(default)))
+        # default over algorithm: above 0, the algorithm is faster
+        options = [Option(name, side.median_s, side.ci, estimate(default, side))
+                   for name, side in sorted(by.items())]
+        made.append(Point(kernel, np_, nbytes, default.median_s, default.ci, tuple(options),
+                          len(default.launches)))
     return made
 
 
@@ -217,12 +204,18 @@ def choose(found: list[Point], writable=lambda kernel, algorithm: True,
     return chosen
 
 
-def judged(groups: list[tuple[VerdictSpec, list[Case]]]) -> list[Point]:
-    """The choices of stored tune runs, each group of cases judged with the verdict
+def judged(store, groups: list[tuple[VerdictSpec, list[int]]]) -> list[Point]:
+    """The choices of stored tune runs, each group of runs judged with the verdict
     parameters its command stored (min gain, what the rules file can name), so the report
     and check's remedies choose as the command did."""
-    return [p for given, cases in groups
-            for p in choose(points(cases), can_name(given.writable), given.limit)]
+    return [p for given, run_ids in groups
+            for p in choose(points(by_run(store, run_ids)), can_name(given.writable),
+                            given.limit)]
+
+
+def by_run(store, run_ids: list[int]) -> list[tuple[list[Case], CaseSummary]]:
+    """Each run's cases and summaries, run by run (figures.read.measured)."""
+    return [pair for run_id in run_ids for pair in measured(store, [run_id])]
 
 
 def ranges(chosen: list[Point]) -> list[Range]:
@@ -237,36 +230,56 @@ def ranges(chosen: list[Point]) -> list[Range]:
     return made
 
 
-def _by_number(pairs: list[list[Case]], figure: dict) -> dict[tuple, tuple[dict, Time]]:
-    """Per point, launch medians keyed by (pair of runs, launch number) (_side), and the
-    side's time over its runs."""
-    at: dict[tuple, list] = {}
-    which = {}
-    for i, cases in enumerate(pairs):
-        for c in cases:
-            at.setdefault((c.kernel, c.launched_ranks, c.bytes), []).append(c)
-            which[c.run_id] = i
-    return {point: _side(cases, figure, lambda c: (which[c.run_id], c.launch))
-            for point, cases in at.items()}
+def _by_point(store, runs: list[int]) -> dict[tuple, Side]:
+    """Per point, the side's summary over its runs (each run's odd launches left out of it
+    and of the pairs: figures.read.measured), its launches keyed by (the run's place among
+    `runs`, launch number), so that run i of one side pairs with run i of the other."""
+    out = {}
+    for cases, s in measured(store, runs):
+        keyed = replace(s, kept=tuple((runs.index(r), n) for r, n in s.kept))
+        out[(s.kernel, cases[0].launched_ranks, s.bytes)] = Side(keyed, tuple(cases))
+    return out
 
 
-def verify(default: list[list[Case]], rules: list[list[Case]],
+def verify(store, default: list[int], rules: list[int],
            min_gain: Threshold = MIN_GAIN) -> list[Claim]:
     """Each point both sides measured, the rules' time over the default's: `inferior` where
     slower beyond the least gain (a gate's failure), `non-inferior` where within it, each
     (collective, np) a family; `default[i]` and `rules[i]` are one pair of runs, whose
-    launches k pair. Each side's time is over its two runs, each run's odd launches left
-    out of it and of the pairs (checks.figures_alone)."""
-    figure = figures_alone([c for cases in default + rules for c in cases])
-    a, b = _by_number(rules, figure), _by_number(default, figure)
-    points = sorted(set(a) & set(b))
+    launches k pair. Each side's time is its summary over its runs (_by_point)."""
+    a, b = _by_point(store, rules), _by_point(store, default)
+    at = sorted(set(a) & set(b))
     evidence = [{"collective": k, "np": n, "bytes": size,
-                 "default_s": b[(k, n, size)][1].median_s,
-                 "default_ci": b[(k, n, size)][1].as_list(),
-                 "rules_s": a[(k, n, size)][1].median_s,
-                 "rules_ci": a[(k, n, size)][1].as_list()}
-                for k, n, size in points]
-    return claims([paired_estimate(a[p][0], b[p][0]) for p in points],
-                  [f"{k} np{n}" for k, n, _ in points],
-                  [f"{k} np{n} {format_bytes(size)}" for k, n, size in points], min_gain,
+                 "default_s": b[(k, n, size)].median_s, "default_ci": b[(k, n, size)].as_list(),
+                 "rules_s": a[(k, n, size)].median_s, "rules_ci": a[(k, n, size)].as_list()}
+                for k, n, size in at]
+    return claims([estimate(a[p], b[p]) for p in at], [f"{k} np{n}" for k, n, _ in at],
+                  [f"{k} np{n} {format_bytes(size)}" for k, n, size in at], min_gain,
                   VERIFY_WORDS, evidence, together=True)
+
+
+def absorbing_points(store, run_ids: list[int]) -> list[dict]:
+    """`tune --late`'s points: per collective, np, size and delay, the default's S and
+    each algorithm's against it (skew.absorbing), JSON-ready."""
+    groups: dict[tuple, dict] = {}
+    for summary, found in skews(store, measured(store, run_ids)):
+        algorithm = summary.params.get("algorithm")
+        for s in found:
+            key = (summary.kernel, summary.ranks, summary.bytes, s.delay_s)
+            groups.setdefault(key, {})[algorithm] = s
+    out = []
+    for (kernel, ranks, nbytes, delay), by in sorted(groups.items()):
+        if None not in by:
+            continue
+        default = by.pop(None)
+        family = f"{kernel} np{ranks} {nbytes} B, {delay * 1e3:g} ms late"
+        out.append({"kernel": kernel, "ranks": ranks, "bytes": nbytes, "delay_s": delay,
+                    "late_rank": default.late_rank, "default": default.sensitivity,
+                    "default_ci": list(default.sensitivity_ci or []) or None,
+                    "algorithms": [{"algorithm": a.algorithm, "sensitivity": a.sensitivity,
+                                    "sensitivity_ci": list(a.sensitivity_ci or []) or None,
+                                    "less": a.claim.evidence["less"],
+                                    "less_ci": a.claim.evidence["less_ci"],
+                                    "chosen": a.chosen}
+                                   for a in skew.absorbing(default, by, family)]})
+    return out

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..models.groups import CONFIGURATION, fit_group, group_cases
 from ..stats import drift, flapping
-from ..stats.states import screen
+from ..figures.read import measured
+from ..stats.summary import CaseSummary, OfExpected
 from ..stats.verdict.claim import Claim, junit
 from ..store import names
 from ..store.cases import Case, identity, key
@@ -90,6 +91,10 @@ class Series:
         latest probe that flaps within."""
         return [s.claim for s in self.steps] + \
             ([self.flapping.claim] if self.flapping else []) + self.within
+
+    def share(self, median_s: float | None) -> OfExpected | None:
+        """A figure of this case against its expected level (of_expected)."""
+        return of_expected(median_s, self.expected)
 
     def stepped(self) -> bool:
         """Whether a step was found within its last FRESH probes."""
@@ -178,26 +183,18 @@ def _cases(store: Store, watch: str) -> dict[str, tuple]:
 
 
 def _whole(store: Store, number: int, rows: list[RunRow]) -> _Probe:
-    """A probe kept whole, read from its runs: each case's launches screened
-    (states.screen), its figure the kept launches' mean log median."""
-    groups: dict[str, list[Case]] = {}
-    idents: dict[str, dict] = {}
-    for row in rows:
-        for c in store.cases(row.id):
-            if c.valid_samples.size:
-                ident = case_key(c, row)
-                groups.setdefault(key(ident), []).append(c)
-                idents[key(ident)] = ident
-    kept, _ = screen(list(groups.values()))
+    """A probe kept whole, read from its runs: each case's figure its summary's
+    (figures.read.measured: the launches in another state left out)."""
+    by_id = {r.id: r for r in rows}
     started = min(r.started_utc for r in rows)
     cases = []
-    for k, chosen in zip(groups, kept):
-        medians = [m for m in (float(np.median(c.latency_s)) for c in chosen) if m > 0]
-        point = Point(number, started,
-                      math.exp(float(np.mean(np.log(medians)))) if medians else None,
-                      tuple(medians), 0, tuple(sorted({c.run_id for c in chosen})),
-                      tuple(dict.fromkeys(chosen[0].hosts)))
-        cases.append((idents[k], point, provenance(chosen[0]), groups[k]))
+    for chosen, summary in measured(store, [r.id for r in rows]):
+        if summary.median_s is None:
+            continue
+        point = Point(number, started, summary.median_s, summary.launch_medians_s, 0,
+                      summary.runs, tuple(dict.fromkeys(chosen[0].hosts)))
+        cases.append((case_key(chosen[0], by_id[chosen[0].run_id]), point,
+                      provenance(chosen[0]), chosen))
     return _Probe(number, started, cases, fault(store, rows), tuple(r.id for r in rows))
 
 
@@ -301,9 +298,14 @@ def _renumbered(step: drift.Step, kept: list[Point]) -> drift.Step:
     return drift.Step(began, found, claim)
 
 
-def _own_level(medians, keys, launches) -> Expected:
-    level, band = drift.expected(medians, keys, launches)
-    return Expected(level, band, "this watch's probes since its last step or segment")
+def _own_level(medians, keys, launches) -> Expected | None:
+    """The level the latest probe is read against: the probes before it since the last
+    step or segment; None for a first probe, which has nothing before it."""
+    if len(medians) < 2:
+        return None
+    level, band = drift.expected(medians[:-1], keys[:-1], launches[:-1])
+    return Expected(level, band, "this watch's probes before it since its last step or "
+                    "segment")
 
 
 def expected_for(store: Store, case: Case, fleet: bool = False,
@@ -323,7 +325,7 @@ def expected_for(store: Store, case: Case, fleet: bool = False,
     want = same(case)
     commands: dict[tuple, list[float]] = {}
     for c in store.same_cases(case.kernel, case.send_mode, case.bytes, case.ranks):
-        if (not fleet and (c.run_id == case.run_id or c.hosts != case.hosts)) \
+        if (not fleet and (not earlier(c, case) or c.hosts != case.hosts)) \
                 or not c.valid_samples.size or same(c) != want:
             continue
         m = float(np.median(c.latency_s))
@@ -337,6 +339,20 @@ def expected_for(store: Store, case: Case, fleet: bool = False,
         where = "any hosts of the reference file" if fleet else "these hosts"
         return Expected(level, band, f"{len(figures)} earlier commands on {where}")
     return _modelled(store, case, ceiling)
+
+
+def earlier(c: Case, case: Case) -> bool:
+    """Whether `c` is of a command before `case`'s: an earlier run, not of its sweep nor of
+    its watch's probe (the runs of one command are one figure's, never its expectation)."""
+    return c.run_id < case.run_id and not (c.sweep_id is not None and c.sweep_id ==
+                                           case.sweep_id) \
+        and not _one_command(c.settings, case.settings)
+
+
+def _one_command(a: dict, b: dict) -> bool:
+    """Two runs' settings of one watch probe (their labels name it)."""
+    return bool(a.get("info")) and a.get("info") == b.get("info") and \
+        stored.PROBE in a["info"]
 
 
 def _modelled(store: Store, case: Case, ceiling: bool = True) -> Expected | None:
@@ -359,22 +375,43 @@ def _configuration_cases(store: Store, case: Case, want: dict) -> list[Case]:
     """The stored cases of the case's configuration at other sizes, of other runs: a model
     fitted to the case's own run would read the run against itself."""
     rows = {r.id for r in store.runs() if r.kernel == case.kernel and r.status == "complete"
-            and r.id != case.run_id}
+            and r.id < case.run_id and not _one_command(r.settings, case.settings)}
     return [c for run_id in sorted(rows) for c in store.cases(run_id)
             if c.bytes != case.bytes and c.valid_samples.size
             and identity(c, **CONFIGURATION) == want]
 
 
-def of_expected(median_s: float, expected: Expected | None
-                ) -> tuple[float, tuple[float, float] | None] | None:
+def of_expected(median_s: float, expected: Expected | None) -> OfExpected | None:
     """A figure as a share of its expected level, and that share's 95% interval from the
     expected band (a next command at the level falls in it): "130% of expected (118% to
     143%)"; None with nothing expected."""
-    if expected is None:
+    if expected is None or median_s is None:
         return None
-    ratio = median_s / expected.level_s
     band = expected.band_s
-    return ratio, None if band is None else (median_s / band[1], median_s / band[0])
+    return OfExpected(median_s / expected.level_s,
+                      None if band is None else (median_s / band[1], median_s / band[0]),
+                      expected.source)
+
+
+def against(reference: Store, cases: list[Case], summary: CaseSummary,
+            fleet: bool = False) -> OfExpected | None:
+    """The case's figure (its summary's) against its expected level in `reference` (the
+    results file it was stored in, its earlier commands; `fleet`: another machine's file,
+    `--expect`); None where no level is expected (no history, no model of other runs) or
+    the case has no figure. The copy ceiling, a floor, is run's own column (`of
+    ceiling`), not an expectation."""
+    return of_expected(summary.median_s,
+                       expected_for(reference, cases[0], fleet=fleet, ceiling=False))
+
+
+def measured_against(store: Store, run_id: int, reference: Store | None = None,
+                     fleet: bool = False) -> list[dict]:
+    """Each case of a run against its expected level (in `reference`, else the run's own
+    results file), as health's JSON lists them: kernel, bytes, params, figure_s and
+    of_expected (against's)."""
+    return [{"kernel": s.kernel, "bytes": s.bytes, "params": s.params, "figure_s": s.median_s,
+             "of_expected": against(reference or store, cases, s, fleet)}
+            for cases, s in measured(store, [run_id])]
 
 
 def claims(series: list[Series]) -> list[Claim]:

@@ -126,8 +126,8 @@ def field_bytes(n: int) -> int:
     return 8 * n * n
 
 
-def app_summary(case: Case, summary: dict) -> dict:
-    """A case summary with the solve's figures: errors, grid, CFL number."""
-    out = dict(summary, points_per_side=math.isqrt(case.bytes // 8))
+def app_summary(case: Case, summary) -> dict:
+    """A case summary's JSON item with the solve's figures: errors, grid, CFL number."""
+    out = dict(summary.as_dict(), points_per_side=math.isqrt(case.bytes // 8))
     out.update({key: case.extra.get(key) for key in REPORTED})
     return out

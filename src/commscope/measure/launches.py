@@ -45,7 +45,7 @@ from ..system.mpi import Mpi
 from .plan import Plan, Step
 from ..system.progress import Progress
 from ..stats.replication import MAX_LAUNCHES, PILOT, launches_needed
-from ..stats.results import histories, measured
+from ..figures.read import histories, measured
 from ..stats.states import screen
 from ..store.store import Store
 from ..stats.summary import launch_spreads

@@ -19,7 +19,7 @@ from ..store.cases import Case, grouped, identity
 from ..system.errors import UserError
 from ..system.kernels import meaning
 from ..stats.replication import History
-from ..stats.results import case_history
+from ..figures.read import case_history
 from ..store.store import Store
 from . import segmented
 from .hockney import HockneyFit

@@ -1,6 +1,7 @@
 """A profile priced on this cluster (`commscope predict --profile`, docs/profile.md): each
-row's predicted time is its calls x the cost of one call, from the stored measurements
-of the same call, size, process count and spread (one host or several), else from a
+row's predicted time is its calls x the cost of one call: the one figure of the stored
+case of the same call, size, process count and spread (one host or several), as
+`results show RUN` prints it (docs/statistics.md, "One figure per case"), else from a
 fallback (profiles/whatif.py: the Hockney line fitted to the stored ping-pongs and, for a
 collective, the algorithm models), saying which.
 
@@ -22,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..store.cases import Case
-from ..models.predict import call_latency
+from ..figures.read import measured
+from ..stats.summary import CaseSummary
 from ..stats.verdict.claim import INCONCLUSIVE, UNDETERMINED, Claim
-from ..stats.verdict.inference import mean_interval
+from ..store.cases import Case
 from . import Profile, Row
 
 SEND_MODES = {"MPI_Send": "standard", "MPI_Ssend": "synchronous", "MPI_Rsend": "ready",
@@ -48,8 +49,10 @@ REDUCTIONS = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "
 ELEMENT = 4  # bytes: the reduction kernels' default dtype, int, whose multiple a size must be
 MAX_GAP = 4  # interpolate between measured sizes at most this far apart (log-log)
 LOW_EFFICIENCY = 0.8  # an efficiency whose interval lies below this: time not explained
-# A row's efficiency: its interval below LOW_EFFICIENCY, at or above it (else undetermined).
-UNEXPLAINED, EXPLAINED = "unexplained", "explained"
+HIGH_EFFICIENCY = 1 / LOW_EFFICIENCY  # above this: priced beyond what the program spent
+# A row's efficiency: its interval below LOW_EFFICIENCY, above HIGH_EFFICIENCY, between them
+# (else undetermined).
+UNEXPLAINED, OVERPRICED, EXPLAINED = "unexplained", "overpriced", "explained"
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,11 @@ class Priced:
     @property
     def efficiency(self) -> Claim | None:
         """Predicted over profiled, as a claim: well below 1, the program loses time the
-        network does not explain (waits for late ranks, imbalance). Its ratio is the
-        efficiency itself, so the low side is the bad one, and its interval is the predicted
-        cost's over the profiled time; `unexplained` where that lies below LOW_EFFICIENCY.
-        None: no efficiency (an exchange's sends priced with its receives, no time)."""
+        network does not explain (waits for late ranks, imbalance); well above, the price
+        is more than the program paid, a price to check. Its ratio is the efficiency itself,
+        and its interval is the predicted cost's over the profiled time; `unexplained` where
+        that lies below LOW_EFFICIENCY, `overpriced` above HIGH_EFFICIENCY. None: no
+        efficiency (an exchange's sends priced with its receives, no time)."""
         if self.predicted_s is None or self.source.startswith("with") or not self.row.time_s:
             return None
         r, cost = self.row, self.predicted_ci_s
@@ -131,11 +135,13 @@ class Priced:
             word = INCONCLUSIVE
         else:
             word = UNEXPLAINED if ci[1] < LOW_EFFICIENCY else \
-                EXPLAINED if ci[0] >= LOW_EFFICIENCY else UNDETERMINED
-        # launches 0: not a comparison over launches, its interval the cost's (_mean_cost)
+                OVERPRICED if ci[0] > HIGH_EFFICIENCY else \
+                EXPLAINED if ci[0] >= LOW_EFFICIENCY and ci[1] <= HIGH_EFFICIENCY \
+                else UNDETERMINED
+        # launches 0: not a comparison over launches, its interval the cost's (its case's)
         return Claim("efficiency", f"{r.call} comm {r.comm_size} {r.bytes} B {r.peer or ''}"
                      .strip(), self.predicted_s / r.time_s, ci, None, word, 0, False, None,
-                     word == UNEXPLAINED)
+                     word in (UNEXPLAINED, OVERPRICED))
 
 
 def spread(hosts) -> bool:
@@ -189,57 +195,54 @@ def plain(case: Case) -> bool:
 
 class Prices:
     """The stored cases that price rows, by what they measured: the plain ones, or (rules)
-    those measured under a rules file's library settings."""
+    those measured under a rules file's library settings; each with its one figure
+    (figures.read.measured, run by run), which prices one call."""
 
-    def __init__(self, cases: list[Case], label: str, rules: str | None = None):
+    def __init__(self, found: list[tuple[list[Case], CaseSummary]], label: str,
+                 rules: str | None = None):
         self.label = label  # where they came from: "runs 3-7 of x.db"
         self.by_need: dict[tuple, list[Case]] = {}
-        for c in sorted(cases, key=lambda c: c.run_id):
+        self.figure: dict[tuple, list[CaseSummary]] = {}
+        for cases, s in sorted(found, key=lambda f: f[1].run):
+            c = cases[0]
             under = rules is not None and rules in c.settings.get("library", {}).values()
-            if c.valid_samples.size == 0 or not (under if rules else plain(c)):
+            if not s.measured or s.imported or not (under if rules else plain(c)):
                 continue
             key = (c.kernel, c.send_mode if c.kernel in ("pingpong", "pingping") else None,
                    c.ranks, spread(c.hosts))
-            self.by_need.setdefault(key, []).append(c)
+            self.by_need.setdefault(key, []).extend(cases)
+            self.figure.setdefault(key, []).append(s)
 
     def cases_for(self, need: Need) -> list[Case]:
         return self.by_need.get((need.kernel, need.mode, need.ranks, need.several_hosts), [])
 
     def measured(self, need: Need) -> tuple[float, tuple[float, float] | None, str, str] | None:
-        """One call's cost at this size: (mean, 95% CI, source, evidence), from the newest
-        run at the size, else between the nearest sizes either side."""
-        cases = self.cases_for(need)
-        at = [c for c in cases if c.bytes == need.bytes]
+        """One call's cost at this size: (its case's figure, that figure's 95% interval,
+        source, evidence), from the newest run at the size, else between the nearest
+        sizes either side."""
+        found = self.figure.get((need.kernel, need.mode, need.ranks, need.several_hosts), [])
+        at = [s for s in found if s.bytes == need.bytes]
         if at:
-            mean, ci, run_id = _mean_cost(at)
-            return mean, ci, "measured", f"run {run_id}"
-        below = [c for c in cases if c.bytes < need.bytes]
-        above = [c for c in cases if c.bytes > need.bytes]
+            s = at[-1]
+            return s.median_s, _ci(s), "measured", f"run {s.run}"
+        below = [s for s in found if s.bytes < need.bytes]
+        above = [s for s in found if s.bytes > need.bytes]
         if not below or not above:
             return None
-        lo = max(below, key=lambda c: (c.bytes, c.run_id))
-        hi = min(above, key=lambda c: (c.bytes, -c.run_id))
+        lo = max(below, key=lambda s: (s.bytes, s.run))
+        hi = min(above, key=lambda s: (s.bytes, -s.run))
         if hi.bytes > MAX_GAP * max(lo.bytes, 1):
             return None
-        m_lo, ci_lo, _ = _mean_cost([c for c in cases if c.bytes == lo.bytes])
-        m_hi, ci_hi, _ = _mean_cost([c for c in cases if c.bytes == hi.bytes])
         w = _weight(lo.bytes, hi.bytes, need.bytes)
-        median = _between(m_lo, m_hi, w)
+        ci_lo, ci_hi = _ci(lo), _ci(hi)
         ci = None if ci_lo is None or ci_hi is None else (
             _between(ci_lo[0], ci_hi[0], w), _between(ci_lo[1], ci_hi[1], w))
-        return median, ci, "interpolated", (f"runs {lo.run_id}, {hi.run_id} at {lo.bytes} and "
-                                            f"{hi.bytes} B")
+        return _between(lo.median_s, hi.median_s, w), ci, "interpolated", (
+            f"runs {lo.run}, {hi.run} at {lo.bytes} and {hi.bytes} B")
 
 
-def _mean_cost(cases: list[Case]) -> tuple[float, tuple[float, float] | None, int]:
-    """The mean time of one call in the newest run of these cases, and its 95% interval
-    over that run's launches (the unit of replication, docs/statistics.md); with one
-    launch, over its samples. The mean, not the median: a program pays every call."""
-    newest = max(c.run_id for c in cases)
-    launches = [call_latency(c) for c in cases if c.run_id == newest]
-    means = [float(x.mean()) for x in launches]
-    mean, ci = mean_interval(means if len(means) >= 2 else launches[0])
-    return mean, None if ci is None else (max(ci[0], 0.0), ci[1]), newest
+def _ci(s: CaseSummary) -> tuple[float, float] | None:
+    return None if s.ci_low_s is None else (s.ci_low_s, s.ci_high_s)
 
 
 def _weight(a: int, b: int, x: int) -> float:
@@ -280,13 +283,15 @@ def _priced(row: Row, need: Need | None, prices: Prices, model) -> Priced:
     return Priced(row, need, *found, overlap_s=overlap)
 
 
-def stored_prices(store, rules: str | None = None) -> Prices:
-    """Every measured (not imported) case of a results file, profiles aside; with `rules`
-    (a rules file's path), those measured under it."""
-    from ..models.groups import load_cases
-    ids = [r.id for r in store.runs() if r.kernel != "profile"]
-    cases = [c for c in load_cases(store, ids) if not c.imported]
-    return Prices(cases, f"the runs under {rules}" if rules else str(store.path), rules)
+def stored_prices(store, rules: str | None = None, run_ids: list[int] | None = None,
+                  label: str | None = None) -> Prices:
+    """Every measured (not imported) case of a results file (of `run_ids`), profiles
+    aside, with its figure as `results show RUN` gives it; with `rules` (a rules file's
+    path), those measured under it."""
+    ids = run_ids or [r.id for r in store.runs() if r.kernel != "profile"]
+    found = [pair for run_id in ids for pair in measured(store, [run_id])]
+    return Prices(found, label or (f"the runs under {rules}" if rules else str(store.path)),
+                  rules)
 
 
 def _no_kernel(row: Row) -> str:

@@ -19,9 +19,8 @@ from ..system import units
 from ..store.cases import Case
 from ..store.rows import WarningRow
 from .replication import UNUSUAL
-from .states import OddLaunch
 from .stats import median_ci
-from .summary import case_summary
+from .summary import CaseSummary, case_summary
 from .verdict.threshold import LEAST_LAUNCHES, more_launches
 
 TIMER_SPAN_FACTOR = 100  # a sample should span >= 100 timer steps (docs/native.md)
@@ -47,8 +46,8 @@ KINDS = {
     "one_launch": "one launch: the variation between launches is unknown",
     "other_state": "a launch in another state (1.5x off at 3/4 of the run's cases or more) or "
                    "stalled at a case (4x), named and left out of the figures",
-    "disagree": "the launches disagree beyond any interval (wider than x/10): their medians "
-                "instead",
+    "disagree": "the launches disagree beyond any interval (its high end more than 10 times "
+                "its low): their medians instead",
     "levels": "earlier commands fall into two levels: this host switches between states",
     "above_ceiling": "bandwidth above the copy ceiling measured beside it: a finding to explain",
     "all_late": "every repetition started late under --sync window: no figures",
@@ -80,7 +79,7 @@ class Advice:
     severity: float = 0.0  # the kind's own measure (CV, drift, ...): the worst first
 
 
-def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
+def run_advice(oversubscribed: bool, ranks: int, summaries: list[CaseSummary],
                goal: float | None = None) -> list[Advice]:
     """What holds for the whole run: its ranks outnumbered cores, it made one launch, or
     its time budget stopped cases short of the precision asked for where more samples
@@ -89,17 +88,17 @@ def run_advice(oversubscribed: bool, ranks: int, summaries: list[dict],
     found = []
     if oversubscribed:
         found.append(Advice("oversubscribed", f"{ranks} ranks", None, float(ranks)))
-    if any(s["ci_basis"] == "one launch" for s in summaries):
+    if any(s.ci_basis == "one launch" for s in summaries):
         found.append(Advice("one_launch", "between-launch variance unknown", None, 0.0))
     # More time helps only where a launch median's own error, not the launches' spread,
     # makes the interval wide (dominant "within"; one launch has only that error).
-    short = [s for s in summaries if goal and s["capped"] and s["precision"] is not None
-             and s["precision"] > goal and s.get("dominant") in ("within", None)]
+    short = [s for s in summaries if goal and s.capped and s.precision is not None
+             and s.precision > goal and s.dominant in ("within", None)]
     # A few cases short of the goal are those cases' own noise, which their intervals
     # show; the run's budget is short where many are.
     if len(short) > CAPPED_SHARE * len(summaries):
         # counted as the export's `capped` column counts: every case the budget stopped
-        capped = sum(bool(s["capped"]) for s in summaries)
+        capped = sum(bool(s.capped) for s in summaries)
         found.append(Advice("capped", f"{capped} of {len(summaries)} cases stopped by "
                                       f"--max-time, {len(short)} of them where more samples "
                                       "would narrow the interval", None,
@@ -113,14 +112,14 @@ def _deviations(medians) -> np.ndarray:
     return np.array([y - np.delete(logs, k).mean() for k, y in enumerate(logs)])
 
 
-def launch_effects(summaries: list[dict]) -> dict[int, tuple[int, int]]:
+def launch_effects(summaries: list[CaseSummary]) -> dict[int, tuple[int, int]]:
     """Launch k -> (the cases where it ran SLOW_LAUNCH times slower, or faster, than the
     case's other launches, the cases it measured), over a run's cases of two or more
     launches (a case's i-th launch median is launch i: auto's later launches measure a
     subset of the cases, never skipping one). Signed: slower counts up, faster down."""
     found: dict[int, list[float]] = {}
     for s in summaries:
-        medians = s.get("launch_medians_s") or ()
+        medians = s.launch_medians_s or ()
         if len(medians) >= 2:
             for k, d in enumerate(_deviations(medians), start=1):
                 found.setdefault(k, []).append(float(d))
@@ -129,16 +128,17 @@ def launch_effects(summaries: list[dict]) -> dict[int, tuple[int, int]]:
             for k, d in found.items()}
 
 
-def broad(case_id: int, summary: dict, effects: dict[int, tuple[int, int]]) -> Advice | None:
+def broad(case_id: int, summary: CaseSummary, effects: dict[int, tuple[int, int]]
+          ) -> Advice | None:
     """A case whose 95% interval is wider than x/BROAD, with its cause: one of its launches
     that ran SLOW_LAUNCH times slower or faster than its others (and at how many of the
     run's sizes that launch did), one launch's few samples, commands that differ more
     than launches, or its launches' own span."""
-    low, high = summary.get("ci_low_s"), summary.get("ci_high_s")
+    low, high = summary.ci_low_s, summary.ci_high_s
     if not low or not high or low <= 0 or high / low <= BROAD ** 2:
         return None
     factor = math.sqrt(high / low)
-    medians = summary.get("launch_medians_s") or []
+    medians = summary.launch_medians_s or []
     dev = _deviations(medians) if len(medians) >= 2 else np.zeros(0)
     k = int(np.argmax(np.abs(dev))) + 1 if dev.size else 0
     if k and abs(dev[k - 1]) >= math.log(SLOW_LAUNCH):
@@ -148,21 +148,22 @@ def broad(case_id: int, summary: dict, effects: dict[int, tuple[int, int]]) -> A
             if sign * count > 1 else ", at this size alone"
         cause = (f"launch {k} ran {units.ratio(math.exp(abs(dev[k - 1])), 1)}x {way} than "
                  f"the others{where}")
-    elif summary.get("ci_basis") == "one launch":
-        cause = f"one launch of {summary['n']} samples"
-    elif summary.get("command_basis") != "assumed" and \
-            (summary.get("between_command_cv") or 0) > (summary.get("between_launch_cv") or 0):
+    elif summary.ci_basis == "one launch":
+        cause = f"one launch of {summary.n} samples"
+    elif summary.command_basis != "assumed" and \
+            (summary.between_command_cv or 0) > (summary.between_launch_cv or 0):
         cause = (f"commands on these hosts differ by "
-                 f"{units.percent(summary['between_command_cv'])} (sd), more than launches")
+                 f"{units.percent(summary.between_command_cv)} (sd), more than launches")
     else:
         assumed = ", commands assumed to differ as much" \
-            if summary.get("command_basis") == "assumed" else ""
+            if summary.command_basis == "assumed" else ""
         cause = (f"its {len(medians)} launch medians span {units.us_short(min(medians))}-"
                  f"{units.us_short(max(medians))} us{assumed}")
     return Advice("broad", f"x/{units.ratio(factor, 1)}: {cause}", case_id, factor)
 
 
-def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) -> list[Advice]:
+def case_advice(cases: list[Case], summary: CaseSummary, resolution_s: float | None
+                ) -> list[Advice]:
     """Everything worth a warning about one case (its launches' cases and their combined
     summary; the timer's resolution): one per kind, of its worst launch; the case is
     named by its first."""
@@ -187,7 +188,7 @@ def case_advice(cases: list[Case], summary: dict, resolution_s: float | None) ->
             for kind, (message, severity) in found.items()]
 
 
-def launch_checks(case: Case, s: dict, resolution_s: float | None) -> list[tuple]:
+def launch_checks(case: Case, s: CaseSummary, resolution_s: float | None) -> list[tuple]:
     """(kind, what was seen, severity) of one launch of a case. Its spread and tails are
     data (the summary's CV and p99), not warnings: at a thousand samples some are always
     beyond a z-score, and 1% of slow samples leave the median alone."""
@@ -195,26 +196,25 @@ def launch_checks(case: Case, s: dict, resolution_s: float | None) -> list[tuple
     return list(filter(None, [c(case, s) for c in checks] + [_short(case, resolution_s)]))
 
 
-def _wide(s: dict, settings: dict):
+def _wide(s: CaseSummary, settings: dict):
     """Where the case's launches differ far more than its run's others do, and its
     interval is wider than --precision for it: a noisy run is the run's line
     (variance_line), not every case's flag."""
-    p = s.get("launch_spread_p")
+    p = s.launch_spread_p
     goal = settings.get("precision")
-    if p is not None and p < UNUSUAL and (not goal or (s["precision"] or 0) > goal):
-        spread = float(np.std(np.log(s["launch_medians_s"]), ddof=1))
+    if p is not None and p < UNUSUAL and (not goal or (s.precision or 0) > goal):
+        spread = float(np.std(np.log(s.launch_medians_s), ddof=1))
         return ("wide", f"launch medians {units.percent(math.expm1(spread))} apart (sd), p "
                 f"{p:.1g}", -math.log10(max(p, 1e-300)))
     return None
 
 
-def _other_state(s: dict, settings: dict):
+def _other_state(s: CaseSummary, settings: dict):
     """The launches left out of the case's figures (states.py), the farthest first."""
-    odd = sorted(s.get("other_state") or (), key=lambda o: -abs(math.log(o["ratio"])))
+    odd = sorted(s.other_state, key=lambda o: -abs(math.log(o.ratio)))
     if not odd:
         return None
-    return ("other_state", "; ".join(OddLaunch.from_dict(o).words() for o in odd),
-            abs(math.log(odd[0]["ratio"])))
+    return ("other_state", "; ".join(o.words() for o in odd), abs(math.log(odd[0].ratio)))
 
 
 def disagree_words(groups) -> str:
@@ -226,50 +226,50 @@ def disagree_words(groups) -> str:
     return "launches disagree: " + ", ".join(group(*g) for g in groups)
 
 
-def _disagree(s: dict, settings: dict):
-    if not s.get("disagree"):
+def _disagree(s: CaseSummary, settings: dict):
+    if not s.disagree:
         return None
-    groups = s["disagree"]
+    groups = s.disagree
     return ("disagree", disagree_words(groups), groups[-1][1] / groups[0][0])
 
 
-def _levels(s: dict, settings: dict):
+def _levels(s: CaseSummary, settings: dict):
     """The history of the case has two levels (replication.regimes), and which one this
     command's median is nearer."""
-    if not s.get("levels") or s["median_s"] is None:
+    if not s.levels or s.median_s is None:
         return None
-    (low, n_low), (high, n_high) = s["levels"]
-    nearer = "higher" if s["median_s"] > math.sqrt(low * high) else "lower"
+    (low, n_low), (high, n_high) = s.levels
+    nearer = "higher" if s.median_s > math.sqrt(low * high) else "lower"
     return ("levels", f"{units.us_short(low)} us in {n_low} earlier commands, "
-            f"{units.us_short(high)} us in {n_high}; this one {units.us_short(s['median_s'])} "
+            f"{units.us_short(high)} us in {n_high}; this one {units.us_short(s.median_s)} "
             f"us, the {nearer}", high / low)
 
 
-def _above_ceiling(s: dict, settings: dict):
+def _above_ceiling(s: CaseSummary, settings: dict):
     """More bytes per second than one core copies them (summary's ceiling_fraction > 1):
     never shown as a plain number."""
-    fraction = s.get("ceiling_fraction")
+    fraction = s.ceiling_fraction
     if fraction is None or fraction <= 1:
         return None
-    return ("above_ceiling", f"{units.rate(s['bandwidth_MBps'])} MB/s, "
-            f"{units.ratio(fraction)}x the copy ceiling of {units.rate(s['ceiling_MBps'])} MB/s",
+    return ("above_ceiling", f"{units.rate(s.bandwidth_MBps)} MB/s, "
+            f"{units.ratio(fraction)}x the copy ceiling of {units.rate(s.ceiling_MBps)} MB/s",
             fraction)
 
 
 def _all_late(case, s):
-    if s["n"] == 0:
+    if s.n == 0:
         return ("all_late", "no valid repetition", 1.0)
-    if s["invalid"]:
-        share = s["invalid"] / (s["invalid"] + s["n"])
-        return ("late", f"{s['invalid']} of {s['invalid'] + s['n']} repetitions late", share)
+    if s.invalid:
+        share = s.invalid / (s.invalid + s.n)
+        return ("late", f"{s.invalid} of {s.invalid + s.n} repetitions late", share)
     return None
 
 
-def _few(s: dict, settings: dict):
+def _few(s: CaseSummary, settings: dict):
     """No interval at all: one launch of fewer than 6 samples (several launches of any
     size have the launches' interval)."""
-    if s["n"] and s["ci_low_s"] is None and not s.get("disagree"):
-        return ("few_samples", f"{s['n']} samples", 1 / s["n"])
+    if s.n and s.ci_low_s is None and not s.disagree:
+        return ("few_samples", f"{s.n} samples", 1 / s.n)
     return None
 
 
@@ -410,18 +410,26 @@ def _part_remedy(part: str, settings: dict) -> str:
             "assumption, and compare reads it")
 
 
-def variance_lines(run_id: int, summaries: list[dict], settings: dict) -> list[str]:
+def _part(name: str, summaries: list[CaseSummary]) -> float | None:
+    """The median over the cases of one part; between launches, of the cases measured in
+    two or more launches alone (one launch's is its history's, none of this run's)."""
+    field = PARTS[name]
+    found = [getattr(s, field) for s in summaries if getattr(s, field) is not None
+             and (name != "between launches" or s.launches >= 2)]
+    return float(np.median(found)) if found else None
+
+
+def variance_lines(run_id: int, summaries: list[CaseSummary], settings: dict) -> list[str]:
     """A run's short lines, one fact each: how much a launch median varies within a launch
     (its samples), between launches and between commands (the median over its cases of
     each); the largest part and what to do about it; the precision goal's outcome."""
-    parts = {name: float(np.median(v)) for name, key in PARTS.items()
-             if (v := [s[key] for s in summaries if s.get(key) is not None])}
+    parts = {name: v for name in PARTS if (v := _part(name, summaries)) is not None}
     if not parts:
         return []
     largest = max(parts, key=parts.get)
-    assumed = any(s.get("command_basis") == "assumed" for s in summaries)
+    assumed = any(s.command_basis == "assumed" for s in summaries)
     said = ", ".join(f"{units.percent(v)} {name}"
-                     + (" (assumed as large as between launches)"
+                     + (" (assumed: as much as its launches' medians spread)"
                         if name == "between commands" and assumed else "")
                      for name, v in parts.items())
     return [f"run {run_id}: a launch median varies {said}{_states_said(summaries)}",
@@ -430,26 +438,28 @@ def variance_lines(run_id: int, summaries: list[dict], settings: dict) -> list[s
             *_goal_met(run_id, summaries, settings.get("precision"))]
 
 
-def _goal_met(run_id: int, summaries: list[dict], goal: float | None) -> list[str]:
-    """--precision's outcome: how many cases met it, and the widest."""
-    judged = [s for s in summaries if s.get("precision") is not None]
+def _goal_met(run_id: int, summaries: list[CaseSummary], goal: float | None) -> list[str]:
+    """--precision's outcome: how many of the run's cases met it (those without an
+    interval counted, and named), and the widest."""
+    judged = [s for s in summaries if s.precision is not None]
     if not goal or not judged:
         return []
-    met = sum(s["precision"] <= goal for s in judged)
-    widest = max(judged, key=lambda s: s["precision"])
-    where = f"{names.case(widest['kernel'], widest.get('send_mode'), widest['bytes'])} " \
-        f"np{widest['ranks']}"
+    met = sum(s.precision <= goal for s in judged)
+    widest = max(judged, key=lambda s: s.precision)
+    where = f"{names.case(widest.kernel, widest.send_mode, widest.bytes)} np{widest.ranks}"
     asked = units.percent(goal, decimals=None)
+    without = len(summaries) - len(judged)
+    none = f", {without} without an interval" if without else ""
     return [f"run {run_id}: precision goal +-{asked}: met by {met} of "
-            f"{len(judged)} cases; the widest +-{units.percent(widest['precision'])} "
+            f"{len(summaries)} cases{none}; the widest +-{units.percent(widest.precision)} "
             f"({where})"]
 
 
-def _states_said(summaries: list[dict]) -> str:
+def _states_said(summaries: list[CaseSummary]) -> str:
     """What the variance line leaves out: the launches in another state, and the stalls."""
-    odd = [o for s in summaries for o in s.get("other_state") or ()]
-    states = sorted({o["launch"] for o in odd if o["cause"] == "state"})
-    stalls = sum(o["cause"] == "stall" for o in odd)
+    odd = [o for s in summaries for o in s.other_state]
+    states = sorted({o.launch for o in odd if o.cause == "state"})
+    stalls = sum(o.cause == "stall" for o in odd)
     said = []
     if states:
         said.append(f"launch{'es' if len(states) > 1 else ''} "

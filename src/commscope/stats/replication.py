@@ -642,7 +642,7 @@ def half_width(s2: float, df: float, k: int, past: History | None,
     return float(t_quantile(df)) * math.sqrt(s2 / k + sigma2), sigma2, how
 
 
-MAX_SPAN = 100.0  # high over low: an interval wider than x/10 is no figure to act on
+MAX_SPAN = 10.0  # high over low: an interval wider than x/10 is no figure to act on
 
 
 def disagreement(medians) -> tuple[tuple[float, float, int], ...]:

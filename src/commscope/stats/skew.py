@@ -171,10 +171,10 @@ def absorbing(default: Skew, others: dict[str, Skew], family: str) -> list[Absor
     return [replace(a, chosen=a is best) for a in found]
 
 
-def as_json(case_summary: dict, found: list[Skew]) -> list[dict]:
+def as_json(case_summary, found: list[Skew]) -> list[dict]:
     """A skew case per delay (schema skew): the case it belongs to, then its figures."""
-    head = {k: case_summary[k] for k in ("kernel", "bytes", "ranks")}
-    return [{**head, "params": case_summary.get("params", {}), "late_rank": s.late_rank,
+    head = {k: getattr(case_summary, k) for k in ("kernel", "bytes", "ranks")}
+    return [{**head, "params": case_summary.params, "late_rank": s.late_rank,
              "delay_s": s.delay_s, "waited_s": _number(s.waited_s), "placebo": s.placebo,
              "sensitivity": _number(s.sensitivity),
              "sensitivity_ci": list(s.sensitivity_ci) if s.sensitivity_ci else None,

@@ -89,22 +89,25 @@ def _median(case: Case) -> float | None:
 
 def screen(groups: list[list[Case]]) -> tuple[list[list[Case]], list[list[OddLaunch]]]:
     """Each group (one case's launches) without the launches in another state or stalled
-    at it, and what was left out of it (OddLaunch), by the module's rule. Groups of one
-    run are screened together; a group of several runs (an old sweep's) is kept whole."""
+    at it, and what was left out of it (OddLaunch), by the module's rule. The launches of
+    one run are screened together, so a group of several runs is screened run by run; an
+    old sweep's (its launches runs of their own) is kept whole."""
     kept = [list(g) for g in groups]
     odd: list[list[OddLaunch]] = [[] for _ in groups]
     by_run: dict[int, list[int]] = {}
     for i, cases in enumerate(groups):
-        if cases and len({c.run_id for c in cases}) == 1 and all(c.launch for c in cases):
-            by_run.setdefault(cases[0].run_id, []).append(i)
-    for members in by_run.values():
+        if cases and all(c.launch for c in cases):
+            for run in {c.run_id for c in cases}:
+                by_run.setdefault(run, []).append(i)
+    for run, members in by_run.items():
         found = odd_launches({i: {c.launch: math.log(m) for c in groups[i]
-                                  if (m := _median(c)) is not None and m > 0}
+                                  if c.run_id == run and (m := _median(c)) is not None
+                                  and m > 0}
                               for i in members})
         for j in members:
-            odd[j] = found[j]
-            out = {o.launch for o in odd[j]}
-            kept[j] = [c for c in groups[j] if c.launch not in out]
+            odd[j] += found[j]
+            out = {o.launch for o in found[j]}
+            kept[j] = [c for c in kept[j] if c.run_id != run or c.launch not in out]
     return kept, odd
 
 

@@ -1,23 +1,184 @@
-"""Per-case summaries in the field's units, computed from stored raw samples: one launch's
-(`case_summary`), and a case's over all its launches (`combined_summary`, the figures
-commscope shows and exports)."""
+"""A case's one figure: `CaseSummary`, built once from its stored launches (`combined`) and
+read by every verb that shows, prices, compares or judges a time (docs/statistics.md,
+"One figure per case"). Pure: the launches kept and left out, the history and the spread
+come in as arguments (figures/ reads them from the results file)."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import asdict, dataclass, field, replace
+
 import numpy as np
 
-from ..store.cases import Case
+from ..store.cases import Case, identity, run_labels
 from ..system.kernels import latency_scale, meaning
-from .replication import PILOT, CommandRatio, History, Spread, interval, launch, run_spreads
+from ..system.units import mb_per_s
+from .replication import (PILOT, CommandRatio, History, Interval, Spread, interval, launch,
+                          run_spreads)
 from .states import OddLaunch, screen
 from .stats import relative_precision, summarize
-from ..system.units import mb_per_s
 
 # An imported case's interval basis: its tool printed figures, not samples.
 NO_SAMPLES = "imported: the tool printed no samples"
+# The figure, in the words of every table and document: the launches' medians' centre.
+FIGURE = "the geometric mean of the kept launches' medians"
 
 
-def case_summary(case: Case) -> dict:
+@dataclass(frozen=True)
+class OfExpected:
+    """A case's figure over the level it is expected at (judge/watch.py): the ratio, the
+    ratio over the expected band's ends (None: the level has no band) and its source."""
+    ratio: float
+    ci: tuple[float, float] | None
+    source: str
+
+    def as_dict(self) -> dict:
+        return {"ratio": self.ratio, "ci": None if self.ci is None else list(self.ci),
+                "source": self.source}
+
+
+@dataclass(frozen=True)
+class CaseSummary:
+    """One case over its launches: what it is (its identity, labels, MPI and hosts), the
+    launches kept and those left out in another state (with why), its figure (`median_s`,
+    FIGURE) with the interval and its basis, and the figures that follow from it. Times
+    are seconds; `as_dict` is its JSON item (urn:commscope:case:3)."""
+    run: int
+    runs: tuple[int, ...]
+    kernel: str
+    send_mode: str | None
+    bytes: int
+    ranks: int
+    window: int | None
+    params: dict
+    sync: str | None
+    map_by: str | None
+    bind_to: str | None
+    transport: str
+    case_key: str | None
+    launches: int
+    n: int
+    p05_s: float | None
+    p95_s: float | None
+    p99_s: float | None
+    mean_s: float | None
+    stddev_s: float | None
+    cv: float | None
+    outliers: int | None
+    median_s: float | None
+    ci_low_s: float | None
+    ci_high_s: float | None
+    precision: float | None
+    ci_basis: str | None
+    within_ci_low_s: float | None
+    within_ci_high_s: float | None
+    within_precision: float | None
+    between_launch_cv: float | None
+    within_launch_cv: float | None
+    dominant: str | None
+    launch_spread_p: float | None
+    between_command_cv: float | None
+    command_basis: str | None
+    launch_medians_s: tuple[float, ...]
+    levels: tuple | None
+    invalid: int
+    precision_target: float | None
+    capped: bool
+    bandwidth_MBps: float | None
+    rank_mean_median_s: float | None
+    bus_factor: float | None
+    busbw_MBps: float | None
+    ceiling_MBps: float | None
+    ceiling_fraction: float | None
+    cache: str | None
+    validated: bool
+    other_state: tuple[OddLaunch, ...] = ()
+    disagree: tuple[tuple[float, float, int], ...] | None = None
+    flags: tuple[str, ...] = ()
+    # kernel-specific figures, in the JSON only where the kernel has them
+    phase_median_s: dict | None = None
+    pure_s: float | None = None
+    compute_s: float | None = None
+    overlapped_s: float | None = None
+    overlap_pct: float | None = None
+    pair_bandwidth_MBps: float | None = None
+    message_rate: float | None = None
+    pairs: list | None = None
+    pair_latency_s: list | None = None
+    printed: dict | None = None  # an imported case's tokens as its tool printed them
+    # what it is beyond the JSON: the identity that groups it, the run's --info labels,
+    # the MPI library's version text and the hosts
+    identity: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+    mpi: str | None = None
+    hosts: tuple[str, ...] = ()
+    oversubscribed: bool = False
+    imported: bool = False
+    # the kept launches, as (run, launch) in launch_medians_s' order
+    kept: tuple[tuple[int, int | None], ...] = ()
+    spread: Spread | None = None  # the launches' spread from all its run's cases
+    pilot: int | None = None  # the launches that chose the count (auto), else None
+    # run and sweep: the figure against its expected level (expected_asked: one was sought)
+    of_expected: OfExpected | None = None
+    expected_asked: bool = False
+
+    @property
+    def launch_of(self) -> dict[tuple[int, int | None], float]:
+        """Each kept launch's median by (run, launch): what paired comparisons pair."""
+        return dict(zip(self.kept, self.launch_medians_s))
+
+    @property
+    def measured(self) -> bool:
+        """A figure to show: measured samples or a printed figure."""
+        return self.median_s is not None
+
+    def with_flags(self, flags) -> "CaseSummary":
+        return replace(self, flags=tuple(flags))
+
+    def against(self, expected: OfExpected | None) -> "CaseSummary":
+        return replace(self, of_expected=expected, expected_asked=True)
+
+    def as_dict(self) -> dict:
+        """Its JSON item: case:3's fields, the kernel-specific ones where it has them, and
+        `of_expected` where one was sought (cases:4)."""
+        out = {k: v for k, v in asdict(self).items() if k in _JSON}
+        out.update(runs=list(self.runs), launch_medians_s=list(self.launch_medians_s),
+                   levels=[list(x) for x in self.levels] if self.levels else None,
+                   disagree=[list(g) for g in self.disagree] if self.disagree else None,
+                   other_state=[o.as_dict() for o in self.other_state],
+                   flags=list(self.flags))
+        for name in _WHERE_GIVEN:
+            if out[name] is None:
+                del out[name]
+        if self.expected_asked:
+            out["of_expected"] = self.of_expected.as_dict() if self.of_expected else None
+        return out
+
+
+_NOT_JSON = {"identity", "labels", "mpi", "hosts", "oversubscribed", "imported", "kept",
+             "spread", "pilot", "of_expected", "expected_asked"}
+_JSON = {f for f in CaseSummary.__dataclass_fields__ if f not in _NOT_JSON}
+_WHERE_GIVEN = ("phase_median_s", "pure_s", "compute_s", "overlapped_s", "overlap_pct",
+                "pair_bandwidth_MBps", "message_rate", "pairs", "pair_latency_s", "printed")
+
+
+def of_medians(medians, identity: dict | None = None, pilot: int | None = None,
+               spread: Spread | None = None, run: int = 0) -> CaseSummary:
+    """A summary of launch medians alone (seconds, in launch order, of run `run`), FIGURE
+    their centre: what the statistics of a comparison read, for launches simulated
+    (bench/, tests)."""
+    medians = tuple(float(m) for m in medians)
+    none = {f: None for f in _JSON if CaseSummary.__dataclass_fields__[f].default
+            is not None}
+    return CaseSummary(**{**none, "run": run, "runs": (run,), "kernel": (identity or {}).get(
+        "kernel", ""), "bytes": 0, "ranks": 0, "params": {}, "transport": "auto",
+        "launches": len(medians), "n": 0, "median_s": geometric_mean(medians),
+        "launch_medians_s": medians, "invalid": 0, "capped": False, "validated": False,
+        "other_state": (), "flags": ()}, identity=dict(identity or {}),
+        kept=tuple((run, k) for k in range(1, len(medians) + 1)), pilot=pilot, spread=spread)
+
+
+def case_summary(case: Case) -> CaseSummary:
     """The figures of one launch of one case; times are latencies per the kernel's definition.
 
     Latency is a linear function of the raw sample (half the round trip, one
@@ -30,7 +191,7 @@ def case_summary(case: Case) -> dict:
 
 def combined_summary(cases: list[Case], past: History | None = None,
                      spread: Spread | None = None, ratio: CommandRatio | None = None,
-                     odd: list[OddLaunch] | None = None) -> dict:
+                     odd: list[OddLaunch] | None = None) -> CaseSummary:
     """The figures of one case over its launches (cases of one identity): the median and
     95% interval of replication.interval, between- and within-launch spread, and the
     distribution of all valid samples pooled, from the launches not in another state
@@ -80,8 +241,13 @@ def pilot(cases: list[Case]) -> int | None:
     return cases[0].settings.get("pilot", PILOT)  # runs stored before it varied had 3
 
 
+def _identity(first: Case) -> dict:
+    return identity(first, mpi=True, labels=True)
+
+
 def _summary(cases: list[Case], past: History | None, spread: Spread | None = None,
-             ratio: CommandRatio | None = None, odd: tuple[OddLaunch, ...] = ()) -> dict:
+             ratio: CommandRatio | None = None, odd: tuple[OddLaunch, ...] = ()
+             ) -> CaseSummary:
     cases = sorted(cases, key=lambda c: (c.launch or 0, c.id))
     first = cases[0]
     if first.imported is not None:
@@ -93,46 +259,35 @@ def _summary(cases: list[Case], past: History | None, spread: Spread | None = No
                   (s.ci_low, s.ci_high) if s and s.ci_low is not None else None, past,
                   pilot(measured), spread, ratio) if s else None
     bandwidth = first.bandwidth_Bps(iv.median_s / latency_scale(first)) if iv else None
-    out = {
-        "run": first.run_id,
-        "runs": sorted({c.run_id for c in cases}),
-        "kernel": first.kernel,
-        "send_mode": first.send_mode,
-        "bytes": first.bytes,
-        "ranks": first.ranks,
-        "window": first.window,
-        "params": first.params,
-        "sync": first.settings.get("sync", "barrier"),
-        "map_by": first.settings.get("map_by"),
-        "bind_to": first.settings.get("bind_to"),
-        "transport": first.settings.get("transport", "auto"),
-        "case_key": first.case_key,
-        "launches": len(measured),
-        "n": s.n if s else 0,
-        **_statistics(s, iv),
-        # launches left out in another state or stalled here (states.py), with how far off
-        "other_state": [o.as_dict() for o in odd],
-        # the tail as data, not a warning: a 1% of slow samples leaves the median alone
-        "p99_s": float(np.percentile(pooled, 99)) if pooled.size else None,
-        "launch_spread_p": spread.unusual if spread else None,
-        # the history's two levels, [[median_s, commands], [median_s, commands]] (regimes)
-        "levels": [list(level) for level in past.levels] if past and past.levels else None,
-        "invalid": sum(len(c.extra.get("invalid") or ()) for c in cases),
-        "precision_target": first.extra.get("precision_target"),
-        "capped": any(c.extra.get("capped", False) for c in cases),
-        "bandwidth_MBps": mb_per_s(bandwidth),
-        **_collective(measured, bandwidth),
-        **_ceiling(measured, bandwidth),
-        **_streams(first, iv, bandwidth),
-        **_pair_latencies(measured),
-        "cache": "cold" if first.settings.get("cold_cache") else "warm",
-        "validated": first.validated,
-    }
     phases = [c.extra.get("phase_samples_s") for c in measured]
-    if phases and all(phases):
-        out["phase_median_s"] = _phase_medians(phases, first.sample == "call")
-        out.update(_overlap(out["phase_median_s"]))
-    return out
+    phase = _phase_medians(phases, first.sample == "call") if phases and all(phases) \
+        else None
+    return CaseSummary(
+        run=first.run_id, runs=tuple(sorted({c.run_id for c in cases})), kernel=first.kernel,
+        send_mode=first.send_mode, bytes=first.bytes, ranks=first.ranks, window=first.window,
+        params=first.params, sync=first.settings.get("sync", "barrier"),
+        map_by=first.settings.get("map_by"), bind_to=first.settings.get("bind_to"),
+        transport=first.settings.get("transport", "auto"), case_key=first.case_key,
+        launches=len(measured), n=s.n if s else 0, **_statistics(s, iv),
+        # launches left out in another state or stalled here (states.py), with how far off
+        other_state=tuple(odd),
+        # the tail as data, not a warning: a 1% of slow samples leaves the median alone
+        p99_s=float(np.percentile(pooled, 99)) if pooled.size else None,
+        launch_spread_p=spread.unusual if spread else None,
+        # the history's two levels, ((median_s, commands), (median_s, commands)) (regimes)
+        levels=tuple(tuple(level) for level in past.levels) if past and past.levels else None,
+        invalid=sum(len(c.extra.get("invalid") or ()) for c in cases),
+        precision_target=first.extra.get("precision_target"),
+        capped=any(c.extra.get("capped", False) for c in cases),
+        bandwidth_MBps=mb_per_s(bandwidth), **_collective(measured, bandwidth),
+        **_ceiling(measured, bandwidth), **_streams(first, iv, bandwidth),
+        **_pair_latencies(measured),
+        cache="cold" if first.settings.get("cold_cache") else "warm",
+        validated=first.validated, phase_median_s=phase, **_overlap(phase or {}),
+        identity=_identity(first), labels=run_labels(first), mpi=first.mpi,
+        hosts=tuple(first.hosts), oversubscribed=bool(first.oversubscribed),
+        kept=tuple((c.run_id, c.launch) for c in measured), spread=spread,
+        pilot=pilot(measured))
 
 
 def _phase_medians(phases: list[dict], by_rank: bool) -> dict:
@@ -158,23 +313,29 @@ def _overlap(phase: dict) -> dict:
             "overlapped_s": phase["overlapped"], "overlap_pct": 100 * max(0.0, hidden)}
 
 
-def _imported(case: Case) -> dict:
+def _imported(case: Case) -> CaseSummary:
     """An imported case: the figures its tool printed, and none that would need samples
     (ci_basis says why; docs/import.md)."""
-    out = {"run": case.run_id, "runs": [case.run_id], "kernel": case.kernel,
-           "send_mode": None, "bytes": case.bytes, "ranks": case.ranks, "window": None,
-           "params": case.params, "sync": None, "map_by": None, "bind_to": None,
-           "transport": "auto", "case_key": None, "launches": 1, "n": 0,
-           **_statistics(None, None), "p99_s": None, "launch_spread_p": None, "levels": None,
-           "other_state": [], "invalid": 0, "precision_target": None,
-           "capped": False, "validated": False, "bus_factor": None, "ceiling_MBps": None,
-           "ceiling_fraction": None, "cache": None}
-    out.update(case.imported)
-    out.update({"ci_basis": NO_SAMPLES, "printed": case.extra.get("printed", {})})
-    return out
+    figures = {k: v for k, v in case.imported.items() if k in CaseSummary.__dataclass_fields__}
+    none = dict.fromkeys(("p05_s", "p95_s", "p99_s", "mean_s", "stddev_s", "cv", "outliers",
+                          "median_s", "ci_low_s", "ci_high_s", "precision",
+                          "within_ci_low_s", "within_ci_high_s", "within_precision",
+                          "between_launch_cv", "within_launch_cv", "dominant",
+                          "launch_spread_p", "between_command_cv", "command_basis", "levels",
+                          "precision_target", "bandwidth_MBps", "rank_mean_median_s",
+                          "bus_factor", "busbw_MBps", "ceiling_MBps", "ceiling_fraction",
+                          "cache", "sync", "map_by", "bind_to", "send_mode", "window",
+                          "case_key"))
+    return CaseSummary(**{**none, **figures}, run=case.run_id, runs=(case.run_id,),
+                       kernel=case.kernel, bytes=case.bytes, ranks=case.ranks,
+                       params=case.params, transport="auto", launches=1, n=0,
+                       ci_basis=NO_SAMPLES, launch_medians_s=(), invalid=0, capped=False,
+                       validated=False, printed=case.extra.get("printed", {}),
+                       identity=_identity(case), labels=run_labels(case), mpi=case.mpi,
+                       hosts=tuple(case.hosts), imported=True)
 
 
-def _streams(case: Case, iv, bandwidth: float | None) -> dict:
+def _streams(case: Case, iv: Interval | None, bandwidth: float | None) -> dict:
     """A kernel of several pairs at once (mbw_mr): its bandwidth per pair, its message
     rate (messages of all pairs per second, as osu_mbw_mr's) and its pairs; nothing for
     other kernels."""
@@ -232,8 +393,10 @@ def _collective(measured: list[Case], algbw: float | None) -> dict:
     }
 
 
-def _statistics(s, iv) -> dict:
-    """The summary's figures; all None when no sample is valid (every window late)."""
+def _statistics(s, iv: Interval | None) -> dict:
+    """The summary's figures; all None when no sample is valid (every window late). The
+    spread between launches is a measured one only with two or more launches (one
+    launch's, from its history, is none of its own)."""
     figures = {"p05_s": "p05", "p95_s": "p95", "mean_s": "mean", "stddev_s": "stddev",
                "cv": "cv", "outliers": "outliers"}
     out = {name: getattr(s, field) if s else None for name, field in figures.items()}
@@ -251,8 +414,14 @@ def _statistics(s, iv) -> dict:
         "dominant": iv.dominant if iv else None,
         "between_command_cv": iv.command_cv if iv else None,
         "command_basis": iv.command_basis if iv else None,
-        "launch_medians_s": list(iv.launch_medians_s) if iv else [],
-        # no interval: the launches' medians in groups, [lowest_s, highest_s, launches]
-        "disagree": [list(g) for g in iv.disagree] if iv and iv.disagree else None,
+        "launch_medians_s": tuple(iv.launch_medians_s) if iv else (),
+        # no interval: the launches' medians in groups, (lowest_s, highest_s, launches)
+        "disagree": tuple(iv.disagree) if iv and iv.disagree else None,
     })
     return out
+
+
+def geometric_mean(values) -> float | None:
+    """FIGURE of some launch medians (the positive ones); None without one."""
+    logs = [math.log(v) for v in values if v and v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None

@@ -106,11 +106,20 @@ class Planned:
 # Placement as recorded (launcher.Placement.as_dict): hosts, ppn and launcher only where used.
 PLACEMENT = {"transport": "auto", "map_by": None, "bind_to": None}
 PLACEMENT_WHERE_USED = ("hosts", "ppn", "launcher")
+# The labels that number repetitions of one configuration, not another one: a watch's probe.
+REPETITION_LABELS = ("probe",)
+
+
+def run_labels(case) -> dict:
+    """A case's run --info labels that name its configuration (compare --live's side, a
+    build), without those that number its repetitions (REPETITION_LABELS)."""
+    return {k: v for k, v in (case.settings.get("info") or {}).items()
+            if k not in REPETITION_LABELS}
 
 
 def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = True,
              window: str = "used", validated: bool = True, oversubscribed: bool = True,
-             mpi: bool = False, launch: bool = False) -> dict:
+             mpi: bool = False, launch: bool = False, labels: bool = False) -> dict:
     """What makes two cases the same measurement, as a dict of plain values.
 
     Always: the kernel, its parameters, the sync method and the placement (transport,
@@ -124,7 +133,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
     matches one after); the library's own settings (MCA parameters, MPICH variables, a
     tune rules file), where given. Named options
     leave a field out (size, send_mode, ranks, validated, oversubscribed) or put one
-    in: the MPI library (mpi) and the launch number within a sweep (launch).
+    in: the MPI library (mpi), the launch number within a sweep (launch) and the run's
+    --info labels, where it has any (labels: two builds, compare --live's sides).
     """
     s = case.settings
     out = {"kernel": case.kernel}
@@ -158,6 +168,8 @@ def identity(case, *, size: bool = True, send_mode: bool = True, ranks: bool = T
         out["mpi"] = case.mpi
     if launch:
         out["launch"] = case.launch
+    if labels and (named := run_labels(case)):
+        out["labels"] = named
     return out
 
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cases import REPETITION_LABELS
 from .rows import RunRow
 from .store import Store
 
-WATCH, PROBE = "watch", "probe"  # the info labels a watch's runs carry
+WATCH, PROBE = "watch", REPETITION_LABELS[0]  # the info labels a watch's runs carry
 
 
 def labels(name: str, probe: int) -> dict[str, str]:

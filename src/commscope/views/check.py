@@ -4,16 +4,15 @@ violated."""
 
 from __future__ import annotations
 
-from ..system import units
-from ..judge.checks import WORDS
-from ..judge.guidelines import Guideline, remedy
-from ..system.sizes import format_bytes
-from ..judge.tune import Point
-from ..stats.verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, Claim, Threshold,
+from ..stats.verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, VERB_WORDS, Claim,
                              apart_words, footer, legend)
 from ..stats.verdict import junit as claims_junit
 from ..stats.verdict import more_launches
+from ..system import units
+from ..system.sizes import format_bytes
 from .tables import Table
+
+WORDS = VERB_WORDS["check"]
 
 HEADER = ("guideline", "case", "size", "launches", "left us", "right us", "ratio", "interval",
           "p (BH)", "verdict")
@@ -21,14 +20,13 @@ HEADER = ("guideline", "case", "size", "launches", "left us", "right us", "ratio
 COLUMNS = {
     "launches": "the launch pairs the ratio is over (those both times keep), or the fewer "
                 "of the two sides' launches where they are two commands",
-    "left us, right us": "each side's median per call as `results show` gives its case "
+    "left us, right us": "each side's time per call as `results show RUN` gives its case "
                          "(over the launches it keeps: one in another state or stalled is "
                          "left out, states.py), its 95% interval in --json (left_ci, "
                          "right_ci); monotony's right is the next larger size, split's k "
                          "calls of m/k",
     "npN": "N MPI processes",
-    "ratio": f"left over right: where both ran in the same launches, {PAIRED}; sides "
-             "from two commands, the ratio of the two times",
+    "ratio": f"left over right, {PAIRED}",
 }
 
 
@@ -48,42 +46,17 @@ def _barrier(found: list[Claim]) -> str:
             "notice; it fails no gate")
 
 
-def _where(found: list[Claim]) -> str:
-    sizes = sorted({c.evidence["bytes"] for c in found})
-    span = format_bytes(sizes[0]) if len(sizes) == 1 else \
-        f"{format_bytes(sizes[0])} to {format_bytes(sizes[-1])}"
-    return f"at {span} ({', '.join(sorted({c.evidence['case'] for c in found}))})"
-
-
-def remedies(found: list[Claim], guidelines: list[Guideline], family: str | None,
-             tuned: list[Point] = ()) -> list[str]:
-    """One per violated guideline; a collective's takes tune's choices (`tuned`, tune.judged)
-    where tune measured the same np and sizes."""
-    by_id = {g.id: g for g in guidelines}
-    violated: dict[str, list[Claim]] = {}
-    for c in found:
-        if c.failing:
-            violated.setdefault(c.evidence["id"], []).append(c)
-    made = []
-    for gid, these in violated.items():
-        at = {(c.evidence["np"], c.evidence["bytes"]) for c in these}
-        measured = {f"{format_bytes(p.bytes)} np{p.np}": p.choice
-                    for p in sorted(tuned, key=lambda p: (p.np, p.bytes))
-                    if p.kernel == by_id[gid].kernel and (p.np, p.bytes) in at}
-        made.append(remedy(by_id[gid], _where(these), family, measured))
-    return made
-
-
 FAMILIES = {"command": "each guideline a family, the guidelines selected together "
                        "(Benjamini-Bogomolov), so this command as a gate fails falsely at "
                        "most 5% of the time",
             "guideline": "each guideline a family on its own (--families guideline)"}
 
 
-def render(found: list[Claim], guidelines: list[Guideline], threshold: Threshold,
-           family: str | None, tuned: list[Point] = (), families: str = "command") -> str:
+def render(result) -> str:
+    """The verdicts of a check (checks.Checked), their footer, legend and remedies."""
+    found = result.claims
     lines = [Table(HEADER, [_row(c) for c in found], align="l", rule=True).text(),
-             footer(found, threshold, WORDS) + f" ({FAMILIES[families]})",
+             footer(found, result.threshold, WORDS) + f" ({FAMILIES[result.families]})",
              legend({**COLUMNS, **TERMS, **apart_words(found, WORDS),
                      **({NEGLIGIBLE: _barrier(found)} if any(
                          c.word == NEGLIGIBLE for c in found) else {})})]
@@ -96,7 +69,7 @@ def render(found: list[Claim], guidelines: list[Guideline], threshold: Threshold
     if any(c.word == INCONCLUSIVE for c in found):
         lines.append("inconclusive: one launch leaves the launches' spread unknown; "
                      + more_launches("check"))
-    lines += [f"remedy: {text}" for text in remedies(found, guidelines, family, tuned)]
+    lines += [f"remedy: {text}" for text in result.remedies]
     return "\n".join(lines)
 
 

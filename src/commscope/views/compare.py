@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from ..stats.verdict import (ALPHA, INCONCLUSIVE, SHIFT_ONLY, UNDETERMINED, VERB_WORDS, Testcase,
+                             detectable, more_launches)
+from ..stats.verdict import junit as claims_junit
 from ..store import names
 from ..system import units
-from ..judge.compare import LONE_STATE, SHIFT_ONLY, WORDS, CaseChange, Comparison
-from ..stats.verdict import ALPHA, INCONCLUSIVE, UNDETERMINED, Testcase, detectable
-from ..stats.verdict import junit as claims_junit
-from ..stats.verdict import more_launches
 from .glossary import defined
 from .tables import Table
+
+WORDS = VERB_WORDS["compare"]
 
 HEADER = ("case", "launches", "A us", "B us", "change", "interval", "p (BH)", "verdict")
 # Why cases that differ only in `sample` are not compared, and what to do.
@@ -21,19 +22,30 @@ REMEDY = (f"one launch a side cannot separate a change from launch noise: "
           "the results file as its history")
 
 
-def _row(c: CaseChange) -> tuple[str, ...]:
+def _row(c) -> tuple[str, ...]:
     claim = c.claim
-    ci = "-" if claim.interval is None else (f"{units.percent(claim.interval[0] - 1, True)} to "
-                                             f"{units.percent(claim.interval[1] - 1, True)}")
     return (names.identity(c.case), f"{c.launches_a}/{c.launches_b}", units.us(c.median_a_s),
-            units.us(c.median_b_s), units.percent(claim.ratio - 1, signed=True), ci,
+            units.us(c.median_b_s), c.change(), c.interval(),
             "-" if claim.p is None else units.p_value(claim.p), claim.word)
 
 
-def render(result: Comparison, everything: bool, live: str | None = None) -> str:
-    """The changes that matter (every matched case with `everything`, and the unmatched
-    ones), then the summary line."""
-    lines = []
+def _values(values: list, what: str) -> str:
+    if what == "MPI":
+        return ", ".join(names.library(v) for v in values)
+    return ", ".join(" ".join(f"{k}={v}" for k, v in x.items()) or "none" for x in values)
+
+
+def differ_lines(result) -> list[str]:
+    """What differs between A and B beyond their cases, said before anything else: a
+    compare across two MPIs or two builds is read as one."""
+    return [f"A and B differ in {what}: A {_values(a, what)}; B {_values(b, what)}"
+            for what, a, b in result.differ]
+
+
+def render(result, everything: bool, live: str | None = None) -> str:
+    """What differs between A and B beyond their cases; the changes that matter (every
+    matched case with `everything`, and the unmatched ones); then the summary line."""
+    lines = differ_lines(result)
     shown = [c for c in result.changes if everything or c.claim.word != WORDS.under]
     if shown:
         lines.append(Table(HEADER, [_row(c) for c in shown], align="l", rule=True).text())
@@ -43,7 +55,7 @@ def render(result: Comparison, everything: bool, live: str | None = None) -> str
     return "\n".join(lines + [summary(result, live)])
 
 
-def summary(result: Comparison, live: str | None = None) -> str:
+def summary(result, live: str | None = None) -> str:
     """The counts, the threshold, what these launches detect and each remedy; `live`: the
     `compare --live` command that would decide what is undetermined."""
     words = [w for w in (*WORDS.all(), SHIFT_ONLY) if result.count(w) or w in (
@@ -68,7 +80,7 @@ def summary(result: Comparison, live: str | None = None) -> str:
                  "change is B/A - 1 of the printed figures")
     if result.count(INCONCLUSIVE):
         line += f"\n{result.count(INCONCLUSIVE)} inconclusive: {REMEDY}"
-    lone = sum(c.method == LONE_STATE for c in result.changes)
+    lone = result.lone_states
     if lone:
         line += (f"\n{lone} undetermined as a lone state: one side lies 1.5x or more from the "
                  "other and from every earlier command of its configuration, alike at most "
@@ -83,19 +95,6 @@ def summary(result: Comparison, live: str | None = None) -> str:
         line += (f"\n{regressions} case(s) slower by more than the threshold "
                  f"{result.threshold.fraction:.0%}")
     return line
-
-
-def testcases(result: Comparison) -> list[Testcase]:
-    """One per matched case, as JUnit and the exit status read them; a regression failing,
-    with the shift, its interval and p."""
-    cases = []
-    for c in result.changes:
-        row = dict(zip(HEADER, _row(c)))
-        figures = (f"{row['change']} (interval {row['interval']}), p (BH) {row['p (BH)']}, "
-                   f"A {row['A us']} us, B {row['B us']} us, launches {row['launches']}")
-        cases.append(Testcase(c.case.get("kernel", ""), names.identity(c.case), c.claim.word,
-                              f"{c.claim.word}: {figures}", c.claim.failing))
-    return cases
 
 
 def junit(cases: list[Testcase], fail_on: str | None = None) -> str:

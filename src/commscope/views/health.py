@@ -85,6 +85,12 @@ def render(h: Health, run_id: int, db: str, expected: list[dict] | None = None) 
     return "\n".join(lines)
 
 
+def expected_json(items: list[dict]) -> list[dict]:
+    """measured_against's items as health's JSON lists them."""
+    return [{**i, "of_expected": i["of_expected"] and i["of_expected"].as_dict()}
+            for i in items]
+
+
 def expected_lines(items: list[dict]) -> list[str]:
     """"Is this normal?" for the cases the check measured (views/expected.py's items), a
     line per size: the range of their shares of the expected level, and each case whose
@@ -98,15 +104,15 @@ def expected_lines(items: list[dict]) -> list[str]:
             continue
         label = {id(i): " ".join(f"{k}={v}" for k, v in sorted(i["params"].items())
                                  if k in varied) or format_bytes(nbytes) for i in judged}
-        ratios = [i["of_expected"]["ratio"] for i in judged]
+        ratios = [i["of_expected"].ratio for i in judged]
         spread = units.percent(min(ratios), decimals=0) + (
             "" if len(judged) == 1 else f" to {units.percent(max(ratios), decimals=0)}")
         line = (f"of expected at {format_bytes(nbytes)}: {spread} over {len(judged)} "
                 f"case{'s' * (len(judged) > 1)}, "
                 + sources([(label[id(i)], i["of_expected"]) for i in judged]))
-        banded = [i for i in judged if i["of_expected"]["ci"] is not None]
-        beyond = [i for i in banded if not i["of_expected"]["ci"][0] <= 1
-                  <= i["of_expected"]["ci"][1]]
+        banded = [i for i in judged if i["of_expected"].ci is not None]
+        beyond = [i for i in banded if not i["of_expected"].ci[0] <= 1
+                  <= i["of_expected"].ci[1]]
         if banded:
             line += "; beyond the expected band: " + (", ".join(
                 f"{label[id(i)]} {share(i['of_expected'])}" for i in beyond) or "none")

@@ -5,16 +5,16 @@ then the case's verdicts in the verdict core's table; and the same as JSON (hist
 
 from __future__ import annotations
 
-from ..judge.watch import Series, of_expected
 from ..stats.verdict.claim import Claim
 from ..store import names
 from ..system import units
+from .expected import share
 from .tables import Table
 
 VERDICT_HEADER = ("verdict on", "ratio", "interval", "p", "word")
 
 
-def marks(s: Series) -> dict[int, list[str]]:
+def marks(s) -> dict[int, list[str]]:
     """What happened at each probe, by probe number."""
     out: dict[int, list[str]] = {}
     for seg in s.segments[1:]:
@@ -36,21 +36,15 @@ def marks(s: Series) -> dict[int, list[str]]:
     return out
 
 
-def _share(median_s: float | None, s: Series) -> str:
-    got = None if median_s is None else of_expected(median_s, s.expected)
-    if got is None:
-        return "-"
-    ratio, interval = got
-    return units.percent(ratio, decimals=0) + ("" if interval is None else
-                                              f" ({units.percent(interval[0], decimals=0)}"
-                                              f" to {units.percent(interval[1], decimals=0)})")
+def _share(median_s: float | None, s) -> str:
+    return share(s.share(median_s))
 
 
-def render(found: list[Series]) -> str:
+def render(found: list) -> str:
     return "\n\n".join(_case(s) for s in found)
 
 
-def _case(s: Series) -> str:
+def _case(s) -> str:
     at = marks(s)
     rows = [(p.probe, p.started_utc, units.us(p.median_s), len(p.launches_s),
              _share(p.median_s, s), "; ".join(at.get(p.probe, [])))
@@ -74,12 +68,12 @@ def _remedies(found: list[Claim]) -> str | None:
     return "\n".join(f"remedy: {r}" for r in said) or None
 
 
-def as_json(found: list[Series]) -> dict:
+def as_json(found: list) -> dict:
     """history:1's body."""
     return {"cases": [_case_json(s) for s in found]}
 
 
-def _case_json(s: Series) -> dict:
+def _case_json(s) -> dict:
     e = s.expected
     return {
         "watch": s.watch, "case": s.name, "identity": s.ident,
@@ -98,7 +92,7 @@ def _case_json(s: Series) -> dict:
             "source": e.source}}
 
 
-def _of(median_s: float | None, s: Series) -> dict | None:
-    got = None if median_s is None else of_expected(median_s, s.expected)
-    return None if got is None else {"ratio": got[0],
-                                     "ci": None if got[1] is None else list(got[1])}
+def _of(median_s: float | None, s) -> dict | None:
+    got = s.share(median_s)
+    return None if got is None else {"ratio": got.ratio,
+                                     "ci": None if got.ci is None else list(got.ci)}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..system import units
 from ..profiles import Profile, Row
-from ..profiles.price import LOW_EFFICIENCY, Priced, commands, total
+from ..profiles.price import (HIGH_EFFICIENCY, LOW_EFFICIENCY, OVERPRICED, UNEXPLAINED, Priced,
+                              commands, total)
 from ..system.sizes import format_bytes
 from .tables import Table
 
@@ -56,6 +57,9 @@ def profile_json(run_id: int, p: Profile, hosts=()) -> dict:
             "wall_s": list(p.wall_s), "hosts": list(hosts), "mpi_s": p.mpi_s(), "rows": rows}
 
 
+FLAG = {UNEXPLAINED: " !", OVERPRICED: " ^"}
+
+
 def _ci(ci, scale=units.ms) -> str:
     return "-" if ci is None else f"{scale(ci[0])} to {scale(ci[1])}"
 
@@ -74,7 +78,7 @@ def prediction_table(done: list[Priced], predicted: float) -> Table:
     rows = []
     for x in sorted(done, key=lambda x: -x.predicted_s):
         e = x.efficiency
-        eff = "-" if e is None else f"{e.ratio:.2f}" + (" !" if e.failing else "")
+        eff = "-" if e is None else f"{e.ratio:.2f}" + FLAG.get(e.word, "")
         rows.append((*row_label(x.row), x.row.count, units.ms(x.row.time_s),
                      units.ms(x.predicted_s), _ci(x.predicted_ci_s),
                      units.percent(x.predicted_s / predicted if predicted else None), eff,
@@ -84,7 +88,9 @@ def prediction_table(done: list[Priced], predicted: float) -> Table:
                   "95% CI", "share", "efficiency", "source"), rows, align="llll", rule=True,
                  footer="ms: over all ranks; efficiency: predicted / profiled (! its interval "
                         f"below {LOW_EFFICIENCY}: time the network does not explain, such as "
-                        "waits for late ranks or imbalance)")
+                        f"waits for late ranks or imbalance; ^ above {HIGH_EFFICIENCY:g}: "
+                        "priced beyond what the program spent, a price to check: its case's "
+                        "launches, `commscope results show RUN --wide`)")
 
 
 def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], what_ifs,
@@ -132,7 +138,8 @@ def _priced_json(x: Priced, predicted_total: float) -> dict:
             "source": x.source, "evidence": x.evidence, "overlap_s": x.overlap_s,
             "efficiency": None if e is None else e.ratio,
             "efficiency_ci": None if e is None else _pair(e.interval),
-            "unexplained": e is not None and e.failing,
+            "unexplained": e is not None and e.word == UNEXPLAINED,
+            "overpriced": e is not None and e.word == OVERPRICED,
             "share": x.predicted_s / predicted_total if predicted_total else None}
 
 

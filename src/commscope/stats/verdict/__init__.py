@@ -13,18 +13,18 @@ at the threshold, its family, its word and one serialisation (docs/statistics.md
   exit status a gate reads.
 """
 
-from .claim import (FAIL_ON, INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, UNDETERMINED, Claim,
-                    Testcase, Words, apart_words, claims, detectable, exit_status, footer, gate,
-                    junit, legend, unmeasured)
+from .claim import (FAIL_ON, INCONCLUSIVE, NEGLIGIBLE, PAIRED, SHIFT_ONLY, TERMS, UNDETERMINED,
+                    Claim,
+                    VERB_WORDS, Testcase, Words, apart_words, claims, detectable, exit_status,
+                    footer, gate, junit, legend, unmeasured)
 from .inference import Estimate, decide, moderate, paired, unpaired
 from .spec import VerdictSpec
 from ..stats import ALPHA
 from .threshold import (DEFAULTS, Defaults, Threshold, more_launches, negligible,
                         parse_threshold)
 
-__all__ = ["ALPHA", "DEFAULTS", "FAIL_ON", "INCONCLUSIVE", "NEGLIGIBLE", "PAIRED", "TERMS",
-           "UNDETERMINED", "Claim", "Defaults", "Estimate", "Testcase", "Threshold", "Words",
-           "apart_words", "claims",
-           "decide", "detectable", "exit_status", "footer", "gate", "junit", "legend",
-           "moderate", "more_launches", "negligible",
-           "paired", "parse_threshold", "unmeasured", "unpaired", "VerdictSpec"]
+__all__ = ["ALPHA", "DEFAULTS", "FAIL_ON", "INCONCLUSIVE", "NEGLIGIBLE", "PAIRED", "SHIFT_ONLY",
+           "TERMS", "UNDETERMINED", "VERB_WORDS", "Claim", "Defaults", "Estimate", "Testcase",
+           "Threshold", "VerdictSpec", "Words", "apart_words", "claims", "decide", "detectable",
+           "exit_status", "footer", "gate", "junit", "legend", "moderate", "more_launches",
+           "negligible", "paired", "parse_threshold", "unmeasured", "unpaired"]

@@ -17,6 +17,7 @@ from .threshold import Threshold
 UNDETERMINED = "undetermined"  # tested, but the interval spans the threshold
 INCONCLUSIVE = "inconclusive"  # untested: too few launches to know the spread
 NEGLIGIBLE = "below barrier"  # beyond the threshold by less than one barrier's time
+SHIFT_ONLY = "shift only"  # of printed figures (an imported side): no samples, so no test
 UNDECIDED_WORDS = (UNDETERMINED, INCONCLUSIVE)  # could not tell: no gate passes them
 # Exit statuses of a verb that judges; 2, a mistake in the command, is the CLI's own.
 PASSED, FAILED, UNDECIDED = 0, 1, 3
@@ -48,6 +49,18 @@ class Words:
     def all(self) -> tuple[str, ...]:
         return (self.over, self.slower, self.faster, NEGLIGIBLE, self.under, UNDETERMINED,
                 INCONCLUSIVE)
+
+
+# Each judging verb's words, here so that its view reads them where its verb writes them.
+VERB_WORDS = {
+    "check": Words("violated", "holds"),
+    "compare": Words("regression", "no change", equivalence=True),
+    "tune-verify": Words("inferior", "non-inferior"),
+    # an algorithm against the default, its claim's ratio the default's time over its own:
+    # faster by more than the least gain, not by that much, significantly faster within it
+    "tune": Words("faster", "no gain", slower="faster within the gain", faster="slower"),
+    "health": Words(over="suspect", under="cleared"),
+}
 
 
 @dataclass(frozen=True)
@@ -123,12 +136,13 @@ def claims(found: list[Estimate], families: list[str], subjects: list[str],
     `together`: the command is the gate, so the families are selected together before
     any names (tests.selected_levels); else each family names at alpha."""
     found = moderate(found)
-    levels = selected_levels(found, families, threshold.log, alpha) if together else {}
+    levels, missed = selected_levels(found, families, threshold.log, alpha) if together \
+        else ({}, None)
     decided: list[Decided | None] = [None] * len(found)
     for family in dict.fromkeys(families):
         members = [i for i, f in enumerate(families) if f == family]
         for i, d in zip(members, decide([found[i] for i in members], threshold.log,
-                                        words.equivalence, alpha, levels.get(family))):
+                                        words.equivalence, alpha, levels.get(family), missed)):
             decided[i] = d
     out = []
     for i, (e, d) in enumerate(zip(found, decided)):
@@ -149,17 +163,19 @@ def detectable(values) -> float | None:
     return values[len(values) // 2] if values else None
 
 
-# What a ratio of two sides measured in the same launches is (tests.paired over the launches
-# both sides' figures keep: checks.figures), in the words of every table that prints one.
-PAIRED = ("the geometric mean of the launches' ratios (launch k of one side over launch k "
-          "of the other, over the launches both times keep), so equal to the ratio of the "
-          "two times where both keep the same launches; not the median of the launches' "
-          "ratios")
+# What a ratio of two sides measured in the same launches is (checks.estimate), in the words
+# of every table that prints one.
+PAIRED = ("the ratio of the two times; where both ran in the same launches its interval is "
+          "of the launches' ratios (launch k of one side over launch k of the other, over "
+          "the launches both times keep), so a launch slow as a whole cancels out of it")
 # The abbreviations every verdict table prints, defined once; a verb's legend adds its own
 # columns (views/check.py, views/tune.py).
 TERMS = {
-    "interval": "the ratio's 95% interval (of a claim beyond the threshold, the wider "
-                "false-coverage-rate interval of what is named: Benjamini & Yekutieli 2005)",
+    "interval": "the ratio's interval at the level of the test that gave its word, so the "
+                "two agree: of a claim named (beyond or within the threshold, or apart from "
+                "1), its false-coverage-rate interval (Benjamini & Yekutieli 2005); of one "
+                "undetermined, the wider interval at the level it missed, which holds the "
+                "threshold",
     "p (BH)": "the p-value of the verdict's test at the threshold, Benjamini-Hochberg "
               "adjusted over its family",
     "80% power": "a change that large is found in 80% of commands",

@@ -285,9 +285,13 @@ def moderate(found: list[Estimate]) -> list[Estimate]:
 class Family:
     """One family's tests, as arrays over its tested members: Benjamini-Hochberg-adjusted
     p of `over` (H0 d = bound, above it), `under` (H0 d >= bound; with equivalence also d <=
-    -bound) and `apart` (H0 d = 0, two-sided); the half widths of the plain and the
-    false-coverage-rate intervals; the smallest ratio `over` detects with POWER; the cut
-    d passed where named (Benjamini-Hochberg's step-up: raw p below R alpha / m)."""
+    -bound) and `apart` (H0 d = 0, two-sided); the half widths of the plain interval and of
+    the interval that goes with each test's word (`fcr` over's, `within` under's, `moved`
+    apart's: each test's false-coverage-rate interval of what it names, Benjamini &
+    Yekutieli 2005, so a word and its interval never disagree) and of `undecided`'s, which
+    holds a bound wherever neither over nor under names; the smallest ratio `over` detects
+    with POWER; the cut d passed where named (Benjamini-Hochberg's step-up: raw p below R
+    alpha / m)."""
     over: np.ndarray
     under: np.ndarray
     apart: np.ndarray
@@ -295,6 +299,9 @@ class Family:
     fcr: np.ndarray
     detectable: np.ndarray
     cut: np.ndarray
+    within: np.ndarray
+    moved: np.ndarray
+    undecided: np.ndarray
 
 
 def over_p(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float) -> np.ndarray:
@@ -304,30 +311,49 @@ def over_p(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float) -> np.nd
 
 def family_tests(d: np.ndarray, se: np.ndarray, df: np.ndarray, bound: float,
                 equivalence: bool = False, alpha: float = ALPHA,
-                over_alpha: float | None = None) -> Family:
+                over_alpha: float | None = None, next_alpha: float | None = None) -> Family:
     """d: log time ratios (the bad side's over the other's), se their standard errors on
     df degrees of freedom, all tested (se > 0); bound: the threshold's log time ratio;
     `over_alpha`: the level `over` names at, where the family was selected among others
-    (selected_levels), else alpha."""
+    (selected_levels), else alpha; `next_alpha`: where the family was not selected
+    (over_alpha 0), the level it would have named at had it been, which an undecided
+    member's interval is drawn at.
+
+    Each named member's interval is the one its test passed (BH's step-up names R of m
+    where raw p <= R q / m, so the interval at that level excludes what was rejected), and
+    an undecided member's is the wider of over's and under's at (R + 1) q / m, the level
+    it would have needed: it missed both, so the interval reaches the bound on over's
+    side and beyond it on under's."""
     over_alpha = alpha if over_alpha is None else over_alpha
     # adjusted to alpha's scale: named where below alpha, 1 in a family not selected
     over = np.minimum(benjamini_hochberg(over_p(d, se, df, bound)) * alpha
                       / max(over_alpha, 1e-300), 1.0)
-    under = t_cdf(df, (d - bound) / se)
+    raw_under = t_cdf(df, (d - bound) / se)
     if equivalence:
-        under = np.maximum(under, t_cdf(df, -(d + bound) / se))
-    m, named = d.size, max(int(np.sum(over < alpha)), 1)
-    fcr = t_quantile(df, 1 - named * over_alpha / (2 * m)) * se  # named: d less it is the cut's
-    return Family(over, benjamini_hochberg(under),
-                  benjamini_hochberg(2 * t_cdf(df, -np.abs(d) / se)),
-                  t_quantile(df, 1 - alpha / 2) * se, fcr,
+        raw_under = np.maximum(raw_under, t_cdf(df, -(d + bound) / se))
+    under = benjamini_hochberg(raw_under)
+    apart = benjamini_hochberg(2 * t_cdf(df, -np.abs(d) / se))
+    m = d.size
+
+    def at(named: np.ndarray, level: float, sides: int) -> np.ndarray:
+        """The half width at the FCR level of R named of m at `level` (R at least 1)."""
+        r = max(int(np.sum(named)), 1)
+        return t_quantile(df, 1 - min(r * level / m, 1.0) / sides) * se
+    named_over, named_under = over < alpha, under < alpha
+    fcr = at(named_over, over_alpha, 2)  # named: d less it is the cut's
+    missed = next_alpha if over_alpha == 0 and next_alpha is not None else over_alpha
+    undecided = np.maximum(
+        t_quantile(df, 1 - min((np.sum(named_over) + 1) * missed / m, 1.0) / 2) * se,
+        t_quantile(df, 1 - min((np.sum(named_under) + 1) * alpha / m, 1.0)) * se)
+    return Family(over, under, apart, t_quantile(df, 1 - alpha / 2) * se, fcr,
                   np.exp(bound + (t_quantile(df, 1 - alpha / (2 * m))
                                   + t_quantile(df, POWER)) * se),
-                  bound + fcr)
+                  bound + fcr, at(named_under, alpha, 1), at(apart < alpha, alpha, 2),
+                  np.maximum(undecided, t_quantile(df, 1 - alpha / 2) * se))
 
 
 def selected_levels(found: list[Estimate], families: list[str], bound: float,
-                    alpha: float = ALPHA) -> dict[str, float]:
+                    alpha: float = ALPHA) -> tuple[dict[str, float], float]:
     """The level `over` names at in each family where one command is the gate over many
     families (check --all's 40 guidelines, tune's collectives): the families are first
     selected, each by the Simes p of its members' `over` tests, Benjamini-Hochberg over the
@@ -336,10 +362,11 @@ def selected_levels(found: list[Estimate], families: list[str], bound: float,
     hypotheses", J. R. Stat. Soc. B 76(1), 2014). Where every member of every family
     lies at the bound, a command then names falsely with chance alpha, not with one
     family's alpha per guideline (48-50% of commands at 20 families, an independent
-    review)."""
+    review). With the levels, alpha (R + 1) / M: what a family not selected would have
+    needed, the level its members' intervals are drawn at (family_tests)."""
     names = list(dict.fromkeys(families))
     if not names:
-        return {}
+        return {}, alpha
     tested = [i for i, e in enumerate(found) if _tested(e)]
     raw = over_p(*(np.array([getattr(found[i], a) for i in tested])
                    for a in ("log_ratio", "se", "test_df")), bound)
@@ -349,7 +376,8 @@ def selected_levels(found: list[Estimate], families: list[str], bound: float,
         simes.append(float(np.min(p * p.size / np.arange(1, p.size + 1))) if p.size else 1.0)
     chosen = benjamini_hochberg(np.array(simes)) < alpha
     level = alpha * int(chosen.sum()) / len(names)
-    return {f: level if c else 0.0 for f, c in zip(names, chosen)}
+    return ({f: level if c else 0.0 for f, c in zip(names, chosen)},
+            alpha * min(int(chosen.sum()) + 1, len(names)) / len(names))
 
 
 def _tested(e: Estimate) -> bool:
@@ -493,10 +521,14 @@ class Decided:
 
 
 def decide(found: list[Estimate], bound: float, equivalence: bool = False,
-           alpha: float = ALPHA, over_alpha: float | None = None) -> list[Decided]:
+           alpha: float = ALPHA, over_alpha: float | None = None,
+           next_alpha: float | None = None) -> list[Decided]:
     """The family's outcomes: `bound` the threshold's log time ratio (> 0); `over_alpha`:
-    the level `over` names at where the family was selected among others
-    (selected_levels)."""
+    the level `over` names at where the family was selected among others, `next_alpha`
+    the one it would have needed where it was not (selected_levels). Each outcome's
+    interval is its test's (family_tests), so the word agrees with it: over, wholly
+    beyond the bound; under, wholly within it; apart, clear of 1 (and within the bound
+    where slower, else the word is under's); undecided, holding a bound."""
     tested = [i for i, e in enumerate(found) if _tested(e)]
     out = [Decided("untested", None, None, None)] * len(found)
     if not tested:
@@ -504,16 +536,18 @@ def decide(found: list[Estimate], bound: float, equivalence: bool = False,
     d = np.array([found[i].log_ratio for i in tested])
     f = family_tests(d, np.array([found[i].se for i in tested]),
                     np.array([found[i].test_df for i in tested]), bound, equivalence, alpha,
-                    over_alpha)
+                    over_alpha, next_alpha)
     for j, i in enumerate(tested):
+        slower_within = d[j] > 0 and f.under[j] < alpha and \
+            d[j] - f.moved[j] > 0 and d[j] + f.moved[j] < bound
         if f.over[j] < alpha:
             outcome, p, half = "over", f.over[j], f.fcr[j]
-        elif f.apart[j] < alpha and (d[j] < 0 or f.under[j] < alpha):  # slower: within it
-            outcome, p, half = "apart", f.apart[j], f.plain[j]
+        elif f.apart[j] < alpha and (d[j] < 0 or slower_within):
+            outcome, p, half = "apart", f.apart[j], f.moved[j]
         elif f.under[j] < alpha:
-            outcome, p, half = "under", f.under[j], f.plain[j]
+            outcome, p, half = "under", f.under[j], f.within[j]
         else:
-            outcome, p, half = None, f.over[j], f.plain[j]
+            outcome, p, half = None, f.over[j], f.undecided[j]
         out[i] = Decided(outcome, float(p), (math.exp(d[j] - half), math.exp(d[j] + half)),
                          float(f.detectable[j]), float(f.cut[j]))
     return out

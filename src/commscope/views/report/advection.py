@@ -77,7 +77,8 @@ def render(data: ReportData) -> Section | None:
     cases = [c for c in data.cases if c.kernel == KERNEL and c.valid_samples.size]
     if not cases:
         return None
-    rows = [app_summary(c, data.summaries[c.id]) for c in cases]
+    rows = [app_summary(c, s) for s, c in {id(data.figure[c.id]): (data.figure[c.id], c)
+                                           for c in cases}.values()]
     lines = []
     for s in rows:
         phases = s.get("phase_median_s") or {}

@@ -29,12 +29,12 @@ TITLE = "Bandwidth vs the copy ceiling"
 
 def render(data: ReportData) -> Section | None:
     """The section; None when no case has a bandwidth."""
-    s = data.summaries
-    with_rate = [c for c in data.cases if c.bytes > 0 and s[c.id]["bandwidth_MBps"] is not None]
+    s = data.figure
+    with_rate = [c for c in data.cases if c.bytes > 0 and s[c.id].bandwidth_MBps is not None]
     if not with_rate:
         return None
-    cases = [c for c in with_rate if s[c.id]["ceiling_MBps"]]
-    without = sorted({c.run_id for c in with_rate if not s[c.id]["ceiling_MBps"]})
+    cases = [c for c in with_rate if s[c.id].ceiling_MBps]
+    without = sorted({c.run_id for c in with_rate if not s[c.id].ceiling_MBps})
     body = [el("p", "Each case's median bandwidth (solid) and the copy ceiling measured in "
                     "the same launch (dashed): the rate one core copies a buffer of that "
                     "size on the ranks' own cores, in the case's cache state, counted as "
@@ -50,8 +50,8 @@ def render(data: ReportData) -> Section | None:
     rows = []
     for i, (config, group) in enumerate(grouped(cases)):
         size = np.array([c.bytes for c in group], dtype=float)
-        rate = figures.nan_none([s[c.id]["bandwidth_MBps"] for c in group])
-        ceiling = figures.nan_none([s[c.id]["ceiling_MBps"] for c in group])
+        rate = figures.nan_none([s[c.id].bandwidth_MBps for c in group])
+        ceiling = figures.nan_none([s[c.id].ceiling_MBps for c in group])
         x, mid, _, _ = figures.per_size(size, rate, rate, rate)
         _, top, _, _ = figures.per_size(size, ceiling, ceiling, ceiling)
         colour = figures.color(i)

@@ -4,35 +4,18 @@ factors and intervals, the verdicts, and the aggressors' load beside them
 
 from __future__ import annotations
 
-from ...judge.congestion import judge
-from ...stats.verdict import VerdictSpec
-from ...store.rows import RunRow
 from ..congestion import table
 from .html import Section, el, section
 from .html import table as html_table
 
 
-def commands(rows: list[RunRow]) -> dict[tuple[str, ...], list[int]]:
-    """The runs of each `congestion` command (one a canary, one its aggressors alone),
-    by the command line that made them."""
-    found: dict[tuple[str, ...], list[int]] = {}
-    for row in rows:
-        spec = VerdictSpec.of(row.settings.get("verdict"))
-        if spec and spec.verb == "congestion":
-            found.setdefault(tuple(row.command), []).append(row.id)
-    return found
-
-
-def render(store, rows) -> Section | None:
-    found = commands(rows)
+def render(found: list) -> Section | None:
+    """Each congestion command as cli/report.py judged it: (command, run ids, its verdict
+    parameters, the aggressors' pattern, the judged canaries)."""
     if not found:
         return None
     body = []
-    for command, run_ids in found.items():
-        settings = store.run(run_ids[0]).settings
-        pattern = next(v for v in settings["each"]["aggressor"] if v != "none")
-        verdict = VerdictSpec.of(settings["verdict"])
-        judged = judge(store, run_ids, pattern, verdict.limit)
+    for command, run_ids, verdict, pattern, judged in found:
         title = (f"runs {', '.join(map(str, run_ids))}: {verdict.aggressors} {pattern} "
                  f"aggressor group(s){', placebo' if verdict.placebo else ''}")
         body += [el("p", el("code", " ".join(command))),

@@ -12,9 +12,9 @@ from ...store.cases import Case
 from ...store.rows import RunRow, SkipRow, SweepRow, WarningRow
 from ...models.groups import CONFIGURATION
 from ...stats.replication import History
-from ...stats.results import case_history
+from ...figures.read import case_history, measured
 from ...store.store import Store
-from ...stats.summary import case_summary, combined_summary
+from ...stats.summary import CaseSummary
 from ...stats.verdict.spec import VerdictSpec, by_spec
 from . import figures
 
@@ -59,12 +59,23 @@ class RunData:
 @dataclass
 class ReportData:
     runs: list[RunData]
-    summaries: dict[int, dict]  # case id -> summary.case_summary
+    figure: dict[int, CaseSummary]  # case id -> its case's summary, as results show gives it
     rank_samples: Callable[[int], np.ndarray]  # case id -> ranks x n, as store.rank_samples
     mode_color: dict[str | None, str]  # one colour per send mode in every figure
-    # a case's other commands in the results file (results.case_history), for fits
+    # a case's earlier commands in the results file (figures.read.case_history), for fits
     history: Callable[[list[Case]], History | None]
-    # the quality block of the runs (results.quality), once the report has their figures
+    # the results cli/report.py works out, as each verb works out its own: the fits against
+    # size (by configuration key), each health and screen run's result, each check
+    # command's (threshold, claims), tune's points, each congestion command, each watch's
+    # series, each profile priced, and the quality block
+    fits: dict = field(default_factory=dict)
+    healths: dict = field(default_factory=dict)
+    screens: dict = field(default_factory=dict)
+    checks: list = field(default_factory=list)
+    tunes: list = field(default_factory=list)
+    congestion: list = field(default_factory=list)
+    watches: list = field(default_factory=list)
+    profiles: list = field(default_factory=list)
     quality: list[str] = field(default_factory=list)
 
     @property
@@ -83,7 +94,9 @@ def load(store: Store, run_ids: list[int], matrices: tuple[str, ...] = ()) -> Re
                             None if row.sweep_id is None else store.sweep(row.sweep_id),
                             store.case_labels(run_id)))
     found = [c for r in runs for c in r.cases]
-    return ReportData(runs, {c.id: case_summary(c) for c in found}, store.rank_samples,
+    shown = [r.id for r in runs if r.row.kernel not in matrices]
+    figure = {c.id: s for cases, s in measured(store, shown) for c in cases}
+    return ReportData(runs, figure, store.rank_samples,
                       figures.mode_colors(c.send_mode for c in found),
                       lambda cases: case_history(store, cases))
 
@@ -94,10 +107,20 @@ def by_verdict(data: ReportData, verb: str) -> list[tuple[VerdictSpec, list[RunD
     return by_spec(data.runs, verb)
 
 
-def combined(cases: list[Case]) -> list[dict]:
-    """One summary per case identity among these cases, its launches combined
-    (summary.combined_summary)."""
-    return [combined_summary(found) for _, found in identities.grouped(cases)]
+def shown(data: ReportData) -> list[tuple[list[Case], CaseSummary]]:
+    """Each case of the runs and its summary, as `results show` gives them, once each."""
+    found: dict[int, tuple[list[Case], CaseSummary]] = {}
+    for c in data.cases:
+        s = data.figure.get(c.id)
+        if s is not None:
+            found.setdefault(id(s), ([], s))[0].append(c)
+    return list(found.values())
+
+
+def combined(data: "ReportData", cases: list[Case]) -> list[CaseSummary]:
+    """The summaries of these cases as `results show` gives them (data.figure), one each,
+    in order."""
+    return list({id(s): s for s in (data.figure[c.id] for c in cases)}.values())
 
 
 def over_ranks(case: Case) -> bool:

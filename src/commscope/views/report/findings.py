@@ -15,8 +15,8 @@ import numpy as np
 from ...store import cases as identities
 from ...store import names
 from ...system import units
+from ...stats.summary import CaseSummary
 from ...store.cases import Case
-from ...health.health import Health
 from ...importers.imported import BANDWIDTH_BYTES
 from ...system.kernels import MEANINGS
 from ...models.groups import GroupFit, configuration, summary
@@ -25,8 +25,7 @@ from ..export import metric
 from ..health import drain_line
 from ..models import with_ci
 from ..tables import Table
-from . import guidelines
-from .data import ReportData, application
+from .data import ReportData, application, shown
 from .html import Html, Section, el, section, table
 from .size import bytes_per_latency, fit_of
 
@@ -62,32 +61,32 @@ def figure_is_bandwidth(kernel: str) -> bool:
     return kernel in BANDWIDTH_BYTES
 
 
-def _peak(shown: list[dict]) -> tuple[str, str]:
+def _peak(shown: list[CaseSummary]) -> tuple[str, str]:
     """The highest median bandwidth with its interval and size, and its fraction of the
     copy ceiling; '-' for a kernel without a bandwidth."""
-    rated = [s for s in shown if s["bytes"] > 0 and s["bandwidth_MBps"] is not None]
+    rated = [s for s in shown if s.bytes > 0 and s.bandwidth_MBps is not None]
     if not rated:
         return units.MISSING, units.MISSING
-    s = max(rated, key=lambda x: x["bandwidth_MBps"])
-    rate, low, high = metric(s, "bandwidth")
+    s = max(rated, key=lambda x: x.bandwidth_MBps)
+    rate, low, high = metric(s.as_dict(), "bandwidth")
     return (f"{units.rate(rate, 1)}{_interval(low, high, lambda v: units.rate(v, 1))} "
-            f"at {format_bytes(s['bytes'])}",
-            units.percent(s.get("ceiling_fraction"), decimals=0))
+            f"at {format_bytes(s.bytes)}",
+            units.percent(s.ceiling_fraction, decimals=0))
 
 
-def _smallest(shown: list[dict], case: Case, bandwidth_figure: bool) -> str:
+def _smallest(shown: list[CaseSummary], case: Case, bandwidth_figure: bool) -> str:
     """The median and interval at the smallest size measured: above 0 B for a collective,
     whose call on 0 B has nothing to do (a 0 B allreduce returned in 0.08 µs where 4 B
     took 6.3); for a kernel whose figure is a bandwidth, its time per window slot labelled
     so, or none."""
-    timed = [x for x in shown if x["median_s"] is not None]
+    timed = [x for x in shown if x.median_s is not None]
     if case.family == "collective":
-        timed = [x for x in timed if x["bytes"] > 0] or timed  # a barrier has only 0 B
-    s = min(timed, key=lambda x: x["bytes"], default=None)
-    if s is None or bandwidth_figure and not s.get("window"):
+        timed = [x for x in timed if x.bytes > 0] or timed  # a barrier has only 0 B
+    s = min(timed, key=lambda x: x.bytes, default=None)
+    if s is None or bandwidth_figure and not s.window:
         return units.MISSING
-    text = (f"{units.us(s['median_s'])}{_interval(s['ci_low_s'], s['ci_high_s'], units.us)} "
-            f"at {format_bytes(s['bytes'])}")
+    text = (f"{units.us(s.median_s)}{_interval(s.ci_low_s, s.ci_high_s, units.us)} "
+            f"at {format_bytes(s.bytes)}")
     return f"time per window slot {text}" if bandwidth_figure else text
 
 
@@ -121,7 +120,7 @@ def _bandwidth(line: dict, per_latency: float) -> str:
     return with_ci(rate(line["bandwidth_Bps"]), line["bandwidth_ci_Bps"], rate)
 
 
-def model(g: GroupFit | None, shown: list[dict]) -> tuple[str, str]:
+def model(g: GroupFit | None, shown: list[CaseSummary]) -> tuple[str, str]:
     """alpha of the first segment and B of the last, each with the sizes it covers; '-' for
     a configuration without a fit here (shown against P: its model is in its section)."""
     if g is None:
@@ -129,14 +128,14 @@ def model(g: GroupFit | None, shown: list[dict]) -> tuple[str, str]:
     if g.fit is None:
         return f"no fit: {g.note}", units.MISSING
     segments = summary(g)["segments"]
-    sized = [x for x in shown if x["median_s"] and x["bandwidth_MBps"] is not None]
-    per_latency = bytes_per_latency(*(np.array([x[k] for x in sized], dtype=float) for k in
-                                      ("bytes", "median_s", "bandwidth_MBps"))) or 1.0
+    sized = [x for x in shown if x.median_s and x.bandwidth_MBps is not None]
+    per_latency = bytes_per_latency(*(np.array([getattr(x, k) for x in sized], dtype=float)
+                                      for k in ("bytes", "median_s", "bandwidth_MBps"))) or 1.0
     return (f"{_alpha(segments[0])}; {_span(segments, 0)}",
             f"{_bandwidth(segments[-1], per_latency)}; {_span(segments, len(segments) - 1)}")
 
 
-def _rows(measured: list[tuple[list[Case], dict]], found) -> list[tuple]:
+def _rows(measured: list[tuple[list[Case], CaseSummary]], found) -> list[tuple]:
     """One row per configuration, in order of first appearance; applications left out."""
     groups: dict[str, tuple[dict, list[Case], list[dict]]] = {}
     for found_cases, s in measured:
@@ -147,27 +146,27 @@ def _rows(measured: list[tuple[list[Case], dict]], found) -> list[tuple]:
         group[2].append(s)
     several_mpi = len({c.get("mpi") for c, _, _ in groups.values()}) > 1
     rows = []
-    for config, found_cases, shown in groups.values():
+    for config, found_cases, mine in groups.values():
         first = found_cases[0]
-        runs = sorted({r for s in shown for r in s["runs"]})
+        runs = sorted({r for s in mine for r in s.runs})
         name = names.identity(config) + (f", {names.library(config['mpi'])}"
                                          if several_mpi else "")
         rows.append((f"{name} (run{'s' * (len(runs) > 1)} {names.ranges(runs)})",
-                     *_peak(shown),
-                     _smallest(shown, first, figure_is_bandwidth(first.kernel)),
-                     *model(fit_of(found, first), shown)))
+                     *_peak(mine),
+                     _smallest(mine, first, figure_is_bandwidth(first.kernel)),
+                     *model(fit_of(found, first), mine)))
     return rows
 
 
-def _verdicts(data: ReportData, healths: dict[int, Health]) -> list:
+def _verdicts(data: ReportData) -> list:
     """One line per kernel that `check` judged and per health run."""
     lines = []
-    for threshold, judged in guidelines.judged(data):
+    for threshold, judged in data.checks:
         kernels = ", ".join(dict.fromkeys(c.evidence["case"].split()[0] for c in judged))
         counts = ", ".join(f"{n} {w}" for w, n in Counter(c.word for c in judged).items())
         lines.append(f"check, {kernels} (threshold {threshold.fraction:.0%}): "
                      f"{len(judged)} verdicts: {counts}")
-    for run_id, h in healths.items():
+    for run_id, h in data.healths.items():
         m = h.matrices
         lines.append(f"health, run {run_id} ({m.pattern} over {len(m.nodes)} nodes): "
                      f"{len(h.suspects)} suspect{'s' * (len(h.suspects) != 1)}; {drain_line(h)}"
@@ -175,12 +174,11 @@ def _verdicts(data: ReportData, healths: dict[int, Health]) -> list:
     return lines
 
 
-def render(data: ReportData, measured: list[tuple[list[Case], dict]],
-           found: dict[str, GroupFit], healths: dict[int, Health]) -> Section | None:
-    """The box; `measured`: results.measured of the runs (health runs left out), `found`:
-    the report's fits (size.fits), `healths`: the health runs judged."""
-    rows = _rows(measured, found)
-    verdicts = _verdicts(data, healths)
+def render(data: ReportData) -> Section | None:
+    """The box: a row per configuration of the runs' cases (their summaries, with the
+    report's fits, size.fits), then a line per check command and health run."""
+    rows = _rows(shown(data), data.fits)
+    verdicts = _verdicts(data)
     if not rows and not verdicts:
         return None
     body = []

@@ -1,15 +1,14 @@
 """The guidelines `commscope check` measured: per guideline, the ratio of its left side
 over its right against message size, with its 95% interval as a band and the violated
-sizes marked (checks.py; docs/guidelines.md), judged as the command that measured them."""
+sizes marked (judge/checks.py; docs/guidelines.md), judged as the command that measured
+them (cli/report.py judges them so)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...judge.checks import barrier_time, judge
-from ...judge.guidelines import catalogue
 from . import figures
-from .data import ReportData, by_verdict
+from .data import ReportData
 from .html import Section, el, figure, section
 
 CAPTION = ("The ratio of the left side's time over the right's on launch medians (monotony: "
@@ -44,27 +43,12 @@ def _figure(found, threshold) -> bytes:
     return figures.png(fig)
 
 
-def judged(data: ReportData) -> list:
-    """Per check command (its runs share what it stored of how it judges: threshold and
-    catalogue), its threshold and the claims on its guidelines, worked out again from the
-    stored runs as the command made them (checks.judge); [] without such runs."""
-    out = []
-    for given, runs in by_verdict(data, "check"):
-        threshold = given.limit
-        cat = catalogue(entries=given.catalogue)
-        ids = given.guidelines
-        chosen = cat.find(ids, {g.kernel for g in cat.guidelines} |
-                          {r.row.kernel for r in runs}) if ids else \
-            cat.on(sorted({r.row.kernel for r in runs}))
-        barrier = barrier_time([r.context.get("timer") or {} for r in runs])
-        out.append((threshold, judge(chosen, [c for r in runs for c in r.cases], threshold,
-                                     lambda launches, b=barrier: b)))
-    return [(t, found) for t, found in out if found]
-
-
 def render(data: ReportData) -> Section | None:
     """Only for runs `commscope check` made: the guidelines on their kernel."""
-    commands = judged(data)
+    kernels = {r.row.kernel for r in data.runs}
+    commands = [(t, [c for c in found if c.evidence["case"].split()[0] in kernels])
+                for t, found in data.checks]
+    commands = [(t, found) for t, found in commands if found]
     if not commands:
         return None
     body = [el("p", "Each guideline compares two ways to do one job, measured in the same "

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from ...judge.watch import Series, history
-from ...store.rows import RunRow
-from ...store.watch import WATCH
 from ...system.units import US_PER_S
 from ..history import VERDICT_HEADER
 from ..tables import Table
@@ -25,7 +22,7 @@ CAPTION = ("Each probe's figure (the mean log median of the launches it kept) in
            "settings, hosts).")
 
 
-def draw(s: Series) -> Figure:
+def draw(s) -> Figure:
     fig, axes = figures.new(1, 1, width=8.0, row_height=2.8)
     ax = axes[0][0]
     kept = s.measured
@@ -53,9 +50,8 @@ def draw(s: Series) -> Figure:
     return fig
 
 
-def render(store, rows: list[RunRow]) -> Section | None:
-    watches = list(dict.fromkeys((r.settings.get("info") or {}).get(WATCH) for r in rows))
-    found = [s for w in watches if w is not None for s in history(store, w)]
+def render(found: list) -> Section | None:
+    """Each watch case's series (judge/watch.history, worked out by cli/report.py)."""
     if not found:
         return None
     body = []

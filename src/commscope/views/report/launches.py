@@ -22,19 +22,19 @@ CAPTION = ("Solid: the CV of the launches' medians (between launches, from the o
            "their samples say) is drawn at 0.")
 
 
-def draw(panel) -> Figure:
+def draw(data: ReportData, panel) -> Figure:
     fig, axes = figures.new(1, 1, width=6.5)
     ax = axes[0][0]
     drawn = [np.empty(0)]
     for i, (config, cases) in enumerate(grouped(panel, ranks=True)):
-        s = sorted((x for x in combined(cases) if x["bytes"] > 0
-                    and x["between_launch_cv"] is not None), key=lambda x: x["bytes"])
+        s = sorted((x for x in combined(data, cases) if x.bytes > 0
+                    and x.between_launch_cv is not None), key=lambda x: x.bytes)
         if not s:
             continue
-        size = np.array([x["bytes"] for x in s], dtype=float)
-        label = " ".join(filter(None, (config.get("send_mode"), f"np{s[0]['ranks']}")))
-        between = figures.nan_none([x["between_launch_cv"] for x in s]) * PERCENT
-        within = figures.nan_none([x["within_launch_cv"] for x in s]) * PERCENT
+        size = np.array([x.bytes for x in s], dtype=float)
+        label = " ".join(filter(None, (config.get("send_mode"), f"np{s[0].ranks}")))
+        between = figures.nan_none([x.between_launch_cv for x in s]) * PERCENT
+        within = figures.nan_none([x.within_launch_cv for x in s]) * PERCENT
         ax.plot(size, between, "o-", color=figures.color(i), ms=3, lw=1,
                 label=f"{label} between")
         ax.plot(size, within, "s--", color=figures.color(i), ms=3, lw=1,
@@ -50,7 +50,7 @@ def render(data: ReportData) -> Section | None:
     several = [c for c in data.cases if c.bytes > 0]
     panels = [(config, cases) for config, cases in grouped(several, send_mode=False,
                                                            ranks=False)
-              if any(x["launches"] >= 2 for x in combined(cases))]
+              if any(x.launches >= 2 for x in combined(data, cases))]
     if not panels:
         return None
     body = [el("p", "Which variance sets each interval: above the dashed line, the launches "
@@ -58,6 +58,6 @@ def render(data: ReportData) -> Section | None:
                "more launches, not with longer ones.")]
     for config, cases in panels:
         title = names.configuration(config)
-        body.append(figure(figures.png(draw(cases)),
+        body.append(figure(figures.png(draw(data, cases)),
                            f"between- and within-launch spread: {title}", CAPTION))
     return section("launches", "Launch to launch against within a launch", *body)

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...profiles import stored
-from ...profiles.price import price, stored_prices, total
-from ...profiles.whatif import Lines, scaled
 from ..profile import prediction_table, row_label, what_if_line
 from . import figures
 from .html import Section, el, figure, section
@@ -37,27 +34,24 @@ def draw(done) -> bytes:
     return figures.png(fig)
 
 
-def render(store, rows) -> Section | None:
-    profiles = [row for row in rows if row.kernel == stored.KERNEL]
-    if not profiles:
+def render(found: list) -> Section | None:
+    """Each profile as cli/report.py priced it: (row, profile, priced rows, the what-if of
+    twice the bandwidth, the line said where it recorded no call)."""
+    if not found:
         return None
-    prices = stored_prices(store)
-    lines = Lines(prices)
     body = []
-    for row in profiles:
-        p = stored.recorded(store, row.id)
-        if not p.rows:
-            body.append(el("p", stored.no_calls(row.id, row, p)))
+    for row, p, priced, doubled, none in found:
+        if none:
+            body.append(el("p", none))
             continue
-        priced = price(p, prices, stored.hosts_of(store, row.id), lines)
         done = [x for x in priced if x.cost_s is not None]
         body.append(el("p", f"Profile {row.id}: ", el("code", " ".join(p.program)),
                        f", {p.ranks} ranks; {len(priced) - len(done)} of {len(priced)} rows "
                        "not priced here (`commscope predict --profile` says what to run)."))
         if not done:
             continue
-        now = total(done)[0]
+        now = sum(x.predicted_s for x in done)
         body += [figure(draw(done), "predicted and profiled time per row", CAPTION),
                  html_table(prediction_table(done, now)),
-                 el("p", what_if_line(p, "bandwidth x2", scaled(priced, lines, 2.0), now))]
+                 el("p", what_if_line(p, "bandwidth x2", doubled, now))]
     return section("profiles", "Profiled programs", *body)

@@ -49,9 +49,10 @@ def oversubscribed(data: ReportData, cases) -> list[int]:
 
 def _columns(data: ReportData, cases):
     """Ranks, size, median and launch-aware CI of each case, its launches combined."""
-    s = combined(cases)
-    return (np.array([x["ranks"] for x in s]), np.array([x["bytes"] for x in s], dtype=float),
-            *(figures.nan_none([x[k] for x in s]) for k in ("median_s", "ci_low_s", "ci_high_s")))
+    s = combined(data, cases)
+    return (np.array([x.ranks for x in s]), np.array([x.bytes for x in s], dtype=float),
+            *(figures.nan_none([getattr(x, k) for x in s])
+              for k in ("median_s", "ci_low_s", "ci_high_s")))
 
 
 def _spread(sizes: np.ndarray) -> np.ndarray:
@@ -112,7 +113,8 @@ def _caption(config: dict, model: GroupFit | None, ranks: np.ndarray,
                    f"({names.configuration(model.group.config)}), as `commscope predict ring`.")
 
 
-def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
+def render(data: ReportData) -> Section | None:
+    found = data.fits
     cases = [c for c in data.cases if over_ranks(c) and c.valid_samples.size]
     if not cases:
         return None

@@ -52,12 +52,12 @@ def fit_of(found: dict[str, GroupFit], case: Case) -> GroupFit | None:
 def _columns(data: ReportData, cases: list[Case]):
     """Sizes, median latency and its launch-aware CI, and bandwidth, one entry per case
     over its launches, by size; and every launch's (size, median latency)."""
-    s = sorted(combined(cases), key=lambda x: x["bytes"])
-    size = np.array([x["bytes"] for x in s], dtype=float)
-    median, low, high = (figures.nan_none([x[k] for x in s])
+    s = sorted(combined(data, cases), key=lambda x: x.bytes)
+    size = np.array([x.bytes for x in s], dtype=float)
+    median, low, high = (figures.nan_none([getattr(x, k) for x in s])
                          for k in ("median_s", "ci_low_s", "ci_high_s"))
-    bandwidth = figures.nan_none([x["bandwidth_MBps"] for x in s])
-    launches = np.array([(x["bytes"], m) for x in s for m in x["launch_medians_s"]],
+    bandwidth = figures.nan_none([x.bandwidth_MBps for x in s])
+    launches = np.array([(x.bytes, m) for x in s for m in x.launch_medians_s],
                         dtype=float).reshape(-1, 2)
     return size, median, low, high, bandwidth, launches
 
@@ -172,7 +172,8 @@ CAPTION = ("Points: each launch's median latency (kernel definition, docs/native
            "Sizes of 0 B are left off the log axes.")
 
 
-def render(data: ReportData, found: dict[str, GroupFit]) -> Section | None:
+def render(data: ReportData) -> Section | None:
+    found = data.fits
     cases = size_cases(data)
     if not cases:
         return None

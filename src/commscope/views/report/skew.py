@@ -69,7 +69,7 @@ def render(data: ReportData) -> Section | None:
     for config, cases in identities.grouped(late, size=False, mpi=True):
         by_size = sorted(identities.grouped(cases), key=lambda g: g[1][0].bytes)
         found = [(same[0].bytes, skews(same, data.rank_samples)) for _, same in by_size]
-        own = {same[0].bytes: combined(same)[0]["median_s"] for _, same in by_size}
+        own = {same[0].bytes: combined(data, same)[0].median_s for _, same in by_size}
         label = " ".join(f"{k}={v}" for k, v in config["params"].items()) or config["kernel"]
         groups.append((label, found))
         body += [el("p", names.configuration(config)),

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from ...system import units
 from ...system.sizes import format_bytes
-from ...judge.tune import judged
 from ..tables import Table
 from . import figures
-from .data import ReportData, by_verdict
+from .data import ReportData
 from .html import Section, el, figure, section, table
 
-CAPTION = ("Each time as `commscope results show` gives it (the launches' medians' "
-           "median). Black: the library's own choice (the default); "
+CAPTION = ("Each time as `commscope results show` gives it (the geometric mean of the "
+           "kept launches' medians). Black: the library's own choice (the default); "
            "a circle marks the algorithm chosen where it is faster beyond doubt "
            "(BH-adjusted one-sided p < 0.05, the whole interval of its time over the "
            "default's below 1); elsewhere the default is kept.")
@@ -51,8 +50,8 @@ def _regret(mine) -> Table:
 
 def render(data: ReportData) -> Section | None:
     """Only for runs `commscope tune` made: their collective's algorithms."""
-    chosen = judged([(given, [c for r in runs for c in r.cases])
-                     for given, runs in by_verdict(data, "tune")])
+    kernels = {r.row.kernel for r in data.runs}
+    chosen = [p for p in data.tunes if p.kernel in kernels]
     if not chosen:
         return None
     body = [el("p", "The library's default against each algorithm it offers, measured in "

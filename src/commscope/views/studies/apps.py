@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from ...measure.advection import Problem, app_summary, check, default_dt, default_grid, field_bytes
 from ..report import figures
-from ...stats.summary import case_summary
 from ...system.units import MS_PER_S
 from . import Study
-from .common import cases, plan, study_section
+from .common import cases, figures_of, plan, study_section
 
 GRIDS = (128, 256, 512)
 STEPS = 100
@@ -30,13 +29,15 @@ def _plans(counts, mpi, max_time=None):
 def _section(store, run_ids):
     """Seed 003's figure: solve time with and without communication against grid size."""
     found = cases(store, run_ids, "advection2d")
+    figure = figures_of(store, run_ids)
     fig, axes = figures.new(1, 2)
     time_ax, error_ax = axes[0]
     for i, ranks in enumerate(sorted({c.ranks for c in found})):
         for comm, style in (("on", "o-"), ("off", "s--")):
             mine = sorted((c for c in found if c.ranks == ranks and c.params.get("comm") == comm),
                           key=lambda c: c.bytes)
-            rows = [app_summary(c, case_summary(c)) for c in mine]
+            rows = [app_summary(c, s) for s, c in {id(figure[c.id]): (figure[c.id], c)
+                                                   for c in mine}.values()]
             n = [r["points_per_side"] for r in rows]
             time_ax.plot(n, [r["median_s"] * MS_PER_S for r in rows], style,
                          color=figures.color(i), label=f"{ranks} ranks, communication {comm}")

@@ -10,7 +10,8 @@ from ...measure.plan import Plan, plans, sampling
 from ..report import figures
 from ..report.html import Section, figure, section
 from ...store.store import Store
-from ...stats.summary import case_summary
+from ...figures.read import measured
+from ...stats.summary import CaseSummary
 
 
 def plan(mpi, kernel: str, ranks: int, sizes=None, modes: str | None = None, params=None,
@@ -26,19 +27,32 @@ def plan(mpi, kernel: str, ranks: int, sizes=None, modes: str | None = None, par
 
 
 def cases(store: Store, run_ids: list[int], kernel_name: str | None = None) -> list[Case]:
+    """The runs' cases, each with its summary as `results show RUN` gives it (`summary`)."""
     found = [c for r in run_ids for c in store.cases(r)]
     return [c for c in found if kernel_name is None or c.kernel == kernel_name]
 
 
-def medians(found: list[Case]) -> tuple[np.ndarray, ...]:
-    """Bytes, median latency, its CI bounds (seconds) and bandwidth (MB/s), in size order."""
-    rows = sorted(((c.bytes, case_summary(c)) for c in found), key=lambda r: r[0])
+def figures_of(store: Store, run_ids: list[int]) -> dict[int, CaseSummary]:
+    """Case id -> its case's summary, run by run, as `results show RUN` gives it."""
+    return {c.id: s for r in run_ids for cases, s in measured(store, [r]) for c in cases}
+
+
+def once(found: list[Case], figure: dict[int, CaseSummary]) -> list[CaseSummary]:
+    """The summaries of these cases, one each, in order."""
+    return list({id(figure[c.id]): figure[c.id] for c in found}.values())
+
+
+def medians(found: list[Case], figure: dict[int, CaseSummary]) -> tuple[np.ndarray, ...]:
+    """Bytes, time, its CI bounds (seconds) and bandwidth (MB/s) of each case, in size
+    order, from `figure` (figures_of)."""
+    rows = sorted(once(found, figure), key=lambda s: s.bytes)
 
     def column(name):
-        return np.array([np.nan if s[name] is None else s[name] for _, s in rows], dtype=float)
+        return np.array([np.nan if getattr(s, name) is None else getattr(s, name)
+                         for s in rows], dtype=float)
 
-    return (np.array([b for b, _ in rows], dtype=float), column("median_s"), column("ci_low_s"),
-            column("ci_high_s"), column("bandwidth_MBps"))
+    return (np.array([s.bytes for s in rows], dtype=float), column("median_s"),
+            column("ci_low_s"), column("ci_high_s"), column("bandwidth_MBps"))
 
 
 def where(found: list[Case]) -> str:

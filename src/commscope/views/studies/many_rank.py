@@ -11,10 +11,9 @@ from ...models.collectives import ring_serial
 from ...models.groups import fit_group, group_cases
 from ..report import figures
 from ...system.sizes import format_bytes
-from ...stats.summary import case_summary
 from ...system.units import US_PER_S
 from . import Study
-from .common import cases, plan, study_section, where
+from .common import cases, figures_of, once, plan, study_section, where
 
 DISTRIBUTE = ("p2p", "bcast", "scatter")
 COMBINE = ("p2p", "gather", "reduce", "reduce_user")
@@ -31,6 +30,7 @@ def _vector_sum_plans(counts, mpi, hosts=None, max_time=None):
 def _vector_sum_section(store, run_ids):
     """Seed 000's comparison: each way to distribute and to combine, phase by phase."""
     found = cases(store, run_ids, "vector_sum")
+    figure = figures_of(store, run_ids)
     counts = sorted({c.ranks for c in found})
     fig, axes = figures.new(1, 2)
     for ax, phase, methods, key in ((axes[0][0], "distribute", DISTRIBUTE, "distribute"),
@@ -39,8 +39,8 @@ def _vector_sum_section(store, run_ids):
         for j, ranks in enumerate(counts):
             heights = []
             for m in methods:
-                mine = [case_summary(c)["phase_median_s"][phase] for c in found
-                        if c.ranks == ranks and c.params.get(key) == m]
+                mine = [s.phase_median_s[phase] for s in once(found, figure)
+                        if s.ranks == ranks and s.params.get(key) == m]
                 heights.append(np.median(mine) * US_PER_S if mine else np.nan)
             ax.bar(np.arange(len(methods)) + j * width, heights, width, label=f"{ranks} ranks",
                    color=figures.color(j))
@@ -75,6 +75,7 @@ def _ring_plans(counts, mpi, hosts=None, max_time=None):
 def _ring_section(store, run_ids):
     """Seed 001's figure: ring time against P per mapping, the ping-ping-fitted model over it."""
     found = cases(store, run_ids)
+    figure = figures_of(store, run_ids)
     oversubscribed = {r: store.run(r).oversubscribed for r in run_ids}
     fig, axes = figures.new(1, 1)
     ax = axes[0][0]
@@ -84,11 +85,10 @@ def _ring_section(store, run_ids):
         rings = sorted((c for c in found if c.kernel == "ring" and c.settings.get("map_by") == m),
                        key=lambda c: c.ranks)
         for over in (False, True):  # hollow: more ranks than cores, time-sliced
-            mine = [c for c in rings if oversubscribed[c.run_id] == over]
+            mine = once([c for c in rings if oversubscribed[c.run_id] == over], figure)
             if not mine:
                 continue
-            ax.plot([c.ranks for c in mine],
-                    [case_summary(c)["median_s"] * US_PER_S for c in mine],
+            ax.plot([s.ranks for s in mine], [s.median_s * US_PER_S for s in mine],
                     "o", color=colour, fillstyle="none" if over else "full",
                     label=f"ring, {mapping}" + (", oversubscribed" if over else ""))
         pingping = [c for c in found if c.kernel == "pingping" and c.settings.get("map_by") == m]

@@ -7,10 +7,9 @@ import numpy as np
 
 from ..report import figures
 from ...system.sizes import format_bytes
-from ...stats.summary import case_summary
 from ...system.units import MB, US_PER_S
 from . import Study
-from .common import cases, medians, plan, study_section
+from .common import cases, figures_of, medians, plan, study_section
 
 
 def _send_mode_plans(counts, mpi, max_time=None):
@@ -23,6 +22,7 @@ def _send_mode_plans(counts, mpi, max_time=None):
 
 def _send_mode_section(store, run_ids):
     found = cases(store, run_ids)
+    figure = figures_of(store, run_ids)
     pingpong = [c for c in found if c.kernel == "pingpong"]
     fanin = [c for c in found if c.kernel == "fanin"]
     fig, axes = figures.new(2 if fanin else 1, 2)
@@ -30,7 +30,7 @@ def _send_mode_section(store, run_ids):
     colours = figures.mode_colors(c.send_mode for c in found)
     for mode in dict.fromkeys(c.send_mode for c in pingpong):
         mine = [c for c in pingpong if c.send_mode == mode]
-        size, median, low, high, _ = medians(mine)
+        size, median, low, high, _ = medians(mine, figure)
         colour = colours[mode]
         lat.plot(size, median * US_PER_S, "o-", ms=3, color=colour, label=mode)
         lat.fill_between(size, low * US_PER_S, high * US_PER_S, color=colour, alpha=0.2)
@@ -75,12 +75,14 @@ def _convergence_section(store, run_ids):
     """Seed 000's figure: the average per iteration against how many iterations it averages."""
     fig, axes = figures.new(1, 1)
     ax = axes[0][0]
+    figure = figures_of(store, run_ids)
     for i, c in enumerate(cases(store, run_ids)):
         iterations, running = running_mean(c)
-        s = case_summary(c)
+        s = figure[c.id]
         colour = figures.color(i)
         ax.plot(iterations, running * US_PER_S, color=colour, label=format_bytes(c.bytes))
-        ax.axhspan(s["ci_low_s"] * US_PER_S, s["ci_high_s"] * US_PER_S, color=colour, alpha=0.15)
+        if s.ci_low_s is not None:
+            ax.axhspan(s.ci_low_s * US_PER_S, s.ci_high_s * US_PER_S, color=colour, alpha=0.15)
     ax.set_xscale("log")
     ax.set_xlabel("iterations averaged")
     figures.log_axis(ax, "mean half round trip (us)")
@@ -88,7 +90,7 @@ def _convergence_section(store, run_ids):
     return study_section(
         "latency convergence", fig, "running mean latency against iterations",
         "The running mean half round trip against the number of iterations it averages "
-        "(seed 000's convergence plot), with the final median's 95% CI as a band: where the "
+        "(seed 000's convergence plot), with the case's 95% CI over launches as a band: where the "
         "curve enters the band, a fixed count of that many iterations would have sufficed.")
 
 
@@ -103,6 +105,7 @@ def _transport_section(store, run_ids):
     fig, axes = figures.new(1, 2)
     lat, thr = axes[0]
     flavours = ("standard", "nonblocking", None)  # None: bw, streaming nonblocking sends
+    figure = figures_of(store, run_ids)
     for run_id in run_ids:
         found = store.cases(run_id)
         over = found[0].settings.get("transport", "auto") if found else "auto"
@@ -111,7 +114,7 @@ def _transport_section(store, run_ids):
             mine = [c for c in found if c.send_mode == mode]
             if not mine:
                 continue
-            size, median, _, _, mbps = medians(mine)
+            size, median, _, _, mbps = medians(mine, figure)
             label = f"{mine[0].kernel}{' ' + mode if mode else ''}, {over}"
             if mine[0].kernel == "pingpong":
                 lat.plot(size, median * US_PER_S, style, ms=3, color=figures.color(i), label=label)

@@ -1,37 +1,45 @@
-"""The figures of stored runs: each case over all its launches, with the history that gives
-a single launch its between-launch variance (replication.py)."""
+"""The figures of stored runs: each case over all its launches (stats/summary.CaseSummary),
+with the history that gives it the variance between commands (replication.py), the
+commands of the same configuration stored before it. Only earlier commands: a run's
+figure, and every verdict read from it, is the same whenever it is read again."""
 
 from __future__ import annotations
 
-import numpy as np
-
 import os
 
+import numpy as np
+
+from ..stats import skew
+from ..stats.advice import block, options, variance_lines
+from ..stats.replication import CommandRatio, History, command_ratios, history, shared_levels
+from ..stats.states import screen
+from ..stats.summary import CaseSummary, combined_summary, launch_spreads
 from ..store import names
-from . import skew
-from .advice import block, options, variance_lines
 from ..store.cases import Case, grouped, identity
-from .replication import CommandRatio, History, command_ratios, history, shared_levels
-from .states import screen
 from ..store.store import Store
-from .summary import combined_summary, launch_spreads
+
+# What a summary's cases share: the identity with the MPI and the run's labels, so runs of
+# two libraries or two builds are never one figure.
+SAME = {"mpi": True, "labels": True}
 
 
 def case_history(store: Store, cases: list[Case], level: bool = False) -> History | None:
     """The between-launch and between-command variances of these cases' case from the
-    launches other runs made of it on the same hosts with the same MPI and configuration
-    (cases.identity with mpi, which holds the library's own settings, and the same `run
-    --info` labels), learned robustly from every one of them (replication.history), so a
-    results file that holds a regression does not blind the comparisons after it
-    (docs/compare.md). `level`: say which of two levels these cases' median is in."""
+    launches earlier runs made of it (stored before the latest of these cases' runs, none
+    of them) on the same hosts with the same MPI and configuration (cases.identity with
+    mpi, which holds the library's own settings, and the same `run --info` labels),
+    learned robustly from every one of them (replication.history), so a results file that
+    holds a regression does not blind the comparisons after it (docs/compare.md).
+    `level`: say which of two levels these cases' median is in."""
     first = cases[0]
     mine = {c.run_id for c in cases}
     same = identity(first, mpi=True)
     labels = first.settings.get("info")
     groups: dict[tuple, list[float]] = {}
     for c in store.same_cases(first.kernel, first.send_mode, first.bytes, first.ranks):
-        if c.run_id in mine or c.hosts != first.hosts or not c.valid_samples.size \
-                or identity(c, mpi=True) != same or c.settings.get("info") != labels:
+        if c.run_id in mine or c.run_id > max(mine) or c.hosts != first.hosts \
+                or not c.valid_samples.size or identity(c, mpi=True) != same \
+                or c.settings.get("info") != labels:
             continue
         # One command's launches: a run's, or an old sweep's (its launches were runs).
         command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
@@ -60,61 +68,43 @@ def histories(store: Store, groups: list[list[Case]]
     return pasts, ratios
 
 
-def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], dict]]:
-    """Each case of the runs: its stored cases (one per launch) and their summary, launches
-    combined (summary.combined_summary); a case measured in one launch takes its history's
-    between-launch variance, if any."""
-    cases = [c for run_id in run_ids for c in store.cases(run_id)]
-    groups = [found for _, found in sorted(grouped(cases), key=lambda g: _order(g[1][0]))]
+def measured(store: Store, run_ids: list[int]) -> list[tuple[list[Case], CaseSummary]]:
+    """Each case of the runs: its stored cases (one per launch) and its summary, launches
+    combined (summary.combined_summary) over those its run's screen keeps, with the flags
+    stored for it; a case measured in one launch takes its history's between-launch
+    variance, if any."""
     flags: dict[int, list[str]] = {}
     for run_id in run_ids:
         for w in store.warnings(run_id):
             flags.setdefault(w.case_id, []).append(w.kind)
+    return summarised([c for run_id in run_ids for c in store.cases(run_id)],
+                      lambda kept: histories(store, kept), flags)
+
+
+def summarised(cases: list[Case], histories_of=None, flags: dict | None = None
+               ) -> list[tuple[list[Case], CaseSummary]]:
+    """measured's summaries of these cases: grouped by case (SAME), each group's launches
+    in another state left out (states.screen), then combined with the history
+    `histories_of(kept groups)` gives (None: without one) and each case's `flags`."""
+    groups = [found for _, found in sorted(grouped(cases, **SAME), key=lambda g: _order(g[1][0]))]
     kept, odd = screen(groups)  # launches in another state: named, left out (states.py)
-    pasts, ratios = histories(store, kept)
-    return [(found, {**combined_summary(mine, past, spread, ratio, left_out),
-                     "flags": flags.get(found[0].id, [])})
+    pasts, ratios = histories_of(kept) if histories_of else ([None] * len(kept),) * 2
+    return [(found, combined_summary(mine, past, spread, ratio, left_out)
+             .with_flags((flags or {}).get(found[0].id, ())))
             for found, mine, left_out, spread, past, ratio
             in zip(groups, kept, odd, launch_spreads(kept), pasts, ratios)]
 
 
-def skews(store: Store, found: list[tuple[list[Case], dict]]
-          ) -> list[tuple[dict, list[skew.Skew]]]:
+def summaries(store: Store, run_ids: list[int]) -> list[CaseSummary]:
+    return [s for _, s in measured(store, run_ids)]
+
+
+def skews(store: Store, found: list[tuple[list[Case], CaseSummary]]
+          ) -> list[tuple[CaseSummary, list[skew.Skew]]]:
     """Each --late case of `found` (measured's): its summary (the punctual samples') and
     its delays' skew figures (skew.skews)."""
     return [(summary, skew.skews(cases, store.rank_samples))
             for cases, summary in found if "late" in cases[0].extra]
-
-
-def absorbing_points(store: Store, run_ids: list[int]) -> list[dict]:
-    """`tune --late`'s points: per collective, np, size and delay, the default's S and
-    each algorithm's against it (skew.absorbing), JSON-ready."""
-    groups: dict[tuple, dict] = {}
-    for summary, found in skews(store, measured(store, run_ids)):
-        algorithm = summary["params"].get("algorithm")
-        for s in found:
-            key = (summary["kernel"], summary["ranks"], summary["bytes"], s.delay_s)
-            groups.setdefault(key, {})[algorithm] = s
-    points = []
-    for (kernel, ranks, nbytes, delay), by in sorted(groups.items()):
-        if None not in by:
-            continue
-        default = by.pop(None)
-        family = f"{kernel} np{ranks} {nbytes} B, {delay * 1e3:g} ms late"
-        points.append({"kernel": kernel, "ranks": ranks, "bytes": nbytes, "delay_s": delay,
-                       "late_rank": default.late_rank, "default": default.sensitivity,
-                       "default_ci": list(default.sensitivity_ci or []) or None,
-                       "algorithms": [{"algorithm": a.algorithm, "sensitivity": a.sensitivity,
-                                       "sensitivity_ci": list(a.sensitivity_ci or []) or None,
-                                       "less": a.claim.evidence["less"],
-                                       "less_ci": a.claim.evidence["less_ci"],
-                                       "chosen": a.chosen}
-                                      for a in skew.absorbing(default, by, family)]})
-    return points
-
-
-def summaries(store: Store, run_ids: list[int]) -> list[dict]:
-    return [s for _, s in measured(store, run_ids)]
 
 
 def exported(store: Store, run_ids: list[int]) -> list[dict]:
@@ -127,13 +117,13 @@ def exported(store: Store, run_ids: list[int]) -> list[dict]:
         rows += [{"run": run_id, "started_utc": row.started_utc,
                   "mpi": names.library(row.mpi_version), "hosts": row.context.get("hosts", []),
                   "oversubscribed": row.oversubscribed, "info": row.settings.get("info", {}),
-                  "identity": identity(found[0]), "case": summary}
+                  "identity": identity(found[0]), "case": summary.as_dict()}
                  for found, summary in measured(store, [run_id])]
     return rows
 
 
 def quality(store: Store, run_ids: list[int],
-            summaries_of: dict[int, list[dict]] | None = None) -> list[str]:
+            summaries_of: dict[int, list[CaseSummary]] | None = None) -> list[str]:
     """The quality block: each run's variance lines (advice.variance_lines) from the case
     summaries its caller already computed (`summaries_of`: run id -> summaries; a run
     without them, such as a health check's matrix, gets none), then the runs' stored
