@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
 from ..measure import probe
 from ..system.errors import UserError
 from ..system.launcher import TRANSPORTS
@@ -16,7 +14,9 @@ from ..system.mpi import find_mpi
 from ..measure.plan import plans, sampling
 from ..system.sizes import parse_sizes
 from ..store.store import Store
-from ..views.probe import probe_json, render_probe
+from ..figures.read import summaries
+from ..system.units import MB
+from ..views.probe import probe_json, render_probe, withheld
 from .common import add_db, add_mpi, exit_code, print_json, say_oversubscribed, writing_store
 from .hosts import add_host_flags, host_args
 
@@ -73,17 +73,18 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
     modes = planned(coarse[:1], args.modes).modes  # checked before anything is launched
     store = writing_store(args.db)
-    found, code = [], 0
+    found, code, notes = [], 0, []
     for mode in modes:
-        runs = []
+        runs, ceilings = [], []
 
         def measure(sizes):
             done = measure_runs(store, mpi, [planned(sizes, mode)], ["commscope", *argv])[0]
             runs.append(done.run_id)
             if done.status != "complete":
                 raise _Stopped(exit_code(done), done)
-            return {c.bytes: float(np.median(c.latency_s)) for c in store.cases(done.run_id)
-                    if c.valid_samples.size}
+            found = summaries(store, [done.run_id])
+            ceilings.extend(s.ceiling_MBps * MB for s in found if s.ceiling_MBps)
+            return {s.bytes: s.median_s for s in found if s.measured}
 
         def expected():
             return _settings(store, runs[0])[2]
@@ -97,13 +98,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                   f"before it are stored in {args.db}", file=sys.stderr)
             return stopped.code
         say_oversubscribed(store, runs[:1])
+        result = probe.bounded(result, max(ceilings) if ceilings else None)
         found.append(_report(store, mode, runs, result))
+        notes += withheld(result)
         code = code or (1 if found[-1]["disagreements"] else 0)
     if args.json:
         print_json("probe", {"kernel": args.kernel, "db": args.db, "probes": found,
                              "switches": [s for f in found for s in f["switches"]]})
     else:
-        print(render_probe(args.kernel, args.db, found))
+        print("\n".join([render_probe(args.kernel, args.db, found), *notes]))
     return code
 
 

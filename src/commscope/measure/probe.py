@@ -78,13 +78,34 @@ class Regime:
     to_bytes: int
     alpha_s: float
     slope_s_per_byte: float
+    ceiling_Bps: float | None = None  # the copy ceiling measured beside it: B's bound
 
     @property
-    def bandwidth_Bps(self) -> float | None:
-        """B where these sizes can tell one (span of 4x or more and a positive slope)."""
+    def line_Bps(self) -> float | None:
+        """1 / slope where these sizes can tell one (span of 4x or more, slope above 0)."""
         if self.slope_s_per_byte <= 0 or self.to_bytes < 4 * max(self.from_bytes, 1):
             return None
         return 1 / self.slope_s_per_byte
+
+    @property
+    def bandwidth_Bps(self) -> float | None:
+        """B, withheld where it is above the copy ceiling: no transfer moves bytes faster
+        than one core copies them (a loaded machine's slope, not the link's)."""
+        return None if self.withheld else self.line_Bps
+
+    @property
+    def withheld(self) -> bool:
+        line = self.line_Bps
+        return line is not None and self.ceiling_Bps is not None and line > self.ceiling_Bps
+
+
+def bounded(result: "Probe", ceiling_Bps: float | None) -> "Probe":
+    """The probe with each line's B bound by the copy ceiling (Regime.bandwidth_Bps)."""
+    def bound(r: Regime | None) -> Regime | None:
+        return None if r is None else replace(r, ceiling_Bps=ceiling_Bps)
+    return replace(result, regimes=[bound(r) for r in result.regimes],
+                   switches=[replace(b, below=bound(b.below), above=bound(b.above))
+                             for b in result.switches])
 
 
 @dataclass

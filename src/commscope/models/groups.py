@@ -48,8 +48,10 @@ class GroupFit:
     ci_basis: str = "launches"  # or "one launch": the CIs are within the launch
 
 
-# What a fit's cases share: the identity less the size and --validate, with the MPI.
-CONFIGURATION = {"size": False, "validated": False, "mpi": True, "window": "asked"}
+# What a fit's cases share: the identity less the size and --validate, with the MPI and the
+# runs' labels (two builds are two configurations).
+CONFIGURATION = {"size": False, "validated": False, "mpi": True, "window": "asked",
+                 "labels": True}
 
 
 def configuration(case: Case) -> dict:

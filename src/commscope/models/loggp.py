@@ -8,7 +8,10 @@ LogP ("Fast measurement of LogP parameters for message passing platforms", IPDPS
 Workshops 2000, LNCS 1800): o_s(m) and o_r(m) directly, g(m) from W messages in a row,
 and L from the round trip of nothing, RTT(0) = 2 (L + g(0)). LogGP's constants are the
 parts at the smallest size measured (0 B where it was), and G is the slope of g(m) over
-the sizes, a physical line (models.hockney.nonnegative_line).
+the sizes, a physical line (models.hockney.nonnegative_line). A gap longer than the
+round trip at its size (back-to-back messages slower than one sent and acknowledged: a
+stalled launch in the gap phase) cannot be physical: it is withheld, never a constant
+and never a point of G's line.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class Parts:
     bytes: int
     o_s: float
     o_r: float
-    g: float
+    g: float | None  # None: withheld, longer than rtt (no message waits out a round trip)
     rtt: float  # m bytes there, nothing back
 
 
@@ -36,7 +39,7 @@ class LogGP:
     L_s: float | None  # None: not identifiable (the gap exceeds half the round trip)
     o_s_s: float
     o_r_s: float
-    g_s: float
+    g_s: float | None  # None: the smallest size's gap withheld (Parts.g)
     G_s_per_byte: float | None  # None: fewer than two sizes, or g(m) flat
     parts: list[Parts]
 
@@ -69,8 +72,14 @@ def parts(cases: list[Case]) -> list[Parts]:
         return []
     first = found[0][2]
     rtt0 = first["o_s"] + first["ack"]
-    return [Parts(n, m["o_s"], m["o_r"], max(m["gap"] - rtt0, 0.0) / w, m["o_s"] + m["ack"])
+    return [Parts(n, m["o_s"], m["o_r"], _gap(max(m["gap"] - rtt0, 0.0) / w,
+                                              m["o_s"] + m["ack"]), m["o_s"] + m["ack"])
             for n, w, m in found]
+
+
+def _gap(g: float, rtt: float) -> float | None:
+    """g(m), or None where it is longer than the round trip at its size."""
+    return g if g <= rtt else None
 
 
 def fit_loggp(cases: list[Case]) -> LogGP | None:
@@ -79,14 +88,15 @@ def fit_loggp(cases: list[Case]) -> LogGP | None:
     if not measured:
         return None
     first = measured[0]
-    latency = first.rtt / 2 - first.g
+    latency = None if first.g is None else first.rtt / 2 - first.g
     slope = None
-    if len(measured) >= 2:
-        x = np.array([p.bytes for p in measured], float)
-        y = np.array([p.g for p in measured])
+    gaps = [p for p in measured if p.g is not None]
+    if len(gaps) >= 2:
+        x = np.array([p.bytes for p in gaps], float)
+        y = np.array([p.g for p in gaps])
         ones = np.ones_like(y)
         _, fitted, _ = nonnegative_line(ones.sum(), x.sum(), (x * x).sum(), y.sum(),
                                         (x * y).sum(), (y * y).sum())
         slope = float(fitted) if fitted > 0 else None
-    return LogGP(latency if latency >= 0 else None, first.o_s, first.o_r, first.g, slope,
-                 measured)
+    return LogGP(latency if latency is not None and latency >= 0 else None, first.o_s,
+                 first.o_r, first.g, slope, measured)

@@ -44,6 +44,7 @@ def identity(ident: dict) -> str:
     words += ["cold-cache"] if ident.get("cold_cache") else []
     words += ["per-call"] if ident.get("sample") == "call" else []
     words += [f"hosts={ident['hosts']}"] if ident.get("hosts") else []
+    words += [f"{k}={v}" for k, v in (ident.get("labels") or {}).items()]
     return " ".join(w for w in words if w)
 
 
@@ -71,6 +72,7 @@ def configuration(ident: dict) -> str:
         words.append(f"hosts {ident['hosts']}")
     if "mpi" in ident:
         words.append(library(ident["mpi"]))
+    words += [f"{k}={v}" for k, v in (ident.get("labels") or {}).items()]
     return ", ".join(words)
 
 

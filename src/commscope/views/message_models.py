@@ -17,6 +17,7 @@ MAXRATE_FOOTER = ("max-rate (Gropp, Olson & Samfass 2016): k senders on a node t
                   "alpha + k n / min(R_N, k R_C); k = P/2 pairs of mbw_mr, all senders on one "
                   "node; a rate that no k reached is given as a lower bound (docs/models.md)")
 NOT_IDENTIFIABLE = "not identifiable"
+WITHHELD = "withheld"
 
 
 def _runs(s: dict) -> str:
@@ -41,19 +42,24 @@ def loggp_constants(model, us: str = "us") -> Table:
     """LogGP's constants, one row; `us`: how the medium writes µs."""
     latency = f"{NOT_IDENTIFIABLE} (g(0) above RTT(0)/2)" if model.L_s is None \
         else units.us(model.L_s)
+    g = units.us(model.g_s) if model.g_s is not None else f"{WITHHELD} at the smallest size"
     per_byte = model.G_s_per_byte
     gap = NOT_IDENTIFIABLE if per_byte is None else \
         f"{units.ns_per_byte(per_byte)} ns/B ({units.rate(units.mb_per_s(1 / per_byte))} MB/s)"
     return Table((f"L {us}", f"o_s {us}", f"o_r {us}", f"g {us}", "G"),
-                 [(latency, units.us(model.o_s_s), units.us(model.o_r_s), units.us(model.g_s),
-                   gap)], align="rrrrr")
+                 [(latency, units.us(model.o_s_s), units.us(model.o_r_s), g, gap)],
+                 align="rrrrr")
 
 
 def loggp_parts(model) -> Table:
     """The parts measured at each size, in µs."""
     return Table(("size", "o_s us", "o_r us", "g us", "RTT us"),
-                 [(format_bytes(p.bytes), units.us(p.o_s), units.us(p.o_r), units.us(p.g),
-                   units.us(p.rtt)) for p in model.parts], align="rrrrr")
+                 [(format_bytes(p.bytes), units.us(p.o_s), units.us(p.o_r),
+                   WITHHELD if p.g is None else units.us(p.g), units.us(p.rtt))
+                  for p in model.parts], align="rrrrr",
+                 footer=f"{WITHHELD}: a gap longer than the round trip at its size, which no "
+                        "message can take (a stalled launch): left out of g and G"
+                 if any(p.g is None for p in model.parts) else None)
 
 
 def loggp_label(group, model) -> str:

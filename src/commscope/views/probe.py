@@ -45,6 +45,16 @@ def probe_json(mode, runs: list[int], mpi: str | None, over_network: bool, resul
                               "both protocols cost the same there" for s in missed]}
 
 
+def withheld(result: Probe) -> list[str]:
+    """A line for each line's bandwidth withheld above the copy ceiling (Regime.withheld)."""
+    lines = [r for b in result.switches for r in (b.below, b.above)] + list(result.regimes)
+    return [f"B withheld over {format_bytes(r.from_bytes)}-{format_bytes(r.to_bytes)}: "
+            f"{rate(mb_per_s(r.line_Bps))} MB/s is above the copy ceiling of "
+            f"{rate(mb_per_s(r.ceiling_Bps))} MB/s measured beside it, which no transfer "
+            "beats; measure again on a quiet machine"
+            for r in dict.fromkeys(x for x in lines if x is not None and x.withheld)]
+
+
 def _side(r: dict | None) -> str:
     if r is None:
         return "- (no size between)"

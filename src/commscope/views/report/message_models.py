@@ -52,11 +52,12 @@ def _loggp(group) -> list:
     shown = size > 0  # log axes
     for i, (name, values) in enumerate((("o_s", [p.o_s for p in model.parts]),
                                         ("o_r", [p.o_r for p in model.parts]),
-                                        ("g", [p.g for p in model.parts]),
+                                        ("g", [np.nan if p.g is None else p.g
+                                               for p in model.parts]),
                                         ("RTT (m there, 0 back)", [p.rtt for p in model.parts]))):
         ax.plot(size[shown], np.array(values)[shown] * US_PER_S, "o-", ms=3, lw=1,
                 color=figures.color(i), label=name)
-    if model.G_s_per_byte and shown.any():
+    if model.G_s_per_byte and model.g_s is not None and shown.any():
         grid = np.geomspace(size[shown][0], size[shown][-1], 100)
         ax.plot(grid, (model.g_s + grid * model.G_s_per_byte) * US_PER_S, "--",
                 color=figures.color(2), lw=1, label="g(0) + m G")
