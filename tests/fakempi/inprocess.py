@@ -55,6 +55,9 @@ class FakeLauncher:
     # (launch number, bytes) -> how many times as long that launch takes at that size: a
     # recorded machine's launches replayed (tests/test_noise_replay.py)
     replay: Callable[[int, int], float] | None = None
+    # (MPI_Get_library_version's text, the family's name): another library than the fake's
+    # Open MPI, as its context record names it
+    library: tuple[str, str] | None = None
 
     def start(self, mpi, ranks: int, args: list[str], placement, records: Path) -> "FakeJob":
         if self.slow_launch is not None:
@@ -73,7 +76,11 @@ class FakeLauncher:
                             self.spread, factor, self.seed, hosts, self.rate,
                             self.host_order, self.node_noise)
         hangs = self.hangs_if is not None and self.hangs_if(hosts or [])
-        return FakeJob(dataclasses.replace(self, hang_after=0) if hangs else self, list(made),
+        made = list(made)
+        if self.library is not None:
+            version, name = self.library
+            made[0] = {**made[0], "mpi_library_version": version, "mpi_library": name}
+        return FakeJob(dataclasses.replace(self, hang_after=0) if hangs else self, made,
                        how.oversubscribed, records)
 
 

@@ -188,7 +188,8 @@ def _listed(row: RunRow) -> dict:
             "kernel": row.kernel, "ranks": row.ranks, "launches": row.n_launches,
             "cases": row.n_cases, "mpi": names.library(row.mpi_version),
             "mpi_version": row.mpi_version, "oversubscribed": row.oversubscribed,
-            "sweep": row.sweep_id, "command": row.command}
+            "sweep": row.sweep_id, "command": row.command,
+            "labels": row.settings.get("info") or {}}
 
 
 def _show(store, run_id: int, wide: bool = False) -> str:
