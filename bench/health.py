@@ -50,7 +50,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from commscope.health.health import tournament_rounds  # noqa: E402
+from commscope.stats.verdict.health import tournament_rounds  # noqa: E402
 
 RATE_BPS = 400e6
 SIZES = "8,256KiB"  # a shaped link's window of 256 KiB messages lasts ~40 ms

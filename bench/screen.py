@@ -89,14 +89,13 @@ GROUPED = (("2 switches of 16, between them 0.62", np.repeat([0, 1], 16), {0: ma
 def grouped(trials: int) -> None:
     """--groups: the share of screens naming the slow groups as they should (one uplink
     as that group), any group, and any node."""
-    from commscope.health.screen import group_suspects
     print(f"\nswitch groups (--groups), 32 nodes, {trials} screens a row: as it should "
           "(the pair of switches, or the one switch's uplink), any group, any node")
     for label, groups, uplink, want in GROUPED:
         right = anything = nodes = 0
         for seed in range(trials):
             s = screen_of(np.zeros(groups.size), 0.2, seed, groups=groups, uplink=uplink)
-            found = [g["groups"] for g in group_suspects(s)]
+            found = [g["groups"] for g in s.suspects()]
             right += want is not None and found == [want]
             anything += bool(found)
             nodes += bool(s.named)

@@ -459,12 +459,11 @@ def test_simulated_uplinks_are_named_as_groups():
     every screen and no node; four of 8, nothing slow: nothing named."""
     two = np.repeat([0, 1], 16)
     four = np.repeat([0, 1, 2, 3], 8)
-    from commscope.health.screen import group_suspects
     for seed in range(5):
         found = screen_of(np.zeros(32), 0.2, seed, groups=two, uplink={0: math.log(0.62)})
-        assert [g["groups"] for g in group_suspects(found)] == [(0, 1)] and not found.named
+        assert [g["groups"] for g in found.suspects()] == [(0, 1)] and not found.named
         quiet = screen_of(np.zeros(32), 0.2, 50 + seed, groups=four)
-        assert not group_suspects(quiet) and not quiet.named
+        assert not quiet.suspects() and not quiet.named
 
 
 def test_a_round_s_records_grow_as_n_not_n_squared():

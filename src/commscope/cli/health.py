@@ -9,7 +9,8 @@ import re
 
 from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
 from ..system.errors import UserError
-from ..health.health import PATTERNS, health_of, tournament_rounds
+from ..health.health import PATTERNS, health_of
+from ..stats.verdict.health import tournament_rounds
 from ..system.kernels import catalog
 from ..system.launcher import LAUNCHERS, hosts_from, resolve_launcher, slurm
 from ..system.launcher.job import context_of

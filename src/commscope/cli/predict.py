@@ -7,7 +7,8 @@ import itertools
 import sys
 
 from ..store import selection
-from ..store.cases import Case
+from ..figures.read import summaries
+from ..stats.summary import CaseSummary
 from ..system.errors import UserError
 from ..models.collectives import ALGORITHMS
 from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, load_cases
@@ -94,11 +95,13 @@ def maxrate_source(store: Store, spec: str):
     return model.time_s, maxrate_label(cases, model)
 
 
-def measured_cases(store: Store, specs: list[str], kernel_name: str) -> list[Case]:
+def measured_cases(store: Store, specs: list[str], kernel_name: str) -> list[CaseSummary]:
+    """The --compare runs' cases of the kernel, each its figure (figures.read.measured,
+    run by run)."""
     if not specs:
         return []
     run_ids = [r for spec in specs for r in selection.parse(spec, store, "--compare")]
-    cases = [c for c in load_cases(store, run_ids) if comparable(c, kernel_name)]
+    cases = [s for r in run_ids for s in summaries(store, [r]) if comparable(s, kernel_name)]
     if not cases:
         what = f"{kernel_name} cases with pattern ring" if kernel_name == "ring" \
             else f"{kernel_name} cases"
@@ -106,7 +109,7 @@ def measured_cases(store: Store, specs: list[str], kernel_name: str) -> list[Cas
     return cases
 
 
-def grid(args: argparse.Namespace, measured: list[Case]) -> list[tuple[int, int]]:
+def grid(args: argparse.Namespace, measured: list[CaseSummary]) -> list[tuple[int, int]]:
     """--np x --sizes; else the measured (ranks, bytes), narrowed by whichever was given."""
     ranks = parse_ranks(args.np) if args.np else None
     sizes = parse_sizes(args.sizes) if args.sizes else None
@@ -150,7 +153,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         t = source.fit.single.line.time_s if args.one_line else source.fit.time_s
         label = source_label(source, args.one_line)
     rows = predictions(args.kernel, t, points, measured, args.gamma)
-    for run_id in sorted({c.run_id for c in measured if c.oversubscribed}):
+    for run_id in sorted({c.run for c in measured if c.oversubscribed}):
         print(f"commscope: warning: run {run_id} ran more ranks than cores: its times "
               "include time-slicing, which the models leave out; compare runs with one "
               "rank per core", file=sys.stderr)

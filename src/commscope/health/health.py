@@ -33,16 +33,12 @@ from ..stats.verdict import (ALPHA, DEFAULTS, INCONCLUSIVE, UNDETERMINED, Claim,
 from ..stats.verdict.inference import (NO_SPREAD, Stage, empirical_null, family_tests, moderated,
                                        staged_tests)
 from ..store.rows import PairCase
-from .verdicts import FAMILY, REMEDY, WORDS, fault_claim, fault_where
+from ..stats.verdict.health import (FAMILY, REMEDY, WORDS, fault_claim, fault_where)
 
 DEFAULT_THRESHOLD = parse_threshold(DEFAULTS["health"].threshold).fraction
 PATTERNS = ("pairs", "shift")
 
 
-def tournament_rounds(nodes: int) -> int:
-    """The rounds of one launch of the full matrix's pairs (native/kernels/pairs.c's
-    tournament): N-1, N when N is odd (one node sits out each round)."""
-    return nodes - 1 + nodes % 2
 SWEEPS = 20  # median polish converges in a few; a cap for a matrix that will not
 TOLERANCE = 1e-3  # in log bandwidth: 0.1%, inside any launch's noise
 

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from ..system.errors import UserError
-from .health import PHASES, _middle, node_names, tournament_rounds
+from ..stats.verdict.health import tournament_rounds
+from .health import PHASES, _middle, node_names
 from ..system.launcher import launch as launch_argv
 from ..system.launcher.hosts import Hosts, parse_hosts
 from ..system.launcher.job import current, using

@@ -50,7 +50,8 @@ from typing import Callable
 import numpy as np
 
 from .health import _tests, median_of_others
-from .verdicts import FAMILY, REMEDY, WORDS, fault_claim, fault_where
+from ..stats.verdict.health import (FAMILY, FAULT_ORDER, REMEDY, WORDS, fault_claim,
+                                    fault_where, tournament_rounds)
 from ..stats.verdict import ALPHA, Claim, Threshold, unmeasured
 from ..stats.verdict.inference import Stage, sequential_level
 from ..system import units
@@ -338,6 +339,22 @@ class Screen:
     def slow_links(self) -> list[tuple[int, int]]:
         return [key for key, c in self.links.items() if c.failing]
 
+    def suspects(self) -> list[dict]:
+        """The slow switch groups (group_suspects)."""
+        return group_suspects(self)
+
+    def claims(self, transient_ok: bool = False) -> list[Claim]:
+        """What a gate and JUnit read (verdicts)."""
+        return verdicts(self, transient_ok)
+
+    def where(self, fault: dict) -> str:
+        """A fault's hosts, and its ranks where traced (where)."""
+        return where(self, fault)
+
+    @property
+    def full_matrix_rounds(self) -> int:
+        return tournament_rounds(self.nodes)
+
     @property
     def rounds(self) -> int:
         return len(self.launches)  # one round a launch
@@ -597,9 +614,6 @@ def _group(s: Screen, groups: tuple[int, ...], links: list[tuple[int, int]],
                  WORDS.over, min(c.launches for c in found), True, None, True,
                  {"kind": "group", "hosts": members, "groups": which, "what": what},
                  REMEDY["group"])
-
-
-FAULT_ORDER = ("unreachable", "hung", "stalled")  # the order they are shown in
 
 
 def verdicts(s: Screen, transient_ok: bool = False) -> list[Claim]:

@@ -175,6 +175,9 @@ class Judged:
     launches: int
     threshold: Threshold
 
+    no_bottleneck = NO_BOTTLENECK  # the word where the load held back nothing
+    p99_min_samples = P99_MIN_SAMPLES
+
     @property
     def margin(self) -> tuple[float, float]:
         """The CIFs within which `no slowdown` (and `no bottleneck reached`) can hold."""

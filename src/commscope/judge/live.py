@@ -233,6 +233,7 @@ class Live:
     identities: dict
     failure: str | None
     wall_s: float
+    block: int = BLOCK  # pairs in a block of the order
 
 
 @dataclass

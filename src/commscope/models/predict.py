@@ -1,43 +1,23 @@
-"""Predictions over (ranks, bytes), set against the medians measured where runs exist."""
+"""Predictions over (ranks, bytes), set against the figures measured where runs exist."""
 
 from __future__ import annotations
 
-import numpy as np
 
-from ..store.cases import Case
-from ..stats.stats import median_ci
+from ..stats.summary import CaseSummary
 from .collectives import ALGORITHMS, MessageTime
 
 
-def comparable(case: Case, kernel_name: str) -> bool:
+def comparable(s: CaseSummary, kernel_name: str) -> bool:
     """A case the model describes: the kernel, and for `ring` seed 001's pattern only."""
-    return case.kernel == kernel_name and case.valid_samples.size > 0 and (
-        kernel_name != "ring" or case.params["pattern"] == "ring")
-
-
-def measured_latency(case: Case) -> tuple[float, tuple[float, float] | None]:
-    """Median latency and its 95% CI: the MPI call alone.
-
-    A collective's sample is its call (docs/kernels-collectives.md, "Checks"); a reduction
-    stored before that also timed its result check in the sample, and kept the call as
-    the phase `call`, slowest rank per sample, which the models describe.
-    """
-    ordered = np.sort(call_latency(case))
-    return float(np.median(ordered)), median_ci(ordered, presorted=True)
-
-
-def call_latency(case: Case) -> np.ndarray:
-    """The case's latencies of the MPI call alone (measured_latency's)."""
-    phases = case.extra.get("phase_samples_s") or {}
-    if "call" in phases:
-        return np.max(np.asarray(phases["call"]), axis=0)
-    return case.latency_s
+    return s.kernel == kernel_name and s.measured and not s.imported and (
+        kernel_name != "ring" or s.params.get("pattern") == "ring")
 
 
 def predictions(kernel_name: str, t: MessageTime, grid: list[tuple[int, int]],
-                measured: list[Case], gamma: float = 0.0) -> list[dict]:
-    """One row per algorithm, (ranks, bytes) and measured case (or none); seconds and bytes."""
-    by_point: dict[tuple[int, int], list[Case]] = {}
+                measured: list[CaseSummary], gamma: float = 0.0) -> list[dict]:
+    """One row per algorithm, (ranks, bytes) and measured case (its summary, the figure
+    `results show` gives it; or none); seconds and bytes."""
+    by_point: dict[tuple[int, int], list[CaseSummary]] = {}
     for case in measured:
         by_point.setdefault((case.ranks, case.bytes), []).append(case)
     rows = []
@@ -52,7 +32,7 @@ def predictions(kernel_name: str, t: MessageTime, grid: list[tuple[int, int]],
     return rows
 
 
-def _against(predicted: float, case: Case) -> dict:
-    median, ci = measured_latency(case)
-    return {"run": case.run_id, "measured_s": median, "measured_ci_s": list(ci) if ci else None,
-            "rel_error": (predicted - median) / median}
+def _against(predicted: float, s: CaseSummary) -> dict:
+    ci = None if s.ci_low_s is None else [s.ci_low_s, s.ci_high_s]
+    return {"run": s.run, "measured_s": s.median_s, "measured_ci_s": ci,
+            "rel_error": (predicted - s.median_s) / s.median_s}

@@ -7,7 +7,7 @@ them, and each rank's wall time (docs/profile.md). Pure data: the store keeps it
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 
 def bucket(nbytes: int) -> int:
@@ -80,9 +80,3 @@ class Profile:
     def mpi_s(self) -> float:
         """Time in MPI per rank, the mean over ranks: what the program spent communicating."""
         return sum(r.time_s for r in self.rows) / max(self.ranks, 1)
-
-    def of_rank(self, rank: int) -> list[Row]:
-        return [r for r in self.rows if r.rank == rank]
-
-    def with_rows(self, rows) -> "Profile":
-        return replace(self, rows=tuple(rows))

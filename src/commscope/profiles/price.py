@@ -213,9 +213,6 @@ class Prices:
             self.by_need.setdefault(key, []).extend(cases)
             self.figure.setdefault(key, []).append(s)
 
-    def cases_for(self, need: Need) -> list[Case]:
-        return self.by_need.get((need.kernel, need.mode, need.ranks, need.several_hosts), [])
-
     def measured(self, need: Need) -> tuple[float, tuple[float, float] | None, str, str] | None:
         """One call's cost at this size: (its case's figure, that figure's 95% interval,
         source, evidence), from the newest run at the size, else between the nearest

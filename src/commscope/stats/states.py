@@ -64,12 +64,6 @@ class OddLaunch:
         return {"launch": self.launch, "median_s": self.median_s, "ratio": self.ratio,
                 "cause": self.cause, "cases_off": self.off, "cases": self.of}
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "OddLaunch":
-        """A summary's `other_state` item (as_dict) back."""
-        return cls(d["launch"], d["median_s"], d["ratio"], d["cause"], d["cases_off"],
-                   d["cases"])
-
     def words(self) -> str:
         way = "slower" if self.ratio >= 1 else "faster"
         factor = self.ratio if self.ratio >= 1 else 1 / self.ratio

@@ -5,33 +5,33 @@ the aggressors' load beside them (congestion.py)."""
 from __future__ import annotations
 
 from ..system import units
-from ..judge.congestion import NO_BOTTLENECK, P99_MIN_SAMPLES, Canary, Judged, Layout
 from ..system.sizes import format_bytes
 from .tables import Table
 
 
-def legend(found: Judged) -> str:
+def legend(found) -> str:
     low, high = found.margin
     text = ("CIF: the canary's time beside the aggressors over its time alone (a bandwidth "
             "canary's: its bandwidth alone over beside them), each launch one replicate; "
             "p99: each phase's Harrell-Davis p99; the verdict is the median's: "
-            f"{NO_BOTTLENECK}: the median CIF within {units.ratio(low)}-{units.ratio(high)}x "
-            "by two one-sided tests and the aggressors at their own rate (docs/under-load.md)")
+            f"{found.no_bottleneck}: the median CIF within {units.ratio(low)}-"
+            f"{units.ratio(high)}x by two one-sided tests and the aggressors at their own rate "
+            "(docs/under-load.md)")
     short = [c for c in found.canaries if not c.p99_estimable]
     if short:
         text += (f"\nCIF p99 -: not estimable from {min(c.p99_samples for c in short)} "
-                 f"samples a phase; the p99 needs {P99_MIN_SAMPLES}, or it is the largest "
+                 f"samples a phase; the p99 needs {found.p99_min_samples}, or it is the largest "
                  "sample and reads low")
     return text
 
 
-def p99_cells(c: Canary) -> tuple[str, str]:
+def p99_cells(c) -> tuple[str, str]:
     if not c.p99_estimable:
         return units.ratio(None), units.ratio(None)
     return units.ratio(c.p99.ratio), c.p99.interval_text()
 
 
-def table(found: Judged, title: str) -> Table:
+def table(found, title: str) -> Table:
     rows = [(f"{c.kind} {format_bytes(c.bytes)}", units.ratio(c.median.ratio),
              c.median.interval_text(), *p99_cells(c), c.verdict) for c in found.canaries]
     return Table(("canary", "CIF median", "95% CI", "CIF p99", "95% CI", "verdict"), rows,
@@ -39,7 +39,7 @@ def table(found: Judged, title: str) -> Table:
                  footer=load_line(found) + "\n" + legend(found))
 
 
-def load_line(found: Judged) -> str:
+def load_line(found) -> str:
     held = found.load
     return (f"aggressors: {units.rate(units.mb_per_s(found.alone_Bps), 1)} MB/s delivered "
             f"alone, {units.rate(units.mb_per_s(found.beside_Bps), 1)} MB/s beside the "
@@ -47,7 +47,7 @@ def load_line(found: Judged) -> str:
             f"{held.word}")
 
 
-def _title(where: Layout, args) -> str:
+def _title(where, args) -> str:
     placebo = ", placebo: their traffic kept among " + ", ".join(where.near + where.far) \
         if args.placebo else ""
     return (f"congestion: canaries {where.canaries[0]} -> {where.canaries[1]}, "
@@ -55,12 +55,12 @@ def _title(where: Layout, args) -> str:
             f"{placebo}")
 
 
-def render(found: Judged, where: Layout, args, run_ids: list[int], db: str) -> str:
+def render(found, where, args, run_ids: list[int], db: str) -> str:
     head = f"runs {', '.join(map(str, run_ids))} in {db}, {found.launches} launches"
     return head + "\n" + table(found, _title(where, args)).text()
 
 
-def as_json(found: Judged, where: Layout, args) -> dict:
+def as_json(found, where, args) -> dict:
     held = found.load
     load = {"alone_Bps": found.alone_Bps, "beside_Bps": found.beside_Bps, "ratio": held.ratio,
             "ci": list(held.interval) if held.interval else None, "verdict": held.word}

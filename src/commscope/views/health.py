@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..system import units
-from ..health.health import ALPHA, Candidate, Health, tournament_rounds
-from ..health.verdicts import FAULTS, REMEDY, fault_where
+from ..stats.verdict import ALPHA
+from ..stats.verdict.health import FAULTS, REMEDY, fault_where, tournament_rounds
 from ..system.sizes import format_bytes
 from ..stats.verdict import Testcase, more_launches
 from ..stats.verdict import junit as junit_xml
@@ -20,19 +20,19 @@ from .prometheus import exposition
 from .tables import Table
 
 
-def _what(c: Candidate) -> str:
+def _what(c) -> str:
     if c.kind == "step":
         return f"distance {c.distance}"
     return c.direction if c.kind == "link" else c.hosts[0]
 
 
-def _row(c: Candidate) -> tuple[str, ...]:
+def _row(c) -> tuple[str, ...]:
     e = c.claim.evidence
     return (c.kind, _what(c), units.rate(e["measured"], 1), units.rate(e["expected"], 1),
             *c.claim.cells()[:3])
 
 
-def suspects_table(h: Health) -> Table:
+def suspects_table(h) -> Table:
     """The faults traced (no figures: nothing was measured between them), then the
     suspects; the footer defines its abbreviations."""
     faults = [(FAULTS[f["kind"]], fault_where(f["hosts"]), *"-----") for f in h.faults]
@@ -41,7 +41,7 @@ def suspects_table(h: Health) -> Table:
                  footer=defined("MB/s", "95% CI", "p (BH)"))
 
 
-def drain_line(h: Health) -> str:
+def drain_line(h) -> str:
     """The drain list, and how many nodes the check could neither name nor clear."""
     line = f"drain: {' '.join(h.drain) or 'none named'}"
     if h.unresolved:
@@ -51,7 +51,7 @@ def drain_line(h: Health) -> str:
     return line
 
 
-def render(h: Health, run_id: int, db: str, expected: list[dict] | None = None) -> str:
+def render(h, run_id: int, db: str, expected: list[dict] | None = None) -> str:
     m = h.matrices
     lines = [f"run {run_id}: {m.pattern} over {len(m.nodes)} nodes, {m.launches} launches, "
              f"bandwidth at {format_bytes(m.bandwidth_bytes)}, latency at "
@@ -132,7 +132,7 @@ def _matrix(values: np.ndarray, scale: float = 1.0) -> list[list[float | None]]:
     return [[float(v) * scale if np.isfinite(v) else None for v in row] for row in values]
 
 
-def as_json(h: Health) -> dict:
+def as_json(h) -> dict:
     m = h.matrices
     n = m.bandwidth.shape[1]
     rounds = m.rounds if m.rounds is not None else \
@@ -156,19 +156,19 @@ def as_json(h: Health) -> dict:
     return out
 
 
-def testcases(h: Health) -> list[Testcase]:
+def testcases(h) -> list[Testcase]:
     """Health's claims (Health.verdicts) as JUnit and the exit status read them: one per
     node and per link, each step named; a suspect fails, a cleared one passes, one neither
     is undetermined or inconclusive (never a pass)."""
     return [testcase(c) for c in h.verdicts()]
 
 
-def junit(h: Health, cases: list[Testcase], fail_on: str | None = None) -> str:
+def junit(h, cases: list[Testcase], fail_on: str | None = None) -> str:
     """JUnit XML for CI (the verdict core's writer)."""
     return junit_xml(f"commscope health {h.matrices.pattern}", cases, fail_on)
 
 
-def prometheus(h: Health) -> str:
+def prometheus(h) -> str:
     """The text exposition format (prometheus.io, "Exposition formats"): per pair bandwidth
     and latency, per node score, one series per suspect, and the check's time."""
     import time

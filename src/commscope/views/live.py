@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..store import names
 from ..system import units
-from ..judge.live import BLOCK, WORDS, Live
-from ..stats.verdict import ALPHA, UNDETERMINED, Threshold, Testcase, detectable
+from ..stats.verdict import ALPHA, UNDETERMINED, VERB_WORDS, Threshold, Testcase, detectable
 from ..stats.verdict import junit as claims_junit
 from .glossary import defined
 from .tables import Table
+
+WORDS = VERB_WORDS["compare"]
 
 HEADER = ("case", "pairs", "A us", "B us", "change", "interval", "p (BH)", "verdict",
           "more pairs")
@@ -22,7 +23,7 @@ def _percent(ratio: float | None) -> str:
     return "-" if ratio is None else units.percent(ratio - 1, signed=True)
 
 
-def rows(live: Live) -> list[tuple[str, ...]]:
+def rows(live) -> list[tuple[str, ...]]:
     d = live.decision
     out = []
     for c, (a_s, b_s), more in zip(d.claims, d.medians, d.more):
@@ -35,7 +36,7 @@ def rows(live: Live) -> list[tuple[str, ...]]:
     return out
 
 
-def render(live: Live, threshold: Threshold, budget_s: float) -> str:
+def render(live, threshold: Threshold, budget_s: float) -> str:
     """Every case (a live command has few), then what it found and why it stopped."""
     d = live.decision
     lines = [Table(HEADER, rows(live), align="l", rule=True).text()] if d.claims else []
@@ -47,7 +48,7 @@ def render(live: Live, threshold: Threshold, budget_s: float) -> str:
         f"Threshold {threshold}; {WORDS.over}: B beyond it, {WORDS.under}: B within it either "
         f"way, at a false discovery rate of {ALPHA:g} over the cases and the looks: each "
         f"look at one-sided level {d.level:.3g} (Pocock's, {len(d.planned)} looks planned "
-        f"after every {BLOCK} pairs from {d.planned[0]})"
+        f"after every {live.block} pairs from {d.planned[0]})"
         + (f"; the smallest change these pairs detect (80% power): {units.ratio(seen)}x"
            if seen is not None else ""))
     lines.append(defined("p (BH)", "power"))
@@ -80,7 +81,7 @@ def _ids(runs: list[int]) -> str:
     return ",".join(map(str, runs)) or "-"
 
 
-def as_json(live: Live, threshold: Threshold, budget_s: float, change: dict) -> dict:
+def as_json(live, threshold: Threshold, budget_s: float, change: dict) -> dict:
     d = live.decision
     cases = []
     for k, c, (a_s, b_s), more, odd in zip(d.keys, d.claims, d.medians, d.more, d.odd):
@@ -101,7 +102,7 @@ def as_json(live: Live, threshold: Threshold, budget_s: float, change: dict) -> 
             "cases": cases, "regressions": d.regressions}
 
 
-def testcases(live: Live) -> list[Testcase]:
+def testcases(live) -> list[Testcase]:
     """One per case, as JUnit and the exit status read them: a regression failing,
     undetermined and inconclusive undecided."""
     cases = []

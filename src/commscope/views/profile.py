@@ -64,10 +64,6 @@ def _ci(ci, scale=units.ms) -> str:
     return "-" if ci is None else f"{scale(ci[0])} to {scale(ci[1])}"
 
 
-def _ratio_ci(ci) -> str:
-    return "-" if ci is None else f"{ci[0]:.2f} to {ci[1]:.2f}"
-
-
 def _per_rank(p: Profile, seconds: float | None) -> str:
     return units.seconds(None if seconds is None else seconds / p.ranks)
 

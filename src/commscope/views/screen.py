@@ -4,10 +4,8 @@ docs/health.md) and as JUnit testcases."""
 from __future__ import annotations
 
 from ..system import units
-from ..health.health import ALPHA, tournament_rounds
-from ..measure.plan import Plan
-from ..health.screen import FAULT_ORDER, Screen, group_suspects, verdicts, where
-from ..health.verdicts import FAULTS, REMEDY, TRANSIENT_OK
+from ..stats.verdict import ALPHA
+from ..stats.verdict.health import FAULT_ORDER, FAULTS, REMEDY, TRANSIENT_OK
 from ..system.sizes import format_bytes
 from ..stats.verdict import Testcase, junit as junit_xml
 from ..stats.verdict.claim import testcase
@@ -20,7 +18,7 @@ LINKS = ("the screen judges nodes, not single links: a slow link shows as noise 
          "nodes; `commscope health --pattern pairs` measures every pair")
 
 
-def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
+def screen_json(s, names: list[str], plan) -> dict:
     def named(x: int) -> dict:
         c = s.judged[x]
         return {"kind": "node", "hosts": [names[x]], "metric": "bandwidth_MBps",
@@ -37,7 +35,7 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
     return {"pattern": "screen", "nodes": names, "threshold": s.threshold,
             "bandwidth_bytes": plan.sizes[-1], "latency_bytes": plan.sizes[0],
             "launches": len(s.launches), "rounds": s.rounds,
-            "full_matrix_rounds": tournament_rounds(s.nodes), "pair_tests": int(s.obs.log_bw.size),
+            "full_matrix_rounds": s.full_matrix_rounds, "pair_tests": int(s.obs.log_bw.size),
             "suspects": [fault(f) for f in _ordered(s.faults)] + groups_found(s, names)
             + [named(x) for x in sorted(s.named)],
             "drain": drain(s, names),
@@ -49,11 +47,11 @@ def screen_json(s: Screen, names: list[str], plan: Plan) -> dict:
             "note": LINKS}
 
 
-def groups_found(s: Screen, names: list[str]) -> list[dict]:
-    """The slow switch groups (screen.group_suspects) as suspects of kind group: each
+def groups_found(s, names: list[str]) -> list[dict]:
+    """The slow switch groups (Screen.suspects) as suspects of kind group: each
     claim's evidence, then its figures."""
     out = []
-    for g in group_suspects(s):
+    for g in s.suspects():
         c, e = g["claim"], g["claim"].evidence
         out.append({**{k: e[k] for k in ("kind", "hosts", "groups", "what")},
                     "ratio": c.ratio, "ci": list(c.interval) if c.interval else None,
@@ -65,14 +63,14 @@ def _ordered(faults: list[dict]) -> list[dict]:
     return sorted(faults, key=lambda f: FAULT_ORDER.index(f["kind"]))
 
 
-def drain(s: Screen, names: list[str]) -> list[dict]:
+def drain(s, names: list[str]) -> list[dict]:
     """Each node to drain once, with its reason: hung before slow."""
     out = [{"host": names[x], "reason": "hung"} for x in sorted(s.hung)]
     return out + [{"host": names[x], "reason": "slow"} for x in sorted(s.named)
                   if x not in s.hung]
 
 
-def render_suspects(s: Screen, names: list[str], transient_ok: bool = False) -> list[str]:
+def render_suspects(s, names: list[str], transient_ok: bool = False) -> list[str]:
     """The faults' table (unreachable, hung, stalled) and their evidence and remedies, the
     slow groups, then the slow nodes' table and remedies."""
     lines = []
@@ -80,14 +78,14 @@ def render_suspects(s: Screen, names: list[str], transient_ok: bool = False) -> 
     if faults:
         lines.append("faults (what stopped or stalled a round's launch, traced by launches "
                      "of its parts):")
-        rows = [(FAULTS[f["kind"]], where(s, f), str(f["launch"]),
+        rows = [(FAULTS[f["kind"]], s.where(f), str(f["launch"]),
                  "-" if f.get("stalled_s") is None else f"{f['stalled_s']:.1f}")
                 for f in faults]
         lines.append(Table(("kind", "where", "round", "stalled s"), rows, align="ll",
                            rule=True, footer="stalled s: seconds the round's launch went "
                                              "without a record").text())
         passes = f" ({TRANSIENT_OK})" if transient_ok else ""
-        lines += [f"{FAULTS[f['kind']]} {where(s, f)}: {f['evidence']}"
+        lines += [f"{FAULTS[f['kind']]} {s.where(f)}: {f['evidence']}"
                   f"{passes if f['kind'] == 'stalled' else ''}; remedy: {REMEDY[f['kind']]}"
                   for f in faults]
     lines += [f"{g['what']}; remedy: {g['remedy']}" for g in groups_found(s, names)]
@@ -102,17 +100,17 @@ def render_suspects(s: Screen, names: list[str], transient_ok: bool = False) -> 
     return lines
 
 
-def drain_line(s: Screen, names: list[str]) -> str:
+def drain_line(s, names: list[str]) -> str:
     """`drain: h1 (hung) h6 (slow)`, or `drain: none named`."""
     return "drain: " + (" ".join(f"{d['host']} ({d['reason']})" for d in drain(s, names))
                         or "none named")
 
 
-def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str,
+def render(s, names: list[str], plan, run_id: int, db: str,
            transient_ok: bool = False) -> str:
     lines = [f"run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds in "
              f"{len(s.launches)} launches "
-             f"(the full matrix: {tournament_rounds(s.nodes)} a launch), "
+             f"(the full matrix: {s.full_matrix_rounds} a launch), "
              f"bandwidth at {format_bytes(plan.sizes[-1])}; results in {db}"]
     lines += render_suspects(s, names, transient_ok)
     if not s.named and not s.slow_links:
@@ -130,12 +128,12 @@ def render(s: Screen, names: list[str], plan: Plan, run_id: int, db: str,
     return "\n".join(lines)
 
 
-def testcases(s: Screen, transient_ok: bool = False) -> list[Testcase]:
-    """The screen's claims (screen.verdicts) as JUnit and the exit status read them: each
+def testcases(s, transient_ok: bool = False) -> list[Testcase]:
+    """The screen's claims (Screen.claims) as JUnit and the exit status read them: each
     node (named or hung: failing; cleared: passing; else undetermined or inconclusive),
     each pair that cannot talk and each slow group (failing), each stall that ran clean
     when launched again (failing, unless `transient_ok`: --transient ok)."""
-    return [testcase(c) for c in verdicts(s, transient_ok)]
+    return [testcase(c) for c in s.claims(transient_ok)]
 
 
 def junit(cases: list[Testcase], fail_on: str | None = None) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..system import units
 from ..system.sizes import format_bytes
-from ..judge.tune import VERIFY_WORDS, Point
-from ..stats.verdict import (PAIRED, TERMS, Claim, Threshold, apart_words, detectable, footer,
-                             legend)
+from ..stats.verdict import (PAIRED, TERMS, VERB_WORDS, Claim, Threshold, apart_words,
+                             detectable, footer, legend)
 from ..stats.verdict import junit as claims_junit
 from .tables import Table
+
+VERIFY_WORDS = VERB_WORDS["tune-verify"]
 
 HEADER = ("collective", "np", "size", "launches", "default us", "fastest", "its us",
           "its ratio", "interval", "p (BH)", "choice", "gain")
@@ -39,7 +40,7 @@ def _ci(ci) -> str:
     return "-" if ci is None else f"{units.ratio(ci[0])} to {units.ratio(ci[1])}"
 
 
-def _row(p: Point) -> tuple[str, ...]:
+def _row(p) -> tuple[str, ...]:
     best = min(p.options, key=lambda o: o.ratio)
     return (p.kernel, str(p.np), format_bytes(p.bytes), str(p.launches), units.us(p.default_s),
             best.algorithm, units.us(best.time_s), units.ratio(best.ratio), _ci(best.ci),
@@ -47,7 +48,7 @@ def _row(p: Point) -> tuple[str, ...]:
             p.choice or "(default)", units.percent(p.gain))
 
 
-def _blind(points: list[Point]) -> str:
+def _blind(points: list) -> str:
     """The median least gain the command chose with 80% power: what it was blind below
     (the claims' detectable ratio, the default's time over an algorithm's, as a gain)."""
     seen = detectable(o.claim.detectable for p in points for o in p.options)
@@ -55,7 +56,7 @@ def _blind(points: list[Point]) -> str:
         f"; the smallest gain these launches detect (80% power): {units.percent(1 - 1 / seen)}"
 
 
-def render(points: list[Point], written: list[str], use: str, min_gain: Threshold) -> str:
+def render(points: list, written: list[str], use: str, min_gain: Threshold) -> str:
     lines = [Table(HEADER, [_row(p) for p in points], align="lrrrrlrrrrlr", rule=True).text()]
     changed = sum(p.choice is not None for p in points)
     lines.append(f"{changed} of {len(points)} points choose an algorithm other than the "

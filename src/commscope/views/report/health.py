@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ...health.health import Health
 from ...system.sizes import format_bytes
 from ..health import drain_line, suspects_table
 from . import figures
@@ -42,7 +41,7 @@ def _blocks(values: np.ndarray, worst) -> np.ndarray:
         return worst(padded.reshape(rows // k, k, cols // k, k), axis=(1, 3))
 
 
-def _heat(h: Health, values: np.ndarray, label: str, columns: list[str] | None = None,
+def _heat(h, values: np.ndarray, label: str, columns: list[str] | None = None,
           cmap: str = "viridis", worst=np.nanmin) -> bytes:
     """values rows x columns (columns: nodes unless given), NaN blank; suspects marked.
     `worst` picks a block's cell where there are more than MAX_CELLS a side."""
@@ -80,7 +79,7 @@ def _heat(h: Health, values: np.ndarray, label: str, columns: list[str] | None =
     return figures.png(fig)
 
 
-def _distribution(h: Health) -> bytes:
+def _distribution(h) -> bytes:
     m = h.matrices.median("bandwidth") / 1e6
     values = m[np.isfinite(m)]
     fig, axes = figures.new(1, 1, width=8.0, row_height=3.0)
@@ -95,7 +94,7 @@ def _distribution(h: Health) -> bytes:
     return figures.png(fig)
 
 
-def _run(h: Health, run_id: int) -> list:
+def _run(h, run_id: int) -> list:
     m = h.matrices
     body = [el("p", f"Run {run_id}: {m.pattern} over {len(m.nodes)} nodes in {m.launches} "
                     f"launches; bandwidth at {format_bytes(m.bandwidth_bytes)}, latency at "
@@ -128,7 +127,7 @@ def _run(h: Health, run_id: int) -> list:
     return body
 
 
-def render_runs(healths: dict[int, Health]) -> Section | None:
+def render_runs(healths: dict) -> Section | None:
     """The section of the health runs, judged (health.health_of), by run id (None: none)."""
     body = []
     for run_id, h in healths.items():

@@ -4,7 +4,6 @@ named or cleared (docs/health.md, "The screen")."""
 
 from __future__ import annotations
 
-from ...health.screen import Screen
 from ..screen import drain_line, render_suspects
 from . import figures
 from .html import Section, el, figure, section
@@ -13,7 +12,7 @@ MARK = "#d62728"
 SHOWN = 24  # nodes drawn: the named, then those tested longest
 
 
-def _intervals(s: Screen, names: list[str]) -> bytes:
+def _intervals(s, names: list[str]) -> bytes:
     """Each shown node's interval (bandwidth ratio to the typical node) at each look, by
     the rounds run then; the threshold as a line; named nodes in red."""
     tested: dict[int, list[tuple[int, tuple[float, float]]]] = {}
@@ -36,7 +35,7 @@ def _intervals(s: Screen, names: list[str]) -> bytes:
     return figures.png(fig)
 
 
-def _run(run_id: int, s: Screen, names: list[str]) -> list:
+def _run(run_id: int, s, names: list[str]) -> list:
     looks = ", ".join(f"after {h['rounds']} rounds {h['family']} tested" for h in s.history)
     body = [el("h3", f"Run {run_id}: screen of {s.nodes} nodes, {s.rounds} rounds"),
             el("pre", "\n".join(render_suspects(s, names) + [drain_line(s, names)])),
@@ -51,7 +50,7 @@ def _run(run_id: int, s: Screen, names: list[str]) -> list:
     return body
 
 
-def render_runs(screens: dict[int, tuple[Screen, list[str], list[int]]]) -> Section | None:
+def render_runs(screens: dict[int, tuple]) -> Section | None:
     """The section of the screen runs (preflight.replay), by run id (None: none)."""
     body = []
     for run_id, (s, names, _) in screens.items():

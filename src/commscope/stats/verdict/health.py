@@ -1,12 +1,12 @@
-"""What health says, in the verdict core's shape (stats/verdict/claim.py): its words, the
-family each kind of claim is judged and written in (a JUnit testcase's classname), the
-remedy each fits, and the claim of a fault traced (preflight.diagnose). Health's ratios
-are bandwidths, measured over what the rest predicts: below 1 is slower."""
+"""What health says (health/), in the verdict core's shape (claim.py), here so that its
+views read it where health writes it: its words, the family each kind of claim is judged
+and written in (a JUnit testcase's classname), the remedy each fits, how a fault is
+written, and the claim of a fault traced (health/preflight.diagnose). Health's ratios are
+bandwidths, measured over what the rest predicts: below 1 is slower."""
 
 from __future__ import annotations
 
-from ..stats.verdict import VERB_WORDS
-from ..stats.verdict.claim import Claim, failed
+from .claim import VERB_WORDS, Claim, failed
 
 WORDS = VERB_WORDS["health"]
 # The family of each kind judged: nodes, links, steps and switch groups are each tested
@@ -36,7 +36,14 @@ REMEDY = {
 # How each fault is written in a table and a JUnit testcase: a stall that ran clean when
 # launched again (the only stall kept as a fault) is transient
 FAULTS = {"unreachable": "unreachable", "hung": "hung", "stalled": "stalled (transient)"}
+FAULT_ORDER = ("unreachable", "hung", "stalled")  # the order they are shown in
 TRANSIENT_OK = "passes: --transient ok"
+
+
+def tournament_rounds(nodes: int) -> int:
+    """The rounds of one launch of the full matrix's pairs (native/kernels/pairs.c's
+    tournament): N-1, N when N is odd (one node sits out each round)."""
+    return nodes - 1 + nodes % 2
 
 
 def fault_where(hosts: list[str], ranks: list[int] = ()) -> str:
