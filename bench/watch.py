@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from noisesim import launch_effects, load  # noqa: E402
 
-from commscope.stats import drift, flapping  # noqa: E402
+from commscope.watch import drift, flapping  # noqa: E402
 from commscope.stats.states import odd_launches  # noqa: E402
 
 SEED = 52

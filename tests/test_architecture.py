@@ -78,3 +78,15 @@ def test_imports_between_folders_only_go_down_the_table():
                    for other in _imported_folders(path)
                    if other != mine and other in rank and rank[other] > rank[mine]]
     assert sorted(upward) == []
+
+
+def test_views_import_no_judging_module_and_statistics_no_results_file():
+    """A view shows a verb's result and judges nothing (docs/architecture.md, views/): it
+    imports no module of judge/, health/ or watch/; statistics take the history as an
+    argument, so stats/ never opens the results file (store/store.py)."""
+    judging = {"judge", "health", "watch"}
+    found = [f"{p.relative_to(PACKAGE)} imports {sorted(_imported_folders(p) & judging)}"
+             for p in (PACKAGE / "views").rglob("*.py") if _imported_folders(p) & judging]
+    found += [str(p.relative_to(PACKAGE)) for p in (PACKAGE / "stats").rglob("*.py")
+              if "store.store import" in p.read_text() or "import Store" in p.read_text()]
+    assert found == []

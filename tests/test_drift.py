@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from commscope.stats import drift
+from commscope.watch import drift
 
 NOISE = 0.03  # a probe median's log spread
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from commscope.stats import flapping
+from commscope.watch import flapping
 
 FAST = 1024 * 1024 * 8 / 400e6  # 1 MiB at 400 Mbit/s
 

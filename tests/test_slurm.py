@@ -16,7 +16,7 @@ from cluster import ClusterUnavailable, down, unavailable, up
 from cluster.slurm import missing, start
 from commscope.cli.health import LAUNCHES
 from commscope.store.store import Store
-from commscope.store.watch import watch_runs
+from commscope.watch.points import watch_runs
 from conftest import commscope
 
 pytestmark = [pytest.mark.slurm, pytest.mark.cluster, pytest.mark.mpi]

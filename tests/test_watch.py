@@ -11,7 +11,7 @@ import pytest
 
 from commscope.measure.sweep import load
 from commscope.store.store import Store
-from commscope.store.watch import watch_runs
+from commscope.watch.points import watch_runs
 from commscope.system.mpi import find_mpi
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
@@ -143,7 +143,7 @@ def test_ctrl_c_in_a_probe_stores_it_interrupted_and_ends(plan, fake_mpi, db):
 
 
 def test_ctrl_c_between_probes_ends_at_once(plan, fake_mpi, db, monkeypatch):
-    from commscope.measure import watch as probing
+    from commscope.watch import probe as probing
 
     def interrupted(when):  # the signal comes as the watch waits for the next slot
         os.kill(os.getpid(), signal.SIGINT)

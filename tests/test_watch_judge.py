@@ -14,9 +14,9 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from commscope.judge import watch
+from commscope.watch import history as watch
 from commscope.stats.advice import Advice
-from commscope.store import watch as stored
+from commscope.watch import points as stored
 from commscope.store.store import Store
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher

@@ -18,11 +18,11 @@ from ..measure.plan import AUTO_LAUNCHES, parse_ranks, plans, sampling
 from ..judge.checks import Checked, check, remedies
 from ..judge.tune import judged
 from ..system.sizes import format_bytes
-from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, parse_threshold
 from ..stats.verdict.spec import by_spec
 from ..views.check import junit, render
-from .common import (add_db, add_fail_on, add_mpi, check_output, existing_store, print_json,
-                     say_oversubscribed, write_atomic, writing_store)
+from .common import (add_db, add_fail_on, add_mpi, check_output, emit, existing_store,
+                     say_oversubscribed, writing_store)
 
 DEFAULT_SIZES = "8:1MiB"
 # Seconds each plan (a kernel and what varies on it) may spend on its launches: a verdict
@@ -185,10 +185,4 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     tuned = _tuned(store, chosen) if any(c.failing for c in found) else []
     result = Checked(run_ids, threshold, args.families, found,
                      remedies(found, chosen, family, tuned))
-    if args.junit:
-        write_atomic(args.junit, junit(found, args.fail_on))
-    if args.json:
-        print_json("check", result.as_dict())
-    else:
-        print(render(result))
-    return exit_status(found, args.fail_on)
+    return emit(args, "check", result.as_dict, lambda: render(result), found, junit)

@@ -26,8 +26,8 @@ from ..system.sizes import format_bytes
 from ..store.schema import APPLICATION_ID, SCHEMA_VERSION
 from ..store.store import Store
 from ..stats.summary import CaseSummary
-from ..stats.verdict import FAIL_ON
-from ..judge.watch import against
+from ..stats.verdict import FAIL_ON, exit_status
+from ..watch.history import against
 from ..views.run import rank_times, render, render_phases, render_ranks
 from ..views.skew import render_skews
 
@@ -185,6 +185,23 @@ def _finite(value):
 def print_json(schema: str, body: dict) -> None:
     """A `--json` output."""
     print(json_text(schema, body))
+
+
+def emit(args, schema: str, body, text, cases=None, junit=None, prom=None) -> int:
+    """A verb's one result out, the one writer of every judging verb: its JUnit file
+    (`junit(cases, fail_on)`) and Prometheus text (`prom()`) where asked, then its JSON
+    (`body()` of `schema`) or its table (`text()`); the exit status from its testcases
+    `cases` alone (0 without)."""
+    fail_on = getattr(args, "fail_on", None)
+    if junit and getattr(args, "junit", None):
+        write_atomic(args.junit, junit(cases, fail_on))
+    if prom and getattr(args, "prom", None):
+        write_atomic(args.prom, prom())
+    if args.json:
+        print_json(schema, body())
+    else:
+        print(text())
+    return 0 if cases is None else exit_status(cases, fail_on)
 
 
 def kernel_list() -> str:

@@ -15,11 +15,11 @@ from ..system.errors import UserError
 from ..system.mpi import find_mpi
 from ..system.progress import Progress
 from ..figures.read import case_history
-from ..stats.verdict import DEFAULTS, UNDETERMINED, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, UNDETERMINED, parse_threshold
 from ..views import live as live_view
 from ..views.compare import TIMED_OTHERWISE, differ_lines, junit, render
-from .common import (add_db, add_fail_on, check_output, existing_store, print_json,
-                     say_oversubscribed, write_atomic, writing_store)
+from .common import (add_db, add_fail_on, check_output, emit, existing_store, say_oversubscribed,
+                     writing_store)
 
 
 def add_parser(sub, summary: str) -> None:
@@ -88,17 +88,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
                         "size, ranks and settings; `commscope results show RUN` lists them")
     say_oversubscribed(store, runs_a + runs_b)
-    cases = result.testcases()
-    if args.junit:
-        write_atomic(args.junit, junit(cases, args.fail_on))
     if args.json:
         for line in differ_lines(result):
             print(f"commscope: {line}", file=sys.stderr)
-        print_json("compare", result.as_dict())
-    else:
-        print(render(result, args.all, _live_remedy(store, runs_a, runs_b)
-                     if result.count(UNDETERMINED) else None))
-    return exit_status(cases, args.fail_on)
+    return emit(args, "compare", result.as_dict, lambda: render(
+        result, args.all, _live_remedy(store, runs_a, runs_b)
+        if result.count(UNDETERMINED) else None), result.testcases(), junit)
 
 
 def _live_remedy(store, runs_a: list[int], runs_b: list[int]) -> str:
@@ -158,12 +153,7 @@ def run_live(argv: list[str]) -> int:
     progress = Progress(cases * int(args.launches), f"{args.kernel} A/B")
     found = live.measure(store, sides, ["commscope", *argv], budget, threshold, progress)
     progress.close()
-    cases = live_view.testcases(found)
-    if args.junit:
-        write_atomic(args.junit, live_view.junit(cases, args.fail_on))
-    if args.json:
-        print_json("compare-live", live_view.as_json(found, threshold, budget, {
-            "env": dict(env), "mpi": args.b_mpi, "mca": dict(mca)}))
-    else:
-        print(live_view.render(found, threshold, budget))
-    return exit_status(cases, args.fail_on)
+    change = {"env": dict(env), "mpi": args.b_mpi, "mca": dict(mca)}
+    return emit(args, "compare-live", lambda: live_view.as_json(found, threshold, budget, change),
+                lambda: live_view.render(found, threshold, budget), live_view.testcases(found),
+                live_view.junit)

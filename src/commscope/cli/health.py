@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, parse_threshold
 from ..system.errors import UserError
 from ..health.health import PATTERNS, health_of
 from ..stats.verdict.health import tournament_rounds
@@ -20,12 +20,12 @@ from ..system.mpi import find_mpi
 from ..measure.plan import plans, sampling
 from ..health.preflight import check_hosts, screen_hosts
 from ..health.topology import read_groups, slurm_groups
-from ..judge.watch import measured_against
+from ..watch.history import measured_against
 from ..views.health import as_json, expected_json, junit, prometheus, render, testcases
 from ..views.screen import (junit as screen_junit, render as render_screen, screen_json,
                             testcases as screen_testcases)
-from .common import (add_db, add_expect, add_fail_on, add_mpi, check_output, expect_from,
-                     print_json, say_oversubscribed, write_atomic, writing_store)
+from .common import (add_db, add_expect, add_fail_on, add_mpi, check_output, emit, expect_from,
+                     say_oversubscribed, writing_store)
 
 DEFAULT_SIZES = "8,1MiB"  # latency at the smallest, bandwidth at the largest
 # Launches: enough to name a node at 0.75 of the bandwidth in at least 90% of checks of
@@ -224,17 +224,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     say_oversubscribed(store, [run_id])
     health = health_of(store, run_id, threshold)
     expected = measured_against(store, run_id, expect.store, expect.fleet)
-    cases = testcases(health)
-    if args.junit:
-        write_atomic(args.junit, junit(health, cases, args.fail_on))
-    if args.prom:
-        write_atomic(args.prom, prometheus(health))
-    if args.json:
-        print_json("health", {"run": run_id, **as_json(health),
-                              "expected": expected_json(expected)})
-    else:
-        print(render(health, run_id, args.db, expected))
-    return exit_status(cases, args.fail_on)
+    return emit(args, "health", lambda: {"run": run_id, **as_json(health),
+                                          "expected": expected_json(expected)},
+                lambda: render(health, run_id, args.db, expected), testcases(health),
+                lambda cases, fail_on: junit(health, cases, fail_on),
+                lambda: prometheus(health))
 
 
 def _pairs_plan(args, mpi, spec: str, count: int, sizes: str,
@@ -275,11 +269,6 @@ def _screen(args, argv, mpi, spec: str | None, count: int, threshold: float) -> 
                                  threshold, args.deadline, groups, group_names)
     say_oversubscribed(store, [run_id])
     transient_ok = args.transient == "ok"
-    cases = screen_testcases(found, transient_ok)
-    if args.junit:
-        write_atomic(args.junit, screen_junit(cases, args.fail_on))
-    if args.json:
-        print_json("screen", {"run": run_id, **screen_json(found, names, plan)})
-    else:
-        print(render_screen(found, names, plan, run_id, args.db, transient_ok))
-    return exit_status(cases, args.fail_on)
+    return emit(args, "screen", lambda: {"run": run_id, **screen_json(found, names, plan)},
+                lambda: render_screen(found, names, plan, run_id, args.db, transient_ok),
+                screen_testcases(found, transient_ok), screen_junit)

@@ -9,7 +9,8 @@ from pathlib import Path
 from ..figures.read import quality, summaries
 from ..health.health import PATTERNS as HEALTH, health_of
 from ..health.preflight import replay
-from ..judge import congestion, watch
+from ..judge import congestion
+from ..watch import history as watch
 from ..judge.checks import check
 from ..judge.guidelines import catalogue
 from ..judge.tune import judged
@@ -19,7 +20,7 @@ from ..profiles.whatif import Lines, scaled
 from ..stats.verdict import VerdictSpec
 from ..stats.verdict.spec import by_spec
 from ..store import selection
-from ..store.watch import WATCH
+from ..watch.points import WATCH
 from ..system.errors import UserError
 from .common import add_db, check_output, existing_store
 

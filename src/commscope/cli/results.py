@@ -13,16 +13,15 @@ from ..measure import recovery
 from ..store import selection
 from ..system.errors import UserError
 from ..profiles import stored
-from ..judge import watch
-from ..stats.verdict.claim import exit_status
-from ..views import history as history_view
+from ..watch import history as watch
+from ..views import watch as history_view
 from ..views.prometheus import watch as watch_prom
 from ..figures.read import exported, measured, quality, summaries
 from ..views import export
 from ..views.export import MEASURES
 from ..views.profile import render_profile
 from ..views.run import imported_from, labels, render, render_provenance, render_runs
-from .common import (add_db, add_wide, check_output, existing_store, json_text, print_json,
+from .common import (add_db, add_wide, check_output, emit, existing_store, json_text, print_json,
                      strict_json, write_atomic)
 
 FORMATS = ("csv", "json", "bmf", "gab", "prom")
@@ -142,16 +141,10 @@ def _history(args, store) -> int:
         raise UserError(f"{args.db}: {which} in this results file; `commscope watch` stores "
                         "one (`commscope results list` shows the runs)")
     found = _named(judged, args.case)
-    if args.json:
-        print_json("history", history_view.as_json(found))
-    else:
-        print(history_view.render(found))
-    if args.prom:
-        write_atomic(args.prom, watch_prom(found))
-    if args.junit:
-        write_atomic(args.junit, watch.junit_text(found))
-        return exit_status(watch.claims(found))
-    return 0
+    code = emit(args, "history", lambda: history_view.as_json(found),
+                lambda: history_view.render(found), watch.claims(found),
+                lambda cases, fail_on: watch.junit_text(found), lambda: watch_prom(found))
+    return code if args.junit else 0
 
 
 def _named(judged: list, case: str) -> list:

@@ -20,10 +20,10 @@ from ..measure.plan import (AUTO_LAUNCHES, LATE_CYCLES, parse_late, parse_launch
 from ..judge.rules import mpich, openmpi
 from ..judge.tune import (VARY, absorbing_points, by_run, can_name, choose, points, ranges,
                           verify)
-from ..stats.verdict import DEFAULTS, VerdictSpec, exit_status, parse_threshold
+from ..stats.verdict import DEFAULTS, VerdictSpec, parse_threshold
 from ..views.skew import render_absorbing
 from ..views.tune import junit, render, render_verify
-from .common import (add_db, add_fail_on, add_mpi, check_output, exit_code, print_json,
+from .common import (add_db, add_fail_on, add_mpi, check_output, emit, exit_code, print_json,
                      say_oversubscribed, write_atomic, writing_store)
 from .hosts import add_host_flags, host_args
 
@@ -235,15 +235,10 @@ def _verify(args, argv, mpi, known) -> int:
     done = [run_ids[i:i + 4] for i in range(0, len(run_ids), 4)]
     checks = verify(store, [r for d, _, _, e in done for r in (d, e)],
                     [r for _, r1, r2, _ in done for r in (r1, r2)], min_gain)
-    if args.junit:
-        write_atomic(args.junit, junit(checks, args.fail_on))
-    if args.json:
-        print_json("tune-verify", {"runs": run_ids, "mpi": mpi.label, "rules": str(path),
-                                   "min_gain": min_gain.fraction,
-                                   "checks": [c.as_dict() for c in checks]})
-    else:
-        print(render_verify(checks, args.verify, min_gain))
-    return exit_status(checks, args.fail_on)
+    return emit(args, "tune-verify", lambda: {"runs": run_ids, "mpi": mpi.label,
+                                               "rules": str(path), "min_gain": min_gain.fraction,
+                                               "checks": checks},
+                lambda: render_verify(checks, args.verify, min_gain), checks, junit)
 
 
 def _sizes(args, read, name: str, np: str) -> str:

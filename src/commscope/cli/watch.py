@@ -9,12 +9,12 @@ import math
 import re
 import sys
 
-from ..judge.watch import folding, history
+from ..watch.history import folding, history
 from ..measure.sweep import load
-from ..measure.watch import (DEFAULT_BUDGET_S, check_budget, check_same_cases, probes,
+from ..watch.probe import (DEFAULT_BUDGET_S, check_budget, check_same_cases, probes,
                              write_default)
 from ..figures.read import measured
-from ..store import watch as stored
+from ..watch import points as stored
 from ..system.errors import UserError
 from ..system.mpi import find_mpi
 from ..views.watch import probe_header, probe_json, render_probe

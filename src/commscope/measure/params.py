@@ -10,15 +10,11 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..system.build import WITHOUT, left_out
 from ..system.errors import UserError
 from ..system.kernels import Catalog, Kernel, Param, pair
 from ..system.sizes import format_bytes
-
-if TYPE_CHECKING:
-    from .plan import Plan
 
 
 @dataclass(frozen=True)
@@ -303,8 +299,9 @@ def available_memory() -> int | None:
     return None
 
 
-def check_memory(catalog: Catalog, plan: Plan, names: Names = FLAGS) -> None:
-    """Refuse sizes whose buffers cannot fit on this host, before launching anything."""
+def check_memory(catalog: Catalog, plan, names: Names = FLAGS) -> None:
+    """Refuse a plan's (plan.Plan's) sizes whose buffers cannot fit on this host, before
+    launching anything."""
     largest = max(plan.sizes)
     window = catalog.window_used(plan.kernel, plan.window, largest)
     per_rank = plan.kernel.meaning.memory(extent(plan.kernel, largest, plan.params), window,

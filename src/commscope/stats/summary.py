@@ -43,55 +43,55 @@ class CaseSummary:
     launches kept and those left out in another state (with why), its figure (`median_s`,
     FIGURE) with the interval and its basis, and the figures that follow from it. Times
     are seconds; `as_dict` is its JSON item (urn:commscope:case:3)."""
-    run: int
-    runs: tuple[int, ...]
-    kernel: str
-    send_mode: str | None
-    bytes: int
-    ranks: int
-    window: int | None
-    params: dict
-    sync: str | None
-    map_by: str | None
-    bind_to: str | None
-    transport: str
-    case_key: str | None
-    launches: int
-    n: int
-    p05_s: float | None
-    p95_s: float | None
-    p99_s: float | None
-    mean_s: float | None
-    stddev_s: float | None
-    cv: float | None
-    outliers: int | None
-    median_s: float | None
-    ci_low_s: float | None
-    ci_high_s: float | None
-    precision: float | None
-    ci_basis: str | None
-    within_ci_low_s: float | None
-    within_ci_high_s: float | None
-    within_precision: float | None
-    between_launch_cv: float | None
-    within_launch_cv: float | None
-    dominant: str | None
-    launch_spread_p: float | None
-    between_command_cv: float | None
-    command_basis: str | None
-    launch_medians_s: tuple[float, ...]
-    levels: tuple | None
-    invalid: int
-    precision_target: float | None
-    capped: bool
-    bandwidth_MBps: float | None
-    rank_mean_median_s: float | None
-    bus_factor: float | None
-    busbw_MBps: float | None
-    ceiling_MBps: float | None
-    ceiling_fraction: float | None
-    cache: str | None
-    validated: bool
+    run: int = 0
+    runs: tuple[int, ...] = ()
+    kernel: str = ""
+    send_mode: str | None = None
+    bytes: int = 0
+    ranks: int = 0
+    window: int | None = None
+    params: dict = field(default_factory=dict)
+    sync: str | None = None
+    map_by: str | None = None
+    bind_to: str | None = None
+    transport: str = "auto"
+    case_key: str | None = None
+    launches: int = 0
+    n: int = 0
+    p05_s: float | None = None
+    p95_s: float | None = None
+    p99_s: float | None = None
+    mean_s: float | None = None
+    stddev_s: float | None = None
+    cv: float | None = None
+    outliers: int | None = None
+    median_s: float | None = None
+    ci_low_s: float | None = None
+    ci_high_s: float | None = None
+    precision: float | None = None
+    ci_basis: str | None = None
+    within_ci_low_s: float | None = None
+    within_ci_high_s: float | None = None
+    within_precision: float | None = None
+    between_launch_cv: float | None = None
+    within_launch_cv: float | None = None
+    dominant: str | None = None
+    launch_spread_p: float | None = None
+    between_command_cv: float | None = None
+    command_basis: str | None = None
+    launch_medians_s: tuple[float, ...] = ()
+    levels: tuple | None = None
+    invalid: int = 0
+    precision_target: float | None = None
+    capped: bool = False
+    bandwidth_MBps: float | None = None
+    rank_mean_median_s: float | None = None
+    bus_factor: float | None = None
+    busbw_MBps: float | None = None
+    ceiling_MBps: float | None = None
+    ceiling_fraction: float | None = None
+    cache: str | None = None
+    validated: bool = False
     other_state: tuple[OddLaunch, ...] = ()
     disagree: tuple[tuple[float, float, int], ...] | None = None
     flags: tuple[str, ...] = ()
@@ -168,14 +168,11 @@ def of_medians(medians, identity: dict | None = None, pilot: int | None = None,
     their centre: what the statistics of a comparison read, for launches simulated
     (bench/, tests)."""
     medians = tuple(float(m) for m in medians)
-    none = {f: None for f in _JSON if CaseSummary.__dataclass_fields__[f].default
-            is not None}
-    return CaseSummary(**{**none, "run": run, "runs": (run,), "kernel": (identity or {}).get(
-        "kernel", ""), "bytes": 0, "ranks": 0, "params": {}, "transport": "auto",
-        "launches": len(medians), "n": 0, "median_s": geometric_mean(medians),
-        "launch_medians_s": medians, "invalid": 0, "capped": False, "validated": False,
-        "other_state": (), "flags": ()}, identity=dict(identity or {}),
-        kept=tuple((run, k) for k in range(1, len(medians) + 1)), pilot=pilot, spread=spread)
+    return CaseSummary(run=run, runs=(run,), kernel=(identity or {}).get("kernel", ""),
+                       launches=len(medians), median_s=geometric_mean(medians),
+                       launch_medians_s=medians, identity=dict(identity or {}),
+                       kept=tuple((run, k) for k in range(1, len(medians) + 1)), pilot=pilot,
+                       spread=spread)
 
 
 def case_summary(case: Case) -> CaseSummary:
@@ -317,20 +314,9 @@ def _imported(case: Case) -> CaseSummary:
     """An imported case: the figures its tool printed, and none that would need samples
     (ci_basis says why; docs/import.md)."""
     figures = {k: v for k, v in case.imported.items() if k in CaseSummary.__dataclass_fields__}
-    none = dict.fromkeys(("p05_s", "p95_s", "p99_s", "mean_s", "stddev_s", "cv", "outliers",
-                          "median_s", "ci_low_s", "ci_high_s", "precision",
-                          "within_ci_low_s", "within_ci_high_s", "within_precision",
-                          "between_launch_cv", "within_launch_cv", "dominant",
-                          "launch_spread_p", "between_command_cv", "command_basis", "levels",
-                          "precision_target", "bandwidth_MBps", "rank_mean_median_s",
-                          "bus_factor", "busbw_MBps", "ceiling_MBps", "ceiling_fraction",
-                          "cache", "sync", "map_by", "bind_to", "send_mode", "window",
-                          "case_key"))
-    return CaseSummary(**{**none, **figures}, run=case.run_id, runs=(case.run_id,),
-                       kernel=case.kernel, bytes=case.bytes, ranks=case.ranks,
-                       params=case.params, transport="auto", launches=1, n=0,
-                       ci_basis=NO_SAMPLES, launch_medians_s=(), invalid=0, capped=False,
-                       validated=False, printed=case.extra.get("printed", {}),
+    return CaseSummary(**figures, run=case.run_id, runs=(case.run_id,), kernel=case.kernel,
+                       bytes=case.bytes, ranks=case.ranks, params=case.params, launches=1,
+                       ci_basis=NO_SAMPLES, printed=case.extra.get("printed", {}),
                        identity=_identity(case), labels=run_labels(case), mpi=case.mpi,
                        hosts=tuple(case.hosts), imported=True)
 

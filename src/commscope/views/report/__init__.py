@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 
 from ...system.kernels import MEANINGS
 from . import (advection, ceiling, congestion, distributions, findings, guidelines, health,
-               history, imported, launches, message_models, profile, provenance, ranks,
-               scaling, screen, size, skew, tune)
+               imported, launches, message_models, profile, provenance, ranks, scaling,
+               screen, size, skew, tune, watch)
 from .data import ReportData
 from .html import Section, contents, el, join, page as html_page
 
@@ -32,7 +32,7 @@ def page(data: ReportData, path, chosen: str, first: tuple[Section, ...] = ()) -
     sections = [*filter(None, [health.render_runs(data.healths),
                                screen.render_runs(data.screens),
                                congestion.render(data.congestion),
-                               profile.render(data.profiles), history.render(data.watches)]),
+                               profile.render(data.profiles), watch.render(data.watches)]),
                 *(g for g in groups if g.parts or g.body), provenance.render(data)]
     made = datetime.now(timezone.utc).isoformat(timespec="seconds")
     intro = el("p", f"Runs {', '.join(str(r.id) for r in data.runs)} ({chosen}) from ",

@@ -45,9 +45,9 @@ from scipy.optimize import brentq
 from scipy.special import ndtri, stdtr
 from scipy.stats import chi2, norm
 
-from .stats import t_quantile
-from .verdict.claim import UNDETERMINED, Claim, Words
-from .verdict.threshold import Threshold
+from ..stats.stats import t_quantile
+from ..stats.verdict.claim import UNDETERMINED, Claim, Words
+from ..stats.verdict.threshold import Threshold
 
 FAMILY = "drift"
 WORDS = Words(over="step", under="no change")

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .stats import ALPHA, t_quantile
-from .verdict.claim import UNDETERMINED, Claim, Words
+from ..stats.stats import ALPHA, t_quantile
+from ..stats.verdict.claim import UNDETERMINED, Claim, Words
 
 FAMILY = "flapping"
 WORDS = Words(over="flapping", under="not flapping")

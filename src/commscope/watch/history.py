@@ -27,7 +27,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..models.groups import CONFIGURATION, fit_group, group_cases
-from ..stats import drift, flapping
 from ..figures.read import measured
 from ..stats.summary import CaseSummary, OfExpected
 from ..stats.verdict.claim import Claim, junit
@@ -35,9 +34,10 @@ from ..store import names
 from ..store.cases import Case, identity, key
 from ..store.rows import RunRow
 from ..store.store import Store
-from ..store import watch as stored
-from ..store.watch import watch_runs
 from ..system.kernels import meaning
+from . import drift, flapping
+from . import points as stored
+from .points import watch_runs
 
 # The words a probe that could not run is stored with (its runs' warnings)
 FAULTS = ("unreachable", "hung", "stalled", "over budget")

@@ -23,15 +23,15 @@ from pathlib import Path
 from ..stats.advice import Advice
 from ..stats.replication import PILOT
 from ..store import names
-from ..store import watch as stored
 from ..store.store import Store
 from ..system import stopping
 from ..system.errors import UserError
 from ..system.launcher.job import current, using
 from ..system.mpi import Mpi
-from .launches import MIN_LAUNCH_COST_S, Run, measure_runs
-from .plan import MIN_CASE_TIME, Plan, for_probe
-from .sweep import SweepPlan
+from ..measure.launches import MIN_LAUNCH_COST_S, Run, measure_runs
+from ..measure.plan import MIN_CASE_TIME, Plan, for_probe
+from ..measure.sweep import SweepPlan
+from . import points as stored
 
 NAP_S = 0.1  # between probes, a stop signal is seen within this
 SAMPLING_SHARE = 0.5  # of the budget, shared by the plans' launches; the rest: start-ups

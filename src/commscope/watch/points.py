@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cases import REPETITION_LABELS
-from .rows import RunRow
-from .store import Store
+from ..store.cases import REPETITION_LABELS
+from ..store.rows import RunRow
+from ..store.store import Store
 
 WATCH, PROBE = "watch", REPETITION_LABELS[0]  # the info labels a watch's runs carry
 

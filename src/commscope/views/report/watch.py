@@ -8,7 +8,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ...system.units import US_PER_S
-from ..history import VERDICT_HEADER
+from ..watch import VERDICT_HEADER
 from ..tables import Table
 from . import figures
 from .html import Section, figure, section
