@@ -447,3 +447,39 @@ def test_the_max_rate_model_recovers_both_limits():
         assert slow.rate_process_Bps is None and slow.node_at_least_Bps is None
         assert slow.rate_node_Bps == pytest.approx(3e9, rel=0.03)
         assert slow.process_at_least_Bps == pytest.approx(slow.rate_node_Bps)
+
+
+def test_a_gap_longer_than_its_round_trip_is_withheld_from_loggp():
+    """g(m) above RTT(m) (a stalled gap phase: 2178 us beside a 21.7 us round trip) is no
+    message's gap: withheld at its size, left out of G's line, never a constant."""
+    from types import SimpleNamespace
+
+    from commscope.models.loggp import fit_loggp
+    from commscope.views.message_models import loggp_parts
+
+    def case(nbytes, gap_s):  # phases: one rank's samples, W = 8 messages a gap
+        phases = {"o_s": [[1e-6] * 5], "ack": [[2e-6] * 5], "o_r": [[1e-6] * 5],
+                  "gap": [[gap_s] * 5]}
+        return SimpleNamespace(bytes=nbytes, window=8, extra={"phase_samples_s": phases})
+    kept = [case(0, 3e-6 + 8 * 0.5e-6), case(4096, 3e-6 + 8 * 1e-6),
+            case(262144, 3e-6 + 8 * 20e-6)]
+    model = fit_loggp(kept + [case(65536, 3e-6 + 8 * 2178e-6)])
+    g = {p.bytes: p.g for p in model.parts}
+    assert g[65536] is None and g[4096] == pytest.approx(1e-6)
+    assert model.G_s_per_byte == pytest.approx(fit_loggp(kept).G_s_per_byte)  # not in G
+    assert "withheld" in loggp_parts(model).text()
+
+
+def test_a_bandwidth_above_the_copy_ceiling_is_withheld_from_the_probe():
+    """probe protocols' line B: 3,542,744 MB/s on a loaded machine is above any copy
+    ceiling measured beside it, so it is withheld and the line says why."""
+    from commscope.measure.probe import Probe, Regime, bounded
+    from commscope.views.probe import withheld
+
+    fast = Regime(8192, 65536, 1e-6, 1 / 3.5e12)
+    result = bounded(Probe([fast, Regime(65536, 1 << 20, 2e-6, 1 / 8e9)], []), 20e9)
+    assert result.regimes[0].bandwidth_Bps is None
+    assert result.regimes[0].line_Bps == pytest.approx(3.5e12)
+    assert result.regimes[1].bandwidth_Bps == pytest.approx(8e9)
+    (line,) = withheld(result)
+    assert "3,500,000 MB/s is above the copy ceiling of 20,000 MB/s" in line

@@ -30,6 +30,7 @@ from commscope.system import units
 
 from conftest import commscope
 from fakempi.inprocess import FakeLauncher
+from test_live import _live
 from test_noise_replay import recorded
 
 SIZES = "8,4KiB,64KiB,1MiB"
@@ -142,6 +143,8 @@ def test_the_table_prints_the_json_figures_and_its_footer_counts_its_rows(result
             if c["ci_low_s"] is not None:
                 assert cells["95% CI us"] == f"{units.us(c['ci_low_s'])}-" \
                                              f"{units.us(c['ci_high_s'])}"
+            if (c["ceiling_fraction"] or 0) > 1:  # no transfer beats one core's copy
+                assert cells["MB/s"] == "withheld", (run, cells)
         for met in re.findall(r"met by \d+ of (\d+) cases", text):
             assert int(met) == len(cases), text
         one = all(c["launches"] <= 1 for c in cases)
@@ -180,6 +183,22 @@ def test_compare_prints_its_figures_ratio_and_words_that_agree(results):
             low, high = 1 + c["relative_ci_low"], 1 + c["relative_ci_high"]
             assert low <= ratio <= high, c
             assert _agrees(c["verdict"], low, high, bound, True), c
+
+
+@pytest.mark.parametrize("slower", [1.0, 1.3])
+def test_compare_live_prints_its_figures_ratio_and_words_that_agree(fake_mpi, tmp_path,
+                                                                     slower):
+    done, _ = _live(fake_mpi, tmp_path / "l.db", slower, "--json")
+    assert done.returncode in (0, 1, 3), done.stderr
+    out = json.loads(done.stdout)
+    bound = 1 / (1 - out["threshold"])
+    for c in out["cases"]:
+        assert 1 + c["relative"] == pytest.approx(c["median_b_s"] / c["median_a_s"],
+                                                  rel=ROUNDING), c
+        if c["relative_ci_low"] is not None:
+            low, high = 1 + c["relative_ci_low"], 1 + c["relative_ci_high"]
+            assert low <= 1 + c["relative"] <= high and _agrees(c["verdict"], low, high,
+                                                                 bound, True), c
 
 
 def _check(db, *args) -> dict:

@@ -20,6 +20,7 @@ from .tables import Table
 # ("The table") and docs/references.md.
 RANK_MEAN, BUSBW, CEILING, OVERLAP = "rank-mean us", "busbw MB/s", "of ceiling", "overlap %"
 EXPECTED = "of expected"
+WITHHELD = "withheld"  # a rate above the copy ceiling: see its flag
 TIME = "time us"
 HEADER = ("kernel", "mode", "size", OVERLAP, TIME, "95% CI us", "MB/s", CEILING,
           EXPECTED, "flags")
@@ -77,6 +78,9 @@ def _cells(s: CaseSummary) -> dict[str, str]:
     mode = s.send_mode or " ".join(f"{k.replace('_', '-')}={v}" for k, v in
                                       (s.params or {}).items()) or "-"
     bandwidth = None if s.bytes == 0 else s.bandwidth_MBps
+    # no transfer moves bytes faster than one core copies them: such a rate is withheld,
+    # its flag (above_ceiling) says by how much
+    above = (s.ceiling_fraction or 0) > 1
     overlap = None if s.overlap_pct is None else s.overlap_pct / 100
     return {"kernel": s.kernel, "mode": mode, "size": format_bytes(s.bytes),
             "launches": _launches(s), "n": str(s.n),
@@ -84,11 +88,11 @@ def _cells(s: CaseSummary) -> dict[str, str]:
             TIME: units.us(s.median_s), "95% CI us": ci, "x/": _factor(s),
             "spread": spread(s), "p5 us": units.us(s.p05_s),
             "p95 us": units.us(s.p95_s), "p99 us": units.us(s.p99_s),
-            "MB/s": units.rate(bandwidth, 1, missing=units.MISSING),
+            "MB/s": WITHHELD if above else units.rate(bandwidth, 1, missing=units.MISSING),
             RANK_MEAN: units.us(s.rank_mean_median_s),
             BUSBW: units.rate(None if s.bytes == 0 else s.busbw_MBps, 1,
                               missing=units.MISSING),
-            CEILING: units.percent(s.ceiling_fraction, decimals=0),
+            CEILING: WITHHELD if above else units.percent(s.ceiling_fraction, decimals=0),
             EXPECTED: share(s.of_expected, short=True),
             "flags": ",".join(s.flags or ())}
 
