@@ -14,6 +14,7 @@ from ..watch import history as watch
 from ..judge.checks import check
 from ..judge.guidelines import catalogue
 from ..judge.tune import judged
+from ..models.groups import kept
 from ..profiles import stored
 from ..profiles.price import price, stored_prices
 from ..profiles.whatif import Lines, scaled
@@ -85,8 +86,10 @@ def report_data(store, run_ids: list[int]):
     screened = [r for r in checks if store.run(r).settings.get("screen")]
     rows = [r.row for r in data.runs]
     shown = [r.id for r in data.runs if r.id not in checks and r.row.kernel not in LOADS]
+    against_size = {c.id for c in size_cases(data)}
+    fitted = [c for c in kept(report.shown(data)) if c.id in against_size]
     return dataclasses.replace(
-        data, fits=fits(size_cases(data), data.history),
+        data, fits=fits(fitted, data.history),
         healths={r: health_of(store, r) for r in checks if r not in screened},
         screens={r: replay(store, r) for r in screened},
         checks=_checks(store, data), tunes=judged(store, [

@@ -19,7 +19,8 @@ from ..store.cases import Case, grouped, identity
 from ..system.errors import UserError
 from ..system.kernels import meaning
 from ..stats.replication import History
-from ..figures.read import case_history
+from ..figures.read import case_history, measured
+from ..stats.summary import CaseSummary
 from ..store.store import Store
 from . import segmented
 from .hockney import HockneyFit
@@ -114,10 +115,19 @@ def load_cases(store: Store, run_ids: list[int]) -> list[Case]:
     return [c for run_id in dict.fromkeys(run_ids) for c in store.cases(run_id)]
 
 
+def kept(found: list[tuple[list[Case], CaseSummary]]) -> list[Case]:
+    """The launches of each case its figure keeps (figures.read.measured's): a launch
+    left out of a case's figure in another state is left out of its fit."""
+    return [c for cases, s in found for c in cases
+            if s.imported or (c.run_id, c.launch) in s.kept]
+
+
 def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segments: int,
          resamples: int = RESAMPLES, flag: str = "run") -> list[GroupFit]:
-    """Each configuration's fit; `flag` names where the runs came from, for messages."""
-    cases = load_cases(store, run_ids)
+    """Each configuration's fit, of the launches its cases' figures keep (kept); `flag`
+    names where the runs came from, for messages."""
+    cases = kept([pair for run_id in dict.fromkeys(run_ids)
+                  for pair in measured(store, [run_id])])
     runs = ", ".join(map(str, run_ids))
     if not cases:
         raise UserError(f"{flag} {runs}: no cases stored; `commscope results list` shows the runs")
