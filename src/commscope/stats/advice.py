@@ -46,8 +46,8 @@ KINDS = {
     "one_launch": "one launch: the variation between launches is unknown",
     "other_state": "a launch in another state (1.5x off at 3/4 of the run's cases or more) or "
                    "stalled at a case (4x), named and left out of the figures",
-    "disagree": "the launches disagree beyond any interval (its high end more than 10 times "
-                "its low): their medians instead",
+    "disagree": "the launches (one launch: its samples) disagree beyond any interval (its "
+                "high end more than 10 times its low): their medians instead",
     "levels": "earlier commands fall into two levels: this host switches between states",
     "above_ceiling": "bandwidth above the copy ceiling measured beside it, which no transfer "
                      "beats: withheld from the table, a finding to explain",
@@ -219,7 +219,11 @@ def _other_state(s: CaseSummary, settings: dict):
 
 
 def disagree_words(groups) -> str:
-    """'launches disagree: 0.3 us in 3, 28 us in 1' from summary's `disagree` groups."""
+    """'launches disagree: 0.3 us in 3, 28 us in 1' from summary's `disagree` groups; one
+    launch's: 'samples span 15-160 us in one launch'."""
+    if len(groups) == 1 and groups[0][2] == 1:
+        low, high, _ = groups[0]
+        return f"samples span {units.us_short(low)}-{units.us_short(high)} us in one launch"
     def group(low, high, count):
         span = units.us_short(low) if high / low < 1.05 else \
             f"{units.us_short(low)}-{units.us_short(high)}"

@@ -659,10 +659,13 @@ def disagreement(medians) -> tuple[tuple[float, float, int], ...]:
 
 def supported(iv: Interval) -> Interval:
     """The interval, or where it is wider than MAX_SPAN (high over low) none: the launches
-    disagree more than any interval of them could say, and their groups say it instead."""
+    disagree more than any interval of them could say, and their groups say it instead
+    (one launch: its samples, the interval's own ends, one group)."""
     if iv.ci_low_s is None or iv.ci_low_s > 0 and iv.ci_high_s / iv.ci_low_s <= MAX_SPAN:
         return iv
-    return replace(iv, ci_low_s=None, ci_high_s=None, disagree=disagreement(iv.launch_medians_s))
+    groups = disagreement(iv.launch_medians_s) if iv.launches > 1 else \
+        ((iv.ci_low_s, iv.ci_high_s, 1),)
+    return replace(iv, ci_low_s=None, ci_high_s=None, disagree=groups)
 
 
 def interval(launches: list[Launch], within_ci: tuple[float, float] | None = None,

@@ -13,7 +13,7 @@ FOOTER = ("solve: one whole solve from the initial condition, slowest rank; comp
 
 
 def _row(s: dict) -> tuple[str, ...]:
-    ci = ("n<6" if s["ci_low_s"] is None
+    ci = (("disagree" if s["disagree"] else "n<6") if s["ci_low_s"] is None
           else f"{units.ms(s['ci_low_s'])}-{units.ms(s['ci_high_s'])}")
     phases = s.get("phase_median_s") or {}
     grid = s.get("process_grid")
