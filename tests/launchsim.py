@@ -101,7 +101,7 @@ def intervals(rng, d: Design, count: int | str = "auto", commands: int = 0,
               pooled: bool = True, shift: float = 1.0) -> list[Interval]:
     """Each case's interval from one command (its medians `shift` times the design's),
     with a history of `commands` earlier commands of the same design (0: none), each in
-    its own state (level), kept to this command's level as results.case_history keeps
+    its own state (level), kept to this command's level as figures.read.case_history keeps
     it, and the ratios learned from them (replication.command_ratios); `pooled`: the
     spreads from all the run's cases (else each case's own launches')."""
     past, ratio = None, None

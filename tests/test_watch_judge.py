@@ -1,4 +1,4 @@
-"""Reading a watch (judge/watch.py, `results history`, the report's history section, the
+"""Reading a watch (watch/history.py, `results history`, the report's history section, the
 Prometheus and JUnit outputs): histories of probes stored as `commscope watch` stores them,
 runs labelled watch=NAME and probe=N, made here with `commscope run --info` on the fake
 launcher (its launches differ by 2%, each probe's command by its seed)."""
@@ -188,7 +188,7 @@ def test_a_probe_that_could_not_run_is_a_line_with_its_word(stepped, fake_mpi, t
     store = Store(db, append=True)
     failed = store.runs()[-1]
     assert failed.status != "complete"
-    # as the watch verb stores what stopped a probe (measure/watch.py)
+    # as the watch verb stores what stopped a probe (watch/probe.py)
     store.add_warnings(failed.id, [Advice("hung", "no record for 30 s", None, 1.0)])
     found = by_size(watch.history(Store(db)))
     for s in found.values():

@@ -270,10 +270,10 @@ def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False,
              expect: Expect | None = None) -> list[CaseSummary]:
     """Print a run's table, its launches combined (unless JSON is wanted later), its
     skips and failures; its case summaries, each against its expected level where
-    `expect` is given (judge/watch.against).
+    `expect` is given (watch.history.against).
 
     `table(measured)`, if given, is the table instead (an app's own view), from
-    results.measured's (cases, summary) pairs.
+    figures.read.measured's (cases, summary) pairs.
     """
     found = measured(store, [run.run_id])
     if expect is not None:

@@ -135,7 +135,7 @@ def _congestion(store, rows) -> list:
 
 
 def _watches(store, rows) -> list:
-    """Each watch the runs belong to, its history judged (judge/watch.history)."""
+    """Each watch the runs belong to, its history judged (watch.history.history)."""
     named = dict.fromkeys((r.settings.get("info") or {}).get(WATCH) for r in rows)
     return [s for w in named if w is not None for s in watch.history(store, w)]
 

@@ -300,7 +300,7 @@ def side(plans: list[Plan], name: str, max_time: float, library=(),
 
 
 def for_probe(plan: Plan, info: dict[str, str], max_time: float, timeout: float) -> Plan:
-    """`plan` as a watch's probe measures it (measure/watch.py): labelled `info` beside its
+    """`plan` as a watch's probe measures it (watch/probe.py): labelled `info` beside its
     own labels, its launches sharing at most max_time seconds of the probe's budget, and a
     case (or a launch's start) without progress for `timeout` seconds hung."""
     return replace(plan, info={**plan.info, **info},

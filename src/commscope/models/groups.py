@@ -67,7 +67,7 @@ def group_cases(cases: list[Case]) -> list[Group]:
 def fit_group(group: Group, resamples: int = RESAMPLES, max_segments: int = MAX_SEGMENTS,
               history: Callable[[list[Case]], History | None] | None = None) -> GroupFit:
     """The group's single line and segments, with CIs from `resamples` bootstrap replicates;
-    `history` gives a case's other commands in the results file (results.case_history)."""
+    `history` gives a case's other commands in the results file (figures.read.case_history)."""
     kept = [c for c in group.cases
             if c.valid_samples.size or c.imported and c.imported["median_s"]]
     points = [point(c) for c in kept]

@@ -58,7 +58,7 @@ KINDS = {
     "short_samples": f"samples under {TIMER_SPAN_FACTOR}x the timer's resolution",
     "short_calls": f"single calls under {CALL_SPAN_FACTOR}x the timer's resolution",
     "slow_first": "first repetition far slower than the median: warm-up not steady",
-    # what stopped a watch's probe (measure/watch.py), in health's words
+    # what stopped a watch's probe (watch/probe.py), in health's words
     "unreachable": "a watch's probe ended in an error: a host down, or ranks that cannot talk",
     "hung": "a watch's probe made no progress within its timeout: a hung rank or link",
     "over budget": "a watch's probe passed its --budget and was stopped",

@@ -26,7 +26,7 @@ FIGURE = "the geometric mean of the kept launches' medians"
 
 @dataclass(frozen=True)
 class OfExpected:
-    """A case's figure over the level it is expected at (judge/watch.py): the ratio, the
+    """A case's figure over the level it is expected at (watch/history.py): the ratio, the
     ratio over the expected band's ends (None: the level has no band) and its source."""
     ratio: float
     ci: tuple[float, float] | None

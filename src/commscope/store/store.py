@@ -1,5 +1,5 @@
 """The results store: one SQLite file, schema-versioned, raw samples kept (but for the
-old probes a watch folds to their figures: store/watch.py).
+old probes a watch folds to their figures: watch/points.py).
 
 Samples are stored as little-endian float64 blobs (seconds per iteration), one
 blob per case for the kernel's samples and one (ranks x n, row-major) for
@@ -406,7 +406,7 @@ class Store:
     def replace_runs(self, run_ids: list[int], instead: Callable[[], None]) -> None:
         """Delete runs with everything they hold and do `instead()` (its writes), in one
         transaction: a watch folds an old probe's runs into its figures so
-        (store/watch.py), and a crash leaves either the runs or the figures."""
+        (watch/points.py), and a crash leaves either the runs or the figures."""
         marks = ",".join("?" * len(run_ids))
         def body():
             instead()

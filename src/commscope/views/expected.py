@@ -1,5 +1,5 @@
 """"Is this normal?" as shown: a case's figure as a share of its expected level
-(judge/watch.py's against and of_expected give it, stats/summary.OfExpected), "130% of
+(watch/history.py's against and of_expected give it, stats/summary.OfExpected), "130% of
 expected (126% to 134%)" (docs/watch.md, "Is this normal?")."""
 
 from __future__ import annotations

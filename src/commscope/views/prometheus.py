@@ -28,9 +28,9 @@ def _escaped(value: str) -> str:
 
 
 def watch(found) -> str:
-    """A watch's cases for a dashboard (judge.watch.Series each): per case its latest
+    """A watch's cases for a dashboard (watch.history.Series each): per case its latest
     probe's time, its expected level and two indicators, 1 while its level is a step's
-    new within judge.watch.FRESH probes and 1 while it flaps between probes; a case with
+    new within watch.history.FRESH probes and 1 while it flaps between probes; a case with
     no expected level has no expected sample."""
     def labels(s) -> dict:
         return {"watch": s.watch, "case": s.name}

@@ -144,7 +144,7 @@ def probe_share(number: int, summary, series: list):
 
 
 def render_probe(number: int, summaries: list, series: list = ()) -> str:
-    """Every case the probe measured, one line each, against `series` (judge.watch.history
+    """Every case the probe measured, one line each, against `series` (watch.history.history
     of the watch) where given."""
     return "\n".join(case_line(number, s, probe_share(number, s, series))
                       for s in summaries)

@@ -127,7 +127,7 @@ def provenance(case: Case) -> tuple[Hashable, ...]:
 
 def fault(store: Store, rows: list[RunRow]) -> str | None:
     """The word of a probe that could not run: of its first run not complete, the kind of
-    its warning that is one of FAULTS (measure/watch.py stores one), else one its message
+    its warning that is one of FAULTS (watch/probe.py stores one), else one its message
     names, else its status."""
     for row in rows:
         if row.status == "complete":
@@ -143,7 +143,7 @@ def history(store: Store, name: str | None = None, arl: float = drift.ARL,
     """Every case of every watch (of `name` alone), judged: its steps at a false-alarm rate
     of one per `arl` probes of the watch (drift.per_case_arl over its cases), its flapping,
     and its expected level from its own probes (or from `reference`, another results file,
-    where given). Folded probes (store/watch.py) count as the whole ones do."""
+    where given). Folded probes (watch/points.py) count as the whole ones do."""
     out = []
     for watch in [name] if name is not None else stored.watches(store):
         cases = _cases(store, watch)

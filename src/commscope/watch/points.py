@@ -1,5 +1,5 @@
 """A watch's probes as stored: each probe is the ordinary runs of one measuring of the
-watch's plan (measure/watch.py), every one labelled with the plan's info labels
+watch's plan (watch/probe.py), every one labelled with the plan's info labels
 `watch=NAME` and `probe=N` (Plan.info, stored in the run's settings). Written by
 `commscope watch`, read here by everything that reads a watch's history.
 
@@ -64,8 +64,8 @@ def watches(store: Store) -> list[str]:
 
 @dataclass(frozen=True)
 class Folded:
-    """A case of a folded probe: what judge/watch.py reads of a probe's runs. `case` is the
-    case's key (judge.watch.case_key), `provenance` [mpi, library settings' key, hosts]
+    """A case of a folded probe: what watch/history.py reads of a probe's runs. `case` is the
+    case's key (watch.history.case_key), `provenance` [mpi, library settings' key, hosts]
     (None where the probe measured nothing of it: `fault` says why)."""
     probe: int
     started_utc: str

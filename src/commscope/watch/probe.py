@@ -2,7 +2,7 @@
 time (docs/watch.md, "Running a watch").
 
 A probe is the plan's runs measured as `commscope sweep` measures them (measure_runs),
-each run labelled `watch=NAME` and `probe=N` (store/watch.py). It stays within its budget:
+each run labelled `watch=NAME` and `probe=N` (watch/points.py). It stays within its budget:
 its plans share half of it for sampling (plan.for_probe), a case or a launch's start that
 shows no progress for half of it is hung, and a launch still running when the budget
 ends is stopped (_Budgeted). A probe that cannot run is stored all the same: its run ends

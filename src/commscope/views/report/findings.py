@@ -1,7 +1,7 @@
 """The findings that open the report: per configuration (as `commscope fit` groups the
 cases), the peak bandwidth and where it is reached, the latency at the smallest size,
 each with its launch-aware 95% interval as `commscope results show` computes and prints
-it (results.measured, the same units), the peak's fraction of the copy ceiling, and the
+it (figures.read.measured, the same units), the peak's fraction of the copy ceiling, and the
 model that describes the configuration: the start-up time of the fit's first segment and
 the asymptotic bandwidth of its last, each with the sizes its segment covers; then the
 verdicts of `check` and `health` runs."""

@@ -51,7 +51,7 @@ def draw(s) -> Figure:
 
 
 def render(found: list) -> Section | None:
-    """Each watch case's series (judge/watch.history, worked out by cli/report.py)."""
+    """Each watch case's series (watch.history.history, worked out by cli/report.py)."""
     if not found:
         return None
     body = []
