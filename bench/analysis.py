@@ -22,6 +22,7 @@ import numpy as np
 
 from commscope.models.groups import fit_runs
 from commscope.cli.report import build
+import commscope.views.report  # noqa: E402,F401 matplotlib: imported before any clock starts
 from commscope.store.store import Store
 from commscope.stats.summary import case_summary
 

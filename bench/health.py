@@ -246,6 +246,7 @@ def scale_bench(args) -> None:
 def analyse(db: str) -> None:
     """In a fresh process, so its peak memory is the analysis's and the report's own."""
     from commscope.cli.report import build
+    import commscope.views.report  # noqa: E402,F401 matplotlib: imported before any clock starts
     from commscope.health.health import health_of
     from commscope.store.store import Store
 

@@ -42,6 +42,7 @@ def write_stream(path: Path, ranks: int, samples: int) -> None:
 def child(stream: Path, ranks: int) -> dict:
     """Ingest, statistics and report of one stream, timed; peak RSS of this process."""
     from commscope.cli.report import build
+    import commscope.views.report  # noqa: E402,F401 matplotlib: imported before any clock starts
     from commscope.store.store import Store
     from commscope.stats.summary import case_summary
     from stored_run import store_run
