@@ -54,6 +54,27 @@ def test_more_ranks_than_cores_is_refused_with_the_line_that_runs_it(tmp_path):
     assert fake.launched == [] and not (tmp_path / "commscope.db").exists()
 
 
+def test_the_line_that_runs_it_anyway_runs_as_printed(fake_mpi, tmp_path):
+    """The remedy a refusal prints is a command that works: run on the fake launcher it
+    measures; profile's puts --oversubscribe before `--`, so that it is commscope's, not
+    the program's."""
+    import shlex
+    over = len(os.sched_getaffinity(0)) + 1
+    env = {k: v for k, v in os.environ.items() if k != "COMMSCOPE_OVERSUBSCRIBE"}
+    line = one_line_error(commscope("run", "pingpong", "--np", over, "--sizes", "8",
+                                    "--launches", "1", "--mpi", fake_mpi, env=env,
+                                    cwd=tmp_path, launcher=FakeLauncher()))
+    again = shlex.split(line.rpartition(": ")[2])
+    done = commscope(*again[1:], env=env, cwd=tmp_path, launcher=FakeLauncher())
+    assert done.returncode == 0, done.stderr
+    app = tmp_path / "app"
+    app.write_text("#!/bin/sh\n")
+    app.chmod(0o755)
+    line = one_line_error(commscope("profile", "--np", over, "--mpi", fake_mpi, "--", app,
+                                    "--x", env=env, cwd=tmp_path, launcher=FakeLauncher()))
+    assert line.endswith(f"--np {over} --mpi {fake_mpi} --oversubscribe -- {app} --x"), line
+
+
 def test_a_rank_count_advised_fits_the_host(tmp_path):
     """multi_lat pairs ranks: an odd count is refused with the even count next to it that
     this host's cores hold (below, where the one above would oversubscribe)."""

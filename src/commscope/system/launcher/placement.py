@@ -120,7 +120,11 @@ def _check_oversubscription(ranks: int, placement: Placement) -> None:
     if _allowed() or placement.hosts is not None or placement.launcher == "srun" \
             or ranks <= cores():
         return
-    again = shlex.join(["commscope", *argv, "--oversubscribe"]) if argv else "--oversubscribe"
+    # the flag before a program's own arguments (profile's `-- PROGRAM ARGS`), which it
+    # would otherwise reach instead of commscope
+    at = argv.index("--") if "--" in argv else len(argv)
+    again = shlex.join(["commscope", *argv[:at], "--oversubscribe", *argv[at:]]) if argv \
+        else "--oversubscribe"
     raise UserError(f"--np {ranks}: more ranks than this host's {cores()} cores would "
                     f"time-slice, and every latency with them; run at most {cores()} here, "
                     f"spread them with --hosts, or measure it anyway: {again}")
