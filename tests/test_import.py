@@ -132,6 +132,7 @@ def test_import_stores_runs_in_file_order_and_every_verb_reads_them(tmp_path):
     assert shown[0]["ci_low_s"] is None and shown[0]["ci_basis"].startswith("imported")
     text = commscope("results", "show", "2", "--db", db).stdout
     assert "no samples" in text and "imported from" in text
+    assert "as the imported file printed it" in text and "launches' medians" not in text
     listed = json.loads(commscope("results", "list", "--json", "--db", db).stdout)["runs"]
     assert [r["kernel"] for r in listed][:3] == ["pingpong", "pingpong", "pingpong"]
 
@@ -147,6 +148,8 @@ def test_import_stores_runs_in_file_order_and_every_verb_reads_them(tmp_path):
 
     fit = json.loads(commscope("fit", "2", "--json", "--db", db).stdout)["fits"][0]
     assert fit["alpha_s"] > 0 and fit["alpha_ci_s"] is None and "no raw samples" in fit["note"]
+    shown = commscope("fit", "2", "--db", db).stdout
+    assert "no confidence intervals" in shown and "CIs within the launch" not in shown
     out = tmp_path / "r.html"
     done = commscope("report", "-o", out, "--db", db)
     assert done.returncode == 0, done.stderr

@@ -284,8 +284,8 @@ def show_run(store, run, db: str, as_json: bool, table=None, wide: bool = False,
         context = next((o.ingest.context for o in run.outcomes if o.ingest.context), None) or {}
         lib = names.library(context.get("mpi_library_version"))
         launches = f", {run.launches} launches" if run.launches > 1 else ""
-        print(f"run {run.run_id}: {run.plan.kernel.name} on {run.plan.ranks} ranks{launches}, "
-              f"{lib}, results in {db}")
+        print(f"run {run.run_id}: {run.plan.kernel.name} on {names.ranks(run.plan.ranks)}"
+              f"{launches}, {lib}, results in {db}")
         print(table(found) if table else render(summaries, wide))
         per_rank = [_rank_times(cases, store.rank_samples) for cases, _ in found]
         if per_rank[0] is not None:  # who waits: each rank's own time

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 
 from ..importers import imported
+from ..store import names
 from ..system.errors import UserError
 from ..importers import ImportedRun, parse
 from ..profiles import Profile, stored
@@ -70,9 +72,11 @@ def _benchmarks(store: Store, started: str, path: str, found: list[ImportedRun],
     ids = store.add_imported([imported.stored(r, path, started) for r in found])
     shown = []
     for run_id, r in zip(ids, found):
+        if r.warning:
+            print(f"commscope: warning: run {run_id} ({path}): {r.warning}", file=sys.stderr)
         sizes = f"{format_bytes(r.rows[0].bytes)} to {format_bytes(r.rows[-1].bytes)}"
         shown.append((f"run {run_id}: {r.tool} {r.version} {r.benchmark} as {r.kernel}, "
-                      f"{r.ranks or '?'} ranks, {len(r.rows)} sizes ({sizes}) from {path}",
+                      f"{names.ranks(r.ranks)}, {len(r.rows)} sizes ({sizes}) from {path}",
                       {"run": run_id, "kind": "benchmark", "tool": r.tool,
                        "version": r.version, "benchmark": r.benchmark, "kernel": r.kernel,
                        "ranks": r.ranks, "sizes": len(r.rows), "file": path}))
@@ -88,7 +92,7 @@ def _profile(store: Store, path: str, profile: Profile) -> tuple[str, dict]:
     tool, version = profile.source["tool"], profile.source.get("version", "")
     keys = len(profile.summed())  # the calls x sizes, over ranks
     return (f"run {run_id}: {SPELLED[tool]} {version} profile of {' '.join(profile.program)}, "
-            f"{profile.ranks} ranks, {keys} rows (calls x sizes) from {path}",
+            f"{names.ranks(profile.ranks)}, {keys} rows (calls x sizes) from {path}",
             {"run": run_id, "kind": "profile", "tool": tool, "version": version,
              "program": list(profile.program), "ranks": profile.ranks, "rows": keys,
              "file": path})

@@ -192,7 +192,7 @@ def _show(store, run_id: int, wide: bool = False) -> str:
         return render_profile(run_id, p, row.message) if p.rows else \
             stored.no_calls(run_id, row, p)
     named = labels(row.settings.get("info"))
-    lines = [f"run {row.id}: {row.kernel} on {row.ranks} ranks, {names.status(row)}, "
+    lines = [f"run {row.id}: {row.kernel} on {names.ranks(row.ranks)}, {names.status(row)}, "
              f"started {row.started_utc}" + (f", labels {named}" if named else "")]
     if row.context:
         lines.append(render_provenance(row.context, row.oversubscribed))

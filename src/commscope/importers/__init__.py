@@ -40,6 +40,7 @@ class ImportedRun:
     definition: str  # how the tool defines that figure
     rows: tuple[ImportedRow, ...]
     header: dict[str, str] = field(default_factory=dict)
+    warning: str | None = None  # what the reading assumed where the file did not say
 
 
 TEXT = "OSU, IMB or nccl-tests output"
@@ -118,6 +119,7 @@ def _text(path: Path, data: bytes) -> str:
         line = data[:offset].count(b"\n") + 1
         raise UserError(f"{path}:{line}: {why} (at byte {offset}): a binary file; "
                         f"expected {ANY}")
+    text = text.removeprefix("\ufeff")  # an editor's byte-order mark: no part of the text
     last = text.splitlines()[-1]
     if not text.endswith("\n") and re.match(r"\s*[-+]?\d", last):
         raise bad(path, text.count("\n") + 1, f"the last line {last.strip()!r} has no line "

@@ -16,6 +16,9 @@ from .figures import checked, kind_of, label_of
 STARTING = re.compile(r"^# Collective test starting: (\S+)")
 VERSION = re.compile(r"^# nccl-tests version (\S+)|^rccl-tests: Version (\S+)")
 RANK = re.compile(r"^#\s+Rank\s+\d+\s+Group")
+# The header's first line (src/common.cu prints it first): older outputs, and those with a
+# job's or a prompt's lines before them, start the test here, without a version line
+THREADS = re.compile(r"^# nThread \d+")
 TABLE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw")
 TRAILER = "# Avg bus bandwidth"
 SIDE = ("time_us", "algbw_GBps", "busbw_GBps", "wrong")
@@ -41,7 +44,8 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
         return [_json(path, text)]
     runs, current = [], None
     for number, line in enumerate(text.splitlines(), 1):
-        if STARTING.match(line) or current is None and (VERSION.match(line) or TABLE.match(line)):
+        if STARTING.match(line) or current is None and any(
+                p.match(line) for p in (VERSION, THREADS, RANK, TABLE)):
             current = {"name": None, "version": "", "ranks": 0, "rows": [], "line": number,
                        "table": False, "done": False, "header": {}}
             runs.append(current)
@@ -53,6 +57,8 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             current["ranks"] += 1
         elif TABLE.match(line):
             current["table"] = True
+        elif current is None:
+            continue  # text before the output: a job's header, a prompt, mpirun's line
         elif line.startswith(TRAILER):
             current["done"] = True
             average = line.partition(":")[2].strip()

@@ -56,6 +56,8 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             runs.append(current)
         elif current is None or not line.strip():
             continue
+        elif current["rows"] and not re.match(r"\s*\d", line):
+            current = None  # the table ended: a log's text after it
         elif line.startswith("#"):
             if line.startswith("# Size"):
                 current["names"] = [COLUMNS.get(t) for t in _columns(line)]

@@ -46,7 +46,7 @@ class GroupFit:
     note: str | None  # why there is no fit
     rel_rms_residual: float | None  # of the single line: how far the data are from a line
     rel_rms_residual_segmented: float | None
-    ci_basis: str = "launches"  # or "one launch": the CIs are within the launch
+    ci_basis: str | None = "launches"  # "one launch": CIs within it; None: printed, none
 
 
 # What a fit's cases share: the identity less the size and --validate, with the MPI and the
@@ -89,7 +89,8 @@ def fit_group(group: Group, resamples: int = RESAMPLES, max_segments: int = MAX_
     fit = segmented.fit(x, w, y, max_segments, np.array([_copy_s(c) for c in kept]))
     return GroupFit(group, sizes, fit, None, _rel_rms(y[:, 0], fit.single.line.time_s(x)),
                     _rel_rms(y[:, 0], fit.time_s(x)),
-                    "one launch" if shocks is None else "launches")
+                    None if any(c.imported for c in kept)  # printed figures: no CIs at all
+                    else "one launch" if shocks is None else "launches")
 
 
 def _copy_s(case: Case) -> float:

@@ -79,5 +79,5 @@ def recorded(store: Store, run_id: int) -> Profile:
 def no_calls(run_id: int, row: RunRow, p: Profile) -> str:
     """The line a read verb shows for a profile run that recorded no MPI call."""
     what = " ".join(p.program) or p.source.get("file", "")
-    return (f"run {run_id}: profile of {what} on {p.ranks} ranks, {names.status(row)}: "
+    return (f"run {run_id}: profile of {what} on {names.ranks(p.ranks)}, {names.status(row)}: "
             f"{row.message or 'no message'}; no MPI call recorded")

@@ -14,6 +14,11 @@ def library(version_text: str | None) -> str:
     return " ".join(version_text.splitlines()[0].split(",")[0].split())
 
 
+def ranks(n: int | None) -> str:
+    """"1 rank", "4 ranks"; "? ranks" where a tool printed no count."""
+    return "? ranks" if not n else f"{n} rank{'s' * (n != 1)}"
+
+
 def case(kernel: str, send_mode: str | None, nbytes: int) -> str:
     """One measured case: "pingpong standard 8 KiB", "allreduce 1 KiB"."""
     return " ".join(filter(None, (kernel, send_mode, format_bytes(nbytes))))

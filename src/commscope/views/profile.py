@@ -4,6 +4,7 @@ the most time first."""
 
 from __future__ import annotations
 
+from ..store import names
 from ..system import units
 from ..profiles import Profile, Row
 from ..profiles.price import (HIGH_EFFICIENCY, LOW_EFFICIENCY, OVERPRICED, UNEXPLAINED, Priced,
@@ -25,8 +26,8 @@ def row_label(r: Row) -> tuple[str, str, str, str]:
 def render_profile(run_id: int, p: Profile, problem: str | None = None) -> str:
     wall = max(p.wall_s, default=0.0)
     mpi = p.mpi_s()
-    head = (f"run {run_id}: {' '.join(p.program) or p.source.get('file', '')}, {p.ranks} ranks, "
-            f"wall {units.seconds(wall)} s (the slowest rank), in MPI "
+    head = (f"run {run_id}: {' '.join(p.program) or p.source.get('file', '')}, "
+            f"{names.ranks(p.ranks)}, wall {units.seconds(wall)} s (the slowest rank), in MPI "
             f"{units.seconds(mpi)} s a rank ({units.percent(mpi / wall if wall else None)})")
     rows = [(*row_label(r), r.count, units.ms(r.time_s), units.us(r.time_s / r.count),
              units.percent(r.time_s / (mpi * p.ranks) if mpi else None))
@@ -94,7 +95,7 @@ def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], wh
     """Unpriced rows first (with the one command that prices each), then the dominance
     table, the total against the profile, and each what-if's total."""
     lines = [f"profile {run_id}: {' '.join(p.program) or p.source.get('file', '')}, "
-             f"{p.ranks} ranks; priced on {on}"]
+             f"{names.ranks(p.ranks)}; priced on {on}"]
     unpriced = [x for x in priced if x.cost_s is None]
     if unpriced:
         share = sum(x.row.time_s for x in unpriced) / sum(x.row.time_s for x in priced)

@@ -33,8 +33,10 @@ WIDE = ("kernel", "mode", "size", "launches", "n", OVERLAP, TIME, "95% CI us", "
 WHERE_GIVEN = (OVERLAP, RANK_MEAN, BUSBW, CEILING, EXPECTED)
 EXPECTED_LEGEND = ("of expected: the time over the case's expected level, in brackets over "
                    "its 95% band's ends")
-LEGEND = (f"time: us per operation, {FIGURE}; 95% CI: over launches (docs/statistics.md, "
-          "'The table'); MB/s: 10^6 B/s\n"
+MEASURED = (f"time: us per operation, {FIGURE}; 95% CI: over launches (docs/statistics.md, "
+            "'The table')")
+PRINTED = "time: us per operation as the imported file printed it, so no 95% CI"
+LEGEND = ("; MB/s: 10^6 B/s\n"
           "of ceiling: of the copy ceiling measured beside it; flags: their lines below; "
           "--wide: how it was measured")
 WIDE_LEGEND = ("x/: the interval as a factor of the time (* a launch stopped by --max-time); "
@@ -105,7 +107,8 @@ def render(summaries: list[CaseSummary], wide: bool = False) -> str:
     rows = [_cells(s) for s in summaries]
     shown = [h for h in (WIDE if wide else HEADER)
              if h not in WHERE_GIVEN or any(r[h] != units.MISSING for r in rows)]
-    footer = LEGEND + ("\n" + WIDE_LEGEND if wide else "")
+    printed = all(s.printed is not None for s in summaries)
+    footer = (PRINTED if printed else MEASURED) + LEGEND + ("\n" + WIDE_LEGEND if wide else "")
     if EXPECTED in shown:
         modes = len({r["mode"] for r in rows}) > 1  # a size alone names a case otherwise
         footer += f"\n{EXPECTED_LEGEND}\n" + sources(
@@ -166,9 +169,11 @@ def render_runs(runs) -> str:
 
 def imported_from(source: dict) -> str:
     """`results show` of an imported run: where its figures come from and what they are."""
+    converted = (source.get("header") or {}).get("units")
     return (f"imported from {source['file']}: {source['tool']} {source['version']} "
             f"{source['benchmark']}; time us is its {source['metric']} as printed "
-            f"({source['definition']}); no raw samples, so no interval, spread or p-value")
+            f"({source['definition']}); no raw samples, so no interval, spread or p-value"
+            + (f"; {converted}" if converted else ""))
 
 
 def render_provenance(ctx: dict, oversubscribed: bool) -> str:

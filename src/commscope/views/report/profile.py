@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...store import names
 from ..profile import prediction_table, row_label, what_if_line
 from . import figures
 from .html import Section, el, figure, section
@@ -46,8 +47,9 @@ def render(found: list) -> Section | None:
             continue
         done = [x for x in priced if x.cost_s is not None]
         body.append(el("p", f"Profile {row.id}: ", el("code", " ".join(p.program)),
-                       f", {p.ranks} ranks; {len(priced) - len(done)} of {len(priced)} rows "
-                       "not priced here (`commscope predict --profile` says what to run)."))
+                       f", {names.ranks(p.ranks)}; {len(priced) - len(done)} of "
+                       f"{len(priced)} rows not priced here (`commscope predict --profile` "
+                       "says what to run)."))
         if not done:
             continue
         now = sum(x.predicted_s for x in done)
