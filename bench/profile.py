@@ -14,9 +14,17 @@ MPI_PROC_NULL, timed inside the program, with and without it); then a ping-pong 
 (every call 1 µs or more) run alternately with and without the library, --pairs times: the
 median of the pairs' wall time ratios.
 
+exchange: a known exchange (tests/data/profile/patterns.c: MPI_Irecv, blocking MPI_Send,
+MPI_Wait, --iters times a rank, 2 ranks) profiled with --measure, --commands times per
+size: its prediction (one ping-ping a message) over its profiled time (both rows): the
+ratio of the medians (the target: 0.75-1.25), and each command's; beside it, the price
+of each message at ping-pong's one-way time (a ping-pong measured in the same command),
+as the exchange was priced before it was known as one.
+
 usage: python bench/profile.py cluster [--mpi PREFIX ...] [--fast 200] [--slow 100]
                                       [--n 512] [--steps 100] [--hosts 4] [--burst B]
        python bench/profile.py overhead [--mpi PREFIX ...] [--pairs 20] [--iters 20000]
+       python bench/profile.py exchange [--mpi PREFIX ...] [--commands 5] [--iters 2000]
 """
 
 from __future__ import annotations
@@ -204,6 +212,45 @@ def cluster_trial(mpi: str, fast: float, slow: float, n: int, steps: int,
                   f"at {fast:g}: {r['profiled_s']:.5f} s ({r['source']})")
 
 
+def exchange(mpis: list[str], commands: int, iters: int) -> None:
+    from commscope.system.mpi import find_mpi
+
+    source = HERE.parent / "tests" / "data" / "profile" / "patterns.c"
+    for prefix in mpis:
+        mpi = find_mpi(prefix)
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = Path(tmp) / "patterns"
+            subprocess.run([str(mpi.mpicc), "-O2", str(source), "-o", str(exe)], check=True)
+            for size in (8192, 65536):
+                predicted, spent, one_way = [], [], []
+                for i in range(commands):
+                    db = Path(tmp) / f"{size}-{i}.db"
+                    for verb in (["profile", "--np", "2", "--mpi", prefix, "--measure"],
+                                 ["run", "pingpong", "--np", "2", "--mpi", prefix, "--sizes",
+                                  str(size), "--json"],
+                                 ["predict", "--profile", "1", "--json"]):
+                        program = ["--", str(exe), "exchange", str(iters), str(size)]
+                        done = subprocess.run([sys.executable, "-m", "commscope.cli", *verb,
+                                               "--db", str(db),
+                                               *(program if verb[0] == "profile" else [])],
+                                              capture_output=True, text=True)
+                        if done.returncode:
+                            sys.exit(f"bench: {verb[0]} failed: {done.stderr[-800:]}")
+                        if verb[0] == "run":
+                            (case,) = json.loads(done.stdout)["cases"]
+                    rows = {r["call"]: r for r in json.loads(done.stdout)["rows"]}
+                    predicted.append(rows["MPI_Irecv"]["predicted_s"])
+                    spent.append(rows["MPI_Irecv"]["profiled_s"] + rows["MPI_Send"]["profiled_s"])
+                    one_way.append(case["median_s"] * (rows["MPI_Irecv"]["count"]
+                                                       + rows["MPI_Send"]["count"]))
+                each = ", ".join(f"{a / b:.3f}" for a, b in zip(predicted, spent))
+                mid_p, mid_s = statistics.median(predicted), statistics.median(spent)
+                print(f"{mpi.family} {size} B, {iters} exchanges a rank: predicted {mid_p:.5f} "
+                      f"s against {mid_s:.5f} s profiled (medians of {commands} commands): "
+                      f"ratio {mid_p / mid_s:.3f}; each: {each}; at one-way ping-pong each "
+                      f"message: ratio {statistics.median(one_way) / mid_s:.3f}", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -220,10 +267,16 @@ def main() -> None:
     o.add_argument("--mpi", action="append")
     o.add_argument("--pairs", type=int, default=20)
     o.add_argument("--iters", type=int, default=20000)
+    x = sub.add_parser("exchange")
+    x.add_argument("--mpi", action="append")
+    x.add_argument("--commands", type=int, default=5)
+    x.add_argument("--iters", type=int, default=2000)
     args = p.parse_args()
     mpis = args.mpi or [str(HERE.parent / ".venv")]
     if args.what == "overhead":
         overhead(mpis, args.pairs, args.iters)
+    elif args.what == "exchange":
+        exchange(mpis, args.commands, args.iters)
     else:
         for mpi in mpis:
             cluster_trial(mpi, args.fast, args.slow, args.n, args.steps, args.burst,

@@ -14,9 +14,10 @@ import pytest
 
 from commscope.importers import parse
 
-from conftest import commscope
+from conftest import commscope, one_line_error
 
 DATA = Path(__file__).parent / "data" / "imports"
+VARIANTS = DATA / "variants"  # written from the tools' printf formats (README.md there)
 LOG_BEFORE = "#!/bin/bash\n#SBATCH -N 2\n$ srun --mpi=pmix -n 2 ./bench\n```text\n"
 LOG_AFTER = "```\nsrun: job 12345 completed\n$ exit\n"
 
@@ -105,3 +106,93 @@ def test_imb_without_its_banner_is_read_as_today_s_and_says_so(tmp_path):
     assert "version not printed" in run.warning
     done = commscope("import", path, "--db", tmp_path / "r.db")
     assert done.returncode == 0 and "version not printed" in done.stderr
+
+
+NCCL = ("count", "root", "time_us", "algbw_GBps", "busbw_GBps", "wrong", "inplace_time_us",
+        "inplace_algbw_GBps", "inplace_busbw_GBps", "inplace_wrong")
+TAILS = ("latency_us", "p50_latency_us", "p90_latency_us", "p99_latency_us")
+IMB = ("repetitions", "t_us", "bandwidth_MBps")
+
+
+def _rows(names, *rows):
+    """(bytes, {name: figure}) for each row; None: a column printed N/A, so no figure."""
+    return [(r[0], {n: v for n, v in zip(names, r[1:]) if v is not None}) for r in rows]
+
+
+# fixture -> [(benchmark, kernel, ranks, version, header entries, rows) for each run]
+READ = {
+    "osu-7.4_latency_z.txt": [("osu_latency", "pingpong", 2, "7.4", {}, _rows(
+        TAILS, (1, 1.52, 1.49, 1.61, 2.87), (2, 1.53, 1.50, 1.63, 3.02),
+        (4, 1.55, 1.51, 1.66, 2.95)))],
+    "osu-7.2_latency_cuda_D_D.txt": [("osu_latency", "pingpong", 2, "7.2", {
+        "Accelerator": "CUDA", "Send Buffer": "DEVICE (D)", "Receive Buffer": "DEVICE (D)"},
+        _rows(["latency_us"], (1, 18.41), (2, 18.37), (4, 18.52)))],
+    "osu-7.2_bw_m4096-16384.txt": [("osu_bw", "bw", 2, "7.2", {}, _rows(
+        ["bandwidth_MBps"], (4096, 2875.31), (8192, 4102.66), (16384, 5230.08)))],
+    "imb-2021.11_multi1_pingpong.txt": [
+        ("Multi-PingPong", "pingpong", 2, "2021.11", {"groups": "2", "group": "0"}, _rows(
+            IMB, (0, 1000, 0.41, 0.00), (4, 1000, 0.43, 9.30), (8, 1000, 0.45, 17.78))),
+        ("Multi-PingPong", "pingpong", 2, "2021.11", {"groups": "2", "group": "1"}, _rows(
+            IMB, (0, 1000, 0.44, 0.00), (4, 1000, 0.47, 8.51), (8, 1000, 0.46, 17.39)))],
+    "nccl-tests-2.19.6_all_reduce_perf_c0.txt": [
+        ("all_reduce_perf", "allreduce", 2, "2.19.6", {"avg_busbw_GBps": "0.00201"}, _rows(
+            NCCL, (8, 2, -1, 10.21, 0, 0, None, 10.05, 0, 0, None),
+            (16, 4, -1, 10.33, 0, 0, None, 10.12, 0, 0, None),
+            (32, 8, -1, 10.40, 0, 0, None, 10.29, 0, 0, None)))],
+    "nccl-tests-2.19.6_alltoall_perf.txt": [
+        ("alltoall_perf", "alltoall", 2, "2.19.6", {"avg_busbw_GBps": "0.000987"}, _rows(
+            NCCL, (8, 1, -1, 12.50, 0, 0, 0, 12.31, 0, 0, None),
+            (16, 2, -1, 12.62, 0, 0, 0, 12.48, 0, 0, None),
+            (32, 4, -1, 12.71, 0, 0, 0, 12.66, 0, 0, None)))],
+    "nccl-tests-2.19.6_all_reduce_perf_min_bw.txt": [
+        ("all_reduce_perf", "allreduce", 2, "2.19.6",
+         {"avg_busbw_GBps": "0.00333", "avg_busbw_check": "OK"}, _rows(
+             NCCL, (8, 2, -1, 10.21, 0, 0, 0, 10.05, 0, 0, 0),
+             (16, 4, -1, 10.33, 0, 0, 0, 10.12, 0, 0, 0),
+             (32, 8, -1, 10.40, 0, 0.01, 0, 10.29, 0, 0.01, 0)))],
+}
+# fixture -> what its one-line refusal names
+REFUSED = {"imb-ext-2021.11_unidir_put.txt": ("Unidir_Put", "MPI-2 part", ":7:"),
+           "imb-rma-2021.11_unidir_put.txt": ("Unidir_put", "MPI-RMA part", ":7:")}
+
+
+def test_every_variant_fixture_is_held():
+    assert sorted(p.name for p in VARIANTS.glob("*.txt")) == sorted([*READ, *REFUSED])
+
+
+@pytest.mark.parametrize("name", READ)
+def test_a_variant_is_read_figure_by_figure(name):
+    runs = parse(VARIANTS / name)
+    assert len(runs) == len(READ[name])
+    for run, (benchmark, kernel, ranks, version, header, rows) in zip(runs, READ[name]):
+        assert (run.benchmark, run.kernel, run.ranks, run.version) == (benchmark, kernel,
+                                                                       ranks, version)
+        assert {k: run.header.get(k) for k in header} == header
+        assert [(r.bytes, r.figures) for r in run.rows] == rows
+        assert all(r.printed.keys() == r.figures.keys() for r in run.rows)
+
+
+def test_a_variant_imports_through_the_cli(tmp_path):
+    db = tmp_path / "r.db"
+    done = commscope("import", *(VARIANTS / n for n in READ), "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("run ") == sum(len(runs) for runs in READ.values())
+
+
+def test_osu_tail_bandwidth_columns_are_read(tmp_path):
+    """osu_bw -z prints 'P50 Tail BW(MB/s)' (osu_util.c print_header)."""
+    text = (VARIANTS / "osu-7.2_bw_m4096-16384.txt").read_text().replace(
+        "Bandwidth (MB/s)", "Bandwidth (MB/s)    P50 Tail BW(MB/s)").replace(
+        "2875.31", "2875.31             2901.12")
+    path = tmp_path / "osu_bw_z.txt"
+    path.write_text(text.replace("4102.66\n", "4102.66             4110.50\n").replace(
+        "5230.08\n", "5230.08             5241.90\n"))
+    (run,) = parse(path)
+    assert [r.figures.get("p50_bandwidth_MBps") for r in run.rows] == [2901.12, 4110.5,
+                                                                        5241.9]
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_imb_ext_and_rma_blocks_are_refused_in_one_line(tmp_path, name):
+    error = one_line_error(commscope("import", VARIANTS / name, "--db", tmp_path / "r.db"))
+    assert all(part in error for part in REFUSED[name]) and "IMB-MPI1" in error

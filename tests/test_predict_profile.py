@@ -79,6 +79,42 @@ def test_rows_are_priced_at_their_case_s_figure_and_the_rest_say_what_to_run(fak
     validator("urn:commscope:predict-profile:2").validate(out)
 
 
+def test_an_irecv_beside_blocking_sends_is_an_exchange_unless_they_are_a_ping_pong(
+        fake_mpi, tmp_path):
+    """Irecv, Send, Wait on every rank: one ping-ping a message, its sends priced with it
+    and its efficiency over both rows. With a blocking MPI_Recv of that size and peer the
+    sends are a ping-pong's: each message at one-way time. A persistent request's start
+    is priced as its mode's nonblocking call; a size a few bytes off the one measured, with
+    none the other side, takes its figure."""
+    db = tmp_path / "p.db"
+    measured(fake_mpi, db, "pingpong", "8192,102641")
+    measured(fake_mpi, db, "pingping", "8192,512")
+    exchange = profile_run(db, [Row("MPI_Irecv", 2, 8192, "local", 10, 1e-4, 0, 81920),
+                                Row("MPI_Send", 2, 8192, "local", 10, 3e-4, 0, 81920),
+                                Row("MPI_Recv_init", 2, 512, "local", 4, 1e-4, 0, 2048),
+                                Row("MPI_Send_init", 2, 512, "local", 4, 1e-5, 0, 2048),
+                                Row("MPI_Send", 2, 65536, "local", 3, 1e-4, 0, 307857)])
+    rows = {(r["call"], r["bytes"]): r for r in predict(db, exchange)["rows"]}
+    irecv, send = rows[("MPI_Irecv", 8192)], rows[("MPI_Send", 8192)]
+    assert irecv["predicted_s"] == pytest.approx(10 * mean_cost(db, "pingping", 8192))
+    assert send["source"] == "with MPI_Irecv" and send["predicted_s"] == 0
+    assert irecv["efficiency"] == pytest.approx(irecv["predicted_s"] / 4e-4)
+    assert rows[("MPI_Recv_init", 512)]["predicted_s"] == pytest.approx(
+        4 * mean_cost(db, "pingping", 512))
+    assert rows[("MPI_Send_init", 512)]["source"] == "with MPI_Irecv"
+    near = rows[("MPI_Send", 65536)]  # 102,619 B a call against 102,641 measured
+    assert near["source"] == "nearest" and near["predicted_s"] == pytest.approx(
+        3 * mean_cost(db, "pingpong", 102641))
+    pingpong = profile_run(db, [Row("MPI_Irecv", 2, 8192, "local", 10, 1e-4, 0, 81920),
+                                Row("MPI_Send", 2, 8192, "local", 10, 3e-4, 0, 81920),
+                                Row("MPI_Recv", 2, 8192, "local", 10, 1e-4, 1, 81920),
+                                Row("MPI_Send", 2, 8192, "local", 10, 3e-4, 1, 81920)])
+    rows = {r["call"]: r for r in predict(db, pingpong)["rows"]}
+    one_way = mean_cost(db, "pingpong", 8192)
+    assert rows["MPI_Irecv"]["predicted_s"] == pytest.approx(10 * one_way)
+    assert rows["MPI_Send"]["predicted_s"] == pytest.approx(20 * one_way)
+
+
 def test_a_size_between_measured_ones_is_interpolated_and_beyond_them_fitted(fake_mpi,
                                                                              tmp_path):
     db = tmp_path / "p.db"

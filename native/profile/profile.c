@@ -2,6 +2,7 @@
  * calls go to PMPI_*, so they are not counted. */
 #include "profile.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +21,23 @@ static const char *const call_names[] = {PROFILE_CALLS(PROFILE_NAME)};
 struct row {
     int call, comm_size, bucket, peer; /* bucket: 0 for 0 bytes, k+1 for [2^k, 2^(k+1)) */
     uint64_t count, ticks, bytes;
-    uint64_t overlap; /* nonblocking: ticks from its start's return to its completion's call */
+    uint64_t overlap; /* nonblocking: the program's own ticks while it was in flight */
 };
 
 struct pending { /* a nonblocking call's request, while it is in flight */
     MPI_Request request;
-    int row, receive, used;
-    uint64_t started; /* when its start call returned */
+    int row, receive, used; /* used: 0 empty, -1 tombstone, 1 in flight, 2 persistent idle */
+    int copies; /* in flight under this handle: MPICH gives every send that completed at
+                 * once the same handle */
+    uint64_t started, mpi_at; /* when its start call returned, and P.mpi then */
+    /* a persistent request's message, counted at each MPI_Start */
+    int call, peer;
+    MPI_Comm comm;
+    int64_t bytes;
 };
 
 static struct {
-    int on, rank, ranks, *node; /* node[r]: world rank r's node (its lowest world rank) */
+    int on, writing, rank, ranks, *node; /* node[r]: world rank r's node (its lowest world rank) */
     struct row *rows;
     size_t nrows, cap; /* rows: an open-addressed table of cap slots */
     struct pending *pend;
@@ -42,6 +49,7 @@ static struct {
     } *comms; /* world ranks of each comm */
     int ncomms;
     uint64_t start_ticks, next_flush;
+    uint64_t mpi; /* ticks inside the calls counted so far: not the program's own work */
     unsigned generation; /* moves when rows move or a communicator is freed: last[] stale */
     double start_s, ticks_per_s;
     char host[MPI_MAX_PROCESSOR_NAME], dir[4096], library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -208,6 +216,7 @@ static int record(enum profile_call call, int size, int64_t bytes, int peer, uin
     struct row *r = row_of(call, size, bucket_of(bytes), peer);
     r->count++;
     r->ticks += now - start;
+    P.mpi += now - start;
     r->bytes += (uint64_t)(bytes > 0 ? bytes : 0);
     maybe_flush(now);
     return (int)(r - P.rows);
@@ -232,6 +241,7 @@ int profile_call(enum profile_call call, MPI_Comm comm, int64_t bytes, int peer,
         struct row *r = &P.rows[l->row];
         r->count++;
         r->ticks += now - start;
+        P.mpi += now - start;
         r->bytes += (uint64_t)(bytes > 0 ? bytes : 0);
         maybe_flush(now);
         return l->row;
@@ -281,17 +291,11 @@ static struct pending *slot_of(MPI_Request request, int adding)
     return NULL;
 }
 
-static void track(MPI_Request request, int row, int receive, uint64_t started);
-
-void profile_request(MPI_Request request, int row, int receive)
+/* The request's slot, new or its own, in a table with room (rebuilt without the
+ * tombstones when half full). */
+static struct pending *slot_for(MPI_Request request)
 {
-    if (row >= 0 && request != MPI_REQUEST_NULL)
-        track(request, row, receive, profile_ticks());
-}
-
-static void track(MPI_Request request, int row, int receive, uint64_t started)
-{
-    if (2 * (P.nslots + 1) > P.pcap) { /* rebuilt, without the tombstones */
+    if (2 * (P.nslots + 1) > P.pcap) {
         struct pending *old = P.pend;
         size_t n = P.pcap;
         P.pcap = 1024;
@@ -300,18 +304,66 @@ static void track(MPI_Request request, int row, int receive, uint64_t started)
         P.pend = calloc(P.pcap, sizeof *P.pend);
         P.npend = P.nslots = 0;
         for (size_t i = 0; i < n; i++)
-            if (old[i].used > 0)
-                track(old[i].request, old[i].row, old[i].receive, old[i].started);
+            if (old[i].used > 0) {
+                *slot_of(old[i].request, 1) = old[i];
+                P.npend++;
+                P.nslots++;
+            }
         free(old);
     }
     struct pending *p = slot_of(request, 1);
-    if (!p)
-        return;
-    if (!p->used)
+    if (p && !p->used)
         P.nslots++;
-    if (p->used <= 0)
+    if (p && p->used <= 0) {
         P.npend++;
-    *p = (struct pending){request, row, receive, 1, started};
+        *p = (struct pending){.request = request};
+    }
+    return p;
+}
+
+/* In flight from now: what the program does until its completion is its overlap. */
+static void launch(struct pending *p, int row)
+{
+    p->row = row;
+    p->used = 1;
+    p->started = profile_ticks();
+    p->mpi_at = P.mpi;
+}
+
+void profile_request(MPI_Request request, int row, int receive)
+{
+    struct pending *p;
+    if (row >= 0 && request != MPI_REQUEST_NULL && (p = slot_for(request))) {
+        if (p->used == 1 && p->call < 0 && p->row == row) {
+            p->copies++;
+            return;
+        }
+        p->copies = 1;
+        p->receive = receive;
+        p->call = -1;
+        launch(p, row);
+    }
+}
+
+void profile_persistent(MPI_Request request, enum profile_call call, MPI_Comm comm, int64_t bytes,
+                        int peer, int receive)
+{
+    struct pending *p;
+    if (P.on && request != MPI_REQUEST_NULL && (p = slot_for(request))) {
+        *p = (struct pending){request, -1, receive, 2, 1, 0, 0, call, peer, comm, bytes};
+    }
+}
+
+void profile_start(int n, const MPI_Request *requests, uint64_t start)
+{
+    if (!P.on || n <= 0)
+        return;
+    uint64_t share = (profile_ticks() - start) / (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        struct pending *p = slot_of(requests[i], 0);
+        if (p && p->call >= 0)
+            launch(p, profile_call(p->call, p->comm, p->bytes, p->peer, profile_ticks() - share));
+    }
 }
 
 void profile_completion(enum profile_call call, int n, const MPI_Request *before, const int *done,
@@ -325,17 +377,27 @@ void profile_completion(enum profile_call call, int n, const MPI_Request *before
     /* receives first in found[0..nrecv), the others after them from the end */
     for (int i = 0; i < n; i++) {
         struct pending *p = done[i] ? slot_of(before[i], 0) : NULL;
-        if (!p)
+        if (!p || p->used != 1)
             continue;
-        p->used = -1; /* completed: a tombstone, the handle may come back */
-        P.npend--;
-        if (start > p->started) /* the program's own work while it was in flight */
-            P.rows[p->row].overlap += start - p->started;
+        if (p->call >= 0) {
+            p->used = 2; /* persistent: idle until its next MPI_Start */
+        } else if (p->copies > 1) {
+            p->copies--; /* another request of this handle is still in flight */
+        } else {
+            p->used = -1; /* completed: a tombstone, the handle may come back */
+            P.npend--;
+        }
+        /* the program's own work while it was in flight: the time since its start
+         * less the time spent in counted calls since (a Test loop is not work) */
+        uint64_t inside = P.mpi - p->mpi_at;
+        if (start > p->started + inside)
+            P.rows[p->row].overlap += start - p->started - inside;
         if (p->receive)
             found[nrecv++] = p;
         else
             found[room - 1 - nother++] = p;
     }
+    P.mpi += ticks;
     int k = nrecv ? nrecv : nother;
     struct pending **charged = nrecv ? found : found + room - nother;
     if (!k) {
@@ -364,6 +426,7 @@ static void write_table(int finished)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return;
+    P.writing = 1;
     fprintf(f,
             "{\"rank\": %d, \"ranks\": %d, \"node\": %d, \"host\": \"%s\", \"wall_s\": %.9g, "
             "\"finished\": %s, \"mpi\": \"%s\", \"rows\": [",
@@ -386,12 +449,56 @@ static void write_table(int finished)
         rename(tmp, path);
     else
         remove(tmp);
+    P.writing = 0;
 }
 
 static void at_exit(void)
 {
     if (P.on)
         write_table(0); /* exit without MPI_Finalize: what was recorded so far */
+}
+
+void profile_abort(void)
+{
+    if (P.on && !P.writing)
+        write_table(0); /* the launcher kills the ranks: none reaches its exit */
+}
+
+/* A signal that ends the program (the launcher's SIGTERM once a rank failed, a fault):
+ * the table is written once, then the signal goes on to the handler before ours (the
+ * MPI library's) or to its default action. */
+static const int fatal[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL};
+#define NFATAL (sizeof fatal / sizeof *fatal)
+static struct sigaction before_ours[NFATAL];
+
+static void on_fatal(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    static volatile sig_atomic_t written;
+    if (!written) {
+        written = 1;
+        profile_abort(); /* a write under way is left alone: the last whole file stays */
+    }
+    for (size_t i = 0; i < NFATAL; i++)
+        if (fatal[i] == sig)
+            sigaction(sig, &before_ours[i], NULL);
+    /* a fault returns to the instruction, which faults again under the handler before
+     * ours; a signal sent is sent again, delivered once this handler returns */
+    if (info->si_code <= 0 || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGABRT)
+        raise(sig);
+}
+
+static void catch_fatal(void)
+{
+    struct sigaction ours = {.sa_sigaction = on_fatal, .sa_flags = SA_SIGINFO};
+    sigemptyset(&ours.sa_mask);
+    for (size_t i = 0; i < NFATAL; i++) {
+        struct sigaction old;
+        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+            before_ours[i] = old;
+            sigaction(fatal[i], &ours, NULL);
+        }
+    }
 }
 
 void profile_begin(void)
@@ -427,6 +534,7 @@ void profile_begin(void)
     P.next_flush = profile_ticks() + (uint64_t)(FLUSH_EVERY_S * P.ticks_per_s);
     P.on = 1;
     atexit(at_exit);
+    catch_fatal();
 }
 
 void profile_end(void)

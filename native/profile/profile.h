@@ -30,7 +30,9 @@
     X(IALLGATHER, "MPI_Iallgather") X(IALLTOALL, "MPI_Ialltoall") X(PUT, "MPI_Put")        \
     X(GET, "MPI_Get") X(ACCUMULATE, "MPI_Accumulate") X(WIN_FENCE, "MPI_Win_fence")        \
     X(WIN_LOCK, "MPI_Win_lock") X(WIN_UNLOCK, "MPI_Win_unlock")                            \
-    X(WIN_FLUSH, "MPI_Win_flush")
+    X(WIN_FLUSH, "MPI_Win_flush") X(SEND_INIT, "MPI_Send_init")                            \
+    X(SSEND_INIT, "MPI_Ssend_init") X(BSEND_INIT, "MPI_Bsend_init")                        \
+    X(RSEND_INIT, "MPI_Rsend_init") X(RECV_INIT, "MPI_Recv_init")
 
 #define PROFILE_ENUM(id, name) CALL_##id,
 enum profile_call { PROFILE_CALLS(PROFILE_ENUM) CALL_COUNT };
@@ -60,7 +62,16 @@ void profile_drop(MPI_Request request);
 void profile_completion(enum profile_call call, int n, const MPI_Request *before, const int *done,
                         uint64_t start);
 
+/* A persistent request made (MPI_*_init): its message is counted at each MPI_Start, in
+ * the row of its init call, and completed as a nonblocking call's. */
+void profile_persistent(MPI_Request request, enum profile_call call, MPI_Comm comm, int64_t bytes,
+                        int peer, int receive);
+/* MPI_Start or MPI_Startall of n requests that took ticks since `start`. */
+void profile_start(int n, const MPI_Request *requests, uint64_t start);
+
 void profile_begin(void);
+/* MPI_Abort or a fatal signal: the table so far, unfinished. */
+void profile_abort(void);
 void profile_end(void);
 void profile_forget(MPI_Comm comm);
 

@@ -45,6 +45,12 @@ int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
+int MPI_Abort(MPI_Comm comm, int code)
+{
+    profile_abort();
+    return PMPI_Abort(comm, code);
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
     profile_forget(*comm);
@@ -138,6 +144,66 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 {
     STARTED(CALL_IRECV, comm, profile_bytes(count, type), source, 1, request,
             PMPI_Irecv(buf, count, type, source, tag, comm, request));
+}
+
+/* --- persistent requests: counted at each start, as the nonblocking call of their mode --- */
+
+#define PERSISTENT(call_id, bytes, peer, receive, pmpi)                                \
+    do {                                                                           \
+        int rc_ = pmpi;                                                            \
+        profile_persistent(*request, call_id, comm, bytes, peer, receive);         \
+        return rc_;                                                                \
+    } while (0)
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    PERSISTENT(CALL_SEND_INIT, profile_bytes(count, type), dest, 0,
+               PMPI_Send_init(buf, count, type, dest, tag, comm, request));
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    PERSISTENT(CALL_SSEND_INIT, profile_bytes(count, type), dest, 0,
+               PMPI_Ssend_init(buf, count, type, dest, tag, comm, request));
+}
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    PERSISTENT(CALL_BSEND_INIT, profile_bytes(count, type), dest, 0,
+               PMPI_Bsend_init(buf, count, type, dest, tag, comm, request));
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    PERSISTENT(CALL_RSEND_INIT, profile_bytes(count, type), dest, 0,
+               PMPI_Rsend_init(buf, count, type, dest, tag, comm, request));
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    PERSISTENT(CALL_RECV_INIT, profile_bytes(count, type), source, 1,
+               PMPI_Recv_init(buf, count, type, source, tag, comm, request));
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    uint64_t start = profile_ticks();
+    int rc = PMPI_Start(request);
+    profile_start(1, request, start);
+    return rc;
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    uint64_t start = profile_ticks();
+    int rc = PMPI_Startall(count, requests);
+    profile_start(count, requests, start);
+    return rc;
 }
 
 /* --- completion: the handles read before the call, which sets them to NULL --- */

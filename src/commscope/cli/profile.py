@@ -107,9 +107,10 @@ def profiled(store, mpi, program: list[str], ranks: int, placement: Placement,
     failed = status != 0 or recorded.missing or recorded.unfinished
     message = _what_failed(status, recorded) if failed else None
     run_id = save(recorded, "failed" if failed else "complete", message)
-    found = stored.load(store, run_id)
+    found = stored.recorded(store, run_id)  # a program that died before its first call: none
     if not args.json:
-        print(render_profile(run_id, found, message))
+        print(render_profile(run_id, found, message) if found.rows else
+              stored.no_calls(run_id, store.run(run_id), found))
     measured = []
     if args.measure and failed:
         print(f"commscope: profile: not measuring for a profile that did not finish "

@@ -13,6 +13,11 @@ report.c's) read into a Profile. mpiP's verbose report, its default, holds:
                                      Call, MPI Time % or MPI Sent %, Comm Size, Data Size
     @--- End of Report
 
+mpiP 3.4.1 prints the same sections (its "Aggregate Time" lacks the Count column); MPIP -e
+prints %f for %g (report.c, mpiP_Report_Formats), -l ("Report generation : Collective")
+the same sections task by task, -k 0 no "Callsites" section. -c prints a concise report
+and -d leaves the callsite sections out (util.c, mpiPi_getenv): both are refused.
+
 A rank of "*" is mpiP's aggregate of a call site over ranks: left out, the ranks' own
 lines are the rows. The "Aggregate Time (top twenty...)" section is left out too: it
 holds the same times summed over ranks, for twenty sites at most.
@@ -35,6 +40,7 @@ HEADING = re.compile(r"^@--- (.*?) -*$")
 INTRO = re.compile(r"^@ (\S.*?)\s*: ?(.*)$")
 TIME = "Callsite Time statistics (all, milliseconds)"
 SENT = "Callsite Message Sent statistics (all, sent bytes)"
+CONCISE = "Callsite Time statistics (all callsites, milliseconds)"
 HISTOGRAMS = ("Aggregate Collective Time (top twenty, descending)",
               "Aggregate Point-To-Point Sent (top twenty, descending)")
 COLUMN_HEADS = {"Task", "Name", "Call", "ID"}
@@ -58,8 +64,13 @@ def _profile(path: Path, text: str) -> Profile:
     if "End of Report" not in sections:
         raise refused(path, "no '@--- End of Report' heading: the report is cut short",
                       EXPECTED)
+    if CONCISE in sections:
+        raise refused(path, f"a concise report (MPIP -c): its '{CONCISE}' holds no rank's "
+                            "lines (record again without -c; -v writes a verbose file too)",
+                      EXPECTED)
     if TIME not in sections:
-        raise refused(path, f"no '{TIME}' section", EXPECTED)
+        raise refused(path, f"no '{TIME}' section (MPIP -d leaves it out: record again "
+                            "without -d)", EXPECTED)
     numbered = [(n, t) for n, t in _table(path, sections, "MPI Time (seconds)", 4)
                 if t[0] != "*"]
     tasks = [t for _, t in numbered]
@@ -69,7 +80,7 @@ def _profile(path: Path, text: str) -> Profile:
         where = "" if wrong is None else f", task {tasks[wrong][0]} where {wrong} belongs"
         raise refused(path, f"'MPI Time (seconds)' lists {len(tasks)} tasks for {ranks} "
                             f"ranks{where}", EXPECTED)
-    sent = {(t[0], t[1], t[2]): (_figure(path, n, "Mean", t[5], "bytes"),
+    sent = {(t[0], t[1], t[2]): (_printed(_figure(path, n, "Mean", t[5], "bytes"), t[5]),
                                  _figure(path, n, "Sum", t[7], "bytes"))
             for n, t in _table(path, sections, SENT, 8)
             if t[2] != "*"}  # (mean, sum) of the bytes a site sent, per rank
@@ -84,10 +95,10 @@ def _profile(path: Path, text: str) -> Profile:
         # mpiP keeps a site's bytes per rank as a mean and a sum only: the mean's bucket
         # stands for all its calls. A site without a line sent nothing mpiP counts (a
         # receive's bytes it does not record): its bytes are unknown.
-        mean, total = sent.get((name, site, rank), (0.0, None))
+        mean, total = sent.get((name, site, rank), (0, None))
         count = int(_figure(path, number, "Count", count, "whole"))
         mean_ms = _figure(path, number, "Mean", mean_ms, "time spent")
-        rows.append(Row(mpi_call(name), comm_sizes.get(name, ranks), bucket(_printed(mean)),
+        rows.append(Row(mpi_call(name), comm_sizes.get(name, ranks), bucket(mean),
                         None, count, count * mean_ms / 1e3, int(rank),
                         None if total is None else round(total)))
     if not rows:
@@ -105,13 +116,17 @@ def _figure(path: Path, number: int, column: str, token: str, kind: str) -> floa
     return checked(f"{path}:{number}", column, token, kind)
 
 
-def _printed(value: float) -> int:
-    """The bytes of a mean mpiP printed to 4 significant digits (%9.4g: 16384 as
-    1.638e+04), read as the largest value that prints so, so that a power of two keeps
-    its bucket; a mean within half a printed digit below a power of two goes up with it."""
+def _printed(value: float, token: str) -> int:
+    """The bytes of a mean as mpiP printed it, read as the largest value that prints so,
+    so that a power of two keeps its bucket: %9.4g keeps 4 significant digits (16384 as
+    1.638e+04), MPIP -e's %9.4f 4 decimals (4095.5 as 4095.5000, not 4096). %g drops
+    trailing zeros, so the finer of the two places is the last one printed."""
     if value <= 0:
         return 0
-    return int(value + 0.5 * 10 ** (math.floor(math.log10(value)) - 3))
+    mantissa, _, exponent = token.lower().partition("e")
+    last = min(math.floor(math.log10(value)) - 3,
+               int(exponent or 0) - len(mantissa.partition(".")[2]))
+    return int(value + 0.5 * 10 ** last)
 
 
 def _split(text: str) -> tuple[dict[str, list[str]], dict[str, list[tuple[int, str]]]]:

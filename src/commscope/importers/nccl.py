@@ -44,8 +44,11 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
         return [_json(path, text)]
     runs, current = [], None
     for number, line in enumerate(text.splitlines(), 1):
-        if STARTING.match(line) or current is None and any(
-                p.match(line) for p in (VERSION, THREADS, RANK, TABLE)):
+        # A test's header starts a run; src/util.cu prints its version line before
+        # '# Collective test starting', rccl-tests after it
+        fresh = current is None or current["done"]
+        if fresh and any(p.match(line) for p in (STARTING, VERSION, THREADS, RANK, TABLE)) \
+                or STARTING.match(line) and current["table"]:
             current = {"name": None, "version": "", "ranks": 0, "rows": [], "line": number,
                        "table": False, "done": False, "header": {}}
             runs.append(current)
@@ -61,9 +64,12 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             continue  # text before the output: a job's header, a prompt, mpirun's line
         elif line.startswith(TRAILER):
             current["done"] = True
-            average = line.partition(":")[2].strip()
+            # "%g %s": OK or FAILED after it where NCCL_TESTS_MIN_BW was set (src/util.cu)
+            average, _, verdict = line.partition(":")[2].strip().partition(" ")
             checked(f"{path}:{number}", "Avg bus bandwidth", average, "bandwidth")
             current["header"]["avg_busbw_GBps"] = average
+            if verdict:
+                current["header"]["avg_busbw_check"] = verdict.strip()
         elif current["table"] and not current["done"] and line.strip() \
                 and not line.startswith("#"):
             current["rows"].append(row(path, number, NAMES, line.split()))

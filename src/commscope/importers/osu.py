@@ -9,14 +9,19 @@ from pathlib import Path
 
 from . import ImportedRun, bad, row
 
-BANNER = re.compile(r"^# OSU (?:MPI(?:-\w+)? )?(.+?) Test v(\d[\w.]*)\s*$")
+# "-CUDA", "-ROCM", "-OPENACC" after MPI: a run with device buffers (osu_util.c, print_header)
+BANNER = re.compile(r"^# OSU (?:MPI(?:-(?P<accel>\w+))? )?(?P<title>.+?) "
+                    r"Test v(?P<version>\d[\w.]*)\s*$")
+# Where the buffers were (`osu_latency D D`): printed only with an accelerator, before '# Size'
+BUFFERS = re.compile(r"^# Send Buffer on (.+?) and Receive Buffer on (.+?)\s*$")
+# -z (OSU 7.4, osu_util.c print_header): one column per percentile asked, 50,90,99 by default
+TAIL = re.compile(r"^P(\d+) Tail (?:Lat\(us\)|BW\(MB/s\))$")
 # OSU's column titles, as commscope names them (MB = 10^6 bytes in OSU 5.x to 7.x).
 COLUMNS = {"Latency (us)": "latency_us", "Avg Latency(us)": "latency_us",
            "Min Latency(us)": "min_latency_us", "Max Latency(us)": "max_latency_us",
            "Iterations": "iterations", "Bandwidth (MB/s)": "bandwidth_MBps",
            "Messages/s": "messages_per_s", "MB/s": "bandwidth_MBps",
-           "Validation": "validation", "P50 Tail Lat(us)": "p50_latency_us",
-           "P90 Tail Lat(us)": "p90_latency_us", "P99 Tail Lat(us)": "p99_latency_us"}
+           "Validation": "validation"}
 # The benchmark's title in the banner -> (osu program, commscope kernel).
 TESTS = {"Latency": ("osu_latency", "pingpong"), "Bandwidth": ("osu_bw", "bw"),
          "Bi-Directional Bandwidth": ("osu_bibw", "bibw"),
@@ -41,10 +46,16 @@ def recognizes(text: str) -> bool:
     return any(BANNER.match(line) for line in text.splitlines())
 
 
-def _columns(title_line: str) -> list[str]:
-    """The header's column titles after '# Size' (separated by two or more spaces)."""
-    titles = re.split(r"\s{2,}", title_line.lstrip("#").strip())
-    return titles[1:]
+def _columns(title_line: str) -> list[str | None]:
+    """commscope's names of the header's column titles after '# Size' (separated by two or
+    more spaces); None for a title it does not know. A tail column is p<N>_latency_us or
+    p<N>_bandwidth_MBps."""
+    names = []
+    for title in re.split(r"\s{2,}", title_line.lstrip("#").strip())[1:]:
+        tail = TAIL.match(title)
+        unit = "bandwidth_MBps" if "BW" in title else "latency_us"
+        names.append(f"p{tail.group(1)}_{unit}" if tail else COLUMNS.get(title))
+    return names
 
 
 def parse(path: Path, text: str) -> list[ImportedRun]:
@@ -60,9 +71,12 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             current = None  # the table ended: a log's text after it
         elif line.startswith("#"):
             if line.startswith("# Size"):
-                current["names"] = [COLUMNS.get(t) for t in _columns(line)]
+                current["names"] = _columns(line)
                 if None in current["names"]:
                     raise bad(path, number, f"unknown OSU column in {line.strip()!r}")
+            elif BUFFERS.match(line):
+                current["header"].update(zip(("Send Buffer", "Receive Buffer"),
+                                             BUFFERS.match(line).groups()))
             elif ":" in line:
                 key, _, value = line.lstrip("# ").partition(":")
                 current["header"][key.strip()] = value.strip().rstrip(".")
@@ -74,10 +88,11 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
 
 
 def _start(path: Path, number: int, banner) -> dict:
-    title, version = banner.group(1), banner.group(2)
+    title, accel = banner.group("title"), banner.group("accel")
     if title not in TESTS:
         raise bad(path, number, f"an OSU test commscope does not know: {title!r}")
-    return {"title": title, "version": version, "header": {}, "rows": [], "line": number}
+    return {"title": title, "version": banner.group("version"), "rows": [], "line": number,
+            "header": {"Accelerator": accel} if accel else {}}
 
 
 def _finish(path: Path, r: dict) -> ImportedRun:

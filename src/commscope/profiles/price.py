@@ -11,15 +11,17 @@ return and the wait that completed it (the mean a call), which the transfer ran 
 A point-to-point message is priced at its one-way time (ping-pong's half round trip):
 MPI_Send and MPI_Recv each, so that a ping-pong's send and receive add up to its round
 trip. An exchange, both ways at once, is priced at ping-ping's time (IMB's PingPing: each
-message obstructed by the oncoming one): MPI_Sendrecv, and MPI_Irecv beside nonblocking
-sends of the same size and peer, whose sends are priced with it (the profiling library
-charges an exchange's wait to its receives)."""
+message obstructed by the oncoming one): MPI_Sendrecv, and a nonblocking receive beside
+sends of the same size and peer (nonblocking, or blocking with no blocking receive beside
+them: a ping-pong's), whose sends are priced with it (the profiling library charges an
+exchange's wait to its receives). A persistent request's start is priced as the
+nonblocking call of its mode."""
 
 from __future__ import annotations
 
 import math
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,11 +31,16 @@ from ..stats.verdict.claim import INCONCLUSIVE, UNDETERMINED, Claim
 from ..store.cases import Case
 from . import Profile, Row
 
-SEND_MODES = {"MPI_Send": "standard", "MPI_Ssend": "synchronous", "MPI_Rsend": "ready",
-              "MPI_Bsend": "buffered", "MPI_Recv": "standard", "MPI_Isend": "standard",
+BLOCKING_SENDS = {"MPI_Send": "standard", "MPI_Ssend": "synchronous", "MPI_Rsend": "ready",
+                  "MPI_Bsend": "buffered"}
+SEND_MODES = {**BLOCKING_SENDS, "MPI_Recv": "standard", "MPI_Isend": "standard",
               "MPI_Issend": "synchronous", "MPI_Irsend": "ready", "MPI_Ibsend": "buffered",
-              "MPI_Irecv": "standard"}
-NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend"}
+              "MPI_Irecv": "standard", "MPI_Send_init": "standard",
+              "MPI_Ssend_init": "synchronous", "MPI_Rsend_init": "ready",
+              "MPI_Bsend_init": "buffered", "MPI_Recv_init": "standard"}
+NONBLOCKING_SENDS = {"MPI_Isend", "MPI_Issend", "MPI_Irsend", "MPI_Ibsend", "MPI_Send_init",
+                     "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Bsend_init"}
+NONBLOCKING_RECEIVES = {"MPI_Irecv", "MPI_Recv_init"}
 EXCHANGES = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
 COLLECTIVES = {f"MPI_{name.capitalize()}": name for name in (
     "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
@@ -42,12 +49,15 @@ COLLECTIVES = {f"MPI_{name.capitalize()}": name for name in (
     "iallgather", "ialltoall")}
 # calls that return before their transfer ends: what the program does until the wait hides
 # that much of it (profile.c: a request's overlap)
-NONBLOCKING = {"MPI_Irecv", *NONBLOCKING_SENDS,
+NONBLOCKING = {*NONBLOCKING_RECEIVES, *NONBLOCKING_SENDS,
                *(call for call, kernel in COLLECTIVES.items() if kernel.startswith("i"))}
 REDUCTIONS = {"reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
               "ireduce", "iallreduce"}
 ELEMENT = 4  # bytes: the reduction kernels' default dtype, int, whose multiple a size must be
 MAX_GAP = 4  # interpolate between measured sizes at most this far apart (log-log)
+# with no measured size on one side, a size this close to a measured one takes its figure:
+# a call site's mean size a few bytes off the size measured for another
+NEAR = 1.0625
 LOW_EFFICIENCY = 0.8  # an efficiency whose interval lies below this: time not explained
 HIGH_EFFICIENCY = 1 / LOW_EFFICIENCY  # above this: priced beyond what the program spent
 # A row's efficiency: its interval below LOW_EFFICIENCY, above HIGH_EFFICIENCY, between them
@@ -100,10 +110,12 @@ class Priced:
     need: Need | None  # None: no commscope kernel measures this call
     cost_s: float | None  # one call
     cost_ci_s: tuple[float, float] | None
-    source: str  # "measured", "interpolated", "hockney", "model:<algorithm>", "with MPI_Irecv"
+    source: str  # "measured", "interpolated", "nearest", "hockney", "model:<algorithm>",
+    # "with MPI_Irecv"
     evidence: str  # which runs and sizes
     why_not: str | None = None  # unpriced: why
     overlap_s: float = 0.0  # a nonblocking call's: the program's work while it was in flight
+    with_s: float = 0.0  # an exchange's receive: the profiled time of the sends priced with it
 
     def _calls(self, cost: float) -> float:
         """The row's calls at this cost each, less the overlap: a transfer that the
@@ -127,10 +139,11 @@ class Priced:
         and its interval is the predicted cost's over the profiled time; `unexplained` where
         that lies below LOW_EFFICIENCY, `overpriced` above HIGH_EFFICIENCY. None: no
         efficiency (an exchange's sends priced with its receives, no time)."""
-        if self.predicted_s is None or self.source.startswith("with") or not self.row.time_s:
+        spent = self.row.time_s + self.with_s
+        if self.predicted_s is None or self.source.startswith("with") or not spent:
             return None
         r, cost = self.row, self.predicted_ci_s
-        ci = None if cost is None else (cost[0] / r.time_s, cost[1] / r.time_s)
+        ci = None if cost is None else (cost[0] / spent, cost[1] / spent)
         if ci is None:
             word = INCONCLUSIVE
         else:
@@ -140,7 +153,7 @@ class Priced:
                 else UNDETERMINED
         # launches 0: not a comparison over launches, its interval the cost's (its case's)
         return Claim("efficiency", f"{r.call} comm {r.comm_size} {r.bytes} B {r.peer or ''}"
-                     .strip(), self.predicted_s / r.time_s, ci, None, word, 0, False, None,
+                     .strip(), self.predicted_s / spent, ci, None, word, 0, False, None,
                      word in (UNEXPLAINED, OVERPRICED))
 
 
@@ -150,11 +163,13 @@ def spread(hosts) -> bool:
 
 
 def exchanges(rows) -> set[tuple]:
-    """(communicator size, bucket, peer) of the nonblocking receives that have nonblocking
-    sends of the same beside them: exchanges."""
+    """(communicator size, bucket, peer) of the nonblocking receives that have sends of the
+    same beside them: nonblocking ones, or blocking ones with no blocking receive of the
+    same (which would make them a ping-pong's): exchanges."""
     def of(calls):
         return {(r.comm_size, r.bytes, r.peer) for r in rows if r.call in calls}
-    return of({"MPI_Irecv"}) & of(NONBLOCKING_SENDS)
+    return of(NONBLOCKING_RECEIVES) & (
+        of(NONBLOCKING_SENDS) | (of(BLOCKING_SENDS) - of({"MPI_Recv"})))
 
 
 def needs(rows, hosts) -> list[tuple[Row, "Need | None"]]:
@@ -165,7 +180,7 @@ def needs(rows, hosts) -> list[tuple[Row, "Need | None"]]:
 
 def need_of(row: Row, several_hosts: bool, exchange: bool = False) -> Need | None:
     size = int(round(row.mean_bytes))
-    if row.call == "MPI_Irecv" and exchange:
+    if exchange and row.call in {*NONBLOCKING_RECEIVES, *NONBLOCKING_SENDS, *BLOCKING_SENDS}:
         return Need("pingping", None, 2, row.peer == "remote", size)
     if row.call in SEND_MODES:
         return Need("pingpong", SEND_MODES[row.call], 2, row.peer == "remote", size)
@@ -216,7 +231,7 @@ class Prices:
     def measured(self, need: Need) -> tuple[float, tuple[float, float] | None, str, str] | None:
         """One call's cost at this size: (its case's figure, that figure's 95% interval,
         source, evidence), from the newest run at the size, else between the nearest
-        sizes either side."""
+        sizes either side, else at the nearest size within NEAR of it."""
         found = self.figure.get((need.kernel, need.mode, need.ranks, need.several_hosts), [])
         at = [s for s in found if s.bytes == need.bytes]
         if at:
@@ -224,12 +239,15 @@ class Prices:
             return s.median_s, _ci(s), "measured", f"run {s.run}"
         below = [s for s in found if s.bytes < need.bytes]
         above = [s for s in found if s.bytes > need.bytes]
-        if not below or not above:
-            return None
-        lo = max(below, key=lambda s: (s.bytes, s.run))
-        hi = min(above, key=lambda s: (s.bytes, -s.run))
-        if hi.bytes > MAX_GAP * max(lo.bytes, 1):
-            return None
+        lo = max(below, key=lambda s: (s.bytes, s.run), default=None)
+        hi = min(above, key=lambda s: (s.bytes, -s.run), default=None)
+        if not lo or not hi or hi.bytes > MAX_GAP * max(lo.bytes, 1):
+            near = [s for s in (lo, hi) if s and max(s.bytes, need.bytes) <=
+                    NEAR * min(s.bytes, need.bytes)]
+            if not near:
+                return None
+            s = min(near, key=lambda s: abs(math.log(max(s.bytes, 1) / max(need.bytes, 1))))
+            return s.median_s, _ci(s), "nearest", f"run {s.run} at {s.bytes} B"
         w = _weight(lo.bytes, hi.bytes, need.bytes)
         ci_lo, ci_hi = _ci(lo), _ci(hi)
         ci = None if ci_lo is None or ci_hi is None else (
@@ -258,13 +276,23 @@ def _between(y0: float, y1: float, w: float) -> float:
 def price(profile: Profile, prices: Prices, hosts, model=None) -> list[Priced]:
     """Every summed row of the profile, priced or said why not; `model(need)` is the
     fallback: (cost, ci, source, evidence) or None."""
-    out = [_priced(row, need, prices, model) for row, need in needs(profile.summed(), hosts)]
-    receives = {(p.row.comm_size, p.row.bytes, p.row.peer) for p in out
-                if p.row.call == "MPI_Irecv" and p.cost_s is not None}
+    rows = profile.summed()
+    both_ways = exchanges(rows)
+    out = [_priced(row, need, prices, model) for row, need in needs(rows, hosts)]
+
+    def where(p):
+        return (p.row.comm_size, p.row.bytes, p.row.peer)
+    received = {where(p) for p in out if p.row.call in NONBLOCKING_RECEIVES
+                and p.cost_s is not None and where(p) in both_ways}
+    sends = {id(p): p for p in out if p.row.call in {*NONBLOCKING_SENDS, *BLOCKING_SENDS}
+             and where(p) in received}
+    with_s = {key: sum(p.row.time_s for p in sends.values() if where(p) == key)
+              for key in received}
     return [Priced(p.row, p.need, 0.0, (0.0, 0.0), "with MPI_Irecv",
-                   "its exchange's wait is charged to the receives")
-            if p.row.call in NONBLOCKING_SENDS and
-            (p.row.comm_size, p.row.bytes, p.row.peer) in receives else p for p in out]
+                   "its exchange's wait is charged to the receives") if id(p) in sends else
+            replace(p, with_s=with_s[where(p)])
+            if p.row.call in NONBLOCKING_RECEIVES and where(p) in received else p
+            for p in out]
 
 
 def _priced(row: Row, need: Need | None, prices: Prices, model) -> Priced:
@@ -293,8 +321,8 @@ def stored_prices(store, rules: str | None = None, run_ids: list[int] | None = N
 
 def _no_kernel(row: Row) -> str:
     if row.call.startswith(("MPI_Wait", "MPI_Test")):
-        return (f"{row.call} of requests the profile did not start (persistent or "
-                "generalized requests): no size to price")
+        return (f"{row.call} of no request the profile started (null or generalized "
+                "requests): no size to price")
     if row.comm_size < 2 and row.call in COLLECTIVES:
         return "a collective on one rank: no communication"
     return f"no commscope kernel measures {row.call} alone"

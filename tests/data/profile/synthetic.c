@@ -1,5 +1,5 @@
 /* A program of exactly known MPI calls, for the profile tests (test_profile.py):
- *   synthetic A B C D E [X [O]]
+ *   synthetic A B C D E [X [O [FILE]]]
  * A MPI_Allreduce of 8 bytes on every rank's world; B MPI_Bcast of 1024 bytes;
  * C MPI_Send/MPI_Recv of 4096 bytes from each even rank to the next odd one;
  * D MPI_Irecv + MPI_Isend of 65536 bytes with the ring's neighbours, then
@@ -7,15 +7,20 @@
  * An MPI_Barrier before each part takes up the ranks' skew, so that a part's
  * calls are timed from a common start. X: exit with status X before
  * MPI_Finalize, as a program that fails (0: not). O: microseconds of work
- * between posting part D's exchange and waiting for it. */
+ * between posting part D's exchange and waiting for it. FILE: each rank adds to it
+ * the work it did, as its clock read it: "work_s RANK SECONDS". */
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+static double worked; /* seconds */
 
 static void work(double us)
 {
-    double start = MPI_Wtime();
-    while ((MPI_Wtime() - start) * 1e6 < us)
+    double start = MPI_Wtime(), now;
+    while (((now = MPI_Wtime()) - start) * 1e6 < us)
         ;
+    worked += now - start;
 }
 
 int main(int argc, char **argv)
@@ -58,6 +63,11 @@ int main(int argc, char **argv)
         MPI_Allreduce(x, y, 8, MPI_DOUBLE, MPI_SUM, half);
     MPI_Comm_free(&half);
     free(buf);
+    FILE *f = argc > 8 ? fopen(argv[8], "a") : NULL;
+    if (f) {
+        fprintf(f, "work_s %d %.9f\n", rank, worked);
+        fclose(f);
+    }
     if (n[5])
         exit(n[5]);
     MPI_Finalize();
