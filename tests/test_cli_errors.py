@@ -67,12 +67,18 @@ def test_the_line_that_runs_it_anyway_runs_as_printed(fake_mpi, tmp_path):
     again = shlex.split(line.rpartition(": ")[2])
     done = commscope(*again[1:], env=env, cwd=tmp_path, launcher=FakeLauncher())
     assert done.returncode == 0, done.stderr
-    app = tmp_path / "app"
+    app = tmp_path / "my app" / "app"  # paths with spaces, quoted in the line
+    app.parent.mkdir()
     app.write_text("#!/bin/sh\n")
     app.chmod(0o755)
-    line = one_line_error(commscope("profile", "--np", over, "--mpi", fake_mpi, "--", app,
-                                    "--x", env=env, cwd=tmp_path, launcher=FakeLauncher()))
-    assert line.endswith(f"--np {over} --mpi {fake_mpi} --oversubscribe -- {app} --x"), line
+    line = one_line_error(commscope("profile", "--np", over, "--mpi", fake_mpi, "--db",
+                                    app.parent / "p.db", "--", app, "--x", env=env,
+                                    cwd=tmp_path, launcher=FakeLauncher()))
+    again = shlex.split(line.rpartition(": ")[2])
+    assert again[-4:] == ["--oversubscribe", "--", str(app), "--x"], line
+    assert str(app.parent / "p.db") in again, line
+    done = commscope(*again[1:], env=env, cwd=tmp_path, launcher=FakeLauncher())
+    assert "made no MPI call" in one_line_error(done)  # past the refusal, to the program
 
 
 def test_a_rank_count_advised_fits_the_host(tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -232,7 +233,11 @@ def test_a_read_only_results_file(fake_mpi, tmp_path):
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def test_a_damaged_results_file(fake_mpi, db):
+def test_a_damaged_results_file(fake_mpi, tmp_path):
+    """One line naming what still reads; its export command runs as printed, from a
+    path with a space in it."""
+    db = tmp_path / "my results" / "r.db"
+    db.parent.mkdir()
     fake_runs(fake_mpi, db, 3)
     with sqlite3.connect(db) as con:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -246,6 +251,9 @@ def test_a_damaged_results_file(fake_mpi, db):
     line = one_line_error(commscope("run", "pingpong", "--mpi", fake_mpi, "--db", db))
     assert "damaged" in line and "another --db" in line, line
     assert "results show RUN --json" in line and last
+    printed = shlex.split(line.partition("`")[2].partition("`")[0].replace("RUN", "1"))
+    export = commscope(*printed[1:])
+    assert export.returncode == 0 and json.loads(export.stdout)["cases"], export.stderr
     report = commscope("report", "--db", db, "-o", db.parent / "r.html")
     assert report.returncode != 0 and "Traceback" not in report.stderr, report.stderr
     assert len(report.stderr.strip().splitlines()) == 1, report.stderr

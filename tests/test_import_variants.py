@@ -44,7 +44,8 @@ def test_an_output_inside_a_log_imports_as_the_output_alone(tmp_path, name, crlf
 
 
 def test_nccl_tests_without_a_version_line_or_a_test_line_import(tmp_path):
-    """Older nccl-tests start at '# nThread'; the test is named by the file's name then."""
+    """Older nccl-tests start at '# nThread'; the test is named by the file's name then,
+    or by the mpirun line before it."""
     lines = (DATA / "rccl-tests_all_reduce_perf.txt").read_text().splitlines(keepends=True)
     older = "".join(line for line in lines if not line.startswith(
         ("# Collective test starting", "rccl-tests: Version")))
@@ -55,6 +56,16 @@ def test_nccl_tests_without_a_version_line_or_a_test_line_import(tmp_path):
     assert (run.version, run.benchmark, run.kernel, run.ranks) == ("", "all_reduce_perf",
                                                                   "allreduce", 2)
     assert _figures([run])[0][4] == _figures([whole])[0][4]
+    # a file whose name does not say: the test named by the mpirun line before the output
+    unnamed = tmp_path / "job-4411.out"
+    unnamed.write_text("$ mpirun -np 2 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 128M\n"
+                       + older)
+    (run,) = parse(unnamed)
+    assert (run.benchmark, run.kernel) == ("all_reduce_perf", "allreduce")
+    assert _figures([run])[0][4] == _figures([whole])[0][4]
+    unnamed.write_text(older)
+    assert "put the test's name" in one_line_error(
+        commscope("import", unnamed, "--db", tmp_path / "r.db"))
 
 
 IMB_41 = """#------------------------------------------------------------
@@ -98,6 +109,20 @@ def test_imb_before_2018_prints_mebibytes_and_they_are_stored_as_megabytes(tmp_p
     assert case[-1]["bandwidth_MBps"] == pytest.approx(1413.42, abs=0.01)
 
 
+def test_text_among_imb_rows_is_skipped_and_an_excerpt_is_refused_as_cut(tmp_path):
+    """A library's warning between two rows is not IMB's; an excerpt in a markdown fence,
+    without IMB's last line, is refused as truncated, not as a row cut short."""
+    warned = tmp_path / "imb.txt"
+    warned.write_text(IMB_41.replace("      4194304", "[node1] warning: rcache full\n"
+                                                   "      4194304"))
+    (run,) = parse(warned)
+    assert [r.bytes for r in run.rows] == [0, 4194304]
+    excerpt = tmp_path / "imb.md"
+    excerpt.write_text("```\n" + IMB_41.split("# All processes")[0] + "```\n")
+    assert "without its last line" in one_line_error(
+        commscope("import", excerpt, "--db", tmp_path / "r.db"))
+
+
 def test_imb_without_its_banner_is_read_as_today_s_and_says_so(tmp_path):
     path = tmp_path / "imb.txt"
     path.write_text("\n".join(IMB_41.splitlines()[6:]) + "\n")
@@ -110,6 +135,9 @@ def test_imb_without_its_banner_is_read_as_today_s_and_says_so(tmp_path):
 
 NCCL = ("count", "root", "time_us", "algbw_GBps", "busbw_GBps", "wrong", "inplace_time_us",
         "inplace_algbw_GBps", "inplace_busbw_GBps", "inplace_wrong")
+SIDE = ("time_us", "algbw_GBps", "busbw_GBps", "wrong", "iter_min_us", "iter_max_us",
+        "iter_p99_us", "iter_cv_percent")
+ITER = ("count", "root", *SIDE, *(f"inplace_{n}" for n in SIDE))
 TAILS = ("latency_us", "p50_latency_us", "p90_latency_us", "p99_latency_us")
 IMB = ("repetitions", "t_us", "bandwidth_MBps")
 
@@ -126,6 +154,9 @@ READ = {
         (4, 1.55, 1.51, 1.66, 2.95)))],
     "osu-7.2_latency_cuda_D_D.txt": [("osu_latency", "pingpong", 2, "7.2", {
         "Accelerator": "CUDA", "Send Buffer": "DEVICE (D)", "Receive Buffer": "DEVICE (D)"},
+        _rows(["latency_us"], (1, 18.41), (2, 18.37), (4, 18.52)))],
+    "osu-7.2_latency_cuda_H_H.txt": [("osu_latency", "pingpong", 2, "7.2", {
+        "Accelerator": "CUDA", "Send Buffer": "HOST (H)", "Receive Buffer": "HOST (H)"},
         _rows(["latency_us"], (1, 18.41), (2, 18.37), (4, 18.52)))],
     "osu-7.2_bw_m4096-16384.txt": [("osu_bw", "bw", 2, "7.2", {}, _rows(
         ["bandwidth_MBps"], (4096, 2875.31), (8192, 4102.66), (16384, 5230.08)))],
@@ -150,10 +181,22 @@ READ = {
              NCCL, (8, 2, -1, 10.21, 0, 0, 0, 10.05, 0, 0, 0),
              (16, 4, -1, 10.33, 0, 0, 0, 10.12, 0, 0, 0),
              (32, 8, -1, 10.40, 0, 0.01, 0, 10.29, 0, 0.01, 0)))],
+    "nccl-tests-2.19.6_all_reduce_perf_S1.txt": [  # -S 1: a timestamp ends each row
+        ("all_reduce_perf", "allreduce", 2, "2.19.6", {"avg_busbw_GBps": "1.23"}, _rows(
+            NCCL, (1024, 256, -1, 12.50, 0.08, 0.08, 0, 12.25, 0.08, 0.08, 0),
+            (4096, 1024, -1, 14.75, 0.28, 0.28, 0, 14.50, 0.28, 0.28, 0)))],
+    "nccl-tests-2.19.6_all_reduce_perf_I1.txt": [  # -I 1: per-iteration columns each side
+        ("all_reduce_perf", "allreduce", 2, "2.19.6", {"avg_busbw_GBps": "1.23"}, _rows(
+            ITER, (1024, 256, -1, 12.50, 0.08, 0.08, 0, 12.10, 13.90, 13.50, 3.25,
+                   12.25, 0.08, 0.08, 0, 11.90, 13.40, 13.20, 2.75),
+            (4096, 1024, -1, 14.75, 0.28, 0.28, 0, 14.20, 16.50, 16.10, 4.50,
+             14.50, 0.28, 0.28, 0, 14.00, 15.90, 15.70, 3.50)))],
 }
 # fixture -> what its one-line refusal names
-REFUSED = {"imb-ext-2021.11_unidir_put.txt": ("Unidir_Put", "MPI-2 part", ":7:"),
-           "imb-rma-2021.11_unidir_put.txt": ("Unidir_put", "MPI-RMA part", ":7:")}
+REFUSED = {"imb-ext-2021.11_unidir_put.txt": ("Unidir_Put", "MPI-2 part", ":7:", "IMB-MPI1"),
+           "imb-rma-2021.11_unidir_put.txt": ("Unidir_put", "MPI-RMA part", ":7:", "IMB-MPI1"),
+           "nccl-tests-2.19.6_all_reduce_perf_C1.txt": ("-C 1", "'cputime'", ":10:",
+                                                        "a run without -C")}
 
 
 def test_every_variant_fixture_is_held():
@@ -192,7 +235,54 @@ def test_osu_tail_bandwidth_columns_are_read(tmp_path):
                                                                         5241.9]
 
 
+def test_osu_mbw_mr_ranks_are_twice_its_pairs_and_a_collective_s_are_asked_for(tmp_path):
+    """osu_mbw_mr prints '# [ pairs: %d ] [ window size: %d ]' (osu_mbw_mr.c): 8 pairs are
+    16 ranks. A collective's file prints no count: stored without one, it says so."""
+    path = tmp_path / "osu_mbw_mr.txt"
+    path.write_text("# OSU MPI Multiple Bandwidth / Message Rate Test v5.6.3\n"
+                    "# [ pairs: 8 ] [ window size: 64 ]\n"
+                    f"{'# Size':<10}{'MB/s':>20}{'Messages/s':>20}\n"
+                    f"{1:<10}{12.34:>20.2f}{12340000.00:>20.2f}\n"
+                    f"{2:<10}{24.51:>20.2f}{12255000.00:>20.2f}\n")
+    (run,) = parse(path)
+    assert (run.kernel, run.ranks, run.header["pairs"]) == ("mbw_mr", 16, "8")
+    assert [r.figures for r in run.rows] == [
+        {"bandwidth_MBps": 12.34, "messages_per_s": 12340000.0},
+        {"bandwidth_MBps": 24.51, "messages_per_s": 12255000.0}]
+    done = commscope("import", DATA / "osu-7.2_allreduce.txt", "--db", tmp_path / "r.db")
+    assert done.returncode == 0 and "? ranks" in done.stdout
+    assert "prints no process count for osu_allreduce: its ranks are unknown (import the " \
+           "file again with --np P)" in done.stderr
+    again = commscope("import", DATA / "osu-7.2_allreduce.txt", "--np", 4, "--db",
+                      tmp_path / "r.db")
+    assert "4 ranks" in again.stdout and "warning" not in again.stderr
+
+
+def test_osu_validation_is_checked_not_stored(tmp_path):
+    """osu_bw -c prints a Validation column of Pass or Fail (osu_util.h,
+    VALIDATION_STATUS), and after a Fail 'DATA VALIDATION ERROR: ...': Pass rows import
+    with their figures; a Fail is refused in one line naming its size."""
+    text = (VARIANTS / "osu-7.2_bw_m4096-16384.txt").read_text().replace(
+        "Bandwidth (MB/s)", "Bandwidth (MB/s)          Validation")
+    rows = [line for line in text.splitlines() if line[:1].isdigit()]
+    passed = tmp_path / "osu_bw_c.txt"
+    passed.write_text(text.replace("\n".join(rows), "\n".join(
+        f"{line}                Pass" for line in rows)))
+    (run,) = parse(passed)
+    assert [r.figures for r in run.rows] == [{"bandwidth_MBps": b} for b in
+                                             (2875.31, 4102.66, 5230.08)]
+    assert run.header["Validation"] == "Pass"
+    failed = tmp_path / "osu_bw_fail.txt"
+    failed.write_text(passed.read_text().replace("5230.08                Pass",
+                                                 "5230.08                Fail") +
+                      "DATA VALIDATION ERROR: osu_bw exited with status 1 on message size "
+                      "16384.\n")
+    error = one_line_error(commscope("import", failed, "--db", tmp_path / "r.db"))
+    assert "validation of 16384 B reads 'Fail'" in error and ":6:" in error
+
+
 @pytest.mark.parametrize("name", REFUSED)
-def test_imb_ext_and_rma_blocks_are_refused_in_one_line(tmp_path, name):
+def test_what_commscope_cannot_read_as_its_kernels_is_refused_in_one_line(tmp_path, name):
+    """IMB-EXT and IMB-RMA blocks; nccl-tests' CPU times (-C 1)."""
     error = one_line_error(commscope("import", VARIANTS / name, "--db", tmp_path / "r.db"))
-    assert all(part in error for part in REFUSED[name]) and "IMB-MPI1" in error
+    assert all(part in error for part in REFUSED[name]), error

@@ -155,33 +155,19 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
         return rc_;                                                                \
     } while (0)
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    PERSISTENT(CALL_SEND_INIT, profile_bytes(count, type), dest, 0,
-               PMPI_Send_init(buf, count, type, dest, tag, comm, request));
-}
+/* the four send modes' init calls, alike but for their names */
+#define SEND_INIT(mode, call_id)                                                           \
+    int MPI_##mode##_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, \
+                          MPI_Comm comm, MPI_Request *request)                             \
+    {                                                                                      \
+        PERSISTENT(call_id, profile_bytes(count, type), dest, 0,                           \
+                   PMPI_##mode##_init(buf, count, type, dest, tag, comm, request));        \
+    }
 
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    PERSISTENT(CALL_SSEND_INIT, profile_bytes(count, type), dest, 0,
-               PMPI_Ssend_init(buf, count, type, dest, tag, comm, request));
-}
-
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    PERSISTENT(CALL_BSEND_INIT, profile_bytes(count, type), dest, 0,
-               PMPI_Bsend_init(buf, count, type, dest, tag, comm, request));
-}
-
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    PERSISTENT(CALL_RSEND_INIT, profile_bytes(count, type), dest, 0,
-               PMPI_Rsend_init(buf, count, type, dest, tag, comm, request));
-}
+SEND_INIT(Send, CALL_SEND_INIT)
+SEND_INIT(Ssend, CALL_SSEND_INIT)
+SEND_INIT(Bsend, CALL_BSEND_INIT)
+SEND_INIT(Rsend, CALL_RSEND_INIT)
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)

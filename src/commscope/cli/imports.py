@@ -72,8 +72,10 @@ def _benchmarks(store: Store, started: str, path: str, found: list[ImportedRun],
     ids = store.add_imported([imported.stored(r, path, started) for r in found])
     shown = []
     for run_id, r in zip(ids, found):
-        if r.warning:
-            print(f"commscope: warning: run {run_id} ({path}): {r.warning}", file=sys.stderr)
+        for warning in filter(None, (r.warning, None if r.ranks else (
+                f"{r.tool} prints no process count for {r.benchmark}: its ranks are unknown "
+                "(import the file again with --np P)"))):
+            print(f"commscope: warning: run {run_id} ({path}): {warning}", file=sys.stderr)
         sizes = f"{format_bytes(r.rows[0].bytes)} to {format_bytes(r.rows[-1].bytes)}"
         shown.append((f"run {run_id}: {r.tool} {r.version} {r.benchmark} as {r.kernel}, "
                       f"{names.ranks(r.ranks)}, {len(r.rows)} sizes ({sizes}) from {path}",

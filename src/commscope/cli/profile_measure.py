@@ -4,6 +4,8 @@ runs of --db and nothing else, so that `predict --profile RUN` prices it next.""
 
 from __future__ import annotations
 
+import shlex
+
 from ..system.kernels import catalog
 from ..measure.launches import measure_runs
 from ..measure.plan import plans, sampling
@@ -30,7 +32,7 @@ def measure_profile(store, mpi, run_id: int, profile: Profile, hosts, db: str,
                                               f"profile:{run_id}"])
     if not as_json:
         show_runs(store, runs, db, False)
-        print(f"next: commscope predict --profile {run_id} --db {db}")
+        print(f"next: commscope predict --profile {run_id} --db {shlex.quote(str(db))}")
     return [{"run": r.run_id, "kernel": r.plan.kernel.name, "ranks": r.plan.ranks,
              "bytes": list(r.plan.sizes), "status": r.status,
              "message": r.outcomes[-1].message if r.status != "complete" else None}

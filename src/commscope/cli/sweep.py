@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from ..system.errors import UserError
@@ -59,8 +60,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide,
                                  expect=Expect())
     if code:
-        print(f"commscope: sweep {sweep_id} stopped; `commscope sweep {args.plan} --resume` "
-              "runs the cases not stored", file=sys.stderr)
+        again = shlex.join(["commscope", "sweep", str(args.plan), "--resume"])
+        print(f"commscope: sweep {sweep_id} stopped; `{again}` runs the cases not stored",
+              file=sys.stderr)
     if args.json:
         print_json("cases", {"cases": everything})
     return code

@@ -36,8 +36,9 @@ def case_history(store: Store, cases: list[Case], level: bool = False) -> Histor
     same = identity(first, mpi=True)
     labels = first.settings.get("info")
     groups: dict[tuple, list[float]] = {}
-    for c in store.same_cases(first.kernel, first.send_mode, first.bytes, first.ranks):
-        if c.run_id in mine or c.run_id > max(mine) or c.hosts != first.hosts \
+    for c in store.same_cases(first.kernel, first.send_mode, first.bytes, first.ranks,
+                              max(mine)):
+        if c.run_id in mine or c.hosts != first.hosts \
                 or not c.valid_samples.size or identity(c, mpi=True) != same \
                 or c.settings.get("info") != labels:
             continue

@@ -93,7 +93,9 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
             if None in names:
                 raise bad(path, number, f"unknown IMB column in {line.strip()!r}")
             blocks[-1].update(names=names, sized=sized, grouped=grouped)
-        elif titles and not line.startswith("#") and blocks[-1]["names"] is not None:
+        elif titles and titles[0][:1].isdigit() and blocks[-1]["names"] is not None:
+            # a row; a line of other text among them (an MPI library's warning, a closing
+            # markdown fence) is not IMB's
             b = blocks[-1]
             group = checked(f"{path}:{number}", "Group", titles.pop(0), "whole") \
                 if b["grouped"] else None

@@ -19,11 +19,15 @@ RANK = re.compile(r"^#\s+Rank\s+\d+\s+Group")
 # The header's first line (src/common.cu prints it first): older outputs, and those with a
 # job's or a prompt's lines before them, start the test here, without a version line
 THREADS = re.compile(r"^# nThread \d+")
-TABLE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw")
+TABLE = re.compile(r"^#\s+size\s+count\s+type\s+redop\s+root\s+(?:cpu)?time\s+algbw\s+busbw")
 TRAILER = "# Avg bus bandwidth"
-SIDE = ("time_us", "algbw_GBps", "busbw_GBps", "wrong")
+# Each side's column titles (src/util.cu, writeResultHeader), as commscope names them; the
+# per-iteration ones (-I 1, per_iter_timing) after #wrong; out-of-place first, then in-place.
+SIDE = {"time": "time_us", "algbw": "algbw_GBps", "busbw": "busbw_GBps", "#wrong": "wrong",
+        "i_min": "iter_min_us", "i_max": "iter_max_us", "i_p99": "iter_p99_us",
+        "i_cv%": "iter_cv_percent"}
 # The columns after size: count, type, redop and root are kept in the header, not figures.
-NAMES = ["count", "", "", "root", *SIDE, *(f"inplace_{n}" for n in SIDE)]
+FIRST = ["count", "", "", "root"]
 KERNELS = {"all_reduce_perf": "allreduce", "all_gather_perf": "allgather",
            "reduce_scatter_perf": "reduce_scatter_block", "alltoall_perf": "alltoall",
            "broadcast_perf": "bcast", "reduce_perf": "reduce", "gather_perf": "gather",
@@ -42,14 +46,14 @@ def recognizes(text: str) -> bool:
 def parse(path: Path, text: str) -> list[ImportedRun]:
     if text.lstrip().startswith("{"):
         return [_json(path, text)]
-    runs, current = [], None
+    runs, current, said = [], None, None
     for number, line in enumerate(text.splitlines(), 1):
         # A test's header starts a run; src/util.cu prints its version line before
         # '# Collective test starting', rccl-tests after it
         fresh = current is None or current["done"]
         if fresh and any(p.match(line) for p in (STARTING, VERSION, THREADS, RANK, TABLE)) \
                 or STARTING.match(line) and current["table"]:
-            current = {"name": None, "version": "", "ranks": 0, "rows": [], "line": number,
+            current = {"name": said, "version": "", "ranks": 0, "rows": [], "line": number,
                        "table": False, "done": False, "header": {}}
             runs.append(current)
         if STARTING.match(line):
@@ -59,9 +63,12 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
         elif RANK.match(line):
             current["ranks"] += 1
         elif TABLE.match(line):
-            current["table"] = True
-        elif current is None:
-            continue  # text before the output: a job's header, a prompt, mpirun's line
+            current["table"], current["names"] = True, _names(path, number, line)
+        elif current is None or current["done"]:
+            # text before the output: a job's header, a prompt, and mpirun's line, which
+            # names the test where older outputs do not
+            said = said if line.startswith("#") else next(
+                (k for k in KERNELS if re.search(rf"\b{k}\b", line)), said)
         elif line.startswith(TRAILER):
             current["done"] = True
             # "%g %s": OK or FAILED after it where NCCL_TESTS_MIN_BW was set (src/util.cu)
@@ -72,8 +79,22 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
                 current["header"]["avg_busbw_check"] = verdict.strip()
         elif current["table"] and not current["done"] and line.strip() \
                 and not line.startswith("#"):
-            current["rows"].append(row(path, number, NAMES, line.split()))
+            tokens = line.split()  # a timestamp (-Z 1: date and time) ends the line
+            current["rows"].append(row(path, number, current["names"],
+                                       tokens[:1 + len(current["names"])]))
     return [_run(path, r) for r in runs]
+
+
+def _names(path: Path, number: int, line: str) -> list[str]:
+    """The table's columns after size, from its header line."""
+    titles = line.lstrip("#").split()[5:]
+    if "cputime" in titles:
+        raise bad(path, number, "nccl-tests run with -C 1: its 'cputime' columns are the "
+                                "host's CPU time, not the collective's: not read",
+                  "a run without -C (time, algbw and busbw columns)")
+    titles = titles[:-1] if titles[-1:] == ["timestamp"] else titles
+    half = len(titles) // 2
+    return FIRST + [SIDE[t] if i < half else f"inplace_{SIDE[t]}" for i, t in enumerate(titles)]
 
 
 def _kernel(path: Path, name: str | None, line: int) -> tuple[str, str]:
@@ -124,7 +145,8 @@ def _json_row(path: Path, index: int, item: dict) -> ImportedRow:
     reads NaN, Infinity and 1e999 as floats: they are refused here, not stored."""
     where, figures = f"{path}: results[{index}]", {}
     for prefix, side in (("", item.get("out_of_place")), ("inplace_", item.get("in_place"))):
-        for name, key in zip(SIDE, ("time", "alg_bw", "bus_bw", "nwrong")):
+        for name, key in zip(("time_us", "algbw_GBps", "busbw_GBps", "wrong"),
+                             ("time", "alg_bw", "bus_bw", "nwrong")):
             if side and side.get(key) is not None:
                 figures[prefix + name] = checked(where, label_of(prefix + name), side[key],
                                                  kind_of(name), "fix or delete the result")

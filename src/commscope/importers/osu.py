@@ -14,6 +14,8 @@ BANNER = re.compile(r"^# OSU (?:MPI(?:-(?P<accel>\w+))? )?(?P<title>.+?) "
                     r"Test v(?P<version>\d[\w.]*)\s*$")
 # Where the buffers were (`osu_latency D D`): printed only with an accelerator, before '# Size'
 BUFFERS = re.compile(r"^# Send Buffer on (.+?) and Receive Buffer on (.+?)\s*$")
+# osu_mbw_mr's '# [ pairs: %d ] [ window size: %d ]' (osu_mbw_mr.c): half its ranks
+PAIRS = re.compile(r"^# \[ pairs: (\d+) \]")
 # -z (OSU 7.4, osu_util.c print_header): one column per percentile asked, 50,90,99 by default
 TAIL = re.compile(r"^P(\d+) Tail (?:Lat\(us\)|BW\(MB/s\))$")
 # OSU's column titles, as commscope names them (MB = 10^6 bytes in OSU 5.x to 7.x).
@@ -74,6 +76,8 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
                 current["names"] = _columns(line)
                 if None in current["names"]:
                     raise bad(path, number, f"unknown OSU column in {line.strip()!r}")
+            elif PAIRS.match(line):
+                current["header"]["pairs"] = PAIRS.match(line).group(1)
             elif BUFFERS.match(line):
                 current["header"].update(zip(("Send Buffer", "Receive Buffer"),
                                              BUFFERS.match(line).groups()))
@@ -83,8 +87,24 @@ def parse(path: Path, text: str) -> list[ImportedRun]:
         elif "names" not in current:
             raise bad(path, number, "a row before the OSU table's '# Size' header")
         else:
-            current["rows"].append(row(path, number, current["names"], line.split()))
+            current["rows"].append(_row(path, number, current, line.split()))
     return [_finish(path, r) for r in runs]
+
+
+def _row(path: Path, number: int, current: dict, tokens: list[str]):
+    """A table line; with -c, its Validation token (osu_util.h: VALIDATION_STATUS, "Pass"
+    or "Fail") is checked, not stored as a figure: a size that failed is refused."""
+    names = current["names"]
+    if "validation" in names:
+        at = names.index("validation") + 1  # after the size
+        if len(tokens) > at and tokens[at] != "Pass":
+            raise bad(path, number, f"OSU's validation of {tokens[0]} B reads "
+                                    f"{tokens[at]!r}: its figures are of a wrong transfer",
+                      "a run whose Validation column reads Pass (check the MPI and its "
+                      "buffers, then run the benchmark again)")
+        current["header"]["Validation"] = "Pass"
+        names, tokens = names[:at - 1] + names[at:], tokens[:at] + tokens[at + 1:]
+    return row(path, number, names, tokens)
 
 
 def _start(path: Path, number: int, banner) -> dict:
@@ -101,6 +121,8 @@ def _finish(path: Path, r: dict) -> ImportedRun:
                   "a row of figures for each size under its '# Size' header")
     program, kernel = TESTS[r["title"]]
     metric = "bandwidth_MBps" if "bandwidth_MBps" in r["names"] else r["names"][0]
-    ranks = 2 if kernel in ("pingpong", "bw", "bibw") else None  # OSU prints no count
+    # OSU prints no count but osu_mbw_mr's pairs
+    ranks = 2 if kernel in ("pingpong", "bw", "bibw") else \
+        2 * int(r["header"]["pairs"]) if "pairs" in r["header"] else None
     return ImportedRun("osu", r["version"], program, kernel, ranks, metric,
                        DEFINITIONS.get(metric, ""), tuple(r["rows"]), r["header"])

@@ -5,6 +5,7 @@ the Hockney line of the stored ping-pongs and the collective algorithm models on
 from __future__ import annotations
 
 import dataclasses
+import shlex
 
 from .price import COLLECTIVES, Need, Priced, Prices
 
@@ -115,6 +116,7 @@ def under_rules(priced: list[Priced], rules: Prices, path: str) -> list[Priced]:
         found = rules.measured(p.need)
         out.append(dataclasses.replace(p, cost_s=found[0], cost_ci_s=found[1]) if found else
                    dataclasses.replace(p, cost_s=None, cost_ci_s=None, why_not=(
-                       f"not measured under the rules: `commscope tune --verify {path} "
+                       f"not measured under the rules: `commscope tune --verify "
+                       f"{shlex.quote(str(path))} "
                        f"--np {p.need.ranks} --sizes {p.need.bytes}`")))
     return out

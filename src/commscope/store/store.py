@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import json
 import os
+import shlex
 import sqlite3
 import time
 import weakref
@@ -154,7 +155,8 @@ class Store:
         except (sqlite3.DatabaseError, AttributeError):
             pass
         saved = (f"run{'s' * (len(readable) > 1)} {names.ranges(readable)} still read whole: "
-                 f"export with `commscope results show RUN --json --db {self.path}`"
+                 "export with `commscope results show RUN --json --db "
+                 f"{shlex.quote(str(self.path))}`"
                  if readable else "no run in it reads whole")
         return (f"--db {self.path}: the file is damaged ({problem}); {saved}; measure into "
                 "another --db path")
@@ -510,13 +512,16 @@ class Store:
             "SELECT DISTINCT bytes FROM cases WHERE run_id = ? ORDER BY bytes", (run_id,))]
 
     def same_cases(self, kernel: str, send_mode: str | None, nbytes: int,
-                   ranks: int) -> list[Case]:
-        """Every stored case of this kernel, send mode, size and ranks: the candidates for a
-        case's history (cases.identity decides which are the same)."""
+                   ranks: int, up_to: int | None = None) -> list[Case]:
+        """Every stored case of this kernel, send mode, size and ranks (of runs up to run
+        `up_to`; a later one, damaged, is never read): the candidates for a case's history
+        (cases.identity decides which are the same)."""
         return [rows.case(r) for r in self.db.execute(
             f"{CASES} WHERE cases.kernel = ? AND cases.send_mode IS ? AND cases.bytes = ? "
-            "AND cases.ranks = ? AND runs.status = 'complete' ORDER BY cases.id",
-            (kernel, send_mode, nbytes, ranks))]
+            "AND cases.ranks = ? AND runs.status = 'complete' AND cases.run_id <= ? "
+            # in cases_by_run's order, which reads no row of a later run
+            "ORDER BY cases.run_id, cases.id", (kernel, send_mode, nbytes, ranks,
+                                  1 << 62 if up_to is None else up_to))]
 
     # --- sweeps ---
 
