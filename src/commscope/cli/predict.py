@@ -11,7 +11,7 @@ from ..figures.read import summaries
 from ..stats.summary import CaseSummary
 from ..system.errors import UserError
 from ..models.collectives import ALGORITHMS
-from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, load_cases
+from ..models.groups import MAX_SEGMENTS, GroupFit, fit_runs, kept_cases
 from ..models.loggp import fit_loggp
 from ..models.maxrate import fit_maxrate
 from ..models.predict import comparable, predictions
@@ -86,7 +86,7 @@ def source_fit(store: Store, spec: str, mode: str | None) -> GroupFit:
 
 def maxrate_source(store: Store, spec: str):
     """The max-rate model of the mbw_mr runs `spec` (at two rank counts or more)."""
-    cases = [c for c in load_cases(store, selection.parse(spec, store, "--from"))
+    cases = [c for c in kept_cases(store, selection.parse(spec, store, "--from"))
              if c.kernel == "mbw_mr"]
     model = fit_maxrate(cases) if cases else None
     if model is None:

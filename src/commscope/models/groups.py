@@ -111,9 +111,10 @@ def _rel_rms(measured: np.ndarray, model: np.ndarray) -> float:
     return float(np.sqrt(np.mean(((model - measured) / measured) ** 2)))
 
 
-def load_cases(store: Store, run_ids: list[int]) -> list[Case]:
-    """Every case of the runs, each run once."""
-    return [c for run_id in dict.fromkeys(run_ids) for c in store.cases(run_id)]
+def kept_cases(store: Store, run_ids: list[int]) -> list[Case]:
+    """The runs' cases (each run once), of the launches their figures keep: what every
+    model of them is fitted to, so that fit and predict fit one model."""
+    return kept([pair for run_id in dict.fromkeys(run_ids) for pair in measured(store, [run_id])])
 
 
 def kept(found: list[tuple[list[Case], CaseSummary]]) -> list[Case]:
@@ -127,8 +128,7 @@ def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segm
          resamples: int = RESAMPLES, flag: str = "run") -> list[GroupFit]:
     """Each configuration's fit, of the launches its cases' figures keep (kept); `flag`
     names where the runs came from, for messages."""
-    cases = kept([pair for run_id in dict.fromkeys(run_ids)
-                  for pair in measured(store, [run_id])])
+    cases = kept_cases(store, run_ids)
     runs = ", ".join(map(str, run_ids))
     if not cases:
         raise UserError(f"{flag} {runs}: no cases stored; `commscope results list` shows the runs")
