@@ -250,8 +250,8 @@ def test_a_damaged_results_file(fake_mpi, tmp_path):
         f.write(b"\xa5" * page)
     line = one_line_error(commscope("run", "pingpong", "--mpi", fake_mpi, "--db", db))
     assert "damaged" in line and "another --db" in line, line
-    assert "results show RUN --json" in line and last
-    printed = shlex.split(line.partition("`")[2].partition("`")[0].replace("RUN", "1"))
+    assert "results show 1-2 --json" in line and last  # run 3's samples are damaged
+    printed = shlex.split(line.partition("`")[2].partition("`")[0])
     export = commscope(*printed[1:])
     assert export.returncode == 0 and json.loads(export.stdout)["cases"], export.stderr
     report = commscope("report", "--db", db, "-o", db.parent / "r.html")

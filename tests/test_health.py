@@ -377,3 +377,23 @@ def test_the_native_schedules_meet_every_pair_once(mpi_prefix, tmp_path, ranks):
             else:
                 assert peers == [(x - v) % ranks for x in range(ranks)]
     assert sorted(map(sorted, met)) == sorted(map(sorted, itertools.combinations(range(ranks), 2)))
+
+
+@pytest.mark.parametrize("count", [3, 5, 6, 7, 8])
+@pytest.mark.parametrize("bad", [0, 1, 2])
+def test_a_hung_node_is_found_whichever_half_it_falls_in(count, bad):
+    """A hung node stops every launch that holds it; a half of one node is tried with a
+    partner from outside the failing set, never with a node that may be the fault."""
+    from commscope.health.preflight import diagnose
+    nodes = list(range(count))
+    found = diagnose(lambda part: None if bad in part else 1, nodes, nodes)
+    assert [(f["kind"], f["nodes"]) for f in found] == [("hung", (bad,))]
+
+
+@pytest.mark.parametrize("count", [3, 4, 6, 7])
+@pytest.mark.parametrize("pair", [(0, 1), (0, 2), (1, 2)])
+def test_a_pair_that_cannot_talk_is_found_wherever_it_falls(count, pair):
+    from commscope.health.preflight import diagnose
+    nodes = list(range(count))
+    found = diagnose(lambda part: None if set(pair) <= set(part) else 1, nodes, nodes)
+    assert [(f["kind"], tuple(sorted(f["nodes"]))) for f in found] == [("unreachable", pair)]

@@ -73,7 +73,8 @@ def test_rows_are_priced_at_their_case_s_figure_and_the_rest_say_what_to_run(fak
     lo, hi = rows["MPI_Send"]["predicted_ci_s"]
     assert lo <= rows["MPI_Send"]["predicted_s"] <= hi
     unpriced = {r["call"]: r for r in out["unpriced"]}
-    assert unpriced["MPI_Bcast"]["command"] == "commscope run bcast --np 2 --sizes 1024"
+    assert unpriced["MPI_Bcast"]["command"] == \
+        f"commscope run bcast --np 2 --sizes 1024 --db {db}"  # the file it prices from
     assert unpriced["MPI_Waitall"]["command"] is None
     assert out["predicted_s"] == pytest.approx(sum(r["predicted_s"] for r in out["rows"]))
     validator("urn:commscope:predict-profile:2").validate(out)

@@ -171,8 +171,8 @@ def store_problem(db: str | None, exc: sqlite3.Error) -> str:
     elif "readonly" in text or "read-only" in text:
         remedy = "make the file and its directory writable, or choose another --db path"
     elif "malformed" in text or "not a database" in text:
-        remedy = ("the file is damaged; `commscope results list` names the runs that still "
-                  "read, and a new --db path takes new runs")
+        remedy = ("the file is damaged; a new --db path takes new runs (a command on this "
+                  "one names the runs that still read whole, and how to export them)")
     elif "locked" in text or "busy" in text:
         remedy = "another command held it too long; run again when it is done"
     else:

@@ -9,6 +9,7 @@ from ..measure.advection import (INITS, METHODS, Problem, app_summary, check, ch
                                  default_dt, field_bytes, parse_grid)
 from ..system.errors import UserError
 from ..system.kernels import catalog
+from ..system.launcher.placement import cores
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import Plan, parse_ranks, plans, sampling
@@ -42,7 +43,8 @@ def add_parser(sub, summary: str) -> None:
                         "wrong on purpose, to show what communication costs")
     p.add_argument("--grid", metavar="PXxPY",
                    help="process grid (default: the most nearly square, as MPI_Dims_create)")
-    p.add_argument("--np", default="4", metavar="N", help="ranks (default 4)")
+    p.add_argument("--np", metavar="N", help="ranks (default 4, or this host's cores where "
+                                             "fewer and no hosts are named)")
     count = p.add_mutually_exclusive_group()
     count.add_argument("--iters", type=int, metavar="N",
                        help=f"solves timed (default {DEFAULT_ITERS})")
@@ -74,7 +76,9 @@ def problem_from(args: argparse.Namespace, ranks: int) -> Problem:
 
 
 def plan_from(args: argparse.Namespace, mpi) -> Plan:
-    ranks = parse_ranks(args.np)
+    # the default fits a laptop: more ranks than cores is refused without --oversubscribe
+    named = args.hosts or args.hostfile or os.environ.get("SLURM_JOB_ID")
+    ranks = parse_ranks(args.np or str(4 if named else min(4, cores())))
     if len(ranks) != 1:
         raise UserError(f"--np {args.np}: give one process count; the app runs one launch")
     iters = DEFAULT_ITERS if args.iters is None and args.min_time is None else args.iters

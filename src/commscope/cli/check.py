@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 
 from ..store import names, selection
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..judge.guidelines import SIZE_KINDS, catalogue, impossible, measures, sides
 from ..system.kernels import catalog
 from ..measure.launches import measure_runs
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.runs and args.all:
         raise UserError("check: --runs judges what the runs hold; drop --all")
     if not (args.ids or args.all or args.runs):
-        raise UserError("check: name guidelines (listed in `commscope check --help`), or "
+        raise UserError(f"check: name guidelines (listed in {to_run('check', '--help')}), or "
                         "give --all, or --runs SEL to judge stored runs")
     check_output("--junit", args.junit)
     if args.runs:

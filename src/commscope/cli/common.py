@@ -20,7 +20,7 @@ from ..measure import recovery
 from ..views import schemas
 from ..system import stopping
 from ..stats.advice import KINDS, remedy
-from ..system.errors import UserError
+from ..system.errors import DEFAULT_DB, UserError, to_run
 from ..figures.read import measured, quality, skews
 from ..system.sizes import format_bytes
 from ..store.schema import APPLICATION_ID, SCHEMA_VERSION
@@ -39,7 +39,7 @@ def add_wide(p) -> None:
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", default="commscope.db", metavar="PATH",
+    p.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
                    help="results file (SQLite; default ./commscope.db)")
 
 
@@ -99,7 +99,7 @@ def expect_from(path: str | None, db: str) -> Expect:
         app_id = version = None
     if app_id != APPLICATION_ID:
         raise UserError(f"--expect {path}: not a commscope results file; give one that "
-                        "`commscope run` wrote")
+                        "commscope run wrote")
     if version != SCHEMA_VERSION:
         raise UserError(f"--expect {path}: results schema {version}, this commscope reads "
                         f"schema {SCHEMA_VERSION}; open it once with a matching commscope")
@@ -112,8 +112,8 @@ def existing_store(path: str, append: bool = False) -> Store:
     if Path(path).is_dir():
         raise UserError(f"--db {path}: is a directory; give the results file's path")
     if not Path(path).is_file():
-        raise UserError(f"--db {path}: no such results file; run `commscope run` first "
-                        "or point --db at one")
+        raise UserError(f"--db {path}: no such results file; measure into it first, e.g. "
+                        f"{to_run('run', 'pingpong', db=path)}, or point --db at one")
     return Store(path, append)
 
 

@@ -11,7 +11,7 @@ from ..judge import live
 from ..store import selection
 from ..judge.compare import compare, load_side
 from ..measure.plan import side
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..system.mpi import find_mpi
 from ..system.progress import Progress
 from ..figures.read import case_history
@@ -85,8 +85,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}): "
                         f"{TIMED_OTHERWISE}")
     if not result.changes:
+        shows = to_run("results", "show", f"{args.a},{args.b}", db=args.db)
         raise UserError(f"no case of A ({args.a}) matches one of B ({args.b}) in kernel, "
-                        "size, ranks and settings; `commscope results show RUN` lists them")
+                        f"size, ranks and settings; {shows} lists them")
     say_oversubscribed(store, runs_a + runs_b)
     if args.json:
         for line in differ_lines(result):

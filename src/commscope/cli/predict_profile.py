@@ -46,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
     lines = Lines(base)
     priced = price(profile, base, hosts, lines)
     if all(p.cost_s is None for p in priced):
-        todo = commands([p.need for p in priced if p.need is not None], hosts)
-        remedy = (f"; measure them: `{'; '.join(todo)}`, or profile the program again with "
+        todo = commands([p.need for p in priced if p.need is not None], hosts, args.db)
+        remedy = (f"; measure them: {'; '.join(f'`{c}`' for c in todo)}, or profile the "
+                  "program again with "
                   "--measure" if todo else "; none of its calls is one commscope measures")
         raise UserError(f"predict --profile {run_id[0]}: no row of the profile can be priced "
                         f"from {base.label}{remedy}")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         path = Path(args.rules).resolve()
         if not path.is_file():
             raise UserError(f"--rules {args.rules}: no such file; give a rules file that "
-                            "`commscope tune` wrote")
+                            "commscope tune wrote")
         what_ifs.append((f"under {args.rules}", under_rules(
             priced, stored_prices(store, str(path)), args.rules)))
     if args.scale_bandwidth is not None:
@@ -67,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
                          scaled(priced, lines, args.scale_bandwidth)))
     if args.json:
         print_json("predict-profile", predict_json(run_id[0], profile, base.label, priced,
-                                                   what_ifs, hosts))
+                                                   what_ifs, hosts, args.db))
     else:
-        print(render_prediction(run_id[0], profile, base.label, priced, what_ifs, hosts))
+        print(render_prediction(run_id[0], profile, base.label, priced, what_ifs, hosts,
+                                args.db))
     return 0
 

@@ -50,7 +50,7 @@ def _program(args: argparse.Namespace) -> list[str]:
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         raise UserError("profile: give the program to run after --, e.g. "
-                        "`commscope profile --np 4 -- ./solver input.dat`")
+                        "commscope profile --np 4 -- ./solver input.dat")
     found = shutil.which(program[0])
     if found is None:
         raise UserError(f"profile: {program[0]}: no such program (not a file here, nor on "

@@ -22,7 +22,7 @@ from ..stats.verdict import VerdictSpec
 from ..stats.verdict.spec import by_spec
 from ..store import selection
 from ..watch.points import WATCH
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from .common import add_db, check_output, existing_store
 
 LOADS = ("congestion", "profile")  # runs a section reads whole, not as a kernel's cases
@@ -50,7 +50,7 @@ def chosen_runs(store, given: list[str], sweep: int | None) -> tuple[list[int], 
         found = store.sweep_runs(sweep)
         if not found:
             raise UserError(f"--sweep {sweep}: no runs of sweep {sweep} in {store.path}; "
-                            "`commscope results list` shows the runs")
+                            f"{to_run('results', 'list', db=store.path)} shows the runs")
         runs += [r for r in found if r not in runs]
     if runs:
         return runs, "as given"

@@ -11,7 +11,7 @@ from ..store import names
 from ..store.rows import RunRow
 from ..measure import recovery
 from ..store import selection
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..profiles import stored
 from ..watch import history as watch
 from ..views import watch as history_view
@@ -138,8 +138,8 @@ def _history(args, store) -> int:
     judged = watch.history(store, args.watch, reference=reference)
     if not judged:
         which = f"no watch {args.watch}" if args.watch else "no watch"
-        raise UserError(f"{args.db}: {which} in this results file; `commscope watch` stores "
-                        "one (`commscope results list` shows the runs)")
+        raise UserError(f"{args.db}: {which} in this results file; commscope watch stores "
+                        f"one ({to_run('results', 'list', db=args.db)} shows the runs)")
     found = _named(judged, args.case)
     code = emit(args, "history", lambda: history_view.as_json(found),
                 lambda: history_view.render(found), watch.claims(found),

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..system import units
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import DEFAULT_MAX_TIME, parse_ranks
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         return 0
     if args.name not in known:
         raise UserError(f"study {args.name or '(none)'}: choose one of {', '.join(known)} "
-                        "(commscope study --list)")
+                        f"({to_run('study', '--list')})")
     if not args.output:
         raise UserError("-o DIR: name the directory the study's report goes to")
     out = Path(args.output)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
 from ..measure.plan import AUTO_LAUNCHES
@@ -60,8 +59,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     everything, code = show_runs(store, runs, args.db, args.json, wide=args.wide,
                                  expect=Expect())
     if code:
-        again = shlex.join(["commscope", "sweep", str(args.plan), "--resume"])
-        print(f"commscope: sweep {sweep_id} stopped; `{again}` runs the cases not stored",
+        again = to_run("sweep", args.plan, "--resume", db=args.db)
+        print(f"commscope: sweep {sweep_id} stopped; {again} runs the cases not stored",
               file=sys.stderr)
     if args.json:
         print_json("cases", {"cases": everything})

@@ -10,8 +10,9 @@ import math
 import sys
 from pathlib import Path
 
+from ..store.names import ranges as ranges_of
 from ..system.build import native_binary
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..system.kernels import catalog
 from ..measure.launches import measure_runs
 from ..system.mpi import find_mpi
@@ -155,8 +156,8 @@ def _tune_late(args, argv, mpi, known) -> int:
 
 def _tune(args, argv, mpi, known) -> int:
     if not args.collectives:
-        raise UserError("tune: name the collectives to tune, e.g. `commscope tune allreduce "
-                        "bcast`, or give --verify FILE")
+        raise UserError("tune: name the collectives to tune, e.g. commscope tune allreduce "
+                        "bcast, or give --verify FILE")
     if args.junit or args.fail_on:
         raise UserError(f"tune: {'--junit' if args.junit else '--fail-on'} is for --verify, "
                         "whose checks pass or fail; drop it")
@@ -180,8 +181,9 @@ def _tune(args, argv, mpi, known) -> int:
     run_ids = _measure(store, mpi, planned, argv)
     chosen = choose(points(by_run(store, run_ids)), can_name(verdict.writable), min_gain)
     if not chosen:
+        shows = to_run("results", "show", ranges_of(run_ids, ","), db=args.db)
         raise UserError("tune: no point holds both the default and an algorithm; every "
-                        "case failed or was refused (commscope results show)")
+                        f"case failed or was refused ({shows})")
     written = []
     for where, text in rules.files(path, ranges(chosen), known.kernels,
                                    native_binary(mpi)).items():

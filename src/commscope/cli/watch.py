@@ -15,7 +15,7 @@ from ..watch.probe import (DEFAULT_BUDGET_S, check_budget, check_same_cases, pro
                              write_default)
 from ..figures.read import measured
 from ..watch import points as stored
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..system.mpi import find_mpi
 from ..views.watch import probe_header, probe_json, render_probe
 from .common import add_db, add_mpi, print_json, writing_store
@@ -103,12 +103,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             raise UserError(f"--default {args.default}: writes a plan and exits; leave out "
                             f"{args.plan}, then watch the file written")
         write_default(args.default, _hosts(args))
-        print(f"wrote the default probe set to {args.default}; watch it with `commscope "
-              f"watch {args.default} --every 10m --db FILE`", file=sys.stderr)
+        print(f"wrote the default probe set to {args.default}; watch it with "
+              f"{to_run('watch', args.default, '--every', '10m', db=args.db)}", file=sys.stderr)
         return 0
     if not args.plan:
-        raise UserError("give a plan: `commscope watch PLAN.toml`; `commscope watch "
-                        "--default PLAN.toml` writes the default probe set")
+        raise UserError("give a plan: commscope watch PLAN.toml; "
+                        f"{to_run('watch', '--default', 'watch.toml', db=args.db)} writes the "
+                        "default probe set")
     every_s = parse_duration(args.every, "--every")
     budget_s = parse_duration(args.budget, "--budget")
     count = _count(args)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..stats.verdict.health import tournament_rounds
 from .health import PHASES, _middle, node_names
 from ..system.launcher import launch as launch_argv
@@ -358,9 +358,9 @@ def check_hosts(store: Store, mpi, plan: Plan, trace: Plan, names: list[str], pp
             else:
                 store.finish_run(run, "failed", f"a launch without {_faults(faults, names)} "
                                  "did not finish")
+                screen = to_run("health", "--screen", "--hosts", ",".join(names), db=store.path)
                 raise UserError(f"{incomplete}: a launch without {_faults(faults, names)} did "
-                                "not finish either; check the hosts with `commscope health "
-                                "--screen`")
+                                f"not finish either; check the hosts with {screen}")
     store.finish_run(run, "complete")
     return run, faults
 
@@ -402,10 +402,14 @@ def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
     side that fails with another node too answers no one (hung). About 2 log2 N
     launches; [] where every part finished: the failure did not come back."""
     good: list[int] = []
+    tried: list[int] = []  # the last launch's nodes: a node alone goes with a partner
 
     def fails(part: list[int]) -> bool:
-        if len(part) == 1:  # a node alone makes no pair: with one that finished
-            part = part + [next(x for x in good + spare if x not in part)]
+        if len(part) == 1:  # a node alone makes no pair: with one that finished, else
+            # one outside the failing set (a partner from inside it may be the fault)
+            outside = [x for x in spare if x not in failing]
+            part = part + [next(x for x in good + outside + spare if x not in part)]
+        tried[:] = part
         if launched(tuple(part)) is None:
             return True
         good.extend(x for x in part if x not in good)
@@ -420,22 +424,20 @@ def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
     failing = list(nodes)
     while len(failing) > 2:
         a_half, b_half = failing[: len(failing) // 2], failing[len(failing) // 2:]
-        if fails(a_half):
-            failing = a_half
-        elif fails(b_half):
-            failing = b_half
+        if fails(a_half) or fails(b_half):
+            failing = list(tried)
         else:
             a = needed(a_half, b_half)
             failing = [a, needed(b_half, [a])]
     if len(failing) < 2 or not fails(failing):
         return []
     a, b = failing
-    others = [x for x in good + spare if x not in (a, b)]
-    alone = {x: not fails([x, other]) for x, other in zip((a, b), dict.fromkeys(others))}
-    if len(alone) < 2:
+    others = [x for x in dict.fromkeys(good + spare) if x not in (a, b)]
+    if not others:
         return [{"kind": "unreachable", "nodes": (a, b),
                  "evidence": "no launch that held both finished; no other node to try each "
                              "with"}]
+    alone = {x: not fails([x, others[i % len(others)]]) for i, x in enumerate((a, b))}
     if alone[a] and alone[b]:
         return [{"kind": "unreachable", "nodes": (a, b),
                  "evidence": "no launch that held both finished; each finished with other "

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 
 SIZE_KINDS = ("monotony", "split")  # guidelines over a kernel's sizes: KIND:KERNEL
 
@@ -65,8 +65,8 @@ class Catalogue:
                 found.append(self.sized(kind, kernel))
             else:
                 raise UserError(f"check: no guideline '{name}'; the ids are "
-                                f"{', '.join(self.ids)} (KERNEL: a kernel of `commscope run "
-                                "--help`)")
+                                f"{', '.join(self.ids)} (KERNEL: a kernel of "
+                                f"{to_run('run', '--help')})")
         return list(dict.fromkeys(found))
 
     def sized(self, kind: str, kernel: str) -> Guideline:

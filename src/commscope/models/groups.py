@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from ..store.cases import Case, grouped, identity
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 from ..system.kernels import meaning
 from ..stats.replication import History
 from ..figures.read import case_history, measured
@@ -131,12 +131,13 @@ def fit_runs(store: Store, run_ids: list[int], kernel_name: str | None, max_segm
     cases = kept_cases(store, run_ids)
     runs = ", ".join(map(str, run_ids))
     if not cases:
-        raise UserError(f"{flag} {runs}: no cases stored; `commscope results list` shows the runs")
+        raise UserError(f"{flag} {runs}: no cases stored; "
+                        f"{to_run('results', 'list', db=store.path)} shows the runs")
     if kernel_name:
         cases = [c for c in cases if c.kernel == kernel_name]
         if not cases:
             raise UserError(f"--kernel {kernel_name}: {flag} {runs} has no {kernel_name} cases; "
-                            "`commscope results list` shows each run's kernel")
+                            f"{to_run('results', 'list', db=store.path)} shows each run's kernel")
     return [fit_group(g, resamples, max_segments, lambda found: case_history(store, found))
             for g in group_cases(cases)]
 

@@ -29,6 +29,8 @@ from ..figures.read import measured
 from ..stats.summary import CaseSummary
 from ..stats.verdict.claim import INCONCLUSIVE, UNDETERMINED, Claim
 from ..store.cases import Case
+from ..system.errors import shell_line
+from ..system.launcher.placement import cores
 from . import Profile, Row
 
 BLOCKING_SENDS = {"MPI_Send": "standard", "MPI_Ssend": "synchronous", "MPI_Rsend": "ready",
@@ -97,10 +99,14 @@ def runs_of(needs, hosts) -> dict[tuple, list[int]]:
     return {key: sorted(sizes) for key, sizes in groups.items()}
 
 
-def commands(needs, hosts) -> list[str]:
-    """The `commscope run` commands of runs_of(needs, hosts)."""
-    return [f"commscope run {kernel} --np {ranks} --sizes {','.join(map(str, sizes))}"
-            + (f" --modes {mode}" if mode else "") + (f" --hosts {where}" if where else "")
+def commands(needs, hosts, db) -> list[str]:
+    """The `commscope run` commands of runs_of(needs, hosts), into the results file `db`;
+    a profile's rank count beyond this host's cores measured anyway (as the refusal of
+    more ranks than cores offers)."""
+    return [shell_line("run", kernel, "--np", ranks, "--sizes", ",".join(map(str, sizes)),
+                       *(["--modes", mode] if mode else []),
+                       *(["--hosts", where] if where else
+                         ["--oversubscribe"] if ranks > cores() else []), db=db)
             for (kernel, mode, ranks, where), sizes in runs_of(needs, hosts).items()]
 
 

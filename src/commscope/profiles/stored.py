@@ -55,7 +55,7 @@ def load(store: Store, run_id: int, flag: str = "--profile") -> Profile:
     run = store.run(run_id)
     if run.kernel != KERNEL:
         raise UserError(f"{flag} {run_id}: run {run_id} is a {run.kernel} run, not a "
-                        "profile; give a run that `commscope profile` or `commscope import` "
+                        "profile; give a run that commscope profile or commscope import "
                         "of an mpisee or mpiP file stored")
     found = recorded(store, run_id)
     if not found.rows:

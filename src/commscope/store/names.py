@@ -95,15 +95,15 @@ def timer(facts: dict) -> str:
     return f"{facts.get('name', 'timer unknown')}: {shown}"
 
 
-def ranges(ids: list[int]) -> str:
-    """Run ids as a reader writes them: 1-4, 7, 9-10."""
+def ranges(ids: list[int], sep: str = ", ") -> str:
+    """Run ids as a reader writes them: 1-4, 7, 9-10 (sep ",": as RUNS takes them)."""
     spans: list[list[int]] = []
     for i in sorted(ids):
         if spans and i == spans[-1][1] + 1:
             spans[-1][1] = i
         else:
             spans.append([i, i])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+    return sep.join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
 
 GONE = "process gone"  # a run's message starts so when its command died without ending it

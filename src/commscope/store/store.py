@@ -14,7 +14,6 @@ import dataclasses
 import gc
 import json
 import os
-import shlex
 import sqlite3
 import time
 import weakref
@@ -30,7 +29,7 @@ from ..system import owner, stopping
 from .cases import Case
 from .rows import LaunchRow, PairCase, RunRow, SkipRow, SweepRow, WarningRow
 from .schema import APPLICATION_ID, SCHEMA_VERSION, migrate
-from ..system.errors import UserError
+from ..system.errors import UserError, to_run
 
 BUSY_TIMEOUT_S = 60.0  # how long a command waits for another's lock on the results file
 LOCK_POLL_S = 0.05  # SQLite's own wait for a lock, between two checks for a stop signal
@@ -155,8 +154,8 @@ class Store:
         except (sqlite3.DatabaseError, AttributeError):
             pass
         saved = (f"run{'s' * (len(readable) > 1)} {names.ranges(readable)} still read whole: "
-                 "export with `commscope results show RUN --json --db "
-                 f"{shlex.quote(str(self.path))}`"
+                 "export with " + to_run("results", "show", names.ranges(readable, ","),
+                                         "--json", db=self.path)
                  if readable else "no run in it reads whole")
         return (f"--db {self.path}: the file is damaged ({problem}); {saved}; measure into "
                 "another --db path")
@@ -463,8 +462,8 @@ class Store:
     def _run_row(self, query: str, run_id: int) -> sqlite3.Row:
         row = self.db.execute(f"{query} WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise UserError(f"no run {run_id} in {self.path}; `commscope results list` shows "
-                            "the runs")
+            raise UserError(f"no run {run_id} in {self.path}; "
+                            f"{to_run('results', 'list', db=self.path)} shows the runs")
         return row
 
     def as_stored(self, run_id: int) -> dict:
@@ -577,7 +576,7 @@ class Store:
         runs = self.runs()
         if not runs:
             raise UserError(f"--db {self.path}: no runs stored; measure one first, e.g. "
-                            "`commscope run pingpong`")
+                            f"{to_run('run', 'pingpong', db=self.path)}")
         commands: list[list] = []  # latest first: a sweep's runs, or consecutive runs of one
         sweeps = set()             # command line
         for r in reversed(runs):

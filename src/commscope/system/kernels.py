@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import UserError
+from .errors import UserError, to_run
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ class Catalog:
         k = self.kernel(name)
         if k.app:
             raise UserError(f"{name} is an application with its own checks; run it with "
-                            f"`commscope app {name}`")
+                            f"{to_run('app', name)}")
         return k
 
     def window_used(self, k: Kernel, window: int | None, nbytes: int) -> int:

@@ -91,7 +91,7 @@ def prediction_table(done: list[Priced], predicted: float) -> Table:
 
 
 def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], what_ifs,
-                      hosts=()) -> str:
+                      hosts=(), db=None) -> str:
     """Unpriced rows first (with the one command that prices each), then the dominance
     table, the total against the profile, and each what-if's total."""
     lines = [f"profile {run_id}: {' '.join(p.program) or p.source.get('file', '')}, "
@@ -103,10 +103,10 @@ def render_prediction(run_id: int, p: Profile, on: str, priced: list[Priced], wh
                      "profiled MPI time")
         for x in unpriced:
             lines.append(f"  {' '.join(row_label(x.row)).strip()}: {x.why_not}")
-        todo = commands([x.need for x in unpriced if x.need], hosts)
+        todo = commands([x.need for x in unpriced if x.need], hosts, db)
         if todo:
-            lines.append("  to price them: " + "; ".join(todo) + "  (or `commscope profile "
-                         "--measure` with the program)")
+            lines.append("  to price them: " + "; ".join(todo) + "  (or commscope profile "
+                         "--measure with the program)")
     done = [x for x in priced if x.cost_s is not None]
     predicted, ci = total(done)
     lines.append(prediction_table(done, predicted).text())
@@ -145,7 +145,7 @@ def _pair(ci):
 
 
 def predict_json(run_id: int, p: Profile, on: str, priced: list[Priced], what_ifs,
-                 hosts=()) -> dict:
+                 hosts=(), db=None) -> dict:
     done = [x for x in priced if x.cost_s is not None]
     predicted, ci = total(done)
     return {
@@ -154,7 +154,7 @@ def predict_json(run_id: int, p: Profile, on: str, priced: list[Priced], what_if
         "unpriced": [{"call": x.row.call, "comm_size": x.row.comm_size, "bytes": x.row.bytes,
                       "peer": x.row.peer, "count": x.row.count, "profiled_s": x.row.time_s,
                       "why": x.why_not,
-                      "command": commands([x.need], hosts)[0] if x.need else None}
+                      "command": commands([x.need], hosts, db)[0] if x.need else None}
                      for x in priced if x.cost_s is None],
         "predicted_s": predicted, "predicted_ci_s": _pair(ci),
         "profiled_s": sum(x.row.time_s for x in done),

@@ -187,10 +187,10 @@ def read(text: str, name: str) -> Rules:
         tree = json.loads(text)
     except ValueError as e:
         raise UserError(f"--verify {name}: not JSON ({e}); give the MPICH selection file "
-                        "`commscope tune` wrote") from None
+                        "commscope tune wrote") from None
     if not isinstance(tree, dict) or not any(k.startswith("collective=") for k in tree):
         raise UserError(f"--verify {name}: no \"collective=NAME\" key; give the MPICH "
-                        "selection file `commscope tune` wrote")
+                        "selection file commscope tune wrote")
     covered, boundaries = {}, {}
     for key, section in tree.items():
         intra = section.get("comm_type=intra", {}) if isinstance(section, dict) else {}

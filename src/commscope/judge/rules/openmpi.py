@@ -115,14 +115,14 @@ def read(text: str, name: str) -> Rules:
                          "" if v2 else text)
     except ValueError as e:
         raise UserError(f"--verify {name}: {e}; give an Open MPI rules file as "
-                        "`commscope tune` writes it (docs/tune.md)") from None
+                        "commscope tune writes it (docs/tune.md)") from None
     at = 0
 
     def take(what: str) -> int:
         nonlocal at
         if at >= len(tokens):
             raise UserError(f"--verify {name}: the file ends before {what}; give an Open MPI "
-                            "rules file as `commscope tune` writes it (docs/tune.md)")
+                            "rules file as commscope tune writes it (docs/tune.md)")
         value, line = tokens[at]
         if value < 0:
             raise UserError(f"--verify {name}: line {line}: {what} is {value}; it must not "

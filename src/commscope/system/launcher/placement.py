@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import contextvars
 import os
-import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from ..errors import UserError
+from ..errors import UserError, to_run
 from ..mpi import Mpi
 from . import slurm
 from .hosts import Hosts, parse_hosts
@@ -123,8 +122,7 @@ def _check_oversubscription(ranks: int, placement: Placement) -> None:
     # the flag before a program's own arguments (profile's `-- PROGRAM ARGS`), which it
     # would otherwise reach instead of commscope
     at = argv.index("--") if "--" in argv else len(argv)
-    again = shlex.join(["commscope", *argv[:at], "--oversubscribe", *argv[at:]]) if argv \
-        else "--oversubscribe"
+    again = to_run(*argv[:at], "--oversubscribe", *argv[at:]) if argv else "--oversubscribe"
     raise UserError(f"--np {ranks}: more ranks than this host's {cores()} cores would "
                     f"time-slice, and every latency with them; run at most {cores()} here, "
                     f"spread them with --hosts, or measure it anyway: {again}")
