@@ -165,6 +165,11 @@ READ = {
             IMB, (0, 1000, 0.41, 0.00), (4, 1000, 0.43, 9.30), (8, 1000, 0.45, 17.78))),
         ("Multi-PingPong", "pingpong", 2, "2021.11", {"groups": "2", "group": "1"}, _rows(
             IMB, (0, 1000, 0.44, 0.00), (4, 1000, 0.47, 8.51), (8, 1000, 0.46, 17.39)))],
+    "imb-2021.11_multi0_pingpong.txt": [  # -multi 0: t_min, t_max, t_avg over the groups
+        ("Multi-PingPong", "pingpong", 2, "2021.11", {"groups": "2"}, _rows(
+            ("repetitions", "t_min_us", "t_max_us", "t_avg_us", "bandwidth_MBps"),
+            (0, 1000, 0.41, 0.44, 0.42, 0.00), (4, 1000, 0.43, 0.47, 0.45, 8.51),
+            (8, 1000, 0.45, 0.46, 0.46, 17.39)))],
     "nccl-tests-2.19.6_all_reduce_perf_c0.txt": [
         ("all_reduce_perf", "allreduce", 2, "2.19.6", {"avg_busbw_GBps": "0.00201"}, _rows(
             NCCL, (8, 2, -1, 10.21, 0, 0, None, 10.05, 0, 0, None),
