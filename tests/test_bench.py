@@ -282,6 +282,18 @@ def test_verdicts():
     assert lines_like(out, rf" +2% +3 +{NUMBER} +{rate} +{rate}"), out
 
 
+def test_history_prints_a_row_per_condition_with_wilson_intervals():
+    """Per compare: each recorded condition and lognormal, each rule off in turn, with
+    rates and their intervals as percentages; lognormal's two powers as rates."""
+    out = bench("history.py", "--compares", 5, "--earlier", 4, "--rules", "lone state")
+    share = r"\d+\.\d% \[ *\d+\.\d, *\d+\.\d\]"
+    conditions = r"(busy|busy_both|cluster|quiet|second_job)"
+    for rules in ("all", "without lone state"):
+        assert len(lines_like(out, rf"{rules} +{conditions} +4 +{share} +{share} *")) == 5, out
+        assert lines_like(out, rf"{rules} +lognormal +4 +{share} +{share} +[01]\.\d{{3}} "
+                               r"+[01]\.\d{3}"), out
+
+
 def test_edges_prints_a_row_for_each_edge():
     """Rates as numbers between 0 and 1 under each edge of the model: compare's six
     histories, the 4+4 file's two, --runs' three (with how the command term was found),
