@@ -72,7 +72,7 @@ def compare_history(rng, trials: int, ratio: float, shared: bool, cases: int = 2
     for _ in range(trials):
         past = [_command(rng, cases, tau, ratio * tau, shared) for _ in range(EARLIER)]
         a, b = (_command(rng, cases, tau, ratio * tau, shared) for _ in range(2))
-        histories = {str(i): history([p[i] for p in past], keys=tuple(range(EARLIER)))
+        histories = {str(i): history([p[i] for p in past])
                      for i in range(cases)}
         sides = [{str(i): CompareSide.of({}, m[i], [Stored(str(i))]) for i in range(cases)}
                  for m in (a, b)]
@@ -89,7 +89,7 @@ def file_four_four(rng, trials: int, sigma: float, cases: int = 24,
     for _ in range(trials):
         base = [_command(rng, cases, tau, sigma, False) for _ in range(4)]
         slow = [_command(rng, cases, tau, sigma, False, math.log(1.3)) for _ in range(4)]
-        histories = {str(i): history([p[i] for p in base[1:] + slow[1:]], keys=tuple(range(6)))
+        histories = {str(i): history([p[i] for p in base[1:] + slow[1:]])
                      for i in range(cases)}
         sides = [{str(i): CompareSide.of({}, m[i], [Stored(str(i))]) for i in range(cases)}
                  for m in (base[0], slow[0])]

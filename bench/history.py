@@ -4,9 +4,8 @@ share with a false `regression` and with a false `faster`, with 95% Wilson inter
 A compare is one command pair of one kernel's recorded sizes (bench/data/noise.json, 4 a
 kernel): A, B and the earlier commands of the results file are distinct recorded commands
 of one condition, in random order, each with its recorded launches. Truth: no change. The
-history is read as `results show` and `compare` read it (replication.history with each
-command's key and this command's level, shared_levels across the sizes), and each
-command's launches in another state are left out of A and B as states.py leaves them out.
+history is read as `results show` and `compare` read it (replication.history, each
+command's launches in another state left out of A and B as states.py leaves them out).
 
 Power: lognormal noise (a case's launches 5%, commands agreeing), B slowed 1.30x at every
 size: the share of cases named `regression`, with earlier commands all like A, and in
@@ -74,8 +73,7 @@ def one_compare(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
     def history_of(cases):
         i = cases[0].case
         centre = float(np.mean(np.log(np.concatenate([a[:, i], b[:, i]]))))
-        return replication.history([c[:, i] for c in earlier], centre,
-                                   tuple(range(len(earlier))))
+        return replication.history([c[:, i] for c in earlier], centre)
     result = judge_compare.compare(side_a, side_b, THRESHOLD, history_of)
     return [c.word for c in result.claims]
 
@@ -120,10 +118,8 @@ def lognormal_rows(rng, earlier: int, compares: int) -> tuple[int, int, int, flo
 
 
 RULES = {
-    "outlier test": ("replication", "outlying",
-                     lambda means, *a, **k: np.zeros(means.size, dtype=bool)),
-    "levels": ("replication", "regimes", lambda *a, **k: (None, None)),
-    "shared levels": ("replication", "shared_levels", lambda pasts: pasts),
+    "step": ("replication", "step", lambda means, *a, **k: np.zeros(means.size, dtype=int)),
+    "seen states": ("judge_compare", "seen_states", lambda *a, **k: []),
     "lone state": ("judge_compare", "lone_state", lambda *a, **k: []),
 }
 

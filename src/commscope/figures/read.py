@@ -11,7 +11,7 @@ import numpy as np
 
 from ..stats import skew
 from ..stats.advice import block, options, variance_lines
-from ..stats.replication import CommandRatio, History, command_ratios, history, shared_levels
+from ..stats.replication import CommandRatio, History, command_ratios, history
 from ..stats.states import screen
 from ..stats.summary import CaseSummary, combined_summary, launch_spreads
 from ..store import names
@@ -46,23 +46,19 @@ def case_history(store: Store, cases: list[Case], level: bool = False) -> Histor
         command = ("sweep", c.sweep_id) if c.sweep_id is not None else ("run", c.run_id)
         groups.setdefault(command, []).append(float(np.median(c.latency_s)))
     medians = [float(np.median(c.latency_s)) for c in cases if level and c.valid_samples.size]
-    return history(list(groups.values()), float(np.mean(np.log(medians))) if medians else None,
-                   tuple(groups))
+    return history(list(groups.values()), float(np.mean(np.log(medians))) if medians else None)
 
 
 def histories(store: Store, groups: list[list[Case]]
               ) -> tuple[list[History | None], list[CommandRatio | None]]:
-    """Each group's (one case's launches') history, its levels found with the other
-    groups' on its hosts with its MPI (replication.shared_levels), and how much commands
-    differ there, learned from the histories of every group there
+    """Each group's (one case's launches') history, and how much commands differ on its
+    hosts with its MPI, learned from the histories of every group there
     (replication.command_ratios)."""
     pasts = [case_history(store, found, level=True) for found in groups]
     ratios: list[CommandRatio | None] = [None] * len(groups)
     where = [(found[0].hosts, found[0].mpi) for found in groups]
     for w in set(where):
         mine = [i for i, v in enumerate(where) if v == w]
-        for i, p in zip(mine, shared_levels([pasts[i] for i in mine])):
-            pasts[i] = p
         for i, r in zip(mine, command_ratios([pasts[i] for i in mine],
                                              [groups[i][0].bytes for i in mine])):
             ratios[i] = r

@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..stats.replication import shared_levels
 from ..stats.summary import CaseSummary
 from ..figures.read import case_history, measured
 from ..stats.verdict import VERB_WORDS, Claim, Estimate, Threshold, claims, negligible, paired
@@ -171,11 +170,9 @@ def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | 
     assumes the launches' variance (verdict.inference.COMMAND_TO_LAUNCH), and the claim says
     so (its `command_term`)."""
     apart = [i for i, p in enumerate(pairs) if p.apart]
-    # each side's cases are one command's: their levels found together (shared_levels)
     left, right = ([history_of(list(getattr(pairs[i], side).cases)) for i in apart]
                    for side in ("left", "right"))
-    pasts = pooled([p for both in zip(shared_levels(left), shared_levels(right))
-                    for p in both])
+    pasts = pooled([p for both in zip(left, right) for p in both])
     out: list[tuple[float, float] | None] = [None] * len(pairs)
     for j, i in enumerate(apart):
         known = [p for p in pasts[2 * j:2 * j + 2] if p is not None and p.command_var is not None]

@@ -8,8 +8,9 @@ kept launch medians on the log scale carry its spread, and each side is one comm
 shift is the ratio of the two figures, its variance the launches' (pooled over the sides
 with two or more launches) over their counts, plus twice the variance between commands
 (the history's, learned robustly from the case's earlier commands of the same
-configuration, or assumed equal to the launches'). A side alone in another state is
-undetermined (lone_state). The verdict core (commscope.stats.verdict)
+configuration, or assumed equal to the launches'). A shift no larger than the states the
+history has shown (seen_states), or a side alone in another state (lone_state), is
+undetermined. The verdict core (commscope.stats.verdict)
 tests each case at the threshold, all matched cases one family: `regression` rejects "B
 no more than the threshold slower", `no change` rejects "B beyond the threshold either
 way" (two one-sided tests). See docs/compare.md.
@@ -18,13 +19,15 @@ way" (two one-sided tests). See docs/compare.md.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..figures.read import measured
 from ..store.cases import Case, key
-from ..stats.replication import LEVEL_GAP, History, Spread, case_spread, shared_levels
+from ..stats.replication import LEVEL_GAP, History, Spread, case_spread
+from ..stats.stats import Z
 from ..stats.summary import CaseSummary, of_medians
 from ..stats.verdict import (ALPHA, SHIFT_ONLY, UNDETERMINED, VERB_WORDS, Claim, Estimate,
                              Testcase, Threshold, claims, unmeasured, unpaired)
@@ -182,6 +185,10 @@ class Comparison:
                 for c in self.changes]
 
     @property
+    def seen_states(self) -> int:
+        return sum(c.method == SEEN_STATE for c in self.changes)
+
+    @property
     def lone_states(self) -> int:
         return sum(c.method == LONE_STATE for c in self.changes)
 
@@ -250,16 +257,20 @@ def pooled(pasts: list[History | None]) -> list[History | None]:
 def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
             history_of=lambda cases: None) -> Comparison:
     """Every case present on both sides, tested (`history_of(cases)`: the store's variance
-    components of that case from its other commands, learned robustly, replication.
-    history, their levels found with the other cases', replication.shared_levels). A
-    side alone in a state (lone_state) is undetermined, whatever the test says."""
+    components of that case from its other commands, replication.history). A shift no
+    larger than the states the history has shown (seen_states), or a side alone in a
+    state (lone_state), is undetermined, whatever the test says."""
     matched = [k for k in a if k in b]
     tested = [k for k in matched if not any(c.imported for c in a[k].cases + b[k].cases)]
-    pasts = pooled(shared_levels([history_of(a[k].cases + b[k].cases) for k in tested]))
+    pasts = pooled([history_of(a[k].cases + b[k].cases) for k in tested])
     found = [estimate(a[k], b[k], past) for k, past in zip(tested, pasts)]
     judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
                                      tested, threshold, WORDS)))
     methods = dict(zip(tested, (m for _, m in found)))
+    for k in seen_states(a, b, dict(zip(tested, pasts))):
+        if judged[k].word in (WORDS.over, WORDS.faster):
+            judged[k] = replace(judged[k], word=UNDETERMINED, failing=False)
+            methods[k] = SEEN_STATE
     for k in lone_state(a, b, dict(zip(tested, pasts))):
         judged[k] = replace(judged[k], word=UNDETERMINED, failing=False)
         methods[k] = LONE_STATE
@@ -271,14 +282,46 @@ def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
                       differences(a, b))
 
 
+SEEN_STATE = "seen state"  # CaseChange.method: a shift no larger than the states seen
+
+
+def seen_states(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History | None]
+                ) -> list[str]:
+    """The cases whose shift B - A is no larger than the differences between states the
+    history has shown: the span of the case's earlier commands' means (two or more; within
+    each side of a step in time, History.state_span), or the compare's cases' typical span
+    (their median: a state moves every size of a command, a stall one size alone),
+    widened by what launches alone spread two means by (Z standard errors). On a host whose commands land in states (here
+    1.1-3x apart, changing every few commands) the machine has then moved as far with
+    nothing changed, and no test of two commands tells a change from a state: compare
+    --live, A and B alternated, does. A shift beyond every state shown is tested as any
+    other, however alone it stands."""
+    spans = {k: p.state_span() for k, p in pasts.items()
+             if p is not None and len(p.command_means) >= 2}
+    if not spans:
+        return []
+    typical = float(np.median(list(spans.values())))
+    found = []
+    for k, span in spans.items():
+        past = pasts[k]
+        margin = Z * np.sqrt(2 * past.between_var * past.inverse_n)
+        if abs(b[k].logs.mean() - a[k].logs.mean()) <= max(span, typical) + margin:
+            found.append(k)
+    return found
+
+
 LONE_STATE = "lone state"  # CaseChange.method where one side sat alone in another state
+# A state multiplies every size of a command by one factor: the recorded commands in
+# another state (bench/data/noise.json) moved their sizes within 1.1x of each other; a
+# delay added to every send moved 8 B 6.6x and 4 KiB 2.7x (issue 62).
+ALIKE = math.log(1.25)
 
 
 def lone_state(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History | None]
                ) -> list[str]:
     """The cases where one side lies LEVEL_GAP (1.5x) or more from the other and from
     every earlier command of the case's configuration (two or more), while the other side
-    lies among them, and B's shift is alike (within 1.5x, the same way) at half or more
+    lies among them, and B's shift is alike (within 1.25x, ALIKE, the same way) at half or more
     of the command's cases: a whole command in another state multiplies every size alike.
     That is what a command wholly beside another job, or on a slower core, looks like on
     a shared host (on the machine this was built on, 1 of 10 identical commands ran 2.4-3.2x
@@ -291,7 +334,7 @@ def lone_state(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History 
     if not big or 2 * len(big) < len(shifts):
         return []
     centre = float(np.median([shifts[k] for k in big]))
-    if any(shifts[k] * centre <= 0 or abs(shifts[k] - centre) >= LEVEL_GAP for k in big):
+    if any(shifts[k] * centre <= 0 or abs(shifts[k] - centre) >= ALIKE for k in big):
         return []
 
     def alone(k: str, side: Side, other: Side) -> bool:

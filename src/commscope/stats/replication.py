@@ -24,12 +24,11 @@ that assumption the interval is t(df) s sqrt(1/K + 1) and its coverage exact, si
 ratio is Student's t (Searle, Casella & McCulloch, "Variance Components", 1992, 3.5,
 for the one-way random-effects model); learned, the degrees of freedom are those of
 the delta method or Satterthwaite's. The history learns from every earlier command of the
-configuration, robustly (history): a command unlike all the others (a real change seen
-once) is left out by an outlier test, and where the commands fall into two levels
-(another state of the machine, or a real change stored in the same file) sigma^2 is
-their spread within the levels. The point estimate exp(mean) is the typical launch's
-median; tau^2 less a launch median's own error variance (at least 0) says which
-dominates.
+configuration (history): none is left out for lying in another state, since states are
+what commands differ by; where the commands step to another level in time (a real
+change stored in the same file) sigma^2 is their spread within the two stretches. The
+point estimate exp(mean) is the typical launch's median; tau^2 less a launch median's
+own error variance (at least 0) says which dominates.
 
 When the launch count was itself chosen from the launches' spread (--launches auto:
 launches.py), that choice must not narrow the interval: the count K follows from the
@@ -53,7 +52,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .states import STATE_GAP, stalls
+from .states import STALL_GAP, STATE_GAP, stalls
 from .stats import LEVEL, Z, median_ci, satterthwaite, t_quantile
 from .verdict.inference import (COMMAND_TO_LAUNCH, NO_SPREAD, UNUSUAL, moderated_df,
                                 step_at, trend_prior, unusual_p)
@@ -286,29 +285,34 @@ class History:
     level: str | None = None  # "lower" or "higher": the history kept to this command's level
     command_means: tuple[float, ...] = ()  # every command's mean log median, none left out
     means_df: int = 0  # of means_var: the commands kept less one a level
-    command_keys: tuple = ()  # each command's key, in command_means' order (shared_levels)
+    stretches: tuple = ()  # each command's side of a step in time (step): 0 before, 1 after
+
+    def state_span(self) -> float:
+        """How far apart the commands' means lie within a stretch (the widest): the
+        differences between states this configuration has shown with nothing changed."""
+        means, part = np.asarray(self.command_means), np.asarray(self.stretches or
+                                                                  [0] * len(self.command_means))
+        return max((float(np.ptp(means[part == s])) for s in set(part.tolist())
+                    if np.sum(part == s) >= 2), default=0.0)
 
 
-def history(groups: list[list[float]], centre: float | None = None,
-            keys: tuple = ()) -> History | None:
-    """The variance components of log launch medians grouped by command (one-way ANOVA):
-    tau^2 the pooled variance within the commands of two or more launches; sigma^2 the
-    variance of the commands' means less their launches' share, tau^2 times the mean of
-    1/n (at least 0), on MIN_HISTORY_DF degrees of freedom or more. None below
-    MIN_HISTORY_DF degrees of freedom for tau^2. Learned from every earlier command, never
-    from a window around this one (a window of 1.5x kept 3.5-5.9 of 10 commands at a
-    noisy size and learned r = 0.10 for a true 1: an independent review), robustly:
-    - a launch stalled in an earlier command adds nothing (robust_groups);
-    - a command far from all the others (a real change seen once, a command wholly beside
-      another job) is left out by the outlier test (outlying);
-    - where the commands fall into two levels (regimes: a machine with two states, or a
-      results file that holds a real change), sigma^2 is the spread within the levels,
-      pooled, so a file with a regression in it does not count the regression as noise.
-    `centre`: this command's mean log median, which says the level it is in; `keys`:
-    each group's command, so the cases of one results file can find levels together
-    (shared_levels)."""
-    keys = tuple(k for k, g in zip(keys, groups) if len(g)) if keys else ()
+def history(groups: list[list[float]], centre: float | None = None) -> History | None:
+    """The variance components of log launch medians grouped by command (one-way ANOVA),
+    the groups in command order: tau^2 the pooled variance within the commands of two or
+    more launches; sigma^2 the variance of the commands' means less their launches'
+    share, tau^2 times the mean of 1/n (at least 0), on MIN_HISTORY_DF degrees of freedom
+    or more. None below MIN_HISTORY_DF degrees of freedom for tau^2. Learned from every
+    earlier command (a launch stalled in one adds nothing: robust_groups), none left out:
+    on a machine whose commands land in states, the states are the spread between
+    commands (an outlier test that left out the command in the other state, and a split
+    into levels that kept only the spread within them, made a false regression of 6-28%
+    of compares under the recorded noise: bench/history.py). Only a step in time, the
+    commands before and after a change point in command order (step), is learned
+    apart, so a results file with a regression in it does not count the regression as
+    noise; levels that alternate are states, and are named (`levels`, regimes).
+    `centre`: this command's mean log median, which says the level it is in."""
     logs = robust_groups([np.log(g) for g in groups if len(g)])
+    logs = [logs[i] for i in range(len(logs)) if i not in stalled_commands(logs)]
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
     if df < MIN_HISTORY_DF:
@@ -317,65 +321,52 @@ def history(groups: list[list[float]], centre: float | None = None,
     sizes = np.array([g.size for g in logs])
     means = np.array([g.mean() for g in logs])
     floor = tau2 * float(np.mean(1 / sizes))  # what launches alone spread a mean by
-    kept = ~outlying(means, floor, df)
-    levels, part = regimes(means[kept], floor)
-    if levels is None:
-        part = np.zeros(int(kept.sum()), dtype=int)
-    else:  # the outlier test again, each level about its own
-        inner = _level_outliers(means[kept], part, floor, df)
-        kept[np.flatnonzero(kept)[inner]] = False
-        part = part[~inner]
-    inverse_n = float(np.mean(1 / sizes[kept]))
-    means_var, means_df, sigma2 = _about_levels(means[kept], part, tau2 * inverse_n)
+    levels, _ = regimes(means, floor)
+    part = step(means, floor)
+    inverse_n = float(np.mean(1 / sizes))
+    means_var, means_df, sigma2 = _about_levels(means, part, tau2 * inverse_n)
     level = None
     if levels is not None and centre is not None:
         split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
         level = "higher" if centre > split else "lower"
     return History(tau2, df, int(sizes.sum()), sigma2, means_df if sigma2 is not None else 0,
-                   int(kept.sum()), levels, means_var, inverse_n, level,
-                   tuple(map(float, means)), max(means_df, 0), keys)
+                   int(sizes.size), levels, means_var, inverse_n, level,
+                   tuple(map(float, means)), max(means_df, 0), tuple(part.tolist()))
 
 
-def shared_levels(pasts: list[History | None]) -> list[History | None]:
-    """The histories of one command's cases, where their earlier commands fall into two
-    levels together: a real change stored in the results file (or a state of the
-    machine) moves every case of a command, so the commands' typical offsets over the
-    cases (the median over cases of each command's mean less its case's median) show
-    the levels far more clearly than any case's few means alone (4 baseline and 4 slowed
-    commands at 1.30x, 5% launch noise: 79% of cases called a regression with each case's
-    own levels). Each case's sigma^2 is then its spread within those levels (history's
-    rule), its outliers left out within them. Histories without the commands' keys, or
-    fewer than 4 commands every case holds, are as they were."""
-    have = [i for i, p in enumerate(pasts) if p is not None and p.command_keys]
-    if len(have) < 2:
-        return pasts
-    keys = sorted(set.intersection(*(set(pasts[i].command_keys) for i in have)), key=str)
-    if len(keys) < 2 * MIN_LEVEL_COMMANDS:
-        return pasts
-
-    def means(p: History) -> np.ndarray:
-        at = {k: j for j, k in enumerate(p.command_keys)}
-        return np.array([p.command_means[at[k]] for k in keys])
-    offsets = np.array([means(pasts[i]) - np.median(means(pasts[i])) for i in have])
-    floor = float(np.median([pasts[i].between_var * pasts[i].inverse_n for i in have]))
-    levels, part = regimes(np.median(offsets, axis=0), floor / len(have))
-    if levels is None:
-        return pasts
-    out = list(pasts)
-    for i in have:
-        out[i] = _within(pasts[i], means(pasts[i]), part)
-    return out
+def stalled_commands(logs: list[np.ndarray]) -> set[int]:
+    """The commands whose mean lies STALL_GAP (4x) or more from the median of all the
+    commands' means, a strict minority: a command stalled as a whole, or a change made once
+    and undone (a delay injected for one run), as states.py names a stalled launch. The
+    machine's states here lie 1.1-3x apart and stay in (bench/data/noise.json)."""
+    means = np.array([g.mean() for g in logs])
+    if means.size < 3:
+        return set()
+    far = np.abs(means - np.median(means)) >= STALL_GAP
+    return set(np.flatnonzero(far).tolist()) if 2 * far.sum() < means.size else set()
 
 
-def _level_outliers(means: np.ndarray, part: np.ndarray, floor: float,
-                    floor_df: float) -> np.ndarray:
-    """The commands each level's outlier test leaves out (outlying, about its own level;
-    `part`: each command's level, 0 or 1)."""
-    out = np.zeros(means.size, dtype=bool)
-    for side in (0, 1):
-        at = np.flatnonzero(part == side)
-        out[at[outlying(means[at], floor, floor_df)]] = True
-    return out
+def step(means: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Each command's stretch, 0 before and 1 after a change point in command order: the
+    split, MIN_LEVEL_COMMANDS or more each side, whose difference of means is largest
+    against the spread within the two stretches (at least `floor`), where it is beyond
+    what commands alike reach even when sorted (level_critical: a stricter bar than the
+    order alone needs). All 0 where there is none."""
+    part = np.zeros(means.size, dtype=int)
+    if means.size < 2 * MIN_LEVEL_COMMANDS:
+        return part
+    cuts = np.arange(MIN_LEVEL_COMMANDS, means.size - MIN_LEVEL_COMMANDS + 1)
+    ratios = []
+    for c in cuts:
+        a, b = means[:c], means[c:]
+        within = (np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2)) / (means.size - 2)
+        within = max(float(within), floor)
+        gap = abs(b.mean() - a.mean())
+        ratios.append(gap / math.sqrt(within) if within > 0 else math.inf if gap else 0.0)
+    best = int(np.argmax(ratios))
+    if ratios[best] > level_critical(means.size):
+        part[cuts[best]:] = 1
+    return part
 
 
 def _about_levels(means: np.ndarray, part: np.ndarray,
@@ -390,59 +381,6 @@ def _about_levels(means: np.ndarray, part: np.ndarray,
     means_var = float(np.sum(centred ** 2)) / means_df if means_df >= 1 else None
     sigma2 = max(means_var - share, 0.0) if means_df >= MIN_HISTORY_DF else None
     return means_var, means_df, sigma2
-
-
-def _within(p: History, m: np.ndarray, part: np.ndarray) -> History:
-    """History p's commands (means m, in shared_levels' order) learned within the levels
-    `part` gives them: sigma^2 the pooled spread about each level's mean, less the
-    launches' share, each level's outliers left out."""
-    floor = p.between_var * p.inverse_n
-    kept = ~_level_outliers(m, part, floor, p.df)
-    means_var, means_df, sigma2 = _about_levels(m[kept], part[kept], floor)
-    if means_var is None:
-        return p
-    low, high = m[part == 0], m[part == 1]
-    levels = ((math.exp(float(np.median(low))), low.size),
-              (math.exp(float(np.median(high))), high.size))
-    return replace(p, command_var=sigma2, command_df=means_df if sigma2 is not None else 0,
-                   commands=int(kept.sum()), levels=levels, means_var=means_var,
-                   means_df=means_df)
-
-
-OUTLIER_LEVEL = 0.01  # the chance the outlier test leaves out a command of a history alike
-
-
-def outlying(means: np.ndarray, floor: float, floor_df: float = 0) -> np.ndarray:
-    """The commands whose mean lies beyond the others' spread: each, the farthest first,
-    against the mean and spread of the rest, its externally studentised deviation
-    (m - mean_rest) / (s_rest sqrt(1 + 1/(n-1))) t-distributed on n - 2 degrees of freedom
-    for commands alike, tested at OUTLIER_LEVEL over the n (Bonferroni's outlier test on
-    studentised residuals: R. D. Cook & S. Weisberg, "Residuals and Influence in
-    Regression", 1982, 2.2), s_rest^2 at least `floor` (the spread launches alone give a
-    mean, tau^2 / n, on its `floor_df` where it is the larger), and at most a minority
-    left out. A median-absolute-deviation rule at
-    3.5 left out a command of 5 alike 20% of the time (a simulation)."""
-    out = np.zeros(means.size, dtype=bool)
-    while means.size - out.sum() >= 3 and 2 * (out.sum() + 1) < means.size:
-        n = int((~out).sum())
-        total, square = means[~out].sum(), np.sum(means[~out] ** 2)
-        rest_mean = (total - means) / (n - 1)  # each kept command left out of the rest
-        rest_var = np.maximum((square - means ** 2 - (n - 1) * rest_mean ** 2) / (n - 2), 0.0)
-        var = np.maximum(rest_var, floor)
-        dof = np.where(floor > rest_var, max(floor_df, n - 2), n - 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.abs(means - rest_mean) / np.sqrt(var * (1 + 1 / (n - 1)))
-        t = np.where(out, 0.0, np.nan_to_num(t, nan=0.0, posinf=np.inf))
-        far = int(np.argmax(t))
-        if 2 * _t_sf(t[far], dof[far]) >= OUTLIER_LEVEL / n:
-            break
-        out[far] = True
-    return out
-
-
-def _t_sf(t: float, df: float) -> float:
-    from scipy.special import stdtr
-    return float(stdtr(df, -t))
 
 
 def robust_groups(logs: list[np.ndarray]) -> list[np.ndarray]:

@@ -80,6 +80,10 @@ def summary(result, live: str | None = None) -> str:
                  "change is B/A - 1 of the printed figures")
     if result.count(INCONCLUSIVE):
         line += f"\n{result.count(INCONCLUSIVE)} inconclusive: {REMEDY}"
+    if result.seen_states:
+        line += (f"\n{result.seen_states} undetermined as a seen state: the shift is no larger "
+                 "than the earlier commands of its configuration differ with nothing changed "
+                 "(the machine's states)")
     lone = result.lone_states
     if lone:
         line += (f"\n{lone} undetermined as a lone state: one side lies 1.5x or more from the "
