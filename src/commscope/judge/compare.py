@@ -291,11 +291,11 @@ def seen_states(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History
     history has shown: the span of the case's earlier commands' means (two or more; within
     each side of a step in time, History.state_span), or the compare's cases' typical span
     (their median: a state moves every size of a command, a stall one size alone),
-    widened by what launches alone spread two means by (Z standard errors). On a host whose commands land in states (here
-    1.1-3x apart, changing every few commands) the machine has then moved as far with
-    nothing changed, and no test of two commands tells a change from a state: compare
-    --live, A and B alternated, does. A shift beyond every state shown is tested as any
-    other, however alone it stands."""
+    widened by what launches alone spread two means by (Z standard errors). On a host
+    whose commands land in states (here 1.1-3x apart, changing every few commands) the
+    machine has then moved as far with nothing changed, and no test of two commands
+    tells a change from a state: compare --live, A and B alternated, does. A shift
+    beyond every state shown is tested as any other, however alone it stands."""
     spans = {k: p.state_span() for k, p in pasts.items()
              if p is not None and len(p.command_means) >= 2}
     if not spans:
