@@ -263,8 +263,8 @@ def test_a_watch_s_first_probe_has_no_expected_level(fake_mpi, tmp_path):
 
 def test_fit_and_predict_fit_one_max_rate_model(fake_mpi, tmp_path):
     """mbw_mr at 2 and 4 ranks, one launch of each in a state 3x slower: the launch the
-    figures leave out is left out of the max-rate model that fit prints and of the one
-    that predict charges, so their times agree."""
+    figures leave out is left out of the max-rate model that fit prints, of the one that
+    predict charges and of the report's, so their times and constants agree."""
     db = tmp_path / "m.db"
     for ranks in (2, 4):
         _ok(commscope("run", "mbw_mr", "--np", ranks, "--sizes", "64KiB,1MiB", "--launches",
@@ -279,3 +279,6 @@ def test_fit_and_predict_fit_one_max_rate_model(fake_mpi, tmp_path):
         (p,) = [p for p in model["points"]
                 if p["k"] == r["ranks"] // 2 and p["bytes"] == r["bytes"]]
         assert r["predicted_s"] == pytest.approx(p["model_s"], rel=ROUNDING)
+    out = tmp_path / "m.html"
+    _ok(commscope("report", "-o", out, "--db", db))
+    assert f'<td class="num">{model["alpha_s"] * 1e6:.3f}</td>' in out.read_text()

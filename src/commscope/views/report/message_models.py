@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...store import names
-from ...models.groups import group_cases
+from ...models.groups import group_cases, kept
 from ...models.loggp import fit_loggp
 from ...models.maxrate import across_ranks, fit_maxrate
 from ...system.sizes import format_bytes
@@ -21,7 +21,7 @@ from ...system.units import MB, US_PER_S
 from ..message_models import (LOGGP_FOOTER, MAXRATE_FOOTER, loggp_constants, loggp_json,
                               maxrate_constants, maxrate_json)
 from . import figures
-from .data import ReportData
+from .data import ReportData, shown
 from .html import Section, el, figure, section, table
 
 TITLE = "LogGP and max-rate models"
@@ -29,8 +29,9 @@ US = "µs"  # the report writes the micro sign; the terminal keeps to ASCII
 
 
 def render(data: ReportData) -> Section | None:
-    """The section; None when the runs have no loggp and no mbw_mr cases."""
-    groups = group_cases(data.cases)
+    """The section; None when the runs have no loggp and no mbw_mr cases. Fitted to the
+    launches the figures keep, as `fit` fits them (models.groups.kept)."""
+    groups = group_cases(kept(shown(data)))
     loggp = [g for g in groups if g.config["kernel"] == "loggp"]
     rates = across_ranks([g for g in groups if g.config["kernel"] == "mbw_mr"])
     if not loggp and not rates:
