@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if all(p.cost_s is None for p in priced):
         todo = commands([p.need for p in priced if p.need is not None], hosts, args.db)
         remedy = (f"; measure them: {'; '.join(f'`{c}`' for c in todo)}, or profile the "
-                  "program again with "
-                  "--measure" if todo else "; none of its calls is one commscope measures")
+                  "program again with --measure" if todo else
+                  "; none of its calls is one commscope measures")
         raise UserError(f"predict --profile {run_id[0]}: no row of the profile can be priced "
                         f"from {base.label}{remedy}")
     what_ifs = []

@@ -402,14 +402,16 @@ def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
     side that fails with another node too answers no one (hung). About 2 log2 N
     launches; [] where every part finished: the failure did not come back."""
     good: list[int] = []
-    tried: list[int] = []  # the last launch's nodes: a node alone goes with a partner
+
+    def paired(part: list[int]) -> list[int]:
+        """A node alone makes no pair: with one that finished, else one outside the
+        failing set (a partner from inside it may be the fault)."""
+        if len(part) > 1:
+            return part
+        outside = [x for x in spare if x not in failing]
+        return part + [next(x for x in good + outside + spare if x not in part)]
 
     def fails(part: list[int]) -> bool:
-        if len(part) == 1:  # a node alone makes no pair: with one that finished, else
-            # one outside the failing set (a partner from inside it may be the fault)
-            outside = [x for x in spare if x not in failing]
-            part = part + [next(x for x in good + outside + spare if x not in part)]
-        tried[:] = part
         if launched(tuple(part)) is None:
             return True
         good.extend(x for x in part if x not in good)
@@ -424,8 +426,10 @@ def diagnose(launched, nodes: list[int], spare: list[int]) -> list[dict]:
     failing = list(nodes)
     while len(failing) > 2:
         a_half, b_half = failing[: len(failing) // 2], failing[len(failing) // 2:]
-        if fails(a_half) or fails(b_half):
-            failing = list(tried)
+        # each half with its partner, the second paired after the first was launched
+        half = next((p for p in map(paired, (a_half, b_half)) if fails(p)), None)
+        if half is not None:
+            failing = half
         else:
             a = needed(a_half, b_half)
             failing = [a, needed(b_half, [a])]

@@ -267,13 +267,13 @@ def compare(a: dict[str, Side], b: dict[str, Side], threshold: Threshold,
     judged = dict(zip(tested, claims([e for e, _ in found], ["compare"] * len(found),
                                      tested, threshold, WORDS)))
     methods = dict(zip(tested, (m for _, m in found)))
-    for k in seen_states(a, b, dict(zip(tested, pasts))):
-        if judged[k].word in (WORDS.over, WORDS.faster):
-            judged[k] = replace(judged[k], word=UNDETERMINED, failing=False)
-            methods[k] = SEEN_STATE
-    for k in lone_state(a, b, dict(zip(tested, pasts))):
+    by_case = dict(zip(tested, pasts))
+    states = {k: SEEN_STATE for k in seen_states(a, b, by_case)
+              if judged[k].word in (WORDS.over, WORDS.faster)}
+    states.update(dict.fromkeys(lone_state(a, b, by_case), LONE_STATE))
+    for k, method in states.items():
         judged[k] = replace(judged[k], word=UNDETERMINED, failing=False)
-        methods[k] = LONE_STATE
+        methods[k] = method
     dfs = dict(zip(tested, (e.test_df for e, _ in found)))
     changes = [_change(a[k], b[k], judged.get(k), methods.get(k), dfs.get(k))
                for k in matched]

@@ -283,7 +283,7 @@ class History:
     means_var: float | None = None  # the variance of the commands' means (two or more)
     inverse_n: float = 1.0  # the mean of 1 / (a command's launches)
     level: str | None = None  # "lower" or "higher": the history kept to this command's level
-    command_means: tuple[float, ...] = ()  # every command's mean log median, none left out
+    command_means: tuple[float, ...] = ()  # each command's mean log median (none stalled)
     means_df: int = 0  # of means_var: the commands kept less one a level
     stretches: tuple = ()  # each command's side of a step in time (step): 0 before, 1 after
 
@@ -312,7 +312,8 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     noise; levels that alternate are states, and are named (`levels`, regimes).
     `centre`: this command's mean log median, which says the level it is in."""
     logs = robust_groups([np.log(g) for g in groups if len(g)])
-    logs = [logs[i] for i in range(len(logs)) if i not in stalled_commands(logs)]
+    stalled = stalled_commands(logs)
+    logs = [g for i, g in enumerate(logs) if i not in stalled]
     several = [g for g in logs if g.size >= 2]
     df = sum(g.size - 1 for g in several)
     if df < MIN_HISTORY_DF:
