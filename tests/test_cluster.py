@@ -9,6 +9,7 @@ its overhead model are in docs/cluster.md.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -191,23 +192,40 @@ def payload_rate(cluster, a, b, payload: int) -> float:
     return int(counted) / float(seconds)
 
 
+def class_bytes(host: str) -> dict[str, int]:
+    """Bytes each htb class on `host`'s end of its link has sent, by class id."""
+    out = in_ns(host, "tc", "-s", "class", "show", "dev", "eth0")
+    return {m[1]: int(m[2]) for m in
+            re.finditer(r"^class htb (\S+) .*?\n\s*Sent (\d+) bytes", out, re.M | re.S)}
+
+
 def test_shape_to_twice_reshapes_the_link(virtual_cluster):
     """A second shape_to on one host reshapes it in place (a toggled link's rig, as
     bench/watch_cluster.py's flap calls it): the classes take the new rates, one filter
-    stays, and a stream from a to b runs at each call's rate in turn."""
+    stays, a stream from a to b goes through the slow class after each call, and no
+    faster than that call's rate. The rate is a ceiling the shaper keeps; how near a
+    stream comes to it is the machine's state (CI once read 300 Mbit/s 9% under), so
+    the order goes down, 300 then 100, and the second ceiling shows the reshape."""
     a, b = virtual_cluster.hosts
     payload = 16 * 2**20
-    measured = []
-    for slow_bps, others_bps in ((100e6, 400e6), (300e6, 100e6)):
+    for slow_bps, others_bps in ((300e6, 100e6), (100e6, 400e6)):
         virtual_cluster.shape_to(a, b, slow_bps, others_bps)
         assert virtual_cluster.classes(a) == {"1:10": others_bps, "1:20": slow_bps}
         filters = in_ns(a, "tc", "filter", "show", "dev", "eth0")
         assert filters.count("flowid 1:20") == 1, filters  # no second filter at each call
-        measured.append(payload_rate(virtual_cluster, a, b, payload))
+        before = class_bytes(a)
+        measured = payload_rate(virtual_cluster, a, b, payload)
+        after = class_bytes(a)
         expected = slow_bps / 8 * payload_fraction(virtual_cluster, a)
-        print(f"shape_to {slow_bps / 1e6:g} Mbit/s: {measured[-1] / 1e6:.2f} MB/s payload, "
-              f"expected {expected / 1e6:.2f} ({measured[-1] / expected - 1:+.2%})")
-        assert measured[-1] == pytest.approx(expected, rel=0.05)
+        print(f"shape_to {slow_bps / 1e6:g} Mbit/s: {measured / 1e6:.2f} MB/s payload, "
+              f"ceiling {expected / 1e6:.2f} ({measured / expected - 1:+.2%})")
+        # the stream's segments, and a few hundred bytes of handshake, in the slow class
+        assert (after["1:20"] - before["1:20"]) * payload_fraction(virtual_cluster, a) \
+            == pytest.approx(payload, rel=0.001)
+        assert after["1:10"] - before["1:10"] < 4096
+        # The receiver's clock starts after its first read, which holds the bucket's burst
+        # (under 1% of the payload at either rate); 3% leaves the clock's jitter room
+        assert measured < expected * 1.03
 
 
 @pytest.mark.parametrize("rate_bps", [200e6, 800e6], ids=["200Mbit", "800Mbit"])
