@@ -38,7 +38,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from commscope.judge.checks import Side, _Pair, command_terms, estimate
+from commscope.judge.checks import Side, _Pair, command_term, estimate, histories
 from commscope.judge.compare import Side as CompareSide, compare
 from commscope.stats.summary import of_medians
 from commscope.stats.replication import Launch, history, interval, run_spreads
@@ -115,7 +115,7 @@ def check_runs(rng, trials: int, ratio: float, verdicts: int = 100,
             right = _command(rng, 1, s, ratio * s, False)[0]
             pairs.append(_Pair(None, "x", 2, i, Side(of_medians(left, run=1), (f"L{i}",)),
                                Side(of_medians(right, run=2), (f"R{i}",)), 0.0))
-        terms = command_terms(pairs, lambda side: pasts[side[0]])
+        terms = [command_term(h) for h in histories(pairs, lambda side: pasts[side[0]])]
         learned |= {"history" if t else "assumed" for t in terms}
         found = claims([estimate(p.left, p.right, t) for p, t in zip(pairs, terms)],
                        ["g"] * verdicts, ["x"] * verdicts, THRESHOLD, WORDS)

@@ -1,5 +1,6 @@
-"""compare from history under the noise this machine records (issue 62): per compare, the
-share with a false `regression` and with a false `faster`, with 95% Wilson intervals.
+"""compare and check --runs from history under the noise this machine records (issue 62):
+per compare, the share with a false `regression` and with a false `faster`, and per check
+of the same two commands the share with a false `violated`, with 95% Wilson intervals.
 
 A compare is one command pair of one kernel's recorded sizes (bench/data/noise.json, 4 a
 kernel): A, B and the earlier commands of the results file are distinct recorded commands
@@ -7,9 +8,14 @@ of one condition, in random order, each with its recorded launches. Truth: no ch
 history is read as `results show` and `compare` read it (replication.history, each
 command's launches in another state left out of A and B as states.py leaves them out).
 
+The check judges one guideline at the 4 sizes, left A's case and right B's (a true ratio of
+1.00 against its threshold of 1.05), the sides two commands, as `check --runs` judges
+sides from two runs; each side's history the earlier commands.
+
 Power: lognormal noise (a case's launches 5%, commands agreeing), B slowed 1.30x at every
-size: the share of cases named `regression`, with earlier commands all like A, and in
-the 4 + 4 file (the later half of the earlier commands slowed as B is: a change stored).
+size: the share of cases named `regression`, with earlier commands all like A, and in the
+4 + 4 file (the later half of the earlier commands slowed as B is: a change stored); and
+check's, left slowed 1.30x, the share named `violated`.
 
 --rules lists the history's rules switched off one at a time, each its own rows, so a
 rule's effect under the recorded noise and under lognormal stands beside the others.
@@ -30,9 +36,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from noisesim import load  # noqa: E402
 
+from commscope.judge import checks as judge_checks
 from commscope.judge import compare as judge_compare
+from commscope.judge.guidelines import Guideline
 from commscope.stats import replication
 from commscope.stats.states import odd_launches
+from commscope.stats.summary import of_medians
 from commscope.stats.verdict import Threshold
 
 THRESHOLD = Threshold(0.05)
@@ -53,14 +62,30 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float, float]:
     return p, max(centre - half, 0.0), min(centre + half, 1.0)
 
 
-def screened(command: np.ndarray) -> dict:
-    """A command's sides as `results show` keeps them: its launches in another state or
-    stalled at a size left out (states.odd_launches)."""
+def kept(command: np.ndarray) -> list[np.ndarray]:
+    """Each size's launch medians `results show` keeps (states.odd_launches)."""
     logs = np.log(command)
     odd = odd_launches({i: dict(enumerate(logs[:, i])) for i in range(logs.shape[1])})
-    return {str(i): judge_compare.Side.of(
-        {}, np.delete(command[:, i], [o.launch for o in odd[i]]), [Stored(i)])
-        for i in range(logs.shape[1])}
+    return [np.delete(command[:, i], [o.launch for o in odd[i]]) for i in range(logs.shape[1])]
+
+
+GUIDELINE = Guideline("left<=right", "semantics", "pingpong")
+
+
+def one_check(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
+    """commands as one_compare's: the words check --runs gives each size, left A's case
+    (times exp(shift)) and right B's, two commands."""
+    *earlier, a, b = commands
+    a = a * math.exp(shift)
+    pairs = [judge_checks._Pair(GUIDELINE, "pingpong np2", 2, i,
+                                judge_checks.Side(of_medians(left, run=1)),
+                                judge_checks.Side(of_medians(right, run=2)), 0.0)
+             for i, (left, right) in enumerate(zip(kept(a), kept(b)))]
+    pasts = [(h, h) for h in (replication.history([c[:, i] for c in earlier])
+                              for i in range(a.shape[1]))]
+    pasts = judge_checks.pooled([h for both in pasts for h in both])
+    return [c.word for c in judge_checks.verdicts(
+        pairs, [tuple(pasts[2 * i:2 * i + 2]) for i in range(len(pairs))], THRESHOLD)]
 
 
 def one_compare(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
@@ -68,7 +93,8 @@ def one_compare(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
     then B (times exp(shift)). The words compare gives each size."""
     *earlier, a, b = commands
     b = b * math.exp(shift)
-    side_a, side_b = screened(a), screened(b)
+    side_a, side_b = ({str(i): judge_compare.Side.of({}, x, [Stored(i)])
+                       for i, x in enumerate(kept(c))} for c in (a, b))
 
     def history_of(cases):
         i = cases[0].case
@@ -78,19 +104,22 @@ def one_compare(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
     return [c.word for c in result.claims]
 
 
-def corpus_rows(rng, condition: str, earlier: int, compares: int) -> tuple[int, int, int]:
+def corpus_rows(rng, condition: str, earlier: int, compares: int) -> tuple[int, int, int, int]:
+    """False regression, faster and violated, and the compares made."""
     kernels = load()["conditions"][condition]
-    regression = faster = made = 0
+    regression = faster = violated = made = 0
     for _ in range(compares):
         recorded = kernels[rng.choice(sorted(kernels))]["commands"]
         if len(recorded) < earlier + 2:
-            return 0, 0, 0
-        picked = rng.choice(len(recorded), earlier + 2, replace=False)
-        words = one_compare([np.array(recorded[j]) for j in picked])
+            return 0, 0, 0, 0
+        picked = [np.array(recorded[j]) for j in rng.choice(len(recorded), earlier + 2,
+                                                            replace=False)]
+        words = one_compare(picked)
         regression += "regression" in words
         faster += "faster" in words
+        violated += "violated" in one_check(picked)
         made += 1
-    return regression, faster, made
+    return regression, faster, violated, made
 
 
 def lognormal(rng, earlier: int, launches: int = 5, sizes: int = 4,
@@ -100,27 +129,34 @@ def lognormal(rng, earlier: int, launches: int = 5, sizes: int = 4,
             for _ in range(earlier + 2)]
 
 
-def lognormal_rows(rng, earlier: int, compares: int) -> tuple[int, int, int, float, float]:
-    """False claims at 1.00; power at SLOW with agreeing earlier commands, and with a
-    results file that holds the change (the 4 + 4 file: half the earlier commands SLOW)."""
-    regression = faster = named = stored = 0
+def lognormal_rows(rng, earlier: int, compares: int
+                   ) -> tuple[int, int, int, int, float, float, float]:
+    """False claims at 1.00; compare's power at SLOW with agreeing earlier commands, and
+    with a results file that holds the change (the 4 + 4 file: half the earlier commands
+    SLOW); check's power with the left side SLOW."""
+    regression = faster = violated = named = stored = checked = 0
     for _ in range(compares):
-        words = one_compare(lognormal(rng, earlier))
+        file = lognormal(rng, earlier)
+        words = one_compare(file)
         regression += "regression" in words
         faster += "faster" in words
+        violated += "violated" in one_check(file)
         slowed = one_compare(lognormal(rng, earlier), math.log(SLOW))
         named += sum(w == "regression" for w in slowed)
+        checked += one_check(lognormal(rng, earlier), math.log(SLOW)).count("violated")
         file = lognormal(rng, earlier)
         for c in file[earlier // 2:earlier]:
             c *= SLOW
         stored += sum(w == "regression" for w in one_compare(file, math.log(SLOW)))
-    return regression, faster, compares, named / (4 * compares), stored / (4 * compares)
+    return regression, faster, violated, compares, named / (4 * compares), \
+        stored / (4 * compares), checked / (4 * compares)
 
 
 RULES = {
     "step": ("replication", "step", lambda means, *a, **k: np.zeros(means.size, dtype=int)),
     "seen states": ("judge_compare", "seen_states", lambda *a, **k: []),
     "lone state": ("judge_compare", "lone_state", lambda *a, **k: []),
+    "states apart": ("judge_checks", "states_apart", lambda *a, **k: None),
 }
 
 
@@ -130,7 +166,8 @@ def without(rules: str | None):
     with contextlib.ExitStack() as stack:
         for rule in rules.split("+") if rules else ():
             module, name, off = RULES[rule]
-            target = {"replication": replication, "judge_compare": judge_compare}[module]
+            target = {"replication": replication, "judge_compare": judge_compare,
+                      "judge_checks": judge_checks}[module]
             stack.enter_context(_patched(target, name, off))
         yield
 
@@ -163,7 +200,7 @@ def main() -> None:
     print(f"per compare of one kernel's 4 sizes, truth 1.00, threshold {THRESHOLD}, "
           f"{args.compares} compares a row; power: lognormal 5%, B x{SLOW:.2f}, per case")
     print(f"{'rules':<22} {'noise':<12} {'earlier':>7} {'false regression':>22} "
-          f"{'false faster':>22} {'power':>6} {'4+4':>6}")
+          f"{'false faster':>22} {'false violated':>22} {'power':>6} {'4+4':>6} {'check':>6}")
     sets = [None] + (list(RULES) if args.rules == "each" else
                      args.rules.split(",") if args.rules else [])
     for rule in sets:
@@ -172,14 +209,15 @@ def main() -> None:
             for earlier in earliers:
                 for condition in conditions:
                     rng = np.random.default_rng(62)
-                    r, f, n = corpus_rows(rng, condition, earlier, args.compares)
+                    r, f, v, n = corpus_rows(rng, condition, earlier, args.compares)
                     if n:
                         print(f"{label:<22} {condition:<12} {earlier:7d} {fmt(r, n):>22} "
-                              f"{fmt(f, n):>22} {'':>6}", flush=True)
+                              f"{fmt(f, n):>22} {fmt(v, n):>22}", flush=True)
                 rng = np.random.default_rng(62)
-                r, f, n, power, stored = lognormal_rows(rng, earlier, args.compares)
+                r, f, v, n, power, stored, check = lognormal_rows(rng, earlier, args.compares)
                 print(f"{label:<22} {'lognormal':<12} {earlier:7d} {fmt(r, n):>22} "
-                      f"{fmt(f, n):>22} {power:6.3f} {stored:6.3f}", flush=True)
+                      f"{fmt(f, n):>22} {fmt(v, n):>22} {power:6.3f} {stored:6.3f} "
+                      f"{check:6.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -284,14 +284,17 @@ def test_verdicts():
 
 def test_history_prints_a_row_per_condition_with_wilson_intervals():
     """Per compare: each recorded condition and lognormal, each rule off in turn, with
-    rates and their intervals as percentages; lognormal's two powers as rates."""
-    out = bench("history.py", "--compares", 5, "--earlier", 4, "--rules", "lone state")
+    compare's and check's rates and their intervals as percentages; lognormal's three
+    powers as rates."""
+    out = bench("history.py", "--compares", 5, "--earlier", 4, "--rules", "states apart")
     share = r"\d+\.\d% \[ *\d+\.\d, *\d+\.\d\]"
     conditions = r"(busy|busy_both|cluster|quiet|second_job)"
-    for rules in ("all", "without lone state"):
-        assert len(lines_like(out, rf"{rules} +{conditions} +4 +{share} +{share} *")) == 5, out
-        assert lines_like(out, rf"{rules} +lognormal +4 +{share} +{share} +[01]\.\d{{3}} "
-                               r"+[01]\.\d{3}"), out
+    rate = r"[01]\.\d{3}"
+    for rules in ("all", "without states apart"):
+        assert len(lines_like(out, rf"{rules} +{conditions} +4 +{share} +{share} +{share} *"
+                              )) == 5, out
+        assert lines_like(out, rf"{rules} +lognormal +4 +{share} +{share} +{share} +{rate} "
+                               rf"+{rate} +{rate}"), out
 
 
 def test_edges_prints_a_row_for_each_edge():

@@ -498,3 +498,30 @@ def test_runs_and_the_report_judge_as_the_command_did(fake_mpi, db, tmp_path):
     html = tmp_path / "report.html"
     assert commscope("report", "--db", db, "-o", html).returncode == 0
     assert "allreduce&lt;=reduce+bcast: 0 of 6 sizes violated" in html.read_text()
+
+
+def test_two_commands_in_different_states_are_undetermined_a_real_slowdown_violated():
+    """check --runs between two commands: a left side 1.4x slower only because its command
+    sits 1.4x above its case's earlier commands (a state: the right side's command sits
+    at its own) is undetermined, the F test's p in its evidence; a left side 1.4x slower
+    at the level its case's earlier commands show too is violated."""
+    from commscope.judge.checks import Side, _Pair, verdicts
+    from commscope.stats.replication import history
+    from commscope.stats.summary import of_medians
+    rng = np.random.default_rng(62)
+    (g,) = catalogue().find(["allreduce<=reduce+bcast"], {"allreduce"})
+
+    def launches(centre_s, n=5):
+        return centre_s * np.exp(rng.normal(0, 0.02, n))
+
+    def earlier(centre_s):
+        return history([launches(centre_s * math.exp(rng.normal(0, 0.02)))
+                        for _ in range(6)])
+    words = {}
+    for what, left_past_s in (("state", 10e-6), ("slower", 14e-6)):
+        pair = _Pair(g, "allreduce np2", 2, 1024, Side(of_medians(launches(14e-6), run=1)),
+                     Side(of_medians(launches(10e-6), run=2)), 0.0)
+        (v,) = verdicts([pair], [(earlier(left_past_s), earlier(10e-6))], Threshold(0.05))
+        assert v.ratio == pytest.approx(1.4, rel=0.05)
+        words[what] = (v.word, v.failing, v.evidence.get("states_apart_p", 1) < 0.05)
+    assert words == {"state": ("undetermined", False, True), "slower": ("violated", True, False)}

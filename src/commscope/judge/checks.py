@@ -21,7 +21,9 @@ import numpy as np
 
 from ..stats.summary import CaseSummary
 from ..figures.read import case_history, measured
-from ..stats.verdict import VERB_WORDS, Claim, Estimate, Threshold, claims, negligible, paired
+from ..stats.stats import ALPHA, t_cdf
+from ..stats.verdict import (UNDETERMINED, VERB_WORDS, Claim, Estimate, Threshold, claims,
+                             negligible, paired)
 from ..store.cases import Case
 from ..system.sizes import format_bytes
 from .compare import pooled
@@ -161,25 +163,53 @@ def _over_sizes(g: Guideline, found: list[tuple[list[Case], CaseSummary]], barri
     return pairs
 
 
-def command_terms(pairs: list[_Pair], history_of) -> list[tuple[float, float] | None]:
-    """Each pair's variance between commands where its sides are two commands (runs
-    apart, check --runs): learned from the histories of both sides' cases (`history_of`,
-    figures.read.case_history), moderated across the command's pairs as compare's are
-    (compare.pooled), the mean of the two sides' on the fewer degrees of freedom; None
-    where neither side has one (or the sides share launches): the verdict core then
-    assumes the launches' variance (verdict.inference.COMMAND_TO_LAUNCH), and the claim says
-    so (its `command_term`)."""
+def histories(pairs: list[_Pair], history_of) -> list[tuple | None]:
+    """Each pair's (left, right) case histories where its sides are two commands (runs
+    apart, check --runs), from `history_of` (figures.read.case_history), their variances
+    between commands moderated across the command's pairs as compare's are
+    (compare.pooled); None where the sides share launches."""
     apart = [i for i, p in enumerate(pairs) if p.apart]
     left, right = ([history_of(list(getattr(pairs[i], side).cases)) for i in apart]
                    for side in ("left", "right"))
     pasts = pooled([p for both in zip(left, right) for p in both])
-    out: list[tuple[float, float] | None] = [None] * len(pairs)
+    out: list[tuple | None] = [None] * len(pairs)
     for j, i in enumerate(apart):
-        known = [p for p in pasts[2 * j:2 * j + 2] if p is not None and p.command_var is not None]
-        if known:
-            out[i] = (float(np.mean([p.command_var for p in known])),
-                      float(min(p.command_df for p in known)))
+        out[i] = tuple(pasts[2 * j:2 * j + 2])
     return out
+
+
+def command_term(pasts: tuple | None) -> tuple[float, float] | None:
+    """A pair's variance between commands: the mean of its two sides' (histories) on the
+    fewer degrees of freedom; None where neither side has one (or the sides share
+    launches): the verdict core then assumes the launches' variance
+    (verdict.inference.COMMAND_TO_LAUNCH), and the claim says so (its `command_term`)."""
+    known = [p for p in pasts or () if p is not None and p.command_var is not None]
+    if not known:
+        return None
+    return (float(np.mean([p.command_var for p in known])),
+            float(min(p.command_df for p in known)))
+
+
+def states_apart(p: _Pair, pasts: tuple | None) -> float | None:
+    """For sides that are two commands: the p-value of "both commands sit in one state",
+    an F test (a t test squared) of how far the two commands lie from their cases'
+    histories, each side's mean log launch median less the mean of its case's earlier
+    commands, against the spread of launches within a command (the two sides' and their
+    histories', pooled). The ratio of the two cases cancels out of that difference; what
+    is left is the commands' own offset, which a state moves alike at every size. None
+    where a side has no history to stand against."""
+    if pasts is None or any(h is None or not h.command_means for h in pasts):
+        return None
+    logs = [np.log(list(side.summary.launch_of.values())) for side in (p.left, p.right)]
+    gap = sum(sign * (x.mean() - float(np.mean(h.command_means)))
+              for sign, x, h in zip((1, -1), logs, pasts))
+    parts = [(float(x.var(ddof=1)), x.size - 1) for x in logs if x.size >= 2] + \
+        [(h.between_var, h.df) for h in pasts]
+    df = sum(d for _, d in parts)
+    var = sum(v * d for v, d in parts) / df * sum(1 / x.size for x in logs)
+    if var <= 0:
+        return 0.0 if gap else 1.0
+    return float(2 * t_cdf(df, -abs(gap) / math.sqrt(var)))
 
 
 def judge(guidelines: list[Guideline], found: list[tuple[list[Case], CaseSummary]],
@@ -192,11 +222,21 @@ def judge(guidelines: list[Guideline], found: list[tuple[list[Case], CaseSummary
     the command is the gate, so the guidelines are selected together before any is named
     (verdict.inference.selected_levels), else each guideline names on its own;
     `history_of(cases)`: their case's history, for sides that are two commands
-    (command_terms)."""
+    (histories)."""
     pairs = [p for g in guidelines
              for p in sorted((_over_sizes if g.kind in SIZE_KINDS else _two_sided)(
                  g, found, barrier), key=lambda p: (p.np, p.case, p.bytes))]
-    terms = command_terms(pairs, history_of)
+    return verdicts(pairs, histories(pairs, history_of), threshold, together)
+
+
+def verdicts(pairs: list[_Pair], pasts: list[tuple | None], threshold: Threshold,
+             together: bool = True) -> list[Claim]:
+    """The pairs' claims (`pasts`: their histories, histories()). A violation between two
+    commands that sit in different states (states_apart, p < ALPHA) is undetermined: on a
+    host whose commands land in states (here 1.1-3x apart) the state, not the guideline,
+    may be what made the left side slower, and measuring both sides in one command
+    (check without --runs) pairs their launches so a state cancels."""
+    terms = [command_term(h) for h in pasts]
     evidence = []
     for p, term in zip(pairs, terms):
         left, right = p.left, p.right
@@ -208,10 +248,16 @@ def judge(guidelines: list[Guideline], found: list[tuple[list[Case], CaseSummary
                                                      p.barrier_s),
                          **({"command_term": "history" if term else "assumed"}
                             if p.apart else {})})
-    return claims([estimate(p.left, p.right, term) for p, term in zip(pairs, terms)],
-                  [p.g.id for p in pairs],
-                  [f"{p.case} {format_bytes(p.bytes)}" for p in pairs], threshold, WORDS,
-                  evidence, [e["below_barrier"] for e in evidence], together=together)
+    found = claims([estimate(p.left, p.right, term) for p, term in zip(pairs, terms)],
+                   [p.g.id for p in pairs],
+                   [f"{p.case} {format_bytes(p.bytes)}" for p in pairs], threshold, WORDS,
+                   evidence, [e["below_barrier"] for e in evidence], together=together)
+    for i, (p, c) in enumerate(zip(pairs, found)):
+        apart = states_apart(p, pasts[i]) if c.failing else None
+        if apart is not None and apart < ALPHA:
+            found[i] = replace(c, word=UNDETERMINED, failing=False,
+                               evidence={**c.evidence, "states_apart_p": apart})
+    return found
 
 
 def barrier_of(store, run_ids: list[int]):

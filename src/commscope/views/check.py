@@ -66,6 +66,13 @@ def render(result) -> str:
                      "of their cases: the variance between commands is assumed as large "
                      "as the launches'; keep earlier runs of both sides in the results "
                      "file to learn it")
+    states = sum("states_apart_p" in c.evidence for c in found)
+    if states:
+        lines.append(f"{states} verdicts undetermined: their two commands sit in different "
+                     "states (each command's offset from its case's earlier commands, an F "
+                     "test at p < 0.05), which no test of two commands tells from the "
+                     "guideline; check without --runs measures both sides in the same "
+                     "launches, where a state cancels")
     if any(c.word == INCONCLUSIVE for c in found):
         lines.append("inconclusive: one launch leaves the launches' spread unknown; "
                      + more_launches("check"))

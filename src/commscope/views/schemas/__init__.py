@@ -16,7 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 # The version each output is written in now.
 CURRENT = {"cases": 4, "app": 3, "runs": 2, "imported": 2, "export": 3, "fit": 3,
-           "predict": 1, "compare": 3, "check": 4, "health": 5, "screen": 2, "tune": 1,
+           "predict": 1, "compare": 3, "check": 5, "health": 5, "screen": 2, "tune": 1,
            "tune-verify": 3, "claim": 1, "probe": 1, "info": 1, "studies": 1, "bmf": 1,
            "gab": 1, "skew": 2, "congestion": 2, "tune-late": 1, "profile": 2,
            "predict-profile": 2, "compare-live": 1, "history": 1, "watch": 1}
