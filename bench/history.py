@@ -20,7 +20,7 @@ check's, left slowed 1.30x, the share named `violated`.
 --rules lists the history's rules switched off one at a time, each its own rows, so a
 rule's effect under the recorded noise and under lognormal stands beside the others.
 
-usage: python bench/history.py [--compares N] [--earlier 4,8] [--rules]
+usage: python bench/history.py [--compares N] [--earlier 4,8] [--rules] [--corpus FILE]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from noisesim import load  # noqa: E402
+from noisesim import CORPUS, load  # noqa: E402
 
 from commscope.judge import checks as judge_checks
 from commscope.judge import compare as judge_compare
@@ -81,9 +81,9 @@ def one_check(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
                                 judge_checks.Side(of_medians(left, run=1)),
                                 judge_checks.Side(of_medians(right, run=2)), 0.0)
              for i, (left, right) in enumerate(zip(kept(a), kept(b)))]
-    pasts = [(h, h) for h in (replication.history([c[:, i] for c in earlier])
-                              for i in range(a.shape[1]))]
-    pasts = judge_checks.pooled([h for both in pasts for h in both])
+    # the left case's earlier commands are its own: as slow as it, where it is slower
+    pasts = judge_checks.pooled([replication.history([c[:, i] * factor for c in earlier])
+                                 for i in range(a.shape[1]) for factor in (math.exp(shift), 1)])
     return [c.word for c in judge_checks.verdicts(
         pairs, [tuple(pasts[2 * i:2 * i + 2]) for i in range(len(pairs))], THRESHOLD)]
 
@@ -96,24 +96,24 @@ def one_compare(commands: list[np.ndarray], shift: float = 0.0) -> list[str]:
     side_a, side_b = ({str(i): judge_compare.Side.of({}, x, [Stored(i)])
                        for i, x in enumerate(kept(c))} for c in (a, b))
 
-    def history_of(cases):
-        i = cases[0].case
-        centre = float(np.mean(np.log(np.concatenate([a[:, i], b[:, i]]))))
-        return replication.history([c[:, i] for c in earlier], centre)
+    def history_of(cases):  # as compare's: figures.read.case_history, no level asked
+        return replication.history([c[:, cases[0].case] for c in earlier])
     result = judge_compare.compare(side_a, side_b, THRESHOLD, history_of)
     return [c.word for c in result.claims]
 
 
-def corpus_rows(rng, condition: str, earlier: int, compares: int) -> tuple[int, int, int, int]:
+def corpus_rows(rng, corpus: Path, condition: str, earlier: int, compares: int
+                ) -> tuple[int, int, int, int]:
     """False regression, faster and violated, and the compares made."""
-    kernels = load()["conditions"][condition]
+    kernels = load(corpus)["conditions"][condition]
     regression = faster = violated = made = 0
     for _ in range(compares):
         recorded = kernels[rng.choice(sorted(kernels))]["commands"]
         if len(recorded) < earlier + 2:
             return 0, 0, 0, 0
-        picked = [np.array(recorded[j]) for j in rng.choice(len(recorded), earlier + 2,
-                                                            replace=False)]
+        # a launch with a case missing (a failed launch) left out, as noisesim leaves it
+        picked = [np.array([row for row in recorded[j] if None not in row], float)
+                  for j in rng.choice(len(recorded), earlier + 2, replace=False)]
         words = one_compare(picked)
         regression += "regression" in words
         faster += "faster" in words
@@ -155,6 +155,7 @@ def lognormal_rows(rng, earlier: int, compares: int
 RULES = {
     "step": ("replication", "step", lambda means, *a, **k: np.zeros(means.size, dtype=int)),
     "seen states": ("judge_compare", "seen_states", lambda *a, **k: []),
+    "states within": ("judge_compare", "_states_within", lambda *a, **k: 0.0),
     "lone state": ("judge_compare", "lone_state", lambda *a, **k: []),
     "states apart": ("judge_checks", "states_apart", lambda *a, **k: None),
 }
@@ -191,15 +192,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compares", type=int, default=1000)
     ap.add_argument("--earlier", default="4,8")
+    ap.add_argument("--corpus", type=Path, default=CORPUS,
+                    help="the recorded noise (default bench/data/noise.json)")
     ap.add_argument("--rules", nargs="?", const="each", metavar="A+B,...",
                     help="rows with rules off: each one at a time (no value), or the sets "
                          f"given ({', '.join(RULES)})")
     args = ap.parse_args()
     earliers = [int(x) for x in args.earlier.split(",")]
-    conditions = sorted(load()["conditions"])
+    conditions = sorted(load(args.corpus)["conditions"])
     print(f"per compare of one kernel's 4 sizes, truth 1.00, threshold {THRESHOLD}, "
           f"{args.compares} compares a row; power: lognormal 5%, B x{SLOW:.2f}, per case")
-    print(f"{'rules':<22} {'noise':<12} {'earlier':>7} {'false regression':>22} "
+    print(f"{'rules':<22} {'noise':<14} {'earlier':>7} {'false regression':>22} "
           f"{'false faster':>22} {'false violated':>22} {'power':>6} {'4+4':>6} {'check':>6}")
     sets = [None] + (list(RULES) if args.rules == "each" else
                      args.rules.split(",") if args.rules else [])
@@ -209,13 +212,14 @@ def main() -> None:
             for earlier in earliers:
                 for condition in conditions:
                     rng = np.random.default_rng(62)
-                    r, f, v, n = corpus_rows(rng, condition, earlier, args.compares)
+                    r, f, v, n = corpus_rows(rng, args.corpus, condition, earlier,
+                                             args.compares)
                     if n:
-                        print(f"{label:<22} {condition:<12} {earlier:7d} {fmt(r, n):>22} "
+                        print(f"{label:<22} {condition:<14} {earlier:7d} {fmt(r, n):>22} "
                               f"{fmt(f, n):>22} {fmt(v, n):>22}", flush=True)
                 rng = np.random.default_rng(62)
                 r, f, v, n, power, stored, check = lognormal_rows(rng, earlier, args.compares)
-                print(f"{label:<22} {'lognormal':<12} {earlier:7d} {fmt(r, n):>22} "
+                print(f"{label:<22} {'lognormal':<14} {earlier:7d} {fmt(r, n):>22} "
                       f"{fmt(f, n):>22} {fmt(v, n):>22} {power:6.3f} {stored:6.3f} "
                       f"{check:6.3f}", flush=True)
 

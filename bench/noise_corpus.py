@@ -15,6 +15,8 @@ launch_medians_s. The conditions:
   busy_both    beside two, one a core's worth each: every rank shares its core;
   second_job   beside a second MPI job: a loop of 2-rank `commscope run pingpong` commands
                with pauses of 0-1.5 s between them, so some launches overlap it and some not;
+  comes_and_goes  beside two CPU-burning processes that come and go: each burns for 0.5-2 s,
+               then sleeps 0.5-2 s (uniform, at random), so the state changes within a command;
   cluster      on the namespace cluster (commscope.system.cluster.shaped: 2 hosts, unshaped
                links, one rank a host via --hosts); needs root, else left out with why.
 
@@ -28,9 +30,10 @@ Written (JSON, a few tens of KB):
 A launch that lacks a case (a failed launch) holds null there.
 
 usage: flock /tmp/commscope-mpi.lock python bench/noise_corpus.py [-o bench/data/noise.json]
-           [--commands N] [--conditions quiet,busy,busy_both,second_job,cluster]
+           [--commands N]
+           [--conditions quiet,busy,busy_both,second_job,comes_and_goes,cluster]
 (the lock keeps the other MPI jobs of a shared machine off it; the deliberate second job
-runs inside it.) About 6 minutes at 10 commands here. The commscope it drives is whichever
+runs inside it.) About 13 minutes at 20 commands here. The commscope it drives is whichever
 `python -m commscope.cli` imports (PYTHONPATH may point at another checkout's src/).
 """
 
@@ -52,13 +55,15 @@ from pathlib import Path
 LAUNCHES = 5
 KERNELS = {"allreduce": ["--np", "2", "--sizes", "8,1KiB,64KiB,256KiB"],
            "pingpong": ["--np", "2", "--sizes", "8,4KiB,64KiB,1MiB"]}
-CONDITIONS = ("quiet", "busy", "busy_both", "second_job", "cluster")
+CONDITIONS = ("quiet", "busy", "busy_both", "second_job", "comes_and_goes", "cluster")
 DESCRIPTIONS = {
     "quiet": "nothing else running but the recording itself",
     "busy": "one CPU-burning process (a Python busy loop), unpinned, for the whole condition",
     "busy_both": "two CPU-burning processes (Python busy loops), unpinned",
     "second_job": "a loop of 2-rank `commscope run pingpong --sizes 8:64KiB --launches 3` "
                   "commands, 0-1.5 s apart, on the same 2 cores",
+    "comes_and_goes": "two CPU-burning processes (Python loops) that each burn 0.5-2 s, then "
+                      "sleep 0.5-2 s, at random: the state changes within a command",
     "cluster": "2 namespace hosts on one bridge (unshaped veth), one rank each via --hosts",
 }
 CLI = [sys.executable, "-m", "commscope.cli"]
@@ -153,6 +158,26 @@ def second_job(folder: Path):
         p.wait(timeout=TIMEOUT_S)
 
 
+@contextlib.contextmanager
+def comes_and_goes(folder: Path, count: int = 2):
+    """`count` neighbours that each burn a core for 0.5-2 s, then sleep 0.5-2 s, until a file
+    says stop: another job that comes and goes while a command runs."""
+    stop = folder / "comes_and_goes.stop"
+    loop = ("import pathlib, random, time\n"
+            f"while not pathlib.Path({str(stop)!r}).exists():\n"
+            "    end = time.monotonic() + random.uniform(0.5, 2)\n"
+            "    while time.monotonic() < end:\n"
+            "        pass\n"
+            "    time.sleep(random.uniform(0.5, 2))\n")
+    neighbours = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        stop.touch()
+        for p in neighbours:
+            p.wait(timeout=30)
+
+
 def on_cluster(commands: int, folder: Path) -> dict | str:
     try:
         from commscope.system.cluster import ClusterUnavailable, shaped
@@ -172,7 +197,7 @@ def on_cluster(commands: int, folder: Path) -> dict | str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", type=Path, default=Path("bench/data/noise.json"))
-    ap.add_argument("--commands", type=int, default=10, help="commands of each kernel (10)")
+    ap.add_argument("--commands", type=int, default=20, help="commands of each kernel (20)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     args = ap.parse_args()
     wanted = args.conditions.split(",")
@@ -200,7 +225,8 @@ def main() -> None:
             else:
                 load = {"quiet": contextlib.nullcontext(), "busy": burner(1),
                         "busy_both": burner(2),
-                        "second_job": second_job(folder)}[condition]
+                        "second_job": second_job(folder),
+                        "comes_and_goes": comes_and_goes(folder)}[condition]
                 with load:
                     found = record(condition, args.commands, folder)
             corpus["conditions"][condition] = found

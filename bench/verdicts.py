@@ -1,9 +1,10 @@
 """The verdict core on simulated launch medians of known truth (docs/statistics.md,
 "Verdicts"): for check (paired, one command; and --runs, the sides in two commands) and
-compare (two commands), the share of commands with a false claim at a true ratio of 1.00
-and at the threshold itself, the power to name a 1.25x and a 1.5x slowdown, and how often
-the interval of what is named covers the truth; at launch noise of 2, 5 and 10% and K of
-3, 5 and 8 launches a side. A command holds 100 verdicts; each verdict's own noise is the
+compare (two commands), the share of command pairs (one kernel's 4 sizes) with a false
+claim at a true ratio of 1.00 and at the threshold itself, and of bundles of 100
+verdicts, the power to name a 1.25x and a 1.5x slowdown, and how often the interval of
+what is named covers the truth; at launch noise of 2, 5 and 10% and K of 3, 5 and 8
+launches a side. A command holds 100 verdicts; each verdict's own noise is the
 stated one times a lognormal factor (sd 0.3 on the log), as a run's sizes differ. Noise is
 the spread of one launch's log ratio, as in issue 36: where the sides are launched apart
 (--runs, compare) each side's launch spread is noise/sqrt(2). Commands differ from each
@@ -54,6 +55,10 @@ from commscope.judge.tune import Option, Point, choose
 from commscope.stats.verdict import Threshold, Words, claims, paired, unpaired
 
 VERDICTS = 100
+# The verdicts of one command pair: one kernel's sizes, as bench/data/noise.json records 4
+# a command (a corpus draws each block of 4 from one recorded pair of commands). A bundle
+# of VERDICTS holds 25 independent pairs, so its false rate is not a compare's.
+PAIR = 4
 THRESHOLD = Threshold(0.05)
 NOISES = (0.02, 0.05, 0.10)
 KS = (3, 5, 8)
@@ -164,12 +169,17 @@ def noisy_command(rng, truth: np.ndarray, noise: float, k: int, design: str,
 
 def rates(rng, noise: float, k: int, design: str, commands: int,
           kind: str | None = None) -> dict:
-    """False claims at 1.00 and at the threshold (share of commands with any), power at
-    1.25x and 1.5x (share of the slow verdicts named), coverage of the named."""
+    """False claims at 1.00 and at the threshold: the share of command pairs with any
+    (PAIR verdicts each), and of the bundles of VERDICTS ("null bundle", "boundary
+    bundle"); power at 1.25x and 1.5x (share of the slow verdicts named), coverage of
+    the named."""
     out = {}
     for label, ratio in (("null", 1.0), ("boundary", THRESHOLD.time_ratio)):
-        out[label] = np.mean([any(c.failing for c in one_command(
-            rng, np.full(VERDICTS, ratio), noise, k, design, kind)) for _ in range(commands)])
+        made = [[c.failing for c in one_command(rng, np.full(VERDICTS, ratio), noise, k,
+                                                design, kind)] for _ in range(commands)]
+        out[label] = np.mean([any(m[i:i + PAIR]) for m in made
+                              for i in range(0, VERDICTS, PAIR)])
+        out[f"{label} bundle"] = np.mean([any(m) for m in made])
     for label, ratio in (("power 1.25", 1.25), ("power 1.5", 1.5)):
         truth = np.ones(VERDICTS)
         truth[:SLOW] = ratio
@@ -264,21 +274,32 @@ def tune_rows(rng, commands: int, smoke: bool, launches=()) -> None:
               f"{chosen / (commands * TUNE_SIZES):6.3f} {null:5.3f}", flush=True)
 
 
+FALSE = (f"false: share of command pairs ({PAIR} verdicts) with any false claim; bundle: "
+         f"of the {VERDICTS} verdicts a command")
+HEADER = (f"{'false@1.00':>10} {'false@thr':>9} {'bundle@1.00':>11} {'bundle@thr':>10} "
+          f"{'pow1.25':>7} {'pow1.5':>6} {'cover':>6}")
+
+
+def cells(r: dict) -> str:
+    """A row's rates under HEADER."""
+    return (f"{r['null']:10.3f} {r['boundary']:9.3f} {r['null bundle']:11.3f} "
+            f"{r['boundary bundle']:10.3f} {r['power 1.25']:7.3f} {r['power 1.5']:6.3f} "
+            f"{r['coverage']:6.3f}")
+
+
 def check_rows(rng, commands: int, smoke: bool, launches=()) -> None:
     settings = [(d, n, k) for d in ("paired", "runs", "compare", "compare+history")
                 for n in NOISES for k in launches or KS]
     if smoke:
         settings = settings[:1]
     print(f"threshold {THRESHOLD}; {VERDICTS} verdicts a command, {commands} commands "
-          "a row; false: share of commands with any false claim; power: share of the "
-          f"{SLOW} slow verdicts named; coverage: of the named intervals")
-    print(f"{'verb':15} {'noise':>5} {'K':>2} {'false@1.00':>10} {'false@thr':>9} "
-          f"{'pow1.25':>7} {'pow1.5':>6} {'cover':>6}")
+          f"a row; {FALSE}; power: share of the {SLOW} slow verdicts named; coverage: of "
+          "the named intervals")
+    print(f"{'verb':15} {'noise':>5} {'K':>2} {HEADER}")
     for design, noise, k in settings:
         r = rates(rng, noise, k, design, commands)
         verb = {"paired": "check", "runs": "--runs"}.get(design, design)
-        print(f"{verb:15} {noise:5.0%} {k:2d} {r['null']:10.3f} {r['boundary']:9.3f} "
-              f"{r['power 1.25']:7.3f} {r['power 1.5']:6.3f} {r['coverage']:6.3f}", flush=True)
+        print(f"{verb:15} {noise:5.0%} {k:2d} {cells(r)}", flush=True)
 
 
 NOISE = 0.05
@@ -301,17 +322,14 @@ def noise_rows(rng, kinds: list[str], commands: int, smoke: bool, launches=()) -
     k = (launches or [NOISE_K])[0]
     print(f"under launch noise of tests/noisesim.py: threshold {THRESHOLD}, {NOISE:.0%} noise "
           f"(a corpus: its own), {k} launches; {VERDICTS} verdicts a command, {commands} "
-          "commands a row; false: share of commands with any false claim; power: share of "
-          f"the {SLOW} slow verdicts named; coverage: of the named intervals")
-    print(f"{'noise':<18} {'verb':15} {'false@1.00':>10} {'false@thr':>9} {'pow1.25':>7} "
-          f"{'pow1.5':>6} {'cover':>6}")
+          f"commands a row; {FALSE}; power: share of the {SLOW} slow verdicts named; "
+          "coverage: of the named intervals")
+    print(f"{'noise':<18} {'verb':15} {HEADER}")
     for kind in kinds:
         for design in ("paired",) if smoke else ("paired", "runs", "compare", "compare+history"):
             r = rates(rng, NOISE, k, design, commands, kind)
             verb = {"paired": "check", "runs": "--runs"}.get(design, design)
-            print(f"{kind:<18} {verb:15} {r['null']:10.3f} {r['boundary']:9.3f} "
-                  f"{r['power 1.25']:7.3f} {r['power 1.5']:6.3f} {r['coverage']:6.3f}",
-                  flush=True)
+            print(f"{kind:<18} {verb:15} {cells(r)}", flush=True)
     hk = LAUNCHES  # health's own default; --launches sets check's K
     checks = 2 if smoke else commands
     print(f"\nhealth under the same noise: 8 nodes, {hk} launches (its default), "

@@ -27,6 +27,10 @@ of log-scale effects, added to a case's log launch median (exp(effect) multiplie
               a command its state. The cases come in blocks of a kernel's recorded sizes,
               the kernels in turn; each block of a command draws its own recorded command,
               so blocks are as independent as two commands are.
+  stitched:C  the same recorded commands end to end, in random order: an output command's
+              launches are one recorded command's, in their recorded order, then the
+              next one's, so the state changes between recorded commands within it, as
+              it does between the minutes of one long compare --live.
 
 The extras (mixture's state, stalls) come on top of lognormal's terms with the same
 tau, common and command, so a row of a bench differs from today's by the extra alone.
@@ -58,6 +62,9 @@ def launch_effects(rng, kind: str, commands: int, launches: int, cases: int,
     stalls' share of launches (default 20%, 3%)."""
     if kind.startswith("corpus:"):
         return corpus_effects(rng, kind.split(":", 1)[1], commands, launches, cases, corpus)
+    if kind.startswith("stitched:"):
+        return corpus_effects(rng, kind.split(":", 1)[1], commands, launches, cases, corpus,
+                              stitched=True)
     if kind not in KINDS:
         raise ValueError(f"noise kind {kind!r}: one of {', '.join(KINDS)} or corpus:CONDITION")
     tau = np.broadcast_to(np.asarray(tau, float), (cases,))
@@ -111,19 +118,31 @@ def deviations(condition: str, path: Path = CORPUS) -> dict[str, list[np.ndarray
 
 
 def corpus_effects(rng, condition: str, commands: int, launches: int, cases: int,
-                   path: Path = CORPUS) -> np.ndarray:
+                   path: Path = CORPUS, stitched: bool = False) -> np.ndarray:
     """Block b of the cases (as many as a kernel recorded) is always kernel b mod the
     kernels', its sizes in order, so a case is the same kernel and size in every command
     drawn (a history's, the sides of a compare); each command draws its recorded command
-    per block."""
+    per block, or with `stitched` recorded commands end to end (_stitched)."""
     pools = list(deviations(condition, path).values())
     out = np.empty((commands, launches, cases))
     for c in range(commands):
         for b, start in enumerate(range(0, cases, pools[0][0].shape[1])):
             pool = pools[b % len(pools)]
+            width = min(pool[0].shape[1], cases - start)
+            if stitched:
+                out[c, :, start:start + width] = _stitched(rng, pool, launches)[:, :width]
+                continue
             run = pool[rng.integers(len(pool))]
-            width = min(run.shape[1], cases - start)
             order = np.concatenate([rng.permutation(len(run))] + [
                 rng.integers(len(run), size=len(run)) for _ in range(launches // len(run))])
             out[c, :, start:start + width] = run[order[:launches], :width]
     return out
+
+
+def _stitched(rng, pool: list[np.ndarray], launches: int) -> np.ndarray:
+    """`launches` rows of recorded commands end to end, each in its recorded order, the
+    commands in random order (all of them before any again)."""
+    rows: list[np.ndarray] = []
+    while sum(len(r) for r in rows) < launches:
+        rows += [pool[i] for i in rng.permutation(len(pool))]
+    return np.concatenate(rows)[:launches]

@@ -276,7 +276,8 @@ def test_verdicts():
     from commscope.cli.health import LAUNCHES
     out = bench("verdicts.py", "--smoke")
     rate = r"(?:0|1)\.\d{3}"
-    assert lines_like(out, rf"check +2% +3 +{rate} +{rate} +{rate} +{rate} +{rate}"), out
+    # per command pair and per bundle, at 1.00 and at the threshold; power, coverage
+    assert lines_like(out, r"check +2% +3" + rf" +{rate}" * 7), out
     health = rf" +8 +{LAUNCHES} +\d+% +2 +{rate} +{rate} +{rate} +{rate}"
     assert len(lines_like(out, health)) == 3, out
     assert lines_like(out, rf" +2% +3 +{NUMBER} +{rate} +{rate}"), out
@@ -314,7 +315,7 @@ def test_edges_prints_a_row_for_each_edge():
 
 def test_live_bench_prints_its_rows():
     out = bench("live.py", "--smoke")
-    assert len(lines_like(out, r"(lognormal|mixture|stalls) +2% +24( +[0-9.]+){5}")) == 3, out
+    assert len(lines_like(out, r"(lognormal|mixture|stalls) +2% +24( +[0-9.]+){7}")) == 3, out
 
 
 def test_watch():

@@ -79,9 +79,11 @@ def test_an_unknown_kind_is_refused():
             launch_effects(np.random.default_rng(0), f"corpus:{missing}", 1, 1, 1)
 
 
-def test_the_corpus_is_well_formed():
-    corpus = load(CORPUS)
-    assert CORPUS.stat().st_size < 300_000
+@pytest.mark.parametrize("path, commands", [(CORPUS, 5), (CORPUS.with_name(
+    "noise-2026-12-02.json"), 20)], ids=["2026-11-28", "2026-12-02"])
+def test_the_corpus_is_well_formed(path, commands):
+    corpus = load(path)
+    assert path.stat().st_size < 300_000
     assert {"date", "machine", "how", "descriptions", "conditions"} <= set(corpus)
     assert corpus["machine"]["cores"] >= 1
     assert {"quiet", "busy", "second_job"} <= set(corpus["conditions"])
@@ -91,7 +93,7 @@ def test_the_corpus_is_well_formed():
         for kernel, recorded in kernels.items():
             sizes = recorded["sizes"]
             assert sizes == sorted(sizes) and len(sizes) == 4, (condition, kernel)
-            assert len(recorded["commands"]) >= 5
+            assert len(recorded["commands"]) >= commands
             assert len(recorded["wall_s"]) == len(recorded["commands"])
             for command in recorded["commands"]:
                 assert len(command) == corpus["how"]["launches"]
@@ -115,6 +117,20 @@ def test_corpus_resampling_keeps_whole_launches_of_one_command():
         assert home, "launches of one command came from different commands"
     # each case's typical deviation is 0: the median over the condition
     assert np.median(np.concatenate(pool), axis=0) == pytest.approx(0, abs=0.02)
+
+
+def test_stitched_commands_run_end_to_end_in_their_recorded_order():
+    """stitched: an output command's 20 launches are 4 recorded commands of 5, each whole
+    and in its recorded order, no command twice before every one was drawn."""
+    pool = deviations("quiet")["allreduce"]
+    e = launch_effects(np.random.default_rng(3), "stitched:quiet", 6, 20, 4)
+    for command in e:
+        homes = []
+        for start in range(0, 20, 5):
+            (home,) = [i for i, run in enumerate(pool)
+                       if np.allclose(command[start:start + 5], run)]
+            homes.append(home)
+        assert len(set(homes)) == 4, homes
 
 
 def test_corpus_blocks_take_the_kernels_in_turn():
@@ -144,8 +160,8 @@ def test_coverage_rows_under_noise():
 def test_verdicts_rows_under_noise():
     out = bench("verdicts.py", "--smoke", "--noise", "stalls,corpus:busy")
     rate = r"(?:0|1)\.\d{3}"
-    assert len(lines_like(out, rf"(stalls|corpus:busy) +check +{rate} +{rate} +{rate} "
-                               rf"+{rate} +{rate}")) == 2, out
+    # per command pair and per bundle, at 1.00 and at the threshold; power, coverage
+    assert len(lines_like(out, r"(stalls|corpus:busy) +check" + rf" +{rate}" * 7)) == 2, out
     assert len(lines_like(out, rf"(stalls|corpus:busy) +{rate} +{rate} +{rate} +{rate}")) == 2
 
 

@@ -128,6 +128,24 @@ def test_a_history_of_two_levels_is_the_level_this_command_fell_in():
     assert mine.command_var == both.command_var
 
 
+def test_a_run_in_alternating_states_has_its_state_s_interval_a_comparison_both():
+    """Commands alternating between two states 1.8x apart (0.36 and 0.65 us): for a
+    comparison (no level asked) the states' spread is the variance between commands; for
+    a run's own figure, the spread within its state, so its interval is its state's
+    (the two states named beside it: the `levels` flag), never one across both."""
+    rng = np.random.default_rng(62)
+    states = [0.36, 0.65, 0.36, 0.36, 0.65, 0.36, 0.36, 0.65, 0.36, 0.36]
+    earlier = [list(m * np.exp(rng.normal(0, 0.02) + rng.normal(0, 0.02, 3))) for m in states]
+    across = history(earlier)
+    mine = history(earlier, centre=math.log(0.36))
+    assert not any(across.stretches)  # no step in time: states
+    assert across.levels == mine.levels and [n for _, n in mine.levels] == [7, 3]
+    assert across.command_var > 0.05 and mine.command_var < 0.005
+    this = [Launch(0.36e-6 * math.exp(rng.normal(0, 0.02)), 1e-4) for _ in range(3)]
+    wide, own = (interval(this, past=p) for p in (across, mine))
+    assert wide.ci_high_s / wide.median_s > 1.5 > own.ci_high_s / own.median_s
+
+
 def test_within_launch_interval_alone_does_not_cover_the_next_launch():
     # What issue 13 saw: with launches 10% apart, one launch's own CI is far too narrow.
     rng = np.random.default_rng(3)
@@ -366,3 +384,30 @@ def test_a_real_change_stored_after_four_commands_is_a_step_of_every_case():
         found = compare(a, b, Threshold(0.05), lambda cases: past[cases[0].case])
         called.append(len(found.regressions) / 24)
     assert np.mean(called) >= 0.95, called
+
+
+def test_launches_of_one_command_in_two_states_leave_its_shift_undetermined():
+    """A's launches sit in two states, four 1.3x above the fifth (as a recorded quiet
+    ping-pong command did), B's all at the lower, the history's 6 commands there too: A's
+    launches spread beyond the history's launches (an F test), so its own range is a
+    state the machine showed, and B's shift within it is undetermined. A's five launches
+    all 1.3x up, spreading as launches do, is a shift beyond every state shown: faster."""
+    from commscope.judge.compare import Side
+    rng = np.random.default_rng(62)
+
+    class Stored:
+        imported = False
+
+        def __init__(self, case):
+            self.case = case
+
+    def launches(levels):
+        return np.exp(np.log(levels) + rng.normal(0, 0.02, len(levels)))
+    past = {str(i): history([launches([1.0] * 5) for _ in range(6)]) for i in range(4)}
+    words = {}
+    for what, a_levels in (("mixed", [1.0, 1.3, 1.3, 1.3, 1.3]), ("moved", [1.3] * 5)):
+        a, b = ({str(i): Side.of({}, launches(m), [Stored(str(i))]) for i in range(4)}
+                for m in (a_levels, [1.0] * 5))
+        found = compare(a, b, Threshold(0.05), lambda cases: past[cases[0].case])
+        words[what] = {c.word for c in found.claims}
+    assert words == {"mixed": {"undetermined"}, "moved": {"faster"}}

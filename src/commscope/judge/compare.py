@@ -33,7 +33,7 @@ from ..stats.verdict import (ALPHA, SHIFT_ONLY, UNDETERMINED, VERB_WORDS, Claim,
                              Testcase, Threshold, claims, unmeasured, unpaired)
 from ..store import names
 from ..system import units
-from ..stats.verdict.inference import moderated
+from ..stats.verdict.inference import UNUSUAL, moderated, unusual_p
 
 WORDS = VERB_WORDS["compare"]
 
@@ -290,12 +290,13 @@ def seen_states(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History
     """The cases whose shift B - A is no larger than the differences between states the
     history has shown: the span of the case's earlier commands' means (two or more; within
     each side of a step in time, History.state_span), or the compare's cases' typical span
-    (their median: a state moves every size of a command, a stall one size alone),
-    widened by what launches alone spread two means by (Z standard errors). On a host
-    whose commands land in states (here 1.1-3x apart, changing every few commands) the
-    machine has then moved as far with nothing changed, and no test of two commands
-    tells a change from a state: compare --live, A and B alternated, does. A shift
-    beyond every state shown is tested as any other, however alone it stands."""
+    (their median: a state moves every size of a command, a stall one size alone), or
+    the range of A's or B's own launches where they spread beyond the history's launches
+    (_states_within), widened by what launches alone spread two means by (Z standard
+    errors). On a host whose commands land in states (here 1.1-3x apart, changing every
+    few commands) the machine has then moved as far with nothing changed, and no test of
+    two commands tells a change from a state: compare --live, A and B alternated, does.
+    A shift beyond every state shown is tested as any other, however alone it stands."""
     spans = {k: p.state_span() for k, p in pasts.items()
              if p is not None and len(p.command_means) >= 2}
     if not spans:
@@ -305,9 +306,21 @@ def seen_states(a: dict[str, Side], b: dict[str, Side], pasts: dict[str, History
     for k, span in spans.items():
         past = pasts[k]
         margin = Z * np.sqrt(2 * past.between_var * past.inverse_n)
-        if abs(b[k].logs.mean() - a[k].logs.mean()) <= max(span, typical) + margin:
+        own = max(_states_within(side[k].logs, past) for side in (a, b))
+        if abs(b[k].logs.mean() - a[k].logs.mean()) <= max(span, typical, own) + margin:
             found.append(k)
     return found
+
+
+def _states_within(logs: np.ndarray, past: History) -> float:
+    """The range of one side's log launch medians where they spread more than the
+    history's launches do (an F test, unusual_p < UNUSUAL): states within the command
+    (recorded here: 4 launches of one ping-pong command 1.3x above its fifth). Launches
+    that spread as launches do show no state: 0."""
+    if logs.size < 2 or past.between_var <= 0:
+        return 0.0
+    p = unusual_p(np.array([logs.var(ddof=1)]), logs.size - 1, past.between_var, past.df)[0]
+    return float(np.ptp(logs)) if p < UNUSUAL else 0.0
 
 
 LONE_STATE = "lone state"  # CaseChange.method where one side sat alone in another state

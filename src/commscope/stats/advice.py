@@ -363,8 +363,9 @@ def remedy(kind: str, settings: dict, cores: int | None = None) -> str:
         return (f"raise --max-time (it was {settings.get('max_time')} s), "
                 "or accept the wider interval")
     if kind == "levels":
-        return ("compare commands of the same level: the interval is that of the level this "
-                "command fell in (its history kept to that level)")
+        return ("the interval is that of the level this command fell in (the spread "
+                "between commands learned within each level); to compare commands of two "
+                "levels, compare --live alternates them")
     if kind == "broad":
         return ("where a launch ran slow, rerun on a quieter machine; where the launches "
                 f"differ throughout, {remedy('wide', settings)}")

@@ -285,7 +285,9 @@ class History:
     level: str | None = None  # "lower" or "higher": the history kept to this command's level
     command_means: tuple[float, ...] = ()  # each command's mean log median (none stalled)
     means_df: int = 0  # of means_var: the commands kept less one a level
-    stretches: tuple = ()  # each command's side of a step in time (step): 0 before, 1 after
+    # each command's side of a step in time (step), 0 before and 1 after; for a run's own
+    # figure in states that alternate, its level (history)
+    stretches: tuple = ()
 
     def state_span(self) -> float:
         """How far apart the commands' means lie within a stretch (the widest): the
@@ -310,7 +312,10 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     commands before and after a change point in command order (step), is learned
     apart, so a results file with a regression in it does not count the regression as
     noise; levels that alternate are states, and are named (`levels`, regimes).
-    `centre`: this command's mean log median, which says the level it is in."""
+    `centre`: this command's mean log median, which says the level it is in; given (a
+    run's own figure, not a comparison's), sigma^2 of alternating levels is the spread
+    within each, so the run's interval is that of its state, the states named beside it
+    (one interval across states 1.6x apart had a half-width of 88%: issue 62)."""
     logs = robust_groups([np.log(g) for g in groups if len(g)])
     stalled = stalled_commands(logs)
     logs = [g for i, g in enumerate(logs) if i not in stalled]
@@ -322,14 +327,16 @@ def history(groups: list[list[float]], centre: float | None = None) -> History |
     sizes = np.array([g.size for g in logs])
     means = np.array([g.mean() for g in logs])
     floor = tau2 * float(np.mean(1 / sizes))  # what launches alone spread a mean by
-    levels, _ = regimes(means, floor)
+    levels, regime = regimes(means, floor)
     part = step(means, floor)
-    inverse_n = float(np.mean(1 / sizes))
-    means_var, means_df, sigma2 = _about_levels(means, part, tau2 * inverse_n)
     level = None
     if levels is not None and centre is not None:
         split = math.log(math.sqrt(levels[0][0] * levels[1][0]))
         level = "higher" if centre > split else "lower"
+        if not part.any():  # states that alternate: this command's figure is its state's
+            part = regime
+    inverse_n = float(np.mean(1 / sizes))
+    means_var, means_df, sigma2 = _about_levels(means, part, tau2 * inverse_n)
     return History(tau2, df, int(sizes.sum()), sigma2, means_df if sigma2 is not None else 0,
                    int(sizes.size), levels, means_var, inverse_n, level,
                    tuple(map(float, means)), max(means_df, 0), tuple(part.tolist()))
