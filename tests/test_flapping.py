@@ -66,6 +66,10 @@ def test_probes_that_alternate_between_two_levels_flap_and_one_step_does_not():
     assert found.share == pytest.approx(0.5)
     assert found.slow[0] == (4, 7)
     assert found.claim.interval[0] < 1.3 < found.claim.interval[1]
+    # both levels, each its state's median
+    e = found.claim.evidence
+    assert e["slow_s"] / e["fast_s"] == pytest.approx(1.3, rel=0.05)
+    assert e["fast_s"] == pytest.approx(1.0, rel=0.05)
     step = medians * np.where(np.arange(40) >= 20, 1.3, 1.0)
     assert flapping.between(step, [0] * 40).claim.word == "not flapping"
     keys = ["before"] * 34 + ["after"] * 6  # only the last provenance is read: one stay

@@ -18,6 +18,7 @@ from commscope.watch import history as watch
 from commscope.stats.advice import Advice
 from commscope.watch import points as stored
 from commscope.store.store import Store
+from commscope.system import units
 from conftest import commscope, one_line_error
 from fakempi.inprocess import FakeLauncher
 
@@ -89,6 +90,12 @@ def test_probes_toggling_between_two_levels_are_flapping(fake_mpi, tmp_path):
     assert s.flapping.claim.word == "flapping" and s.flapping.claim.failing
     assert 0.4 <= s.flapping.share <= 0.6
     assert s.flapping.slow[0] == (4, 6)
+    # results history names both levels and the share of probes in each
+    shown = commscope("results", "history", "all", "--db", db)
+    e = s.flapping.claim.evidence
+    assert (f"flapping between {units.us(e['fast_s'])} µs in {1 - s.flapping.share:.0%} of "
+            f"probes and {units.us(e['slow_s'])} µs in {s.flapping.share:.0%}") in shown.stdout
+    assert e["slow_s"] / e["fast_s"] == pytest.approx(1.3, rel=0.1)
 
 
 def test_results_history_prints_the_series_with_its_step(stepped):

@@ -63,8 +63,18 @@ def _case(s) -> str:
                    rows, align="rlrrll", rule=True, title=f"watch {s.watch}: {s.name}",
                    footer=expected)
     verdicts = Table(VERDICT_HEADER, [(c.family, *c.cells()) for c in s.claims()],
-                     align="lrrrl", footer=_remedies(s.claims()))
+                     align="lrrrl", footer="\n".join(filter(None, (
+                         _states(s.flapping), _remedies(s.claims())))) or None)
     return series.text() + "\n" + verdicts.text()
+
+
+def _states(found) -> str | None:
+    """A flapping case's two levels and the share of probes in each."""
+    if found is None or not found.claim.failing:
+        return None
+    e = found.claim.evidence
+    return (f"flapping between {units.us(e['fast_s'])} µs in {1 - e['slow_share']:.0%} of "
+            f"probes and {units.us(e['slow_s'])} µs in {e['slow_share']:.0%}")
 
 
 def _remedies(found: list[Claim]) -> str | None:

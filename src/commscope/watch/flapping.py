@@ -212,8 +212,12 @@ def _two_states(y: np.ndarray, dwell: int, weights: np.ndarray, subject: str, re
     d, iv = (_interval(np.array([np.median(y[a:b + 1]) for a, b in slow]),
                        np.array([np.median(y[a:b + 1]) for a, b in fast]), alpha)
              if slow and fast else (0.0, None))
+    # both levels, the median time of each state (seconds), beside the slow one's share
+    levels = {"fast_s": math.exp(float(np.median(y[~state]))),
+              "slow_s": math.exp(float(np.median(y[state])))} if slow and fast else {}
     evidence = {"slow_share": share, "slow_stays": len(slow), "fast_stays": len(fast),
-                "samples": int(y.size), "separation": gap / sd if sd > 0 else None}
+                "samples": int(y.size), "separation": gap / sd if sd > 0 else None,
+                **levels}
     return Flapping(share if named else 0.0,
                     tuple((a + offset, b + offset) for a, b in slow) if named else (),
                     _claim(subject, d, iv, named, len(runs), evidence, remedy))
