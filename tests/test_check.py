@@ -505,7 +505,8 @@ def test_two_commands_in_different_states_are_undetermined_a_real_slowdown_viola
     sits 1.4x above its case's earlier commands (a state: the right side's command sits
     at its own) is undetermined, the F test's p in its evidence; a left side 1.4x slower
     at the level its case's earlier commands show too is violated."""
-    from commscope.judge.checks import Side, _Pair, verdicts
+    from commscope.judge.checks import Checked, Side, _Pair, verdicts
+    from commscope.views.check import render
     from commscope.stats.replication import history
     from commscope.stats.summary import of_medians
     rng = np.random.default_rng(62)
@@ -524,4 +525,7 @@ def test_two_commands_in_different_states_are_undetermined_a_real_slowdown_viola
         (v,) = verdicts([pair], [(earlier(left_past_s), earlier(10e-6))], Threshold(0.05))
         assert v.ratio == pytest.approx(1.4, rel=0.05)
         words[what] = (v.word, v.failing, v.evidence.get("states_apart_p", 1) < 0.05)
+        shown = render(Checked([1, 2], Threshold(0.05), "command", [v], []))
+        assert ("1 undetermined, their interval beyond the threshold or not: their two "
+                "commands sit in different states" in shown) == (what == "state"), shown
     assert words == {"state": ("undetermined", False, True), "slower": ("violated", True, False)}

@@ -200,7 +200,7 @@ def states_apart(p: _Pair, pasts: tuple | None) -> float | None:
     where a side has no history to stand against."""
     if pasts is None or any(h is None or not h.command_means for h in pasts):
         return None
-    logs = [np.log(list(side.summary.launch_of.values())) for side in (p.left, p.right)]
+    logs = [np.log(side.summary.launch_medians_s) for side in (p.left, p.right)]
     gap = sum(sign * (x.mean() - float(np.mean(h.command_means)))
               for sign, x, h in zip((1, -1), logs, pasts))
     parts = [(float(x.var(ddof=1)), x.size - 1) for x in logs if x.size >= 2] + \
@@ -252,8 +252,8 @@ def verdicts(pairs: list[_Pair], pasts: list[tuple | None], threshold: Threshold
                    [p.g.id for p in pairs],
                    [f"{p.case} {format_bytes(p.bytes)}" for p in pairs], threshold, WORDS,
                    evidence, [e["below_barrier"] for e in evidence], together=together)
-    for i, (p, c) in enumerate(zip(pairs, found)):
-        apart = states_apart(p, pasts[i]) if c.failing else None
+    for i, (p, c, past) in enumerate(zip(pairs, found, pasts)):
+        apart = states_apart(p, past) if c.failing else None
         if apart is not None and apart < ALPHA:
             found[i] = replace(c, word=UNDETERMINED, failing=False,
                                evidence={**c.evidence, "states_apart_p": apart})

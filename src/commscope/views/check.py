@@ -4,8 +4,8 @@ violated."""
 
 from __future__ import annotations
 
-from ..stats.verdict import (INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, VERB_WORDS, Claim,
-                             apart_words, footer, legend)
+from ..stats.verdict import (ALPHA, INCONCLUSIVE, NEGLIGIBLE, PAIRED, TERMS, VERB_WORDS,
+                             Claim, apart_words, footer, legend)
 from ..stats.verdict import junit as claims_junit
 from ..stats.verdict import more_launches
 from ..system import units
@@ -68,11 +68,11 @@ def render(result) -> str:
                      "file to learn it")
     states = sum("states_apart_p" in c.evidence for c in found)
     if states:
-        lines.append(f"{states} verdicts undetermined: their two commands sit in different "
-                     "states (each command's offset from its case's earlier commands, an F "
-                     "test at p < 0.05), which no test of two commands tells from the "
-                     "guideline; check without --runs measures both sides in the same "
-                     "launches, where a state cancels")
+        lines.append(f"{states} undetermined, their interval beyond the threshold or not: "
+                     "their two commands sit in different states (each command's offset "
+                     f"from its case's earlier commands, an F test at p < {ALPHA:g}), which "
+                     "no test of two commands tells from the guideline; check without "
+                     "--runs measures both sides in the same launches, where a state cancels")
     if any(c.word == INCONCLUSIVE for c in found):
         lines.append("inconclusive: one launch leaves the launches' spread unknown; "
                      + more_launches("check"))

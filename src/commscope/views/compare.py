@@ -82,7 +82,8 @@ def summary(result, live: str | None = None) -> str:
         line += f"\n{result.count(INCONCLUSIVE)} inconclusive: {REMEDY}"
     if result.seen_states:
         line += (f"\n{result.seen_states} undetermined as a seen state: the shift is no larger "
-                 "than the earlier commands of its configuration differ with nothing changed "
+                 "than the earlier commands of its configuration differ with nothing changed, "
+                 "or than A's or B's own launches where they spread beyond the history's "
                  "(the machine's states)")
     lone = result.lone_states
     if lone:
