@@ -321,8 +321,9 @@ def test_live_bench_prints_its_rows():
 def test_watch():
     out = bench("watch.py", "--smoke")
     rate = rf" +{NUMBER}%"
-    for noise in ("lognormal", "mixture"):  # false steps, undetermined, then the powers
-        assert lines_like(out, rf"{noise} +{NUMBER} +{NUMBER}{rate}{rate} +{NUMBER} +\S+"), out
+    for noise in ("lognormal", "mixture"):  # false, undetermined, powers, said, missed
+        assert lines_like(out, rf"{noise} +{NUMBER} +{NUMBER}{rate}{rate} +{NUMBER}{rate}{rate}"
+                               r" +\S+"), out
     for series in ("toggled every 2 s", "steady", "slow warm-up 2 s", "one slow burst 2 s"):
         assert lines_like(out, rf"{series} +{NUMBER}% +{NUMBER}% +\S+"), out
     assert lines_like(out, rf"scale: steps\(\) over 1000 probes x 10 cases: {NUMBER} s "

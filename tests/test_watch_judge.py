@@ -96,6 +96,13 @@ def test_probes_toggling_between_two_levels_are_flapping(fake_mpi, tmp_path):
     assert (f"flapping between {units.us(e['fast_s'])} µs in {1 - s.flapping.share:.0%} of "
             f"probes and {units.us(e['slow_s'])} µs in {s.flapping.share:.0%}") in shown.stdout
     assert e["slow_s"] / e["fast_s"] == pytest.approx(1.3, rel=0.1)
+    # the expected band covers both states; their shares are the flapping line's alone,
+    # and the least step the test finds within 3 probes is said
+    low, high = s.expected.band_s
+    assert low < e["fast_s"] and high > e["slow_s"] and len(s.expected.states) == 2
+    assert "in states" not in shown.stdout
+    assert (f"a step of {units.ratio(s.expected.least_step)}x or more is found within 3 "
+            "probes") in shown.stdout
 
 
 def test_results_history_prints_the_series_with_its_step(stepped):
@@ -115,9 +122,9 @@ def test_results_history_prints_the_series_with_its_step(stepped):
 
 def test_results_history_json_follows_its_schema(stepped):
     done = commscope("results", "history", "all", "--json", "--db", stepped)
-    assert done.returncode == 0, done.stderr  # commscope() validated it against history:1
+    assert done.returncode == 0, done.stderr  # commscope() validated it against history:2
     out = json.loads(done.stdout)
-    assert out["schema"] == "urn:commscope:history:1"
+    assert out["schema"] == "urn:commscope:history:2"
     cases = {c["identity"]["bytes"]: c for c in out["cases"]}
     assert [p["probe"] for p in cases[STEPPED]["probes"]] == list(range(1, 21))
     [step] = cases[STEPPED]["steps"]

@@ -18,6 +18,13 @@ def us(seconds: float | None, signed: bool = False) -> str:
     return MISSING if seconds is None else f"{seconds * US_PER_S:{'+' if signed else ''}.3f}"
 
 
+def states(levels) -> str:
+    """The states a level's probes or commands sat in, each (seconds, share), as the
+    expected line's tail: '; in states 0.113 µs in 74% of them, 0.352 µs in 26% of them'."""
+    return "" if not levels else "; in states " + ", ".join(
+        f"{us(level)} µs in {share:.0%} of them" for level, share in levels)
+
+
 def us_short(seconds: float | None) -> str:
     """Microseconds to three significant digits, where room is short (a heat map's cell,
     a warning's few words): 0.357, 12.3."""

@@ -5,9 +5,11 @@ began late on the watch's schedule), and its cases over time as `results history
 them (one line per probe with its figure, its share of the expected level and what
 happened there: a step began or was found, a segment started, a slow stay of a flapping
 case, a probe that could not run; then the case's verdicts in the verdict core's table),
-and the same as JSON (watch:1, history:1)."""
+and the same as JSON (watch:1, history:2)."""
 
 from __future__ import annotations
+
+import math
 
 from ..stats.verdict.claim import Claim
 from ..store import names
@@ -58,7 +60,14 @@ def _case(s) -> str:
         f"expected: {units.us(e.level_s)} µs"
         + ("" if e.band_s is None else
            f" (95% of probes {units.us(e.band_s[0])} to {units.us(e.band_s[1])} µs)")
-        + f", from {e.source}")
+        + f", from {e.source}"
+        # a flapping case's states are the flapping line's, below: one count of each
+        + ("" if s.flapping and s.flapping.claim.failing else units.states(e.states)))
+    if e is not None and e.least_step is not None:
+        expected += "\n" + (f"a step of {units.ratio(e.least_step)}x or more is found within "
+                            "3 probes at these probes' spread" if e.least_step < math.inf else
+                            "no step is sure to be found within 3 probes at these probes' "
+                            "spread: read it with `commscope compare --live`")
     series = Table(("probe", "started (UTC)", "median µs", "launches", "of expected", "marks"),
                    rows, align="rlrrll", rule=True, title=f"watch {s.watch}: {s.name}",
                    footer=expected)
@@ -83,7 +92,7 @@ def _remedies(found: list[Claim]) -> str | None:
 
 
 def as_json(found: list) -> dict:
-    """history:1's body."""
+    """history:2's body."""
     return {"cases": [_case_json(s) for s in found]}
 
 
@@ -103,7 +112,8 @@ def _case_json(s) -> dict:
         "flapping_within": [c.as_dict() for c in s.within],
         "expected": None if e is None else {
             "level_s": e.level_s, "band_s": None if e.band_s is None else list(e.band_s),
-            "source": e.source}}
+            "source": e.source, "states": [list(x) for x in e.states],
+            "least_step": None if e.least_step in (None, math.inf) else e.least_step}}
 
 
 def _of(median_s: float | None, s) -> dict | None:

@@ -27,10 +27,13 @@ residuals of the log medians:
   steps is at most the sum of its cases').
 
 Where the test crosses h, the step began after the last probe at which that side's
-statistic was 0 (Page's estimate of the change point); the level is learned afresh from
-there. A probe whose provenance (MPI version, library settings, hosts: its `segments`
-key) differs from the probe before starts a new segment: it is compared with nothing
-before it, so it is never a step.
+statistic was 0 (Page's estimate of the change point). A step is a level that moved and
+stayed (_stays: as long in a row as a state the case has shown could not by chance);
+only a step restarts the level, and each is judged again on every probe at its level
+(_judged). A probe whose provenance (MPI version, library settings, hosts: its
+`segments` key) differs from the probe before starts a new segment: it is compared with
+nothing before it, so it is never a step. A watch's cases are read together in
+watch/probe_states.py (a probe's state, what moved every case at once, read apart).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import brentq
@@ -48,6 +52,7 @@ from scipy.stats import chi2, norm
 from ..stats.stats import t_quantile
 from ..stats.verdict.claim import UNDETERMINED, Claim, Words
 from ..stats.verdict.threshold import Threshold
+from .flapping import MIN_SHARE
 
 FAMILY = "drift"
 WORDS = Words(over="step", under="no change")
@@ -65,6 +70,7 @@ SCALE_EFFICIENCY = 0.85  # spread()'s variance against the sd's at 8 normal prob
 MIN_SCALE = 0.005  # 0.5%: identical medians (a quantised timer) are no zero spread
 MAD_TO_SD = 1.4826  # the normal's sd over its median absolute deviation
 SIEGMUND = 1.166  # the overshoot correction of Siegmund's approximation
+MIN_STAY = 2  # probes at a new level before it is a step: one is a stall's or a burst's
 
 
 def _psi_sd(c: float) -> float:
@@ -211,77 +217,149 @@ def _standardised(y: np.ndarray, level: float, scale: float, n: int) -> np.ndarr
     return ndtri(stdtr(max(SCALE_EFFICIENCY * (n - 1), 1.0), u))
 
 
-def _alarm(y: np.ndarray, lv: np.ndarray, h: float) -> tuple[int, int] | None:
-    """The first crossing of the two-sided CUSUM over y (one level's probes onwards):
-    (the probe the step began at, the probe it was found at), or None."""
-    n = y.size
-    tested: list[np.ndarray] = []
-    last = {1: 0.0, -1: 0.0}  # each side's cumulative sum so far
-    low = {1: 0.0, -1: 0.0}  # and its least value, 0 included
+def _residuals(y: np.ndarray, lv: np.ndarray, other: np.ndarray, until: int,
+               done: np.ndarray, refs: dict) -> np.ndarray:
+    """Each probe's clipped standardised residual, up to probe `until` (those `done`
+    kept), against the level and scale learned from the probes before it (one level's
+    probes onwards; `refs` keeps them by probe count), NaN for the first WARMUP and for
+    the probes in `other` (another state: left out of the level and the test)."""
+    r = np.full(until, np.nan)
+    r[:done.size] = done
+    keep = ~other
     upto = WARMUP
-    while upto < n:
-        end = min(max(int(GROWTH * upto), upto + 1), n)
-        level, scale = _reference(y[:upto], lv[:upto])
-        r = np.clip(_standardised(y[upto:end], level, scale, upto), -CLIP, CLIP) / PSI_SD
-        tested.append(r)
-        for side in (1, -1):
-            c = last[side] + np.cumsum(side * r - REFERENCE)
-            s = c - np.minimum(np.minimum.accumulate(c), low[side])
-            over = np.flatnonzero(s > h)
-            if over.size:
-                at = upto + int(over[0])
-                return _began(np.concatenate(tested), side, at), at
-            last[side], low[side] = float(c[-1]), min(low[side], float(c.min()))
+    while upto < until:
+        end = min(max(int(GROWTH * upto), upto + 1), until)
+        if end > done.size:
+            if upto not in refs:
+                k = keep[:upto] if keep[:upto].sum() >= 2 else slice(None, upto)
+                refs[upto] = (*_reference(y[:upto][k], lv[:upto][k]), y[:upto][k].size)
+            at = max(upto, done.size)
+            r[at:end] = np.clip(_standardised(y[at:end], *refs[upto]), -CLIP,
+                                CLIP) / PSI_SD
         upto = end
-    return None
+    r[done.size:][other[done.size:until]] = np.nan
+    return r
 
 
-def _began(r: np.ndarray, side: int, at: int) -> int:
-    """Page's change point: after the last probe, up to the crossing at `at`, at which the
-    side's statistic was 0 (its cumulative sum at its least)."""
-    c = np.concatenate([[0.0], np.cumsum(side * r[:at - WARMUP + 1] - REFERENCE)])
-    return WARMUP + int(len(c) - 1 - np.argmin(c[::-1]))
+def _alarm(r: np.ndarray, h: float, since: int, past: int = -1) -> tuple[int, int] | None:
+    """The first crossing of the two-sided CUSUM over r[since:], its sums 0 at `since`,
+    after probe `past`: (the probe the step began at, Page's estimate: after the last
+    probe at which that side's statistic was 0; the probe it was found at), or None."""
+    first = None
+    for side in (1, -1):
+        c = np.concatenate([[0.0], np.cumsum(np.nan_to_num(side * r[since:] - REFERENCE))])
+        over = np.flatnonzero(c - np.minimum.accumulate(c) > h)
+        over = over[since + over - 1 > past]
+        if over.size and (first is None or since + over[0] - 1 < first[1]):
+            at = int(over[0])
+            first = (since + at - int(np.argmin(c[at::-1])), since + at - 1)
+    return first
 
 
-def _levels(y: np.ndarray, lv: np.ndarray, h: float) -> list[tuple[int, int]]:
-    """(began, found) of every step in one segment, in order."""
-    found, start = [], 0
-    while (hit := _alarm(y[start:], lv[start:], h)) is not None:
-        found.append((start + hit[0], start + hit[1]))
-        start += hit[0]
-    return found
+def _levels(y: np.ndarray, lv: np.ndarray, h: float, judge, other: np.ndarray
+            ) -> list[tuple[int, int, Claim]]:
+    """Every alarm in one segment, in order: (began, found, its claim then, `judge`'s of
+    the probes since the last step before it and from `began` to `found`). A `step`
+    restarts the level there, and `no change` starts the sums again from 0; while an
+    alarm is neither (its level has not held as long as a step needs, or its interval
+    cannot tell), the test goes on, judging it again at each probe the statistic stays
+    over h: the level goes on from the same probes."""
+    out, start, since, past, refs = [], 0, WARMUP, -1, {}
+
+    def learned(until: int, done: np.ndarray = np.empty(0)) -> np.ndarray:
+        return _residuals(y[start:], lv[start:], other[start:], min(until, y.size - start),
+                          done, refs)
+    r = learned(2 * WARMUP)
+    while True:  # the residuals are learned as far as the test has read, doubling
+        if (hit := _alarm(r, h, since, past)) is None:
+            if r.size == y.size - start:
+                return out
+            r = learned(2 * r.size, r)
+            continue
+        began, at = start + hit[0], start + hit[1]
+        claim = judge(slice(start, began), slice(began, at + 1), began, at)
+        if out and out[-1][1] == at - 1 and out[-1][2].word == UNDETERMINED:
+            out.pop()  # the same alarm, judged again a probe later
+        out.append((began, at, claim))
+        if claim.word == WORDS.over:
+            start, since, past, refs = began, WARMUP, -1, {}
+            r = learned(2 * WARMUP)
+        elif claim.word == WORDS.under:
+            since, past = at - start + 1, -1
+        else:
+            past = at - start
 
 
 def steps(medians_s: Sequence[float], segments: Sequence[Hashable],
           launches: Sequence[np.ndarray] | None = None, arl: float = ARL,
           subject: str = "case", runs: Sequence[Hashable] | None = None,
-          hosts: Sequence[str] = ()) -> list[Step]:
+          hosts: Sequence[str] = (), other: np.ndarray | None = None) -> list[Step]:
     """Every step in one case's probes (medians in probe order, seconds), each probe's
     provenance key in `segments`, its launch medians in `launches` where known (they
     floor the scale), `arl` the in-control run length per case (per_case_arl for a
-    watch's). `runs` and `hosts` name the remedy's runs and nodes. An alarm whose
-    interval shows the level moved by less than STEP is `no change`, and left out: the
-    test learns the level afresh there all the same."""
+    watch's). `runs` and `hosts` name the remedy's runs and nodes. Left out: an alarm
+    whose interval shows the level moved by less than STEP (`no change`), and one whose
+    new level held fewer probes than a step needs (state()), unless it is still open at
+    the latest probe (`undetermined`)."""
     y = logs(medians_s, segments)
     lv = _launch_vars(launches, y.size)
     h = threshold(arl)
-    out = []
-    for start, end in _segments(list(segments)):
-        found = _levels(y[start:end], lv[start:end], h)
-        bounds = [0] + [b for b, _ in found] + [end - start]
-        for j, (began, at) in enumerate(found):
-            before = slice(start + bounds[j], start + began)
-            after = slice(start + began, start + bounds[j + 2])
-            claim = _claim(y[before], y[after], lv[before], lv[after], subject,
-                           start + began, start + at, h, arl, runs, hosts)
-            if claim.word != WORDS.under:  # an alarm whose level moved < 5%: no step
-                out.append(Step(start + began, start + at, claim))
-    return out
+    return [Step(start + began, start + at, claim)
+            for start, end in _segments(list(segments))
+            for began, at, claim, _ in _judged(
+                y[start:end], lv[start:end], h, arl, subject, runs, hosts, start,
+                None if other is None else np.asarray(other)[start:end])
+            # a move shorter than a step needs is noise, unless it goes on at the latest
+            # probe: then it is `undetermined` until it stays or goes
+            if claim.word != WORDS.under and (not state(claim) or at == end - start - 1)]
+
+
+def state(claim: Claim) -> bool:
+    """Whether an alarm is no step but the machine's noise: its new level held fewer
+    probes than a step needs (_stays: a stall, a burst, or a state the case has shown
+    that comes and goes, which flapping names)."""
+    return claim.evidence["stay_probes"] < claim.evidence["stay_needed"]
+
+
+def _judged(y: np.ndarray, lv: np.ndarray, h: float, arl: float, subject: str = "case",
+            runs=None, hosts: Sequence[str] = (), offset: int = 0,
+            other: np.ndarray | None = None) -> list[tuple[int, int, Claim, bool]]:
+    """One segment's alarms (began, found, claim, whether it is a step that restarted
+    the level). Each step found online is judged again on every probe at its level, up
+    to the next step, with the states of every other probe of the segment: a level that
+    moved and did not stay is no step, and the steps either side of it merge, judged
+    again, until every step left holds."""
+    def judge(before, after, began, at, seen=None):
+        return _claim(y[before], y[after], lv[before], lv[after], subject, offset + began,
+                      offset + at, h, arl, runs, hosts, seen)
+    found = _levels(y, lv, h, judge, np.zeros(y.size, bool) if other is None else other)
+    online = {b: at for b, at, c in found if c.word == WORDS.over}
+    steps_at, final = sorted(online), {}
+    while True:
+        bounds = [0, *steps_at, y.size]
+        final.update({b: judge(slice(bounds[j], b), slice(b, bounds[j + 2]), b, online[b],
+                               np.concatenate([y[:b], y[bounds[j + 2]:]]))
+                      for j, b in enumerate(steps_at)})
+        held = [b for b in steps_at if final[b].word == WORDS.over]
+        if held == steps_at:
+            break
+        steps_at = held
+    # an alarm that was judged against a level since merged is judged against the level
+    # left: the probes since the last step that holds
+    return [(b, at, final[b], b in steps_at) if online.get(b) == at and c.word == WORDS.over
+            else (b, at, c if _since(steps_at, b) == _since(sorted(online), b) else
+                  judge(slice(_since(steps_at, b), b), slice(b, at + 1), b, at), False)
+            for b, at, c in found]
+
+
+def _since(starts: list[int], probe: int) -> int:
+    """The first probe of the level `probe` is judged against: the last start before it."""
+    return max([s for s in starts if s < probe], default=0)
 
 
 def _claim(before: np.ndarray, after: np.ndarray, lv_before: np.ndarray,
            lv_after: np.ndarray, subject: str, began: int, found: int, h: float, arl: float,
-           runs, hosts) -> Claim:
+           runs, hosts, seen: np.ndarray | None = None) -> Claim:
     """The step's size: Huber's level after over before, each at the pooled scale of the
     two sides about their own medians; its 95% interval from the M-estimates' asymptotic
     variance on t(n_before + n_after - 2). p is None: the test is the CUSUM's, whose
@@ -291,22 +369,53 @@ def _claim(before: np.ndarray, after: np.ndarray, lv_before: np.ndarray,
     floor = float(np.nanmedian(lv)) if np.isfinite(lv).any() else math.nan
     scale = spread(np.concatenate([before - np.median(before), after - np.median(after)]),
                    floor)
-    d = huber(after, scale) - huber(before, scale)
+    level_before, level_after = huber(before, scale), huber(after, scale)
+    d = level_after - level_before
     se = scale * math.sqrt(HUBER_VAR * (1 / before.size + 1 / after.size))
     half = float(t_quantile(max(before.size + after.size - 2, 1))) * se
     interval = (math.exp(d - half), math.exp(d + half))
+    stay, share, needed = _stays(before, after, level_before, level_after, scale, arl,
+                                 before if seen is None else seen)
     size = abs(d) > STEP.log
-    word = (WORDS.over if size and (interval[0] > 1 or interval[1] < 1)
-            else WORDS.under if 1 / STEP.time_ratio < interval[0] <= interval[1] <
-            STEP.time_ratio else UNDETERMINED)
+    word = (WORDS.under if 1 / STEP.time_ratio < interval[0] <= interval[1] <
+            STEP.time_ratio else WORDS.over if size and stay >= needed and (
+                interval[0] > 1 or interval[1] < 1) else UNDETERMINED)
     return Claim(FAMILY, subject, math.exp(d), interval, None, word,
                  before.size + after.size, False, None, word == WORDS.over,
                  {"began_probe": began, "found_probe": found, "probes_before": before.size,
-                  "probes_after": after.size, "cusum_h": h, "arl_probes": arl},
-                 remedy(began, runs, hosts))
+                  "probes_after": after.size, "stay_probes": stay, "state_share": share,
+                  "stay_needed": needed, "cusum_h": h, "arl_probes": arl},
+                 remedy(began, runs, hosts, share))
 
 
-def remedy(began: int, runs: Sequence[Hashable] | None, hosts: Sequence[str]) -> str:
+def _stays(before: np.ndarray, after: np.ndarray, level_before: float, level_after: float,
+           scale: float, arl: float, seen: np.ndarray) -> tuple[int, float, int]:
+    """(the most probes in a row the new level held, counting those just before the
+    alarm that already sat there; the share of the `seen` probes, the others of the
+    segment known, that sat there beyond CLIP scales of the old level: a state the case
+    has shown, counted one visit more than seen, as few visits say little of it; the
+    stay that makes the level a step). A state held by that share of
+    probes, one probe to the next at random, stays L probes in a row at a probe with
+    chance share^L: the level is a step once share^L < 1 / arl, the watch's rate (at a
+    30% state and 800 probes, 6 probes; at 5%, 3), and never before MIN_STAY (one probe
+    there is a stall's or a burst's)."""
+    half = abs(level_after - level_before) / 2
+
+    def there(x: np.ndarray) -> np.ndarray:
+        return (np.abs(x - level_after) < half) & (np.abs(x - level_before) > CLIP * scale)
+    tail = there(before)
+    ongoing = tail.size - (np.flatnonzero(~tail)[-1] + 1 if (~tail).any() else 0)
+    k = int(there(seen).sum())
+    share = (k + 1) / (seen.size + 1) if k else 0.0  # a share seen, on its upper side
+    needed = MIN_STAY if share <= 0 else max(MIN_STAY, math.ceil(
+        math.log(arl) / -math.log(share)))
+    held = np.concatenate([np.ones(ongoing), np.abs(after - level_after) < half, [0]])
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], held])))
+    return int(np.max(edges[1::2] - edges[::2], initial=0)), share, needed
+
+
+def remedy(began: int, runs: Sequence[Hashable] | None, hosts: Sequence[str],
+           share: float = 0.0) -> str:
     """What to run next: the screen of the hosts involved, and the compare of the probes
     either side of the step (where their runs are still stored: a watch folds old probes)."""
     before, after = (runs[began - 1], runs[began]) if runs else (f"PROBE{began - 1}",
@@ -314,28 +423,76 @@ def remedy(began: int, runs: Sequence[Hashable] | None, hosts: Sequence[str]) ->
     where = f" --hosts {','.join(hosts)}" if hosts else ""
     either_side = f"commscope compare {before} {after}" if before and after else \
         "commscope results history (their runs were folded)"
-    return (f"screen the hosts: commscope health --screen{where}; or compare the probes "
-            f"either side: {either_side}")
+    state = (f"{share:.0%} of the probes before sat at this level: a state of the machine "
+             "unless it stays; " if share else "")
+    return (f"{state}screen the hosts: commscope health --screen{where}; or compare the "
+            f"probes either side: {either_side}")
+
+
+class Level(NamedTuple):
+    """A case's level now (seconds), the band a next probe falls in (None: too few
+    probes), and the states its probes sat in, each (level, share of the probes), the
+    level's first; () where they sat in one."""
+    level_s: float
+    band_s: tuple[float, float] | None
+    states: tuple[tuple[float, float], ...] = ()
+    least_step: float | None = None  # least_step(): found within 3 probes; inf: none is
 
 
 def expected(medians_s: Sequence[float], segments: Sequence[Hashable],
-             launches: Sequence[np.ndarray] | None = None, arl: float = ARL
-             ) -> tuple[float, tuple[float, float] | None]:
-    """"Is this normal?": the case's level now (seconds), Huber's M-estimate of the
-    probes of its last segment since its last step, and the 95% band a next probe at that
-    level falls in (level x exp(+-t s sqrt(1 + v/n)), v HUBER_VAR), None with fewer than
-    3 probes at the level."""
+             launches: Sequence[np.ndarray] | None = None, arl: float = ARL,
+             since: int | None = None) -> Level:
+    """"Is this normal?": the case's level now, Huber's M-estimate of the probes of its
+    last segment since its last step (`since`, where the caller has judged the steps:
+    watch_steps), and the 95% band a next probe at that level falls in (level x
+    exp(+-t s sqrt(1 + v/n)), v HUBER_VAR), None with fewer than 3 probes at the level.
+    Where MIN_STAY or more of those probes, and MIN_SHARE of them, sat beyond CLIP
+    scales of the level on one side, that is a state the machine comes back to: the
+    level is the main state's, the band reaches over the other's level too, and the
+    states are given with their shares."""
     y = logs(medians_s, segments)
     lv = _launch_vars(launches, y.size)
     start = _segments(list(segments))[-1][0]
-    found = _levels(y[start:], lv[start:], threshold(arl))
-    start += found[-1][0] if found else 0
+    if since is None:
+        h = threshold(arl)
+        since = start + max([b for b, _, _, restarted in _judged(y[start:], lv[start:], h,
+                                                                   arl) if restarted],
+                            default=0)
+    start = max(start, since)
     level_y, now = y[start:], lv[start:]
     floor = float(np.nanmedian(now)) if np.isfinite(now).any() else math.nan
     scale = spread(level_y, floor)
     level = huber(level_y, scale)
     if level_y.size < 3:
-        return math.exp(level), None
+        return Level(math.exp(level), None, (), math.inf)
     half = float(t_quantile(level_y.size - 1)) * scale * math.sqrt(
         1 + HUBER_VAR / level_y.size)
-    return math.exp(level), (math.exp(level - half), math.exp(level + half))
+    n, spread_all = level_y.size, scale  # the test's, the states in it
+    sides = [there for side in (1, -1)
+             if (there := side * (level_y - level) > CLIP * scale).sum()
+             >= max(MIN_STAY, MIN_SHARE * n)]
+    if sides:  # the level is its main state's, at that state's own spread
+        main = level_y[~np.logical_or.reduce(sides)]
+        scale = spread(main, floor)
+        level = huber(main, scale)
+        half = float(t_quantile(max(main.size - 1, 1))) * scale * math.sqrt(
+            1 + HUBER_VAR / main.size)
+    states = [(float(np.median(level_y[there])), int(there.sum())) for there in sides]
+    low, high = level - half, level + half
+    for at, _ in states:
+        low, high = min(low, at - half), max(high, at + half)
+    shares = ((math.exp(level), 1 - sum(k for _, k in states) / n),
+              *((math.exp(at), k / n) for at, k in states)) if states else ()
+    return Level(math.exp(level), (math.exp(low), math.exp(high)), shares,
+                 least_step(spread_all, n, arl))
+
+
+def least_step(scale: float, n: int, arl: float, probes: int = 3) -> float:
+    """The least step up (a ratio) the test finds within `probes` probes of it, at this
+    scale learned from n probes: each probe at the new level adds its residual, at most
+    CLIP, less k, and `probes` of them must pass h; inf where no step can (the scale so
+    wide that even CLIP a probe is too little). Where states widen the scale, a smaller
+    step may be found later or not at all: the watch says so rather than miss it in
+    silence."""
+    z = (threshold(arl) / max(probes, MIN_STAY) + REFERENCE) * PSI_SD
+    return math.inf if z > CLIP else math.exp(z * scale * math.sqrt(1 + HUBER_VAR / n))

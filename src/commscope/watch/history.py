@@ -34,8 +34,9 @@ from ..store import names
 from ..store.cases import Case, identity, key
 from ..store.rows import RunRow
 from ..store.store import Store
+from ..system import units
 from ..system.kernels import meaning
-from . import drift, flapping
+from . import drift, flapping, probe_states
 from . import points as stored
 from .points import watch_runs
 
@@ -109,6 +110,8 @@ class Expected(NamedTuple):
     level_s: float
     band_s: tuple[float, float] | None
     source: str
+    states: tuple[tuple[float, float], ...] = ()  # drift.Level's: (level_s, share) each
+    least_step: float | None = None  # drift.least_step, where the watch's own probes judge
 
 
 def case_key(case: Case, row: RunRow) -> dict:
@@ -146,12 +149,50 @@ def history(store: Store, name: str | None = None, arl: float = drift.ARL,
     where given). Folded probes (watch/points.py) count as the whole ones do."""
     out = []
     for watch in [name] if name is not None else stored.watches(store):
-        cases = _cases(store, watch)
-        per_case = drift.per_case_arl(arl, max(len(cases), 1))
-        for ident, points, provs, latest in cases.values():
-            out.append(_judged(store, watch, ident, points, provs, latest, per_case,
-                               reference, len(cases)))
+        cases = [_read(watch, *case) for case in _cases(store, watch).values()]
+        for case, found in zip(cases, _steps(cases, arl)):
+            out.append(_judged(case, found, reference, len(cases), arl))
     return out
+
+
+class _Read(NamedTuple):
+    """One case of a watch as read, before it is judged."""
+    series: Series  # its points and segments, nothing judged yet
+    subject: str
+    kept: list[Point]  # its measured points
+    latest: list[Case]
+
+
+def _read(watch, ident, points, provs, latest) -> _Read:
+    numbers, firsts = _numbered(provs)
+    points = [dataclasses.replace(p, segment=n) for p, n in zip(points, numbers)]
+    segments = [Segment(points[i].probe, provs[i][0], json.loads(provs[i][1]) or None,
+                        points[i].hosts) for i in firsts]
+    name = names.identity(ident) + (f" ({ident['mpi_library']})"
+                                    if ident.get("mpi_library") else "")
+    return _Read(Series(watch, ident, name, points, segments, [], None), f"{watch}: {name}",
+                 [p for p in points if p.median_s is not None], latest)
+
+
+def _steps(cases: list[_Read], arl: float) -> list[list[drift.Step]]:
+    """Each case's steps, the watch's cases judged together (probe_states.watch_steps: a probe's
+    state, what moved every case at once, is read apart), with probe numbers."""
+    probes = sorted({p.probe for c in cases for p in c.kept})
+    at = {n: i for i, n in enumerate(probes)}
+    medians = np.full((len(probes), len(cases)), np.nan)
+    keys = [[None] * len(probes) for _ in cases]
+    launches = [[np.array([])] * len(probes) for _ in cases]
+    runs = [[""] * len(probes) for _ in cases]
+    for j, c in enumerate(cases):
+        for p in c.kept:
+            i = at[p.probe]
+            medians[i, j], keys[j][i], launches[j][i] = p.median_s, p.segment, \
+                np.array(p.launches_s)
+            runs[j][i] = names.ranges(list(p.runs)).replace(" ", "")
+    found = probe_states.watch_steps(
+        medians, keys, launches, arl, [c.subject for c in cases], runs,
+        [sorted({h for p in c.kept for h in p.hosts}) for c in cases])
+    return [[_renumbered(s, c.kept) for s in steps] for c, steps in zip(cases, found)]
 
 
 class _Probe(NamedTuple):
@@ -257,37 +298,30 @@ def _numbered(provs: list) -> tuple[list[int], list[int]]:
     return numbers, firsts
 
 
-def _judged(store, watch, ident, points, provs, latest, arl, reference,
-            cases: int = 1) -> Series:
-    numbers, firsts = _numbered(provs)
-    points = [dataclasses.replace(p, segment=n) for p, n in zip(points, numbers)]
-    segments = [Segment(points[i].probe, provs[i][0], json.loads(provs[i][1]) or None,
-                        points[i].hosts) for i in firsts]
-    name = names.identity(ident) + (f" ({ident['mpi_library']})"
-                                    if ident.get("mpi_library") else "")
-    subject = f"{watch}: {name}"
-    kept = [p for p in points if p.median_s is not None]
+def _judged(case: _Read, steps: list[drift.Step], reference, cases: int = 1,
+            arl: float = drift.ARL) -> Series:
+    kept, subject = case.kept, case.subject
     if not kept:
-        return Series(watch, ident, name, points, segments, [], None)
+        return case.series
     medians = [p.median_s for p in kept]
     keys = [p.segment for p in kept]
     launches = [np.array(p.launches_s) for p in kept]
-    hosts = sorted({h for p in kept for h in p.hosts})
-    found = drift.steps(medians, keys, launches, arl, subject,
-                        runs=[names.ranges(list(p.runs)).replace(" ", "") for p in kept],
-                        hosts=hosts)
-    steps = [_renumbered(s, kept) for s in found]
     flaps = flapping.between(medians, keys, subject, cases)
     if flaps.slow:
         flaps = dataclasses.replace(flaps, slow=tuple((kept[a].probe, kept[b].probe)
                                                       for a, b in flaps.slow))
-    within = [w.claim for c in latest
+    within = [w.claim for c in case.latest
               if (w := flapping.within(c.latency_s, f"{subject}, probe {kept[-1].probe} "
                                        f"launch {c.launch}")).claim.word != flapping.WORDS.under
-              ] if latest else []
-    expected = (expected_for(reference, latest[0], fleet=True) if reference is not None
-                else _own_level(medians, keys, launches))
-    return Series(watch, ident, name, points, segments, steps, flaps, within, expected)
+              ] if case.latest else []
+    position = {p.probe: i for i, p in enumerate(kept)}
+    since = max((position[s.began] for s in steps
+                 if s.claim.failing and position[s.began] < len(kept) - 1), default=0)
+    expected = (expected_for(reference, case.latest[0], fleet=True) if reference is not None
+                else _own_level(medians, keys, launches, since,
+                                probe_states.series_arl(arl, cases)))
+    return dataclasses.replace(case.series, steps=steps, flapping=flaps, within=within,
+                               expected=expected)
 
 
 def _renumbered(step: drift.Step, kept: list[Point]) -> drift.Step:
@@ -298,14 +332,17 @@ def _renumbered(step: drift.Step, kept: list[Point]) -> drift.Step:
     return drift.Step(began, found, claim)
 
 
-def _own_level(medians, keys, launches) -> Expected | None:
+def _own_level(medians, keys, launches, since: int, arl: float) -> Expected | None:
     """The level the latest probe is read against: the probes before it since the last
-    step or segment; None for a first probe, which has nothing before it."""
+    step (at `since`) or segment, with the states they sat in and the least step the
+    test finds within 3 probes at their spread (`arl` a case's); None for a first probe,
+    which has nothing before it."""
     if len(medians) < 2:
         return None
-    level, band = drift.expected(medians[:-1], keys[:-1], launches[:-1])
-    return Expected(level, band, "this watch's probes before it since its last step or "
-                    "segment")
+    found = drift.expected(medians[:-1], keys[:-1], launches[:-1], arl, since)
+    return Expected(found.level_s, found.band_s, "this watch's probes before it since its "
+                    "last step or segment", found.states, found.least_step)
+
 
 
 def expected_for(store: Store, case: Case, fleet: bool = False,
@@ -334,10 +371,12 @@ def expected_for(store: Store, case: Case, fleet: bool = False,
             commands.setdefault(command, []).append(m)
     if commands:
         figures = [math.exp(float(np.mean(np.log(ms)))) for ms in commands.values()]
-        level, band = drift.expected(figures, [0] * len(figures),
-                                     [np.array(ms) for ms in commands.values()])
+        found = drift.expected(figures, [0] * len(figures),
+                               [np.array(ms) for ms in commands.values()])
         where = "any hosts of the reference file" if fleet else "these hosts"
-        return Expected(level, band, f"{len(figures)} earlier commands on {where}")
+        return Expected(found.level_s, found.band_s,
+                        f"{len(figures)} earlier commands on {where}" + units.states(found.states),
+                        found.states)
     return _modelled(store, case, ceiling)
 
 

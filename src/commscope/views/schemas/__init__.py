@@ -19,7 +19,7 @@ CURRENT = {"cases": 4, "app": 3, "runs": 2, "imported": 2, "export": 3, "fit": 3
            "predict": 1, "compare": 3, "check": 5, "health": 5, "screen": 2, "tune": 1,
            "tune-verify": 3, "claim": 1, "probe": 1, "info": 1, "studies": 1, "bmf": 1,
            "gab": 1, "skew": 2, "congestion": 2, "tune-late": 1, "profile": 2,
-           "predict-profile": 2, "compare-live": 1, "history": 1, "watch": 1}
+           "predict-profile": 2, "compare-live": 1, "history": 2, "watch": 1}
 
 
 def ident(name: str, version: int | None = None) -> str:
