@@ -344,7 +344,6 @@ def _own_level(medians, keys, launches, since: int, arl: float) -> Expected | No
                     "last step or segment", found.states, found.least_step)
 
 
-
 def expected_for(store: Store, case: Case, fleet: bool = False,
                  ceiling: bool = True) -> Expected | None:
     """"Is this normal?" for one stored case: the robust level of the same case (cases.

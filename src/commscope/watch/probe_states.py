@@ -50,38 +50,28 @@ def watch_steps(medians_s, segments: Sequence[Sequence[Hashable]],
     measured = np.isfinite(y)
     state = _probe_states(y, measured, segments) if cases >= MIN_CASES else None
     per_case = series_arl(arl, cases)
-    out = []
-    for c in range(cases):
-        at = np.flatnonzero(measured[:, c])
-        if not at.size:
-            out.append([])
-            continue
-        own = y[at, c] - (0.0 if state is None else np.nan_to_num(state[at]))
-        out.append(steps(np.exp(own), [segments[c][i] for i in at],
-                         None if launches is None else [launches[c][i] for i in at],
-                         per_case, subjects[c],
-                         None if runs[c] is None else [runs[c][i] for i in at], hosts[c]))
+    ats = [np.flatnonzero(measured[:, c]) for c in range(cases)]
+    runs = [None if r is None else [r[i] for i in at] for r, at in zip(runs, ats)]
+    out = [[] if not at.size else steps(
+        np.exp(y[at, c] - (0.0 if state is None else np.nan_to_num(state[at]))),
+        [segments[c][i] for i in at], None if launches is None else [launches[c][i] for i in at],
+        per_case, subjects[c], runs[c], hosts[c]) for c, at in enumerate(ats)]
     read = np.flatnonzero(np.isfinite(state)) if state is not None else np.array([], int)
     if not read.size:
         return out
     keys = [tuple(segments[c][i] for c in range(cases)) for i in read]
     for found in steps(np.exp(state[read]), keys, arl=per_case * cases,
                        other=_another_state(state[read])):
-        probe_began, probe_found = read[found.began], read[found.found]
-        for c in range(cases):
-            at = np.flatnonzero(measured[:, c])
-            began = int(np.searchsorted(at, probe_began))
+        for c, at in enumerate(ats):
+            began = int(np.searchsorted(at, read[found.began]))
             if began >= at.size:
                 continue
-            where = min(int(np.searchsorted(at, probe_found)), at.size - 1)
+            where = min(int(np.searchsorted(at, read[found.found])), at.size - 1)
             claim = dataclasses.replace(found.claim, subject=subjects[c], evidence={
                 **found.claim.evidence, "began_probe": began, "found_probe": where,
-                "every_case": True},
-                remedy=remedy(began, None if runs[c] is None else [runs[c][i] for i in at],
-                              hosts[c]))
+                "every_case": True}, remedy=remedy(began, runs[c], hosts[c]))
             out[c].append(Step(began, where, claim))
-            out[c].sort(key=lambda st: st.began)
-    return out
+    return [sorted(case, key=lambda st: st.began) for case in out]
 
 
 def series_arl(arl: float, cases: int) -> float:
